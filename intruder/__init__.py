@@ -1,0 +1,1 @@
+"""Django side of the platform: studies, participants, judgments, scoring, reports and API."""

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class IntruderConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "intruder"
+    verbose_name = "Motivated-intruder studies"

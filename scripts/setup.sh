@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Create .venv and install the project with everything it needs (idempotent).
+# Usage: scripts/setup.sh [--dev]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+# torch first, pinned: the CPU wheel on disk; a looser pin pulls a multi-GB CUDA build.
+python -m pip install -q "torch==2.13.0" 2>&1 | grep -v "is ignored" || true
+if [ "${1:-}" = "--dev" ]; then
+    python -m pip install -q -e ".[dev]" 2>&1 | grep -v "is ignored" || true
+else
+    python -m pip install -q -e . 2>&1 | grep -v "is ignored" || true
+fi
+python -c "import torch, transformers, django" || { echo "setup: install failed" >&2; exit 1; }
