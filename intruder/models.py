@@ -1,0 +1,394 @@
+"""Data model of crowd studies: targets, descriptions, anonymized texts, participants, judgments.
+
+Invariants that must hold under concurrency (no over-assignment, one judgment per assignment,
+one enrolment per Prolific PID) are database constraints, not only Python checks.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+def new_participant_token() -> str:
+    """Return an unguessable participant session token (256 bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
+
+
+def new_completion_code() -> str:
+    """Return a fresh Prolific-style completion code."""
+    return secrets.token_hex(4).upper()
+
+
+class PersonGroup(models.TextChoices):
+    FAMOUS = "famous", "Famous"
+    SEMIFAMOUS = "semifamous", "Semi-famous"
+    FICTITIOUS = "fictitious", "Fictitious"
+
+
+class Study(models.Model):
+    """A description-collection or motivated-intruder study run on a crowd platform."""
+
+    class Kind(models.TextChoices):
+        COLLECTION = "collection", "Description collection"
+        INTRUDER = "intruder", "Motivated-intruder test"
+
+    slug = models.SlugField(unique=True)
+    title = models.CharField(max_length=200)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_studies"
+    )
+    items_per_participant = models.PositiveSmallIntegerField(default=10)
+    judgments_per_text = models.PositiveSmallIntegerField(default=3)
+    min_description_chars = models.PositiveIntegerField(default=500)
+    groups = models.JSONField(
+        default=list, blank=True, help_text="Person groups shown, e.g. ['famous']; empty = all."
+    )
+    consent_text = models.TextField(blank=True)
+    instructions_text = models.TextField(blank=True)
+    debrief_text = models.TextField(blank=True)
+    completion_code = models.CharField(max_length=32, default=new_completion_code)
+    time_limit_minutes = models.PositiveIntegerField(
+        default=60, help_text="Unfinished assignments are released after this many minutes."
+    )
+    identification_threshold = models.FloatField(
+        default=0.75, help_text="Character cosine at or above which a guess counts as identified."
+    )
+    is_open = models.BooleanField(default=True, help_text="Whether new participants may enrol.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(judgments_per_text__gte=1), name="study_judgments_per_text_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(items_per_participant__gte=1), name="study_items_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(identification_threshold__gte=0) & Q(identification_threshold__lte=1),
+                name="study_threshold_unit_interval",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class StudyMember(models.Model):
+    """A researcher's role on a study (owners are implicit members with every right)."""
+
+    class Role(models.TextChoices):
+        EDITOR = "editor", "Editor"
+        VIEWER = "viewer", "Viewer"
+        ANNOTATOR = "annotator", "PSI annotator"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="members")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="study_memberships"
+    )
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.VIEWER)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], name="member_unique_per_study")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role}) on {self.study}"
+
+
+class TargetPerson(models.Model):
+    """A person that writers describe and intruders try to name."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="targets")
+    key = models.CharField(
+        max_length=100, help_text="Stable identifier within the study, e.g. 'fictitious_4'."
+    )
+    name = models.CharField(max_length=200)
+    aliases = models.JSONField(default=list, blank=True)
+    group = models.CharField(max_length=20, choices=PersonGroup.choices)
+    wikipedia_url = models.URLField(blank=True)
+    profile = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Fictitious persons: full_name, relationship_status, job, age, country.",
+    )
+
+    class Meta:
+        ordering = ["group", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "key"], name="target_key_unique_per_study")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.group})"
+
+
+class Participant(models.Model):
+    """A crowd worker enrolled in one study (writer or intruder, by the study's kind)."""
+
+    class Status(models.TextChoices):
+        STARTED = "started", "Started"
+        COMPLETED = "completed", "Completed"
+        RETURNED = "returned", "Returned"
+        TIMED_OUT = "timed_out", "Timed out"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
+    prolific_pid = models.CharField(max_length=64)
+    prolific_study_id = models.CharField(max_length=64, blank=True)
+    prolific_session_id = models.CharField(max_length=64, blank=True)
+    token = models.CharField(max_length=64, unique=True, default=new_participant_token)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.STARTED)
+    group = models.CharField(
+        max_length=20, choices=PersonGroup.choices, blank=True, help_text="Intruders: group shown."
+    )
+    consented_at = models.DateTimeField(null=True, blank=True)
+    instructions_seen_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(auto_now=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "prolific_pid"], name="participant_pid_unique_per_study"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prolific_pid} in {self.study}"
+
+
+class Description(models.Model):
+    """A person description: collected from a writer or imported."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="descriptions")
+    target = models.ForeignKey(TargetPerson, on_delete=models.PROTECT, related_name="descriptions")
+    writer = models.ForeignKey(
+        Participant,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="descriptions",
+    )
+    external_id = models.CharField(max_length=100, blank=True)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "external_id"],
+                condition=~Q(external_id=""),
+                name="description_external_id_unique_per_study",
+            ),
+            models.UniqueConstraint(
+                fields=["writer", "target"],
+                condition=Q(writer__isnull=False),
+                name="description_one_per_writer_and_target",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id or f"description {self.pk}"
+
+
+class WritingTask(models.Model):
+    """One target a writer is asked to describe, in the order famous, semifamous, fictitious."""
+
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="writing_tasks"
+    )
+    target = models.ForeignKey(TargetPerson, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+    description = models.OneToOneField(
+        Description, on_delete=models.SET_NULL, null=True, blank=True, related_name="task"
+    )
+
+    class Meta:
+        ordering = ["participant", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "position"], name="writing_task_position_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["participant", "target"], name="writing_task_target_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant} #{self.position}: {self.target}"
+
+
+class AnonymizedText(models.Model):
+    """An anonymized version of a description; only released ones reach intruders.
+
+    `spans` holds the character offsets in the original text of every replaced item:
+    [{start, end, text, category, placeholder, score}], as produced by `anonymize`.
+    """
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft (needs review)"
+        RELEASED = "released", "Released to intruders"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+
+    description = models.ForeignKey(
+        Description, on_delete=models.CASCADE, related_name="anonymizations"
+    )
+    method = models.CharField(max_length=50, default="textwash-model")
+    model_version = models.CharField(max_length=100, blank=True)
+    text = models.TextField()
+    spans = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
+    revision = models.PositiveIntegerField(
+        default=1, help_text="Bumped on every edit; stale edits are refused."
+    )
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["description", "method"], name="anonymization_unique_per_method"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.description} [{self.method}]"
+
+
+class Assignment(models.Model):
+    """An anonymized text shown to an intruder, holding one of the text's judgment slots.
+
+    A text has `study.judgments_per_text` slots; an active or completed assignment holds one.
+    The partial unique constraint on (text, slot) makes over-assignment impossible even when
+    two participants race for the last slot.
+    """
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        COMPLETED = "completed", "Completed"
+        RELEASED = "released", "Released (abandoned)"
+
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="assignments"
+    )
+    text = models.ForeignKey(AnonymizedText, on_delete=models.PROTECT, related_name="assignments")
+    position = models.PositiveSmallIntegerField()
+    slot = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    assigned_at = models.DateTimeField(auto_now_add=True)
+    shown_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["participant", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["text", "slot"],
+                condition=Q(status__in=["active", "completed"]),
+                name="assignment_slot_held_once",
+            ),
+            models.UniqueConstraint(
+                fields=["participant", "text"], name="assignment_text_once_per_participant"
+            ),
+            models.UniqueConstraint(
+                fields=["participant", "position"],
+                condition=Q(status__in=["active", "completed"]),
+                name="assignment_position_unique",
+            ),
+            models.CheckConstraint(condition=Q(slot__gte=1), name="assignment_slot_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant} #{self.position}: text {self.text_id} slot {self.slot}"
+
+
+class Judgment(models.Model):
+    """An intruder's answer about one anonymized text, with its score against the target."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="judgment")
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="judgments")
+    text = models.ForeignKey(AnonymizedText, on_delete=models.PROTECT, related_name="judgments")
+    self_identified = models.BooleanField(help_text="'Could you identify the person?'")
+    guessed_name = models.CharField(max_length=200, blank=True)
+    revealing_text = models.TextField(blank=True, help_text="What revealed the identity.")
+    other_knowledge = models.TextField(
+        blank=True, help_text="What they could tell about the person if not identified."
+    )
+    time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Scores, filled in on submission (intruder.scoring) and recomputable.
+    cosine = models.FloatField(null=True, blank=True)
+    identified = models.BooleanField(null=True, blank=True)
+    matched_alias = models.CharField(max_length=200, blank=True)
+    token_set_ratio = models.FloatField(null=True, blank=True)
+    surname_match = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "text"], name="judgment_once_per_participant_and_text"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"judgment {self.pk} by {self.participant_id} on text {self.text_id}"
+
+
+class Job(models.Model):
+    """A background job (batch anonymization, TRIA run, training) with progress and retries.
+
+    Results are written incrementally by the job itself, so a crashed job that is retried
+    resumes from what is already stored rather than losing it.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    kind = models.CharField(max_length=50)
+    study = models.ForeignKey(
+        Study, on_delete=models.CASCADE, null=True, blank=True, related_name="jobs"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    message = models.CharField(max_length=500, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk} ({self.status})"
+
+    @property
+    def progress_pct(self) -> float:
+        return 100.0 * self.progress_done / self.progress_total if self.progress_total else 0.0
