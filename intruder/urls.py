@@ -1,4 +1,4 @@
-"""URL map: participant flows, researcher pages, REST API, admin."""
+"""URL map: participant flows, researcher pages, analyses, REST API, admin."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -6,8 +6,8 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
-    # Each area owns its URL module; added as the areas land:
-    # path("", include("intruder.views.participant_urls")),   participant flows
-    # path("r/", include("intruder.views.researcher_urls")),  researcher pages (login)
-    # path("api/", include("intruder.api.urls")),              REST API (token auth)
+    path("r/", include("intruder.views.researcher_urls")),
+    path("r/", include("intruder.views.analysis_urls")),
+    path("api/", include("intruder.api.urls")),
+    path("", include("intruder.views.participant_urls")),
 ]

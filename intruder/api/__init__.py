@@ -1,0 +1,1 @@
+"""REST API for researchers (token auth)."""

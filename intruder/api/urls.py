@@ -1,0 +1,3 @@
+"""URL patterns of the REST API."""
+
+urlpatterns: list = []

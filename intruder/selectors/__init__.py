@@ -1,0 +1,1 @@
+"""Reads: query functions returning querysets, dicts or DataFrames."""

@@ -1,0 +1,1 @@
+"""Writes: business logic as plain functions with keyword-only typed arguments."""

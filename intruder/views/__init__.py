@@ -1,0 +1,1 @@
+"""Thin HTTP views; logic lives in intruder.services and intruder.selectors."""

@@ -1,0 +1,3 @@
+"""URL patterns; filled in by the area that owns them."""
+
+urlpatterns: list = []
