@@ -382,9 +382,14 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the worker running it."
+    )
+    worker = models.CharField(max_length=200, blank=True, help_text="host:pid of the claimer.")
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "created_at"], name="job_status_created")]
 
     def __str__(self) -> str:
         return f"{self.kind} job {self.pk} ({self.status})"
