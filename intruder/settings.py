@@ -84,3 +84,12 @@ STORAGES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/accounts/login/"
+
+# Background jobs (intruder.services.jobs). "db": `manage.py run_worker` polls the Job table,
+# no extra server. "rq": jobs go to a Redis queue served by `manage.py run_worker` on any host
+# (needs the optional extra `pip install -e .[rq]` and INTRUDER_REDIS_URL).
+INTRUDER_JOB_BACKEND = os.environ.get("INTRUDER_JOB_BACKEND", "db")
+INTRUDER_REDIS_URL = os.environ.get("INTRUDER_REDIS_URL", "redis://localhost:6379/0")
+INTRUDER_RQ_QUEUE = os.environ.get("INTRUDER_RQ_QUEUE", "intruder")
+INTRUDER_JOB_STALE_MINUTES = float(os.environ.get("INTRUDER_JOB_STALE_MINUTES", "5"))
+INTRUDER_JOB_MAX_ATTEMPTS = int(os.environ.get("INTRUDER_JOB_MAX_ATTEMPTS", "3"))

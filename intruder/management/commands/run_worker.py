@@ -1,0 +1,51 @@
+"""Run background jobs: poll the Job table (default) or serve the RQ queue."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from intruder.services import jobs
+
+
+class Command(BaseCommand):
+    help = (
+        "Run queued background jobs (batch anonymization, ...). With INTRUDER_JOB_BACKEND=db "
+        "(default) it polls the Job table; with 'rq' it serves the Redis queue."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--once", action="store_true", help="Drain the queue, then exit.")
+        parser.add_argument("--poll", type=float, default=1.0, help="Seconds between polls.")
+        parser.add_argument(
+            "--max-jobs", type=int, default=None, help="Exit after running this many jobs."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        backend = jobs.job_backend()
+        if backend == "rq":
+            self.stdout.write(f"worker {jobs.worker_name()} serving the RQ queue")
+            jobs.run_rq_worker(burst=options["once"])
+            return
+        stopping = {"now": False}
+
+        def stop(signum: int, frame: object) -> None:
+            # First signal: finish the running job, then stop. Second: stop at once (the
+            # job's stored results survive and a retry resumes from them).
+            if stopping["now"]:
+                raise KeyboardInterrupt
+            stopping["now"] = True
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        self.stdout.write(f"worker {jobs.worker_name()} polling the Job table")
+        ran = jobs.run_db_worker(
+            once=options["once"],
+            poll_interval_s=options["poll"],
+            max_jobs=options["max_jobs"],
+            should_stop=lambda: stopping["now"],
+            log=lambda line: self.stdout.write(line),
+        )
+        self.stdout.write(f"worker stopped after {ran} job(s)")

@@ -1,0 +1,301 @@
+"""Adapter to the `anonymize` library: the single place the Django side calls it.
+
+Batch-anonymizes a study's descriptions (one AnonymizedText per description, saved as it
+goes so a crashed job resumes), lets a researcher edit the spans of a draft (re-rendered by
+`anonymize.render`, guarded by optimistic locking on `revision`), flags leaks of the
+target's name, and releases reviewed texts to intruders.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from intruder.models import AnonymizedText, Description, Study
+
+MODEL_METHOD = "textwash-model"
+ORIGINAL_TEXTWASH_METHOD = "textwash-original"
+
+_anonymizer: Any = None
+_anonymizer_lock = threading.Lock()
+
+
+class StaleRevisionError(Exception):
+    """The text changed since the editor loaded it; the edit is refused, nothing is lost."""
+
+
+class SpanEditError(ValueError):
+    """An edit that would produce invalid spans (out of range, overlapping, unknown category)."""
+
+
+class StatusError(ValueError):
+    """A status change the text's current status does not allow."""
+
+
+def categories() -> tuple[str, ...]:
+    """Return the PSI categories a researcher can mask with."""
+    from anonymize.labels import CATEGORIES
+
+    return tuple(CATEGORIES)
+
+
+def get_anonymizer() -> Any:
+    """Return this process's anonymizer, loading the shipped model on first use only."""
+    global _anonymizer
+    if _anonymizer is None:
+        with _anonymizer_lock:
+            if _anonymizer is None:
+                from anonymize import Anonymizer
+
+                _anonymizer = Anonymizer.load()
+    return _anonymizer
+
+
+def set_anonymizer(anonymizer: Any) -> Any:
+    """Install an anonymizer (tests use a fake with the same interface); return the previous."""
+    global _anonymizer
+    previous, _anonymizer = _anonymizer, anonymizer
+    return previous
+
+
+def span_to_dict(span: Any) -> dict[str, Any]:
+    """Return a span (anonymize.Span or dict) as the JSON dict stored on AnonymizedText."""
+    data = span if isinstance(span, dict) else dataclasses.asdict(span)
+    return {
+        "start": int(data["start"]),
+        "end": int(data["end"]),
+        "text": str(data.get("text", "")),
+        "category": str(data["category"]),
+        "placeholder": str(data.get("placeholder", "")),
+        "score": None if data.get("score") is None else float(data["score"]),
+    }
+
+
+def render_spans(original: str, spans: Sequence[dict[str, Any]]) -> tuple[str, list[dict]]:
+    """Rebuild the anonymized text of `original` from spans with `anonymize.render`.
+
+    Return the text and the spans with their (re-numbered) placeholders.
+    """
+    from anonymize import Span, render
+
+    span_objects = [
+        Span(
+            start=s["start"],
+            end=s["end"],
+            text=original[s["start"] : s["end"]],
+            category=s["category"],
+            placeholder=s.get("placeholder", ""),
+            score=1.0 if s.get("score") is None else float(s["score"]),
+        )
+        for s in sorted(spans, key=lambda s: (s["start"], s["end"]))
+    ]
+    rendered = render(original, span_objects)
+    if isinstance(rendered, str):
+        return rendered, [span_to_dict(s) for s in span_objects]
+    return rendered.text, [span_to_dict(s) for s in rendered.spans]
+
+
+def anonymize_study_descriptions(
+    *,
+    study: Study,
+    progress: Callable[..., None],
+    batch_size: int = 8,
+    threshold: float | None = None,
+    anonymizer: Any = None,
+) -> dict[str, Any]:
+    """Anonymize the study's descriptions with the model, saving each text as it is made.
+
+    Descriptions that already have a model anonymization are skipped, so a retried job
+    resumes where the crashed one stopped.
+    """
+    anonymizer = anonymizer or get_anonymizer()
+    descriptions = study.descriptions.order_by("id")
+    total = descriptions.count()
+    pending = list(descriptions.exclude(anonymizations__method=MODEL_METHOD))
+    done = total - len(pending)
+    skipped = done
+    created = 0
+    progress(done, total, f"{done} of {total} already anonymized")
+    for start in range(0, len(pending), batch_size):
+        batch = pending[start : start + batch_size]
+        results = anonymizer.anonymize_many(
+            [d.text for d in batch], batch_size=batch_size, **_threshold_kwargs(threshold)
+        )
+        for description, result in zip(batch, results, strict=True):
+            if _save_model_anonymization(description, result, anonymizer.model_version):
+                created += 1
+        done += len(batch)
+        progress(done, total, f"anonymized {done} of {total}")
+    return {"created": created, "skipped": skipped, "total": total}
+
+
+def _threshold_kwargs(threshold: float | None) -> dict[str, Any]:
+    return {} if threshold is None else {"threshold": float(threshold)}
+
+
+def _save_model_anonymization(description: Description, result: Any, model_version: str) -> bool:
+    """Store one result; return False when another attempt stored it first."""
+    try:
+        with transaction.atomic():
+            AnonymizedText.objects.create(
+                description=description,
+                method=MODEL_METHOD,
+                model_version=str(model_version)[:100],
+                text=result.text,
+                spans=[span_to_dict(s) for s in result.spans],
+            )
+    except IntegrityError:
+        return False
+    return True
+
+
+def validate_spans(original: str, spans: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return the spans sorted, each checked against the original; raise SpanEditError."""
+    known = set(categories())
+    cleaned = sorted((span_to_dict(s) for s in spans), key=lambda s: (s["start"], s["end"]))
+    previous_end = 0
+    for span in cleaned:
+        if not 0 <= span["start"] < span["end"] <= len(original):
+            raise SpanEditError(f"span {span['start']}-{span['end']} lies outside the text")
+        if span["start"] < previous_end:
+            raise SpanEditError(f"span {span['start']}-{span['end']} overlaps another span")
+        if span["category"] not in known:
+            raise SpanEditError(f"unknown category {span['category']!r}")
+        span["text"] = original[span["start"] : span["end"]]
+        previous_end = span["end"]
+    return cleaned
+
+
+def anonymized_text_set_spans(
+    *, text: AnonymizedText, spans: Sequence[dict[str, Any]], expected_revision: int, user: Any
+) -> AnonymizedText:
+    """Replace a draft's spans and re-render its text, refusing a stale revision."""
+    if text.status == AnonymizedText.Status.RELEASED:
+        raise StatusError("a released text cannot be edited; withdraw it first")
+    original = text.description.text
+    rendered, rendered_spans = render_spans(original, validate_spans(original, spans))
+    updated = AnonymizedText.objects.filter(
+        pk=text.pk, revision=expected_revision, status=text.status
+    ).update(
+        text=rendered,
+        spans=rendered_spans,
+        revision=F("revision") + 1,
+        reviewed_by=user,
+        updated_at=timezone.now(),
+    )
+    if not updated:
+        raise StaleRevisionError(
+            f"text {text.pk} changed since revision {expected_revision}; reload and redo the edit"
+        )
+    text.refresh_from_db()
+    return text
+
+
+def spans_without(spans: Sequence[dict[str, Any]], index: int) -> list[dict[str, Any]]:
+    """Return the spans with the one at `index` removed."""
+    if not 0 <= index < len(spans):
+        raise SpanEditError(f"no span number {index}")
+    return [s for i, s in enumerate(spans) if i != index]
+
+
+def spans_with_string(
+    original: str,
+    spans: Sequence[dict[str, Any]],
+    needle: str,
+    category: str,
+    *,
+    whole_words: bool = True,
+) -> list[dict[str, Any]]:
+    """Return the spans plus one span per occurrence of `needle` (case-insensitive).
+
+    Occurrences overlapping an existing span are left as they are.
+    """
+    needle = needle.strip()
+    if not needle:
+        raise SpanEditError("enter the text to mask")
+    if category not in categories():
+        raise SpanEditError(f"unknown category {category!r}")
+    pattern = re.escape(needle)
+    if whole_words:
+        pattern = rf"(?<!\w){pattern}(?!\w)"
+    existing = [(s["start"], s["end"]) for s in spans]
+    added = [
+        {"start": m.start(), "end": m.end(), "category": category, "score": 1.0}
+        for m in re.finditer(pattern, original, flags=re.IGNORECASE)
+        if not any(m.start() < end and start < m.end() for start, end in existing)
+    ]
+    if not added:
+        raise SpanEditError(f"{needle!r} does not occur unmasked in the original")
+    return [*spans, *added]
+
+
+def name_parts(names: Iterable[str]) -> list[str]:
+    """Return the names and their words of three or more letters, longest first."""
+    parts: set[str] = set()
+    for name in names:
+        name = name.strip()
+        if not name:
+            continue
+        parts.add(name)
+        parts.update(w for w in re.findall(r"[^\W\d_]+", name) if len(w) >= 3)
+    return sorted(parts, key=len, reverse=True)
+
+
+def leak_warnings(text: AnonymizedText) -> list[str]:
+    """Return what of the target's name or aliases is still readable in the anonymized text."""
+    target = text.description.target
+    found = []
+    for part in name_parts([target.name, *target.aliases]):
+        if re.search(rf"(?<!\w){re.escape(part)}(?!\w)", text.text, flags=re.IGNORECASE):
+            found.append(part)
+    return [f"target name still present: {part!r}" for part in found]
+
+
+def anonymized_text_set_status(
+    *, text: AnonymizedText, status: str, user: Any, expected_revision: int | None = None
+) -> AnonymizedText:
+    """Release a draft, withdraw a released text, or reopen a withdrawn one as a draft."""
+    allowed = {
+        AnonymizedText.Status.RELEASED: AnonymizedText.Status.DRAFT,
+        AnonymizedText.Status.WITHDRAWN: AnonymizedText.Status.RELEASED,
+        AnonymizedText.Status.DRAFT: AnonymizedText.Status.WITHDRAWN,
+    }
+    if status not in allowed:
+        raise StatusError(f"unknown status {status!r}")
+    rows = AnonymizedText.objects.filter(pk=text.pk, status=allowed[status])
+    if expected_revision is not None:
+        rows = rows.filter(revision=expected_revision)
+    if not rows.update(status=status, reviewed_by=user, updated_at=timezone.now()):
+        text.refresh_from_db()
+        if expected_revision is not None and text.revision != expected_revision:
+            raise StaleRevisionError(f"text {text.pk} changed since you loaded it; reload")
+        raise StatusError(f"cannot change a {text.status} text to {status}")
+    text.refresh_from_db()
+    return text
+
+
+def anonymized_texts_release(
+    *, texts: QuerySet[AnonymizedText], user: Any, include_flagged: bool = False
+) -> tuple[int, list[int]]:
+    """Release the drafts among `texts`, holding back those with leak warnings.
+
+    Return how many were released and the ids held back.
+    """
+    released = 0
+    held_back: list[int] = []
+    drafts = texts.filter(status=AnonymizedText.Status.DRAFT).select_related("description__target")
+    for text in drafts:
+        if not include_flagged and leak_warnings(text):
+            held_back.append(text.pk)
+            continue
+        released += AnonymizedText.objects.filter(
+            pk=text.pk, status=AnonymizedText.Status.DRAFT, revision=text.revision
+        ).update(status=AnonymizedText.Status.RELEASED, reviewed_by=user, updated_at=timezone.now())
+    return released, held_back

@@ -1,0 +1,326 @@
+"""Background jobs: enqueue, claim, run with progress, fail, retry, recover from crashes.
+
+Two backends, chosen by configuration alone (`settings.INTRUDER_JOB_BACKEND`):
+
+- "db" (default): `manage.py run_worker` polls the Job table. A claim is atomic: with
+  `SELECT ... FOR UPDATE SKIP LOCKED` where the database supports it (PostgreSQL), otherwise
+  (SQLite) with a conditional `UPDATE ... WHERE status='queued'` that only one worker can win.
+- "rq": `job_enqueue` also pushes the job id onto a Redis queue (RQ), and `run_worker` serves
+  that queue from any number of hosts. RQ is imported only when chosen.
+
+The Job row stays the source of truth in both: status, progress, error and attempts live
+there, and `job_execute` claims the row atomically, so a job is never run twice at once.
+Job functions write their results incrementally, so a crashed or failed job that is retried
+resumes from what it already stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from intruder.models import Job, Study
+
+logger = logging.getLogger(__name__)
+
+
+class JobError(Exception):
+    """An operation on a job that its state does not allow."""
+
+
+class ImproperlyConfiguredBackend(Exception):
+    """INTRUDER_JOB_BACKEND names no known backend."""
+
+
+def worker_name() -> str:
+    """Return this process's worker identity, host:pid."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def job_backend() -> str:
+    """Return the configured backend name ("db" or "rq")."""
+    backend = getattr(settings, "INTRUDER_JOB_BACKEND", "db")
+    if backend not in ("db", "rq"):
+        raise ImproperlyConfiguredBackend(
+            f"INTRUDER_JOB_BACKEND must be 'db' or 'rq', not {backend!r}"
+        )
+    return backend
+
+
+def rq_queue() -> Any:
+    """Return the RQ queue jobs go to (imports rq and redis only here)."""
+    try:
+        import redis
+        import rq
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise ImproperlyConfiguredBackend(
+            "INTRUDER_JOB_BACKEND='rq' needs the optional extra: pip install -e '.[rq]'"
+        ) from exc
+    connection_ = redis.Redis.from_url(settings.INTRUDER_REDIS_URL)
+    return rq.Queue(settings.INTRUDER_RQ_QUEUE, connection=connection_)
+
+
+def _dispatch(job: Job) -> None:
+    """Hand a queued job to the backend (the db backend needs nothing: workers poll)."""
+    if job_backend() == "rq":
+        # Enqueue after commit so the worker never looks for a row it cannot see yet.
+        transaction.on_commit(
+            lambda: rq_queue().enqueue("intruder.services.jobs.job_execute", job.pk, job_timeout=-1)
+        )
+
+
+def job_enqueue(
+    *,
+    kind: str,
+    study: Study | None = None,
+    params: dict[str, Any] | None = None,
+    created_by: Any = None,
+) -> Job:
+    """Create a queued job of a registered kind and hand it to the configured backend."""
+    from intruder.tasks import get_task
+
+    get_task(kind)  # unknown kinds fail here, not later in a worker
+    job = Job(kind=kind, study=study, params=params or {}, created_by=created_by)
+    job.full_clean()
+    job.save()
+    _dispatch(job)
+    return job
+
+
+def _claim_by_update(job_id: int, worker: str) -> bool:
+    """Move one queued job to running; return whether this caller won it."""
+    now = timezone.now()
+    won = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
+        status=Job.Status.RUNNING,
+        attempts=F("attempts") + 1,
+        started_at=now,
+        heartbeat_at=now,
+        finished_at=None,
+        worker=worker,
+        error="",
+    )
+    return won == 1
+
+
+def job_claim_next(*, worker: str | None = None, kinds: Iterable[str] | None = None) -> Job | None:
+    """Claim the oldest queued job for this worker, or return None when there is none."""
+    worker = worker or worker_name()
+    queued = Job.objects.filter(status=Job.Status.QUEUED).order_by("created_at", "id")
+    if kinds is not None:
+        queued = queued.filter(kind__in=list(kinds))
+    if connection.features.has_select_for_update_skip_locked:
+        with transaction.atomic():
+            job = queued.select_for_update(skip_locked=True).first()
+            if job is None:
+                return None
+            _claim_by_update(job.pk, worker)
+        job.refresh_from_db()
+        return job
+    # SQLite: no row locks; the conditional UPDATE is the claim, a lost race tries the next.
+    for job_id in queued.values_list("pk", flat=True)[:20]:
+        if _claim_by_update(job_id, worker):
+            return Job.objects.get(pk=job_id)
+    return None
+
+
+class JobProgress:
+    """Progress callback handed to job functions: progress(done, total, message="").
+
+    Each call stores the counts and refreshes the heartbeat, so the status endpoint shows
+    live progress and a crashed worker is recognised by its stale heartbeat.
+    """
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+
+    def __call__(self, done: int, total: int, message: str = "") -> None:
+        now = timezone.now()
+        fields: dict[str, Any] = {
+            "progress_done": max(0, int(done)),
+            "progress_total": max(0, int(total)),
+            "heartbeat_at": now,
+        }
+        if message:
+            fields["message"] = message[:500]
+        Job.objects.filter(pk=self.job.pk).update(**fields)
+        for name, value in fields.items():
+            setattr(self.job, name, value)
+
+
+class _Heartbeat:
+    """Refresh a running job's heartbeat from a side thread (e.g. during a long model load)."""
+
+    def __init__(self, job_id: int, interval_s: float) -> None:
+        self.job_id = job_id
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True)
+
+    def _beat(self) -> None:
+        try:
+            while not self._stop.wait(self.interval_s):
+                Job.objects.filter(pk=self.job_id, status=Job.Status.RUNNING).update(
+                    heartbeat_at=timezone.now()
+                )
+        finally:
+            connection.close()
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def job_run_claimed(job: Job, *, heartbeat_interval_s: float | None = None) -> Job:
+    """Run a job this process has claimed and record success or failure with its traceback."""
+    from intruder.tasks import get_task
+
+    progress = JobProgress(job)
+    try:
+        function = get_task(job.kind)
+        if heartbeat_interval_s:
+            with _Heartbeat(job.pk, heartbeat_interval_s):
+                result = function(job, progress)
+        else:
+            result = function(job, progress)
+    except Exception as exc:
+        logger.exception("job %s (%s) failed", job.pk, job.kind)
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.FAILED,
+            error=traceback.format_exc(),
+            message=f"failed: {type(exc).__name__}: {exc}"[:500],
+            finished_at=timezone.now(),
+        )
+    else:
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.SUCCEEDED,
+            result=result or {},
+            finished_at=timezone.now(),
+            heartbeat_at=timezone.now(),
+        )
+    job.refresh_from_db()
+    return job
+
+
+def job_execute(job_id: int, *, heartbeat_interval_s: float | None = 30.0) -> Job | None:
+    """Claim one specific job and run it; the entry point of RQ workers and inline runs.
+
+    Return None when the job is not queued (another worker has it, or it is finished).
+    """
+    if not _claim_by_update(job_id, worker_name()):
+        return None
+    job = Job.objects.get(pk=job_id)
+    return job_run_claimed(job, heartbeat_interval_s=heartbeat_interval_s)
+
+
+def job_retry(*, job: Job) -> Job:
+    """Queue a failed job again; its function skips whatever the earlier attempt stored."""
+    updated = Job.objects.filter(pk=job.pk, status=Job.Status.FAILED).update(
+        status=Job.Status.QUEUED,
+        message="queued for retry",
+        finished_at=None,
+        worker="",
+    )
+    if not updated:
+        job.refresh_from_db()
+        raise JobError(f"only failed jobs can be retried; job {job.pk} is {job.status}")
+    job.refresh_from_db()
+    _dispatch(job)
+    return job
+
+
+def jobs_requeue_stale(
+    *, stale_after: timedelta | None = None, max_attempts: int | None = None
+) -> list[int]:
+    """Re-queue running jobs whose worker stopped beating (crashed); fail those out of attempts.
+
+    Return the ids of the jobs re-queued.
+    """
+    if stale_after is None:
+        stale_after = timedelta(minutes=settings.INTRUDER_JOB_STALE_MINUTES)
+    if max_attempts is None:
+        max_attempts = settings.INTRUDER_JOB_MAX_ATTEMPTS
+    cutoff = timezone.now() - stale_after
+    stale = Job.objects.filter(status=Job.Status.RUNNING, heartbeat_at__lt=cutoff)
+    requeued: list[int] = []
+    for job in stale:
+        if job.attempts >= max_attempts:
+            Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
+                status=Job.Status.FAILED,
+                error=f"worker {job.worker} stopped responding; {job.attempts} attempts used",
+                message="failed: worker lost, no attempts left",
+                finished_at=timezone.now(),
+            )
+            continue
+        moved = Job.objects.filter(
+            pk=job.pk, status=Job.Status.RUNNING, heartbeat_at__lt=cutoff
+        ).update(
+            status=Job.Status.QUEUED,
+            message=f"re-queued: worker {job.worker} stopped responding",
+            worker="",
+        )
+        if moved:
+            requeued.append(job.pk)
+            job.refresh_from_db()
+            _dispatch(job)
+    return requeued
+
+
+def run_db_worker(
+    *,
+    once: bool = False,
+    poll_interval_s: float = 1.0,
+    heartbeat_interval_s: float = 30.0,
+    max_jobs: int | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    log: Callable[[str], None] = logger.info,
+) -> int:
+    """Poll the Job table and run jobs until stopped; return how many jobs ran.
+
+    `once` drains the queue and returns; otherwise it sleeps `poll_interval_s` when idle.
+    Stale jobs of crashed workers are re-queued on every idle round.
+    """
+    worker = worker_name()
+    ran = 0
+    while not should_stop():
+        close_old_connections()
+        requeued = jobs_requeue_stale()
+        if requeued:
+            log(f"re-queued stale jobs {requeued}")
+        job = job_claim_next(worker=worker)
+        if job is None:
+            if once:
+                break
+            time.sleep(poll_interval_s)
+            continue
+        log(f"running job {job.pk} ({job.kind}, attempt {job.attempts})")
+        job = job_run_claimed(job, heartbeat_interval_s=heartbeat_interval_s)
+        log(f"job {job.pk} {job.status}: {job.message}")
+        ran += 1
+        if max_jobs is not None and ran >= max_jobs:
+            break
+    return ran
+
+
+def run_rq_worker(*, burst: bool = False) -> None:  # pragma: no cover - needs a Redis server
+    """Serve the RQ queue in this (Django-configured) process."""
+    import rq
+
+    jobs_requeue_stale()
+    queue = rq_queue()
+    rq.Worker([queue], connection=queue.connection).work(burst=burst)

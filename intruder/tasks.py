@@ -1,0 +1,55 @@
+"""Registry of background job kinds: kind -> function(job, progress) -> result dict.
+
+A job function reads its inputs from `job.params` / `job.study`, reports progress with
+`progress(done, total, message="")`, writes its results incrementally (so a retry resumes)
+and returns a small JSON-able summary stored in `job.result`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from intruder.models import Job
+
+Progress = Callable[..., None]
+TaskFunction = Callable[[Job, Progress], dict[str, Any] | None]
+
+TASKS: dict[str, TaskFunction] = {}
+
+
+class UnknownTaskError(KeyError):
+    """No job function is registered under this kind."""
+
+
+def register_task(kind: str) -> Callable[[TaskFunction], TaskFunction]:
+    """Register the decorated function as the runner of jobs of `kind`."""
+
+    def decorator(function: TaskFunction) -> TaskFunction:
+        TASKS[kind] = function
+        return function
+
+    return decorator
+
+
+def get_task(kind: str) -> TaskFunction:
+    """Return the function registered for `kind`."""
+    try:
+        return TASKS[kind]
+    except KeyError:
+        raise UnknownTaskError(f"no job kind {kind!r}; known: {sorted(TASKS)}") from None
+
+
+@register_task("anonymize_study")
+def anonymize_study(job: Job, progress: Progress) -> dict[str, Any]:
+    """Anonymize every description of the job's study that has no model anonymization yet."""
+    from intruder.services.anonymization import anonymize_study_descriptions
+
+    if job.study is None:
+        raise ValueError("anonymize_study needs a study")
+    return anonymize_study_descriptions(
+        study=job.study,
+        progress=progress,
+        batch_size=int(job.params.get("batch_size", 8)),
+        threshold=job.params.get("threshold"),
+    )
