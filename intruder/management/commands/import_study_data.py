@@ -1,0 +1,44 @@
+"""Import target persons and descriptions into a study from a CSV or JSONL file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from intruder.models import Study
+from intruder.services.imports import ImportValidationError, detect_format, import_study_data
+
+
+class Command(BaseCommand):
+    help = (
+        "Import targets and descriptions (CSV or JSONL, including the Textwash study files) "
+        "into a study. All rows are validated first; any error imports nothing."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("slug", help="Slug of the study to import into.")
+        parser.add_argument("path", type=Path, help="A .csv or .jsonl file.")
+        parser.add_argument("--format", choices=["csv", "jsonl"], help="Override the suffix.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            study = Study.objects.get(slug=options["slug"])
+        except Study.DoesNotExist:
+            raise CommandError(f"no study {options['slug']!r}") from None
+        path: Path = options["path"]
+        if not path.is_file():
+            raise CommandError(f"no file {path}")
+        try:
+            fmt = options["format"] or detect_format(path.name)
+            report = import_study_data(study=study, content=path.read_bytes(), fmt=fmt)
+        except ImportValidationError as exc:
+            for error in exc.errors:
+                self.stderr.write(str(error))
+            raise CommandError(f"{len(exc.errors)} error(s); nothing was imported") from None
+        self.stdout.write(
+            f"imported into {study.slug}: {report.targets_created} targets created "
+            f"({report.targets_reused} reused), {report.descriptions_created} descriptions, "
+            f"{report.anonymized_created} Textwash anonymized texts"
+        )
