@@ -1,0 +1,32 @@
+"""Export a study's tables as CSV and JSONL files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from intruder.models import Study
+from intruder.services.exports import FORMATS, export_study
+
+
+class Command(BaseCommand):
+    help = (
+        "Write judgments, descriptions, anonymized texts, participants and targets of a study "
+        "as <slug>_<table>.csv and .jsonl files."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("--out", type=Path, required=True, help="Output directory.")
+        parser.add_argument("--format", choices=FORMATS, help="Only this format.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            study = Study.objects.get(slug=options["slug"])
+        except Study.DoesNotExist:
+            raise CommandError(f"no study {options['slug']!r}") from None
+        formats = (options["format"],) if options["format"] else FORMATS
+        for path in export_study(study, options["out"], formats):
+            self.stdout.write(str(path))

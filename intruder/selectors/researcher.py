@@ -1,0 +1,125 @@
+"""Reads for researcher pages: who may see or edit a study, and live study progress."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+
+from intruder.models import AnonymizedText, Job, Participant, Study, StudyMember
+
+READ_ROLES = (StudyMember.Role.EDITOR, StudyMember.Role.VIEWER)
+
+
+def study_role(user: Any, study: Study) -> str | None:
+    """Return "owner", "editor", "viewer" or None for a user's access to a study.
+
+    Superusers count as owners. PSI annotators get no access to researcher pages.
+    """
+    if not user.is_authenticated:
+        return None
+    if user.is_superuser or study.owner_id == user.pk:
+        return "owner"
+    role = (
+        StudyMember.objects.filter(study=study, user=user, role__in=READ_ROLES)
+        .values_list("role", flat=True)
+        .first()
+    )
+    return role
+
+
+def can_view_study(user: Any, study: Study) -> bool:
+    """Return whether the user may read the study's researcher pages."""
+    return study_role(user, study) is not None
+
+
+def can_edit_study(user: Any, study: Study) -> bool:
+    """Return whether the user may change the study (owner, editor, superuser)."""
+    return study_role(user, study) in ("owner", StudyMember.Role.EDITOR)
+
+
+def studies_visible_to(user: Any) -> QuerySet[Study]:
+    """Return the studies a researcher may see."""
+    if not user.is_authenticated:
+        return Study.objects.none()
+    if user.is_superuser:
+        return Study.objects.all()
+    return Study.objects.filter(
+        Q(owner=user) | Q(members__user=user, members__role__in=READ_ROLES)
+    ).distinct()
+
+
+def servable_texts(study: Study) -> QuerySet[AnonymizedText]:
+    """Return the released texts an intruder study serves (its groups; empty = all)."""
+    texts = AnonymizedText.objects.filter(
+        description__study=study, status=AnonymizedText.Status.RELEASED
+    )
+    if study.groups:
+        texts = texts.filter(description__target__group__in=study.groups)
+    return texts
+
+
+def _count_by(queryset: QuerySet, field: str) -> dict[str, int]:
+    """Return {value: number of rows} of one field."""
+    rows = queryset.order_by().values(field).annotate(n=Count("id")).values_list(field, "n")
+    return dict(rows)
+
+
+def study_progress(study: Study) -> dict[str, Any]:
+    """Return the live progress figures of one study."""
+    by_status = _count_by(Participant.objects.filter(study=study), "status")
+    participants = {status: by_status.get(status, 0) for status in Participant.Status.values}
+    text_status = _count_by(AnonymizedText.objects.filter(description__study=study), "status")
+    judgments_per_text = list(
+        servable_texts(study).annotate(n=Count("judgments")).values_list("n", flat=True)
+    )
+    judged = {
+        "texts": len(judgments_per_text),
+        "min": min(judgments_per_text) if judgments_per_text else None,
+        "median": statistics.median(judgments_per_text) if judgments_per_text else None,
+        "target": study.judgments_per_text,
+        "total": sum(judgments_per_text),
+    }
+    judged["complete_pct"] = (
+        round(
+            100.0
+            * sum(min(n, study.judgments_per_text) for n in judgments_per_text)
+            / (study.judgments_per_text * len(judgments_per_text)),
+            1,
+        )
+        if judgments_per_text
+        else 0.0
+    )
+    return {
+        "slug": study.slug,
+        "kind": study.kind,
+        "is_open": study.is_open,
+        "descriptions": study.descriptions.count(),
+        "targets": study.targets.count(),
+        "anonymized": {s: text_status.get(s, 0) for s in AnonymizedText.Status.values},
+        "judgments_per_text": judged,
+        "participants": participants,
+        "participants_total": sum(participants.values()),
+    }
+
+
+def study_jobs(study: Study, limit: int = 10) -> QuerySet[Job]:
+    """Return the study's most recent jobs."""
+    return study.jobs.order_by("-created_at")[:limit]
+
+
+def job_status(job: Job) -> dict[str, Any]:
+    """Return the JSON a progress bar polls."""
+    return {
+        "id": job.pk,
+        "kind": job.kind,
+        "status": job.status,
+        "progress_done": job.progress_done,
+        "progress_total": job.progress_total,
+        "progress_pct": round(job.progress_pct, 1),
+        "message": job.message,
+        "attempts": job.attempts,
+        "result": job.result,
+        "finished": job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED),
+    }

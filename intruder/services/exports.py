@@ -1,0 +1,207 @@
+"""Export a study as pandas-friendly CSV and JSONL tables, one row per record.
+
+Tables: judgments (one row per judgment with text id, target, group, participant PID and
+scores), descriptions, anonymized_texts (with spans), participants, targets. Columns are
+flat scalars except `spans`/`aliases`/`profile`, which are JSON strings in CSV and lists or
+objects in JSONL.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from intruder.models import AnonymizedText, Description, Judgment, Participant, Study
+
+FORMATS = ("csv", "jsonl")
+JSON_COLUMNS = frozenset({"spans", "aliases", "profile"})
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def judgment_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """Yield one row per judgment of the study's intruders."""
+    judgments = (
+        Judgment.objects.filter(participant__study=study)
+        .select_related("participant", "text__description__target", "assignment")
+        .order_by("id")
+    )
+    for j in judgments:
+        target = j.text.description.target
+        yield {
+            "judgment_id": j.pk,
+            "text_id": j.text_id,
+            "description_id": j.text.description_id,
+            "description_external_id": j.text.description.external_id,
+            "method": j.text.method,
+            "target_key": target.key,
+            "target_name": target.name,
+            "group": target.group,
+            "participant_pid": j.participant.prolific_pid,
+            "participant_group": j.participant.group,
+            "position": j.assignment.position,
+            "self_identified": j.self_identified,
+            "guessed_name": j.guessed_name,
+            "revealing_text": j.revealing_text,
+            "other_knowledge": j.other_knowledge,
+            "time_spent_ms": j.time_spent_ms,
+            "cosine": j.cosine,
+            "identified": j.identified,
+            "matched_alias": j.matched_alias,
+            "token_set_ratio": j.token_set_ratio,
+            "surname_match": j.surname_match,
+            "created_at": _iso(j.created_at),
+        }
+
+
+def description_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """Yield one row per description with its target and writer."""
+    for d in study.descriptions.select_related("target", "writer").order_by("id"):
+        yield {
+            "description_id": d.pk,
+            "external_id": d.external_id,
+            "target_key": d.target.key,
+            "target_name": d.target.name,
+            "group": d.target.group,
+            "writer_pid": d.writer.prolific_pid if d.writer else None,
+            "text": d.text,
+            "chars": len(d.text),
+            "created_at": _iso(d.created_at),
+        }
+
+
+def anonymized_text_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """Yield one row per anonymized text with its spans and review status."""
+    texts = (
+        AnonymizedText.objects.filter(description__study=study)
+        .select_related("description__target")
+        .order_by("id")
+    )
+    for t in texts:
+        yield {
+            "text_id": t.pk,
+            "description_id": t.description_id,
+            "description_external_id": t.description.external_id,
+            "target_key": t.description.target.key,
+            "group": t.description.target.group,
+            "method": t.method,
+            "model_version": t.model_version,
+            "status": t.status,
+            "revision": t.revision,
+            "text": t.text,
+            "spans": t.spans,
+            "n_spans": len(t.spans),
+            "updated_at": _iso(t.updated_at),
+        }
+
+
+def participant_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """Yield one row per participant (no session token: it is a credential)."""
+    for p in Participant.objects.filter(study=study).order_by("id"):
+        yield {
+            "participant_id": p.pk,
+            "prolific_pid": p.prolific_pid,
+            "prolific_study_id": p.prolific_study_id,
+            "prolific_session_id": p.prolific_session_id,
+            "status": p.status,
+            "group": p.group,
+            "started_at": _iso(p.started_at),
+            "consented_at": _iso(p.consented_at),
+            "completed_at": _iso(p.completed_at),
+            "n_descriptions": Description.objects.filter(writer=p).count(),
+            "n_judgments": p.judgments.count(),
+        }
+
+
+def target_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """Yield one row per target person."""
+    for t in study.targets.order_by("group", "key"):
+        yield {
+            "target_id": t.pk,
+            "key": t.key,
+            "name": t.name,
+            "group": t.group,
+            "aliases": t.aliases,
+            "wikipedia_url": t.wikipedia_url,
+            "profile": t.profile,
+        }
+
+
+COLUMNS: dict[str, list[str]] = {
+    "judgments": [
+        "judgment_id", "text_id", "description_id", "description_external_id",
+        "method", "target_key", "target_name", "group", "participant_pid",
+        "participant_group", "position", "self_identified", "guessed_name",
+        "revealing_text", "other_knowledge", "time_spent_ms", "cosine", "identified",
+        "matched_alias", "token_set_ratio", "surname_match", "created_at",
+    ],
+    "descriptions": [
+        "description_id", "external_id", "target_key", "target_name", "group",
+        "writer_pid", "text", "chars", "created_at",
+    ],
+    "anonymized_texts": [
+        "text_id", "description_id", "description_external_id", "target_key", "group",
+        "method", "model_version", "status", "revision", "text", "spans", "n_spans",
+        "updated_at",
+    ],
+    "participants": [
+        "participant_id", "prolific_pid", "prolific_study_id", "prolific_session_id",
+        "status", "group", "started_at", "consented_at", "completed_at",
+        "n_descriptions", "n_judgments",
+    ],
+    "targets": ["target_id", "key", "name", "group", "aliases", "wikipedia_url", "profile"],
+}  # fmt: skip
+
+
+TABLES: dict[str, Callable[[Study], Iterator[dict[str, Any]]]] = {
+    "judgments": judgment_rows,
+    "descriptions": description_rows,
+    "anonymized_texts": anonymized_text_rows,
+    "participants": participant_rows,
+    "targets": target_rows,
+}
+
+
+def _csv_value(column: str, value: Any) -> Any:
+    if column in JSON_COLUMNS:
+        return json.dumps(value, ensure_ascii=False)
+    return "" if value is None else value
+
+
+def render_table(study: Study, table: str, fmt: str) -> str:
+    """Return one table of the study as CSV (header always present) or JSONL text."""
+    if table not in TABLES:
+        raise ValueError(f"unknown table {table!r}; choose from {sorted(TABLES)}")
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose csv or jsonl")
+    rows = TABLES[table](study)
+    out = io.StringIO()
+    if fmt == "jsonl":
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return out.getvalue()
+    columns = COLUMNS[table]
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: _csv_value(c, row[c]) for c in columns})
+    return out.getvalue()
+
+
+def export_study(study: Study, out_dir: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
+    """Write every table of the study in every format to `out_dir`; return the files."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for table in TABLES:
+        for fmt in formats:
+            path = out_dir / f"{study.slug}_{table}.{fmt}"
+            path.write_text(render_table(study, table, fmt), encoding="utf-8")
+            written.append(path)
+    return written
