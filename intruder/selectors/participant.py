@@ -1,0 +1,147 @@
+"""Reads for the participant flows: which step a participant is on, and what they may see.
+
+Nothing returned here for an intruder carries an original text, a target's name or another
+participant's data: texts are AnonymizedText rows read through `intruder_text_view`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet
+
+from intruder.models import (
+    AnonymizedText,
+    Assignment,
+    Participant,
+    PersonGroup,
+    Study,
+    TargetPerson,
+    WritingTask,
+)
+
+HELD_STATUSES = (Assignment.Status.ACTIVE, Assignment.Status.COMPLETED)
+
+
+class Step:
+    """Names of the pages a participant can be on (the `step` a token URL renders)."""
+
+    CONSENT = "consent"
+    INSTRUCTIONS = "instructions"
+    WRITE = "write"
+    JUDGE = "judge"
+    DEBRIEF = "debrief"
+    COMPLETED = "completed"
+    RETURNED = "returned"
+    TIMED_OUT = "timed_out"
+    NOTHING_LEFT = "nothing_left"
+
+
+@dataclass(frozen=True)
+class IntruderTextView:
+    """What an intruder may see of an anonymized text: its text and its placeholders only."""
+
+    text: str
+    placeholders: tuple[str, ...]
+
+
+def study_get_by_slug(*, slug: str) -> Study | None:
+    """Return the study with this slug, or None."""
+    return Study.objects.filter(slug=slug).first()
+
+
+def participant_get_by_token(*, token: str) -> Participant | None:
+    """Return the participant holding this session token (with its study), or None."""
+    if not token:
+        return None
+    return Participant.objects.select_related("study").filter(token=token).first()
+
+
+def participant_get_by_pid(*, study: Study, prolific_pid: str) -> Participant | None:
+    """Return the participant enrolled in `study` under this Prolific PID, or None."""
+    return Participant.objects.filter(study=study, prolific_pid=prolific_pid).first()
+
+
+def study_groups(*, study: Study) -> list[str]:
+    """Return the person groups a study shows, in the order famous, semifamous, fictitious."""
+    chosen = set(study.groups or PersonGroup.values)
+    return [group for group in PersonGroup.values if group in chosen]
+
+
+def writer_target_pool(*, study: Study, group: str) -> QuerySet[TargetPerson]:
+    """Return the targets of `group` a writer in `study` may be asked to describe."""
+    return TargetPerson.objects.filter(study=study, group=group).order_by("id")
+
+
+def writing_task_next(*, participant: Participant) -> WritingTask | None:
+    """Return the first writing task without a description, or None when all are written."""
+    return (
+        participant.writing_tasks.select_related("target")
+        .filter(description__isnull=True)
+        .order_by("position")
+        .first()
+    )
+
+
+def writing_task_counts(*, participant: Participant) -> tuple[int, int]:
+    """Return (descriptions written, tasks) for a writer."""
+    tasks = participant.writing_tasks.aggregate(
+        total=Count("id"), done=Count("id", filter=Q(description__isnull=False))
+    )
+    return tasks["done"], tasks["total"]
+
+
+def intruder_text_pool(*, study: Study, group: str = "") -> QuerySet[AnonymizedText]:
+    """Return the released anonymized texts of `study` (of one person group, if given)."""
+    texts = AnonymizedText.objects.filter(
+        description__study=study, status=AnonymizedText.Status.RELEASED
+    )
+    groups = study_groups(study=study)
+    texts = texts.filter(description__target__group__in=[group] if group else groups)
+    return texts
+
+
+def assignment_active(*, participant: Participant) -> Assignment | None:
+    """Return the participant's assignment in progress, if any."""
+    return (
+        participant.assignments.filter(status=Assignment.Status.ACTIVE).order_by("position").first()
+    )
+
+
+def assignment_completed_count(*, participant: Participant) -> int:
+    """Return how many texts the participant has judged."""
+    return participant.assignments.filter(status=Assignment.Status.COMPLETED).count()
+
+
+def intruder_text_view(*, text: AnonymizedText) -> IntruderTextView:
+    """Return the intruder-safe view of a text: never the spans' original strings."""
+    placeholders = sorted(
+        {span.get("placeholder", "") for span in text.spans or [] if span.get("placeholder")},
+        key=len,
+        reverse=True,
+    )
+    return IntruderTextView(text=text.text, placeholders=tuple(placeholders))
+
+
+def participant_step(*, participant: Participant) -> str:
+    """Return the step a participant is on, from what is stored (so a reload resumes)."""
+    status = participant.status
+    if status == Participant.Status.COMPLETED:
+        return Step.COMPLETED
+    if status == Participant.Status.RETURNED:
+        return Step.RETURNED
+    if status == Participant.Status.TIMED_OUT:
+        return Step.TIMED_OUT
+    if participant.consented_at is None:
+        return Step.CONSENT
+    study = participant.study
+    if study.kind == Study.Kind.COLLECTION:
+        return Step.WRITE if writing_task_next(participant=participant) else Step.DEBRIEF
+    if participant.instructions_seen_at is None:
+        return Step.INSTRUCTIONS
+    if assignment_active(participant=participant) is not None:
+        return Step.JUDGE
+    if assignment_completed_count(participant=participant) < study.items_per_participant:
+        # The view asks the assignment service for the next text; it may find none left.
+        return Step.JUDGE
+    return Step.DEBRIEF

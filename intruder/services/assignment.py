@@ -1,0 +1,158 @@
+"""Balanced assignment of anonymized texts to intruders.
+
+Policy:
+- Lazy, one text at a time: a participant gets their next text when they reach it, chosen
+  among the texts with the fewest held slots (completed judgments plus assignments still in
+  progress) at that moment. Deciding lazily keeps the balance current (slots freed by
+  abandoned participants are reused at once) and an abandoned participant holds at most one
+  slot instead of N.
+- Each text has `study.judgments_per_text` slots; an active or completed assignment holds one.
+  The database's partial unique constraint on (text, slot) makes over-assignment impossible:
+  two participants racing for the last slot both try to insert it, one insert fails, and the
+  loser re-reads the pool and tries again (inside a savepoint, so the failure is harmless).
+- Nobody sees the same text twice (unique (participant, text)), nor two anonymizations of the
+  same description.
+- An assignment still active `study.time_limit_minutes` after it was handed out is released
+  (its slot is free again) and its participant marked timed out; their finished judgments stay.
+- When the pool runs out a participant gets fewer than N texts and goes on to the debrief.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from intruder.models import Assignment, Participant, Study
+from intruder.selectors.participant import (
+    HELD_STATUSES,
+    assignment_active,
+    assignment_completed_count,
+    intruder_text_pool,
+)
+
+# Each failed insert means another participant took that slot meanwhile; the next attempt
+# re-reads the pool. Even 100 participants starting at once settle well within this bound.
+ASSIGN_ATTEMPTS = 30
+
+
+class AssignmentBusy(Exception):
+    """No free slot could be claimed after ASSIGN_ATTEMPTS tries (extreme contention)."""
+
+
+def assignments_release_expired(*, study: Study, now: datetime | None = None) -> int:
+    """Release the study's assignments left active past the time limit; return how many.
+
+    Each release is a conditional update, so an assignment completed a moment earlier is
+    never released, and its participant is not marked timed out.
+    """
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=study.time_limit_minutes)
+    expired = list(
+        Assignment.objects.filter(
+            participant__study=study, status=Assignment.Status.ACTIVE, assigned_at__lt=cutoff
+        ).values_list("pk", "participant_id")
+    )
+    released = 0
+    for assignment_id, participant_id in expired:
+        with transaction.atomic():
+            if Assignment.objects.filter(pk=assignment_id, status=Assignment.Status.ACTIVE).update(
+                status=Assignment.Status.RELEASED
+            ):
+                released += 1
+                Participant.objects.filter(
+                    pk=participant_id, status=Participant.Status.STARTED
+                ).update(status=Participant.Status.TIMED_OUT, last_seen_at=now)
+    return released
+
+
+def assignment_candidates(
+    *, participant: Participant, rng: random.Random
+) -> list[tuple[int, set[int]]]:
+    """Return (text id, taken slots) of texts the participant may get, fewest held first.
+
+    Ties are broken at random so that concurrent participants spread over equally needed
+    texts instead of all racing for the same one.
+    """
+    study = participant.study
+    seen_descriptions = participant.assignments.values_list("text__description_id", flat=True)
+    text_ids = list(
+        intruder_text_pool(study=study, group=participant.group)
+        .exclude(description_id__in=seen_descriptions)
+        .values_list("id", flat=True)
+    )
+    taken: dict[int, set[int]] = defaultdict(set)
+    for text_id, slot in Assignment.objects.filter(
+        text_id__in=text_ids, status__in=HELD_STATUSES
+    ).values_list("text_id", "slot"):
+        taken[text_id].add(slot)
+    open_texts = [
+        (text_id, taken[text_id])
+        for text_id in text_ids
+        if len(taken[text_id]) < study.judgments_per_text
+    ]
+    keyed = [(len(slots), rng.random(), text_id, slots) for text_id, slots in open_texts]
+    keyed.sort(key=lambda row: row[:3])
+    return [(text_id, slots) for _, _, text_id, slots in keyed]
+
+
+def free_slot(*, taken: set[int], judgments_per_text: int) -> int:
+    """Return the lowest slot number (1-based) not in `taken`."""
+    return min(set(range(1, judgments_per_text + 1)) - taken)
+
+
+def assignment_next(
+    *,
+    participant: Participant,
+    rng: random.Random | None = None,
+    now: datetime | None = None,
+) -> Assignment | None:
+    """Return the participant's current assignment, claiming the next text if needed.
+
+    Returns None when the participant has judged N texts, has stopped (completed, returned,
+    timed out) or no text with a free slot is left for them.
+    """
+    rng = rng or random.SystemRandom()
+    study = participant.study
+    assignments_release_expired(study=study, now=now)
+    participant.refresh_from_db(fields=["status"])
+    if participant.status != Participant.Status.STARTED:
+        return None
+    active = assignment_active(participant=participant)
+    if active is not None:
+        return active
+    completed = assignment_completed_count(participant=participant)
+    if completed >= study.items_per_participant:
+        return None
+    for _attempt in range(ASSIGN_ATTEMPTS):
+        candidates = assignment_candidates(participant=participant, rng=rng)
+        if not candidates:
+            return None
+        text_id, taken = candidates[0]
+        slot = free_slot(taken=taken, judgments_per_text=study.judgments_per_text)
+        try:
+            with transaction.atomic():
+                return Assignment.objects.create(
+                    participant=participant, text_id=text_id, position=completed + 1, slot=slot
+                )
+        except IntegrityError:
+            # Someone else took this slot, or this participant's other tab claimed a text.
+            active = assignment_active(participant=participant)
+            if active is not None:
+                return active
+            completed = assignment_completed_count(participant=participant)
+            if completed >= study.items_per_participant:
+                return None
+    raise AssignmentBusy(f"no free slot claimed after {ASSIGN_ATTEMPTS} attempts")
+
+
+def assignment_mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:
+    """Record when the text was first shown (reloads keep the first time)."""
+    if assignment.shown_at is not None:
+        return
+    now = now or timezone.now()
+    Assignment.objects.filter(pk=assignment.pk, shown_at__isnull=True).update(shown_at=now)
+    assignment.refresh_from_db(fields=["shown_at"])

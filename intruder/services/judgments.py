@@ -1,0 +1,160 @@
+"""Intruders' judgments: validate, score against the target and store exactly once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from intruder.models import Assignment, Judgment, Participant
+from intruder.scoring import score_guess
+
+# Client-reported times above this are not plausible for one text and are ignored.
+MAX_CLIENT_TIME_MS = 24 * 3600 * 1000
+
+
+class JudgmentRejected(Exception):
+    """The judgment cannot be stored: unknown assignment, or it was released (time limit)."""
+
+    UNKNOWN = "unknown"
+    EXPIRED = "expired"
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class JudgmentSubmission:
+    """The stored judgment and whether this call created it (False: a repeated submit)."""
+
+    judgment: Judgment
+    created: bool
+
+
+def judgment_time_spent_ms(
+    *, shown_at: datetime, submitted_at: datetime, client_ms: int | None
+) -> int:
+    """Return the time spent on a text in ms.
+
+    The server's figure (shown -> submitted) is authoritative and includes network time; the
+    browser's figure is more precise, so it is used when sent, but never above the server's.
+    """
+    server_ms = max(0, int((submitted_at - shown_at).total_seconds() * 1000))
+    if client_ms is None or not 0 <= client_ms <= MAX_CLIENT_TIME_MS:
+        return server_ms
+    return min(client_ms, server_ms)
+
+
+def judgment_validate(
+    *, self_identified: bool, guessed_name: str, revealing_text: str, other_knowledge: str
+) -> dict[str, str]:
+    """Return the answers to store, keeping only the fields of the chosen branch.
+
+    Yes: who it is and what revealed it are required. No: what they can tell is required.
+    """
+    guessed_name = (guessed_name or "").strip()
+    revealing_text = (revealing_text or "").strip()
+    other_knowledge = (other_knowledge or "").strip()
+    errors = {}
+    if self_identified:
+        if not guessed_name:
+            errors["guessed_name"] = "Please say who you think it is."
+        if not revealing_text:
+            errors["revealing_text"] = "Please say which part of the text revealed the identity."
+        other_knowledge = ""
+    else:
+        if not other_knowledge:
+            errors["other_knowledge"] = "Please say what you can tell about the person."
+        guessed_name = revealing_text = ""
+    if len(guessed_name) > 200:
+        errors["guessed_name"] = "Please keep the name under 200 characters."
+    if errors:
+        raise ValidationError(errors)
+    return {
+        "guessed_name": guessed_name,
+        "revealing_text": revealing_text,
+        "other_knowledge": other_knowledge,
+    }
+
+
+def judgment_submit(
+    *,
+    participant: Participant,
+    assignment_id: int,
+    self_identified: bool,
+    guessed_name: str = "",
+    revealing_text: str = "",
+    other_knowledge: str = "",
+    client_time_ms: int | None = None,
+    now: datetime | None = None,
+) -> JudgmentSubmission:
+    """Store the participant's judgment of one assigned text, scored against its target.
+
+    Idempotent: a second submit for the same assignment (double click, second tab, retried
+    request) returns the first judgment unchanged. A released assignment is refused, because
+    its slot may already belong to someone else.
+    """
+    now = now or timezone.now()
+    assignment = (
+        Assignment.objects.select_related("text__description__target", "participant__study")
+        .filter(pk=assignment_id, participant=participant)
+        .first()
+    )
+    if assignment is None:
+        raise JudgmentRejected(JudgmentRejected.UNKNOWN)
+    existing = Judgment.objects.filter(assignment=assignment).first()
+    if existing is not None:
+        return JudgmentSubmission(judgment=existing, created=False)
+    if assignment.status == Assignment.Status.RELEASED:
+        raise JudgmentRejected(JudgmentRejected.EXPIRED)
+    answers = judgment_validate(
+        self_identified=self_identified,
+        guessed_name=guessed_name,
+        revealing_text=revealing_text,
+        other_knowledge=other_knowledge,
+    )
+    target = assignment.text.description.target
+    study = assignment.participant.study
+    score = score_guess(
+        target.name,
+        answers["guessed_name"],
+        aliases=target.aliases or (),
+        threshold=study.identification_threshold,
+    )
+    try:
+        with transaction.atomic():
+            # Claim the assignment: only one request moves it from active to completed.
+            claimed = Assignment.objects.filter(
+                pk=assignment.pk, status=Assignment.Status.ACTIVE
+            ).update(status=Assignment.Status.COMPLETED, completed_at=now)
+            if not claimed:
+                raise IntegrityError("assignment is no longer active")
+            judgment = Judgment(
+                assignment=assignment,
+                participant=participant,
+                text=assignment.text,
+                self_identified=self_identified,
+                time_spent_ms=judgment_time_spent_ms(
+                    shown_at=assignment.shown_at or assignment.assigned_at,
+                    submitted_at=now,
+                    client_ms=client_time_ms,
+                ),
+                cosine=score.cosine,
+                identified=score.identified,
+                matched_alias=score.matched_alias,
+                token_set_ratio=score.token_set_ratio,
+                surname_match=score.surname_match,
+                **answers,
+            )
+            judgment.save()
+    except IntegrityError:
+        existing = Judgment.objects.filter(assignment=assignment).first()
+        if existing is not None:
+            return JudgmentSubmission(judgment=existing, created=False)
+        raise JudgmentRejected(JudgmentRejected.EXPIRED) from None
+    Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+    return JudgmentSubmission(judgment=judgment, created=True)

@@ -1,0 +1,237 @@
+"""Prolific enrolment and the participant's progress through consent, instructions and debrief.
+
+Every state change is a conditional UPDATE (`filter(<expected state>).update(...)`), so a
+double submit or two open tabs change the state once and the second request is a no-op.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from intruder.models import Assignment, Participant, Study, WritingTask
+from intruder.selectors.participant import (
+    HELD_STATUSES,
+    Step,
+    assignment_completed_count,
+    intruder_text_pool,
+    participant_get_by_pid,
+    participant_step,
+    study_groups,
+    writer_target_pool,
+    writing_task_next,
+)
+from intruder.services.assignment import assignment_mark_shown, assignment_next
+from intruder.services.writing import writing_tasks_assign
+
+# Prolific IDs are 24 hex characters; accept any short token-like string so that pilots and
+# other panels work, but nothing that could smuggle markup or whitespace into pages and logs.
+PROLIFIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+
+
+class EnrolmentRefused(Exception):
+    """A participant cannot start the study; `code` names why (one page per code)."""
+
+    MISSING_PID = "missing_pid"
+    INVALID_PID = "invalid_pid"
+    CLOSED = "closed"
+    NOT_READY = "not_ready"
+    FULL = "full"
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class CurrentStep:
+    """The page a participant is on, with the writing task or assignment it shows."""
+
+    step: str
+    task: WritingTask | None = None
+    assignment: Assignment | None = None
+
+
+@dataclass(frozen=True)
+class Enrolment:
+    """The participant an entry URL leads to, and whether this request created them."""
+
+    participant: Participant
+    created: bool
+
+
+def prolific_completion_url(*, study: Study) -> str:
+    """Return the Prolific URL that records a completed submission with the study's code."""
+    return PROLIFIC_COMPLETE_URL.format(code=study.completion_code)
+
+
+def intruder_group_choose(*, study: Study) -> str:
+    """Return the person group whose texts have the most free judgment slots ("" if none).
+
+    Sending each new intruder where the most judgments are still missing keeps the groups
+    balanced; ties go to the earlier group (famous, semifamous, fictitious).
+    """
+    best_group, best_free = "", 0
+    for group in study_groups(study=study):
+        text_ids = list(intruder_text_pool(study=study, group=group).values_list("id", flat=True))
+        held = Assignment.objects.filter(text_id__in=text_ids, status__in=HELD_STATUSES).count()
+        free = len(text_ids) * study.judgments_per_text - held
+        if free > best_free:
+            best_group, best_free = group, free
+    return best_group
+
+
+def _refuse_new_participant(*, study: Study) -> str:
+    """Return the group for a new participant, or raise EnrolmentRefused."""
+    if not study.is_open:
+        raise EnrolmentRefused(EnrolmentRefused.CLOSED)
+    if study.kind == Study.Kind.COLLECTION:
+        groups = study_groups(study=study)
+        if not any(writer_target_pool(study=study, group=g).exists() for g in groups):
+            raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
+        return ""
+    if not intruder_text_pool(study=study).exists():
+        raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
+    group = intruder_group_choose(study=study)
+    if not group:
+        raise EnrolmentRefused(EnrolmentRefused.FULL)
+    return group
+
+
+def participant_enroll(
+    *,
+    study: Study,
+    prolific_pid: str,
+    prolific_study_id: str = "",
+    prolific_session_id: str = "",
+) -> Enrolment:
+    """Enrol a Prolific participant, or return the existing enrolment for a known PID.
+
+    A known PID always gets its own participant back (resume, or the page for a completed or
+    returned participant); only new PIDs are checked against a closed, empty or full study.
+    """
+    pid = (prolific_pid or "").strip()
+    if not pid:
+        raise EnrolmentRefused(EnrolmentRefused.MISSING_PID)
+    if not PROLIFIC_ID_RE.match(pid):
+        raise EnrolmentRefused(EnrolmentRefused.INVALID_PID)
+    existing = participant_get_by_pid(study=study, prolific_pid=pid)
+    if existing is not None:
+        return Enrolment(participant=existing, created=False)
+    group = _refuse_new_participant(study=study)
+    participant = Participant(
+        study=study,
+        prolific_pid=pid,
+        prolific_study_id=_clean_id(prolific_study_id),
+        prolific_session_id=_clean_id(prolific_session_id),
+        group=group,
+    )
+    participant.full_clean(validate_constraints=False)
+    try:
+        with transaction.atomic():
+            participant.save()
+    except IntegrityError:
+        # The same PID enrolled in a concurrent request (double click on the Prolific link).
+        existing = participant_get_by_pid(study=study, prolific_pid=pid)
+        if existing is None:
+            raise
+        return Enrolment(participant=existing, created=False)
+    return Enrolment(participant=participant, created=True)
+
+
+def _clean_id(value: str) -> str:
+    """Return a Prolific STUDY_ID/SESSION_ID if it looks like one, else ""."""
+    value = (value or "").strip()
+    return value if PROLIFIC_ID_RE.match(value) else ""
+
+
+def participant_consent_give(
+    *, participant: Participant, rng: random.Random | None = None, now: datetime | None = None
+) -> None:
+    """Record consent; writers get their three targets drawn now (once, even if posted twice)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        changed = Participant.objects.filter(
+            pk=participant.pk, status=Participant.Status.STARTED, consented_at__isnull=True
+        ).update(consented_at=now, last_seen_at=now)
+        if changed and participant.study.kind == Study.Kind.COLLECTION:
+            writing_tasks_assign(participant=participant, rng=rng)
+    participant.refresh_from_db()
+
+
+def participant_consent_decline(*, participant: Participant, now: datetime | None = None) -> None:
+    """Mark a participant who declines consent as returned (they get no completion code)."""
+    now = now or timezone.now()
+    Participant.objects.filter(
+        pk=participant.pk, status=Participant.Status.STARTED, consented_at__isnull=True
+    ).update(status=Participant.Status.RETURNED, last_seen_at=now)
+    participant.refresh_from_db()
+
+
+def participant_instructions_confirm(
+    *, participant: Participant, now: datetime | None = None
+) -> None:
+    """Record that an intruder has read the instructions."""
+    now = now or timezone.now()
+    Participant.objects.filter(
+        pk=participant.pk,
+        status=Participant.Status.STARTED,
+        consented_at__isnull=False,
+        instructions_seen_at__isnull=True,
+    ).update(instructions_seen_at=now, last_seen_at=now)
+    participant.refresh_from_db()
+
+
+def participant_current_step(
+    *, participant: Participant, rng: random.Random | None = None, now: datetime | None = None
+) -> CurrentStep:
+    """Return the participant's current page, claiming their next text if they need one.
+
+    Everything is derived from stored state, so a reload (or a second tab) shows the same page
+    and the same text; the first time a text is shown is recorded for the time spent.
+    """
+    step = participant_step(participant=participant)
+    if step == Step.WRITE:
+        return CurrentStep(step=step, task=writing_task_next(participant=participant))
+    if step == Step.DEBRIEF and participant.study.kind == Study.Kind.COLLECTION:
+        if not participant.writing_tasks.exists():
+            return CurrentStep(step=Step.NOTHING_LEFT)
+        return CurrentStep(step=step)
+    if step != Step.JUDGE:
+        return CurrentStep(step=step)
+    assignment = assignment_next(participant=participant, rng=rng, now=now)
+    if assignment is not None:
+        assignment_mark_shown(assignment=assignment, now=now)
+        return CurrentStep(step=step, assignment=assignment)
+    participant.refresh_from_db()
+    if participant.status != Participant.Status.STARTED:
+        return CurrentStep(step=participant_step(participant=participant))
+    if assignment_completed_count(participant=participant) == 0:
+        return CurrentStep(step=Step.NOTHING_LEFT)
+    # The pool ran out before N texts: finish with fewer.
+    return CurrentStep(step=Step.DEBRIEF)
+
+
+def participant_complete(*, participant: Participant, now: datetime | None = None) -> bool:
+    """Mark a participant who has reached the debrief as completed; return whether they are.
+
+    Returns False (and changes nothing) while work is still open, so a stale "finish" post
+    cannot skip items.
+    """
+    now = now or timezone.now()
+    participant.refresh_from_db()
+    if participant.status == Participant.Status.COMPLETED:
+        return True
+    if participant_current_step(participant=participant, now=now).step != Step.DEBRIEF:
+        return False
+    Participant.objects.filter(pk=participant.pk, status=Participant.Status.STARTED).update(
+        status=Participant.Status.COMPLETED, completed_at=now, last_seen_at=now
+    )
+    participant.refresh_from_db()
+    return participant.status == Participant.Status.COMPLETED

@@ -1,0 +1,85 @@
+"""Writers: draw the targets to describe and store their descriptions."""
+
+from __future__ import annotations
+
+import random
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from intruder.models import Description, Participant, WritingTask
+from intruder.selectors.participant import study_groups, writer_target_pool
+
+MAX_DESCRIPTION_CHARS = 20_000
+
+
+def writing_tasks_assign(
+    *, participant: Participant, rng: random.Random | None = None
+) -> list[WritingTask]:
+    """Draw one target at random per group, in the order famous, semifamous, fictitious.
+
+    Groups the study does not show, or that have no targets, are skipped.
+    """
+    rng = rng or random.SystemRandom()
+    tasks = []
+    position = 0
+    for group in study_groups(study=participant.study):
+        pool = list(writer_target_pool(study=participant.study, group=group))
+        if not pool:
+            continue
+        position += 1
+        tasks.append(
+            WritingTask.objects.create(
+                participant=participant, target=rng.choice(pool), position=position
+            )
+        )
+    return tasks
+
+
+def description_text_normalize(text: str) -> str:
+    """Return the text as stored and counted: browser line breaks unified, ends stripped."""
+    return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def description_submit(*, participant: Participant, position: int, text: str) -> Description:
+    """Store the writer's description for the task at `position`.
+
+    Enforces the study's minimum length. Idempotent: a task already written keeps its first
+    description (a double submit or a second tab neither duplicates nor overwrites it).
+    """
+    task = participant.writing_tasks.select_related("target").filter(position=position).first()
+    if task is None:
+        raise ValidationError({"position": "There is no such description task."})
+    if task.description_id is not None:
+        return task.description
+    cleaned = description_text_normalize(text)
+    minimum = participant.study.min_description_chars
+    if len(cleaned) < minimum:
+        raise ValidationError(
+            {
+                "text": f"Please write at least {minimum} characters "
+                f"(you have written {len(cleaned)})."
+            }
+        )
+    if len(cleaned) > MAX_DESCRIPTION_CHARS:
+        raise ValidationError(
+            {"text": f"Please keep the description under {MAX_DESCRIPTION_CHARS} characters."}
+        )
+    description = Description(
+        study=participant.study, target=task.target, writer=participant, text=cleaned
+    )
+    description.full_clean(validate_constraints=False)
+    try:
+        with transaction.atomic():
+            description.save()
+            claimed = WritingTask.objects.filter(pk=task.pk, description__isnull=True).update(
+                description=description
+            )
+            if not claimed:
+                raise IntegrityError("writing task already has a description")
+    except IntegrityError:
+        task.refresh_from_db()
+        if task.description_id is None:
+            raise
+        return task.description
+    return description
