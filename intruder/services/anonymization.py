@@ -179,6 +179,9 @@ def anonymized_text_set_spans(
     """Replace a draft's spans and re-render its text, refusing a stale revision."""
     if text.status == AnonymizedText.Status.RELEASED:
         raise StatusError("a released text cannot be edited; withdraw it first")
+    if not text.spans and text.text != text.description.text and text.method != MODEL_METHOD:
+        # Rendering from spans would drop the masking of an imported span-less text.
+        raise SpanEditError("this imported text has no spans: edit its text instead")
     original = text.description.text
     rendered, rendered_spans = render_spans(original, validate_spans(original, spans))
     updated = AnonymizedText.objects.filter(
@@ -186,6 +189,35 @@ def anonymized_text_set_spans(
     ).update(
         text=rendered,
         spans=rendered_spans,
+        revision=F("revision") + 1,
+        reviewed_by=user,
+        updated_at=timezone.now(),
+    )
+    if not updated:
+        raise StaleRevisionError(
+            f"text {text.pk} changed since revision {expected_revision}; reload and redo the edit"
+        )
+    text.refresh_from_db()
+    return text
+
+
+def anonymized_text_set_text(
+    *, text: AnonymizedText, new_text: str, expected_revision: int, user: Any
+) -> AnonymizedText:
+    """Replace the text of a span-less draft (imported texts), refusing a stale revision.
+
+    Texts with spans are edited through their spans so text and spans never disagree.
+    """
+    if text.status == AnonymizedText.Status.RELEASED:
+        raise StatusError("a released text cannot be edited; withdraw it first")
+    if text.spans:
+        raise SpanEditError("this text has spans: edit the spans instead")
+    if not new_text.strip():
+        raise SpanEditError("the text must not be empty")
+    updated = AnonymizedText.objects.filter(
+        pk=text.pk, revision=expected_revision, status=text.status
+    ).update(
+        text=new_text,
         revision=F("revision") + 1,
         reviewed_by=user,
         updated_at=timezone.now(),

@@ -1,0 +1,114 @@
+"""Django admin for every model of the platform."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from intruder.models import (
+    AnonymizedText,
+    Assignment,
+    Description,
+    Job,
+    Judgment,
+    Participant,
+    Study,
+    StudyMember,
+    TargetPerson,
+    WritingTask,
+)
+
+
+class StudyMemberInline(admin.TabularInline):
+    model = StudyMember
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ["title", "slug", "kind", "owner", "is_open", "created_at"]
+    list_filter = ["kind", "is_open"]
+    search_fields = ["title", "slug"]
+    prepopulated_fields = {"slug": ["title"]}
+    inlines = [StudyMemberInline]
+
+
+@admin.register(StudyMember)
+class StudyMemberAdmin(admin.ModelAdmin):
+    list_display = ["study", "user", "role"]
+    list_filter = ["role", "study"]
+
+
+@admin.register(TargetPerson)
+class TargetPersonAdmin(admin.ModelAdmin):
+    list_display = ["name", "key", "group", "study"]
+    list_filter = ["group", "study"]
+    search_fields = ["name", "key"]
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = ["prolific_pid", "study", "status", "group", "started_at", "completed_at"]
+    list_filter = ["status", "group", "study"]
+    search_fields = ["prolific_pid", "prolific_session_id"]
+    exclude = ["token"]  # a session credential: never shown
+
+
+@admin.register(Description)
+class DescriptionAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "study", "target", "writer", "created_at"]
+    list_filter = ["study", "target__group"]
+    search_fields = ["external_id", "text"]
+    raw_id_fields = ["writer", "target"]
+
+
+@admin.register(WritingTask)
+class WritingTaskAdmin(admin.ModelAdmin):
+    list_display = ["participant", "position", "target", "description"]
+    raw_id_fields = ["participant", "target", "description"]
+
+
+@admin.register(AnonymizedText)
+class AnonymizedTextAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "method", "model_version", "status", "revision", "updated_at"]
+    list_filter = ["status", "method", "description__study"]
+    search_fields = ["text", "description__external_id"]
+    raw_id_fields = ["description", "reviewed_by"]
+    readonly_fields = ["revision"]
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["participant", "text", "position", "slot", "status", "assigned_at"]
+    list_filter = ["status", "participant__study"]
+    raw_id_fields = ["participant", "text"]
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = ["participant", "text", "self_identified", "guessed_name", "identified"]
+    list_filter = ["self_identified", "identified", "participant__study"]
+    search_fields = ["guessed_name", "participant__prolific_pid"]
+    raw_id_fields = ["assignment", "participant", "text"]
+
+
+@admin.action(description="Retry the selected failed jobs")
+def retry_jobs(modeladmin: admin.ModelAdmin, request: object, queryset: object) -> None:
+    from intruder.services.jobs import JobError, job_retry
+
+    for job in queryset.filter(status=Job.Status.FAILED):
+        try:
+            job_retry(job=job)
+        except JobError:
+            continue
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    list_display = [
+        "pk", "kind", "study", "status", "progress_done", "progress_total", "attempts",
+        "heartbeat_at", "worker",
+    ]  # fmt: skip
+    list_filter = ["status", "kind"]
+    readonly_fields = ["created_at", "started_at", "finished_at", "heartbeat_at", "worker"]
+    actions = [retry_jobs]
