@@ -1,0 +1,116 @@
+"""The two tidy input frames of every analysis, and the checks that report bad data.
+
+judgments: one row per judgment.
+    judgment_id, text_id, participant_id, self_identified (bool), guessed_name,
+    revealing_text, other_knowledge, cosine (float in [0, 1]), identified (bool),
+    token_set_ratio (0-100), surname_match (bool)
+texts: one row per anonymized text shown (or showable) to intruders.
+    text_id, description_id, external_id, target_key, target_name, group,
+    original, anonymized, placeholders (list of placeholder strings used in `anonymized`)
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+JUDGMENT_COLUMNS: tuple[str, ...] = (
+    "judgment_id",
+    "text_id",
+    "participant_id",
+    "self_identified",
+    "guessed_name",
+    "revealing_text",
+    "other_knowledge",
+    "cosine",
+    "identified",
+    "token_set_ratio",
+    "surname_match",
+)
+TEXT_COLUMNS: tuple[str, ...] = (
+    "text_id",
+    "description_id",
+    "external_id",
+    "target_key",
+    "target_name",
+    "group",
+    "original",
+    "anonymized",
+    "placeholders",
+)
+TARGET_COLUMNS: tuple[str, ...] = ("target_key", "target_name", "group")
+
+
+class AnalysisInputError(ValueError):
+    """The input frames lack columns or hold values no analysis can use."""
+
+
+def empty_judgments() -> pd.DataFrame:
+    """Return a judgments frame with the right columns and no rows."""
+    return pd.DataFrame({column: pd.Series(dtype=object) for column in JUDGMENT_COLUMNS})
+
+
+def empty_texts() -> pd.DataFrame:
+    """Return a texts frame with the right columns and no rows."""
+    return pd.DataFrame({column: pd.Series(dtype=object) for column in TEXT_COLUMNS})
+
+
+def require_columns(frame: pd.DataFrame, columns: tuple[str, ...] | list[str], name: str) -> None:
+    """Raise AnalysisInputError naming the missing columns of `frame`."""
+    missing = [column for column in columns if column not in frame.columns]
+    if missing:
+        raise AnalysisInputError(f"{name} frame lacks column(s): {', '.join(missing)}")
+
+
+def judged_texts(judgments: pd.DataFrame, texts: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """Return the judgments joined with their text's target, re-scored at `threshold`.
+
+    `identified` is recomputed as cosine >= threshold so every table uses the study's current
+    threshold, whatever it was when the judgment was stored. Judgments of texts missing from
+    `texts` are refused: they cannot be attributed to a target.
+    """
+    require_columns(judgments, ["judgment_id", "text_id", "cosine", "self_identified"], "judgments")
+    require_columns(texts, ["text_id", *TARGET_COLUMNS], "texts")
+    unknown = set(judgments["text_id"]) - set(texts["text_id"])
+    if unknown:
+        raise AnalysisInputError(
+            f"{len(unknown)} judgment(s) refer to texts not in the texts frame: "
+            f"{sorted(unknown)[:5]}"
+        )
+    if judgments["cosine"].isna().any():
+        ids = judgments.loc[judgments["cosine"].isna(), "judgment_id"].tolist()
+        raise AnalysisInputError(f"judgment(s) without a cosine score: {ids[:5]}")
+    merged = judgments.merge(
+        texts[["text_id", "external_id", *TARGET_COLUMNS]], on="text_id", how="left"
+    )
+    merged["cosine"] = merged["cosine"].astype(float)
+    merged["identified"] = merged["cosine"] >= threshold
+    merged["self_identified"] = merged["self_identified"].astype(bool)
+    return merged
+
+
+def data_warnings(judgments: pd.DataFrame, texts: pd.DataFrame) -> list[str]:
+    """Return plain-language warnings about data that make some numbers undefined or thin."""
+    warnings: list[str] = []
+    if texts.empty:
+        warnings.append("The study has no anonymized texts: there is nothing to analyse.")
+        return warnings
+    if judgments.empty:
+        warnings.append(
+            "The study has no judgments yet: identification rates, agreement and leakage "
+            "cannot be computed. Construct loss (texts only) is still reported."
+        )
+        return warnings
+    counts = judgments.groupby("text_id").size().reindex(texts["text_id"], fill_value=0)
+    unjudged = int((counts == 0).sum())
+    single = int((counts == 1).sum())
+    if unjudged:
+        warnings.append(
+            f"{unjudged} of {len(counts)} text(s) have no judgment; they are left out of the "
+            "identification rates (counted as n_texts_unjudged)."
+        )
+    if single:
+        warnings.append(
+            f"{single} text(s) have one judgment only: their per-text SD of cosine is "
+            "undefined (shown as empty, see the note column)."
+        )
+    return warnings

@@ -1,0 +1,119 @@
+"""Matplotlib figures of a report, returned as SVG text (inline on the page, files in the CLI)."""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from intruder.analysis.report import Report
+
+
+def to_svg(figure: Figure) -> str:
+    """Return `figure` as an SVG document and close it."""
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight")
+    plt.close(figure)
+    svg = buffer.getvalue()
+    # Drop the XML prolog and DOCTYPE so the SVG can be inlined in HTML.
+    return svg[svg.index("<svg") :]
+
+
+def plot_target_rates(report: Report) -> str | None:
+    """Bar chart of % identified (± SE) per target, with the paper's values where matched."""
+    table = report.tables.get("rates_target_paper", report.tables.get("rates_target"))
+    if table is None or table.empty:
+        return None
+    table = table[table["n"] > 0].sort_values(["group", "pct_identified"])
+    labels = [f"{n} ({g})" for n, g in zip(table["target_name"], table["group"], strict=True)]
+    y = np.arange(len(table))
+    figure, axes = plt.subplots(figsize=(7, 0.3 * len(table) + 1.2))
+    axes.barh(
+        y,
+        table["pct_identified"],
+        xerr=table["se_pct_identified"].fillna(0),
+        color="#4c72b0",
+        label="this study (± SE)",
+    )
+    if "paper_pct_identified" in table.columns and table["paper_pct_identified"].notna().any():
+        axes.plot(table["paper_pct_identified"], y, "o", color="#dd8452", label="paper")
+    axes.set_yticks(y, labels, fontsize=8)
+    axes.set_xlabel("% texts identified")
+    axes.legend(loc="lower right", fontsize=8)
+    return to_svg(figure)
+
+
+def plot_text_cosines(report: Report) -> str | None:
+    """Histogram of the per-text mean cosine with the identification threshold marked."""
+    table = report.tables.get("per_text")
+    if table is None or table["mean_cosine"].dropna().empty:
+        return None
+    figure, axes = plt.subplots(figsize=(6, 3))
+    for group, part in table.dropna(subset=["mean_cosine"]).groupby("group"):
+        axes.hist(part["mean_cosine"], bins=np.linspace(0, 1, 21), alpha=0.6, label=group)
+    axes.axvline(report.threshold, color="black", linestyle="--", label="threshold")
+    axes.set_xlabel("mean cosine per text")
+    axes.set_ylabel("texts")
+    axes.legend(fontsize=8)
+    return to_svg(figure)
+
+
+def plot_construct_loss(report: Report) -> str | None:
+    """Mean POS frequency per text, original vs anonymized (and mapped placeholders)."""
+    table = report.tables.get("construct_loss")
+    if table is None or table.empty:
+        return None
+    mapped = report.tables.get("construct_loss_mapped")
+    table = table[table["pos"] != "ntok"]
+    x = np.arange(len(table))
+    width = 0.28
+    figure, axes = plt.subplots(figsize=(8, 3))
+    axes.bar(x - width, table["mean_original"], width, label="original")
+    axes.bar(x, table["mean_anonymized"], width, label="anonymized")
+    if mapped is not None:
+        mapped = mapped[mapped["pos"] != "ntok"]
+        axes.bar(x + width, mapped["mean_anonymized"], width, label="placeholders mapped")
+    axes.set_xticks(x, table["pos"], rotation=90, fontsize=8)
+    axes.set_ylabel("mean count per text")
+    axes.legend(fontsize=8)
+    return to_svg(figure)
+
+
+def plot_anonymisability(report: Report) -> str | None:
+    """Box plots of the proportion anonymized for not identified vs identified texts."""
+    features = report.tables.get("anonymisability_features")
+    texts = report.tables.get("per_text")
+    if features is None or texts is None:
+        return None
+    data = features.merge(texts[["text_id", "identified"]], on="text_id").dropna(
+        subset=["identified", "prop_anonymized"]
+    )
+    groups = [
+        data.loc[data["identified"] == flag, "prop_anonymized"].to_numpy() for flag in (0, 1)
+    ]
+    if not all(len(g) for g in groups):
+        return None
+    figure, axes = plt.subplots(figsize=(4, 3))
+    axes.boxplot(groups, tick_labels=["not identified (0)", "identified (1)"])
+    axes.set_ylabel("% of words anonymized")
+    return to_svg(figure)
+
+
+def report_plots(report: Report) -> dict[str, str]:
+    """Return every plot the report's data supports, by file name."""
+    makers = {
+        "plot_target_rates": plot_target_rates,
+        "plot_text_cosines": plot_text_cosines,
+        "plot_anonymisability": plot_anonymisability,
+        "plot_construct_loss": plot_construct_loss,
+    }
+    plots = {name: maker(report) for name, maker in makers.items()}
+    return {name: svg for name, svg in plots.items() if svg}
