@@ -167,8 +167,7 @@ def compare_identified(
         }
         if len(x0) < 2 or len(x1) < 2:
             row["note"] = (
-                f"d needs >= 2 texts per outcome (not identified: {len(x0)}, "
-                f"identified: {len(x1)})"
+                f"d needs >= 2 texts per outcome (not identified: {len(x0)}, identified: {len(x1)})"
             )
         else:
             row["d"], row["d_ci_low"], row["d_ci_high"] = cohens_d_with_ci(x0, x1)

@@ -141,9 +141,7 @@ def construct_loss(
         [p or () for p in texts["placeholders"]] if "placeholders" in texts.columns else None
     )
     original = pos_frequencies(texts["original"].tolist(), nlp)
-    anonymized = pos_frequencies(
-        texts["anonymized"].tolist(), nlp, map_placeholders, placeholders
-    )
+    anonymized = pos_frequencies(texts["anonymized"].tolist(), nlp, map_placeholders, placeholders)
     if per_100_words:
         for frame in (original, anonymized):
             words = frame["ntok"].replace(0, np.nan)

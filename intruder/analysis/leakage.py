@@ -5,7 +5,8 @@ you?" in successful identifications, per person; Table 6: the same from "what ca
 about the person" in unsuccessful ones. Stopwords are removed *before* n-grams are formed
 (paper footnote 10), so "married a spice girl" yields "married_spice_girl"; words are joined
 with "_". N-grams of all three orders are ranked together by how often they occur (ties:
-shorter n-gram first, then alphabetical), as quanteda's topfeatures does over one dfm.
+shorter n-gram first, then alphabetical), like a top-features list over one dfm of
+uni-, bi- and trigrams.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -96,9 +96,7 @@ def plot_anonymisability(report: Report) -> str | None:
     data = features.merge(texts[["text_id", "identified"]], on="text_id").dropna(
         subset=["identified", "prop_anonymized"]
     )
-    groups = [
-        data.loc[data["identified"] == flag, "prop_anonymized"].to_numpy() for flag in (0, 1)
-    ]
+    groups = [data.loc[data["identified"] == flag, "prop_anonymized"].to_numpy() for flag in (0, 1)]
     if not all(len(g) for g in groups):
         return None
     figure, axes = plt.subplots(figsize=(4, 3))

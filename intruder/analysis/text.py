@@ -71,11 +71,10 @@ _BRACKETED_CATEGORY = {
 # "non-binary"). Punctuation and symbols are not tokens.
 WORD_PATTERN = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*", re.UNICODE)
 
-# The Snowball English stopword list (175 words), the default of quanteda's
-# stopwords("en") that the paper's R analysis used; "won", "name", "first", "one" are not
-# in it, which is why they appear in the paper's Tables 5 and 6.
-STOPWORDS: frozenset[str] = frozenset(
-    """
+# The Snowball English stopword list (175 words), the default of R's stopwords("en") as used
+# by quanteda. The paper (footnote 10) does not name its list; this one is consistent with
+# its Tables 5 and 6, where "name", "first", "one", "won" and "nothing" survive.
+_SNOWBALL_ENGLISH = """
     i me my myself we our ours ourselves you your yours yourself yourselves he him his himself
     she her hers herself it its itself they them their theirs themselves what which who whom
     this that these those am is are was were be been being have has had having do does did
@@ -87,8 +86,8 @@ STOPWORDS: frozenset[str] = frozenset(
     against between into through during before after above below to from up down in out on
     off over under again further then once here there when where why how all any both each
     few more most other some such no nor not only own same so than too very will
-    """.split()
-)
+"""
+STOPWORDS: frozenset[str] = frozenset(_SNOWBALL_ENGLISH.split())
 
 
 def placeholder_category(match: re.Match[str]) -> str:
