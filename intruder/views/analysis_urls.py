@@ -1,3 +1,14 @@
-"""URL patterns; filled in by the area that owns them."""
+"""Analysis URLs (mounted at /r/, beside the researcher pages)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from intruder.views import analysis
+
+urlpatterns = [
+    path("<slug:slug>/analysis/", analysis.study_analysis, name="analysis-study"),
+    path(
+        "<slug:slug>/analysis/<str:table>.<str:fmt>",
+        analysis.analysis_table,
+        name="analysis-table",
+    ),
+]

@@ -1,0 +1,62 @@
+"""Write every analysis table (CSV + JSON), a summary and the plots of one study."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from intruder.analysis.report import write_report
+from intruder.models import Study
+from intruder.selectors.analysis import study_report
+
+
+class Command(BaseCommand):
+    help = (
+        "Analyse a study's judgments as the Textwash paper did: per text, per person and group "
+        "(Tables 3/4/7), self-report agreement, leakage n-grams (Tables 5/6/8), "
+        "anonymisability (Table 9) and construct loss (Table 2)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug", help="The study's slug.")
+        parser.add_argument("--out", required=True, type=Path, help="Folder for the tables.")
+        parser.add_argument(
+            "--threshold",
+            type=float,
+            default=None,
+            help="Cosine cut-off for 'identified' (default: the study's).",
+        )
+        parser.add_argument(
+            "--no-construct-loss",
+            action="store_true",
+            help="Skip the spaCy POS analysis (Table 2), the slowest part.",
+        )
+        parser.add_argument("--no-plots", action="store_true", help="Write no SVG plots.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            study = Study.objects.get(slug=options["slug"])
+        except Study.DoesNotExist:
+            raise CommandError(f"no study with slug {options['slug']!r}") from None
+        threshold = options["threshold"]
+        if threshold is not None and not 0.0 <= threshold <= 1.0:
+            raise CommandError(f"--threshold must lie in [0, 1], got {threshold}")
+        report = study_report(
+            study,
+            include_construct_loss=not options["no_construct_loss"],
+            threshold=threshold,
+        )
+        written = write_report(report, options["out"], plots=not options["no_plots"])
+        for warning in report.warnings:
+            self.stderr.write(self.style.WARNING(f"warning: {warning}"))
+        overall = report.summary().get("overall")
+        if overall:
+            self.stdout.write(
+                f"{overall['n']} judged texts, {overall['n_judgments']} judgments: "
+                f"{overall['pct_identified']:.2f}% identified "
+                f"(SE {overall['se_pct_identified'] or float('nan'):.2f}), "
+                f"mean cosine {overall['mean_cosine']:.2f}"
+            )
+        self.stdout.write(self.style.SUCCESS(f"wrote {len(written)} files to {options['out']}"))

@@ -1,0 +1,105 @@
+"""Reads for the analyses: build the tidy judgments and texts frames of a study.
+
+Judgment -> Assignment/AnonymizedText -> Description -> TargetPerson, flattened into the two
+frames `intruder.analysis.frames` describes. Judgments stored without scores (older rows, or
+a changed scorer) are scored here in memory with `intruder.scoring.score_guess`; nothing is
+written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from django.db.models import Q
+
+from intruder.analysis import report as analysis_report
+from intruder.analysis.frames import JUDGMENT_COLUMNS, TEXT_COLUMNS
+from intruder.models import AnonymizedText, Judgment, Study
+from intruder.scoring import score_guess
+from intruder.selectors.researcher import servable_texts
+
+
+def study_texts(study: Study) -> pd.DataFrame:
+    """Return one row per text of the study that intruders can see or have judged."""
+    judged = Judgment.objects.filter(participant__study=study).values("text_id")
+    texts = (
+        AnonymizedText.objects.filter(description__study=study)
+        .filter(Q(pk__in=servable_texts(study).values("pk")) | Q(pk__in=judged))
+        .select_related("description__target")
+        .order_by("pk")
+    )
+    rows = [
+        {
+            "text_id": text.pk,
+            "description_id": text.description_id,
+            "external_id": text.description.external_id or f"description-{text.description_id}",
+            "target_key": text.description.target.key,
+            "target_name": text.description.target.name,
+            "group": text.description.target.group,
+            "original": text.description.text,
+            "anonymized": text.text,
+            "placeholders": sorted(
+                {s["placeholder"] for s in text.spans or [] if s.get("placeholder")}
+            ),
+        }
+        for text in texts
+    ]
+    return pd.DataFrame(rows, columns=list(TEXT_COLUMNS))
+
+
+def study_judgments(study: Study) -> pd.DataFrame:
+    """Return one row per judgment made in the study, scored (in memory where missing)."""
+    judgments = (
+        Judgment.objects.filter(participant__study=study)
+        .select_related("text__description__target")
+        .order_by("pk")
+    )
+    rows = []
+    for judgment in judgments:
+        row: dict[str, Any] = {
+            "judgment_id": judgment.pk,
+            "text_id": judgment.text_id,
+            "participant_id": judgment.participant_id,
+            "self_identified": judgment.self_identified,
+            "guessed_name": judgment.guessed_name,
+            "revealing_text": judgment.revealing_text,
+            "other_knowledge": judgment.other_knowledge,
+            "cosine": judgment.cosine,
+            "identified": judgment.identified,
+            "token_set_ratio": judgment.token_set_ratio,
+            "surname_match": judgment.surname_match,
+        }
+        if judgment.cosine is None:
+            target = judgment.text.description.target
+            score = score_guess(
+                target.name,
+                judgment.guessed_name,
+                aliases=target.aliases or (),
+                threshold=study.identification_threshold,
+            )
+            row.update(
+                cosine=score.cosine,
+                identified=score.identified,
+                token_set_ratio=score.token_set_ratio,
+                surname_match=score.surname_match,
+            )
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(JUDGMENT_COLUMNS))
+
+
+def study_report(
+    study: Study,
+    *,
+    include_construct_loss: bool = False,
+    threshold: float | None = None,
+    nlp: Any | None = None,
+) -> analysis_report.Report:
+    """Run every analysis of `study` at its identification threshold (or `threshold`)."""
+    return analysis_report.run_all(
+        study_judgments(study),
+        study_texts(study),
+        study.identification_threshold if threshold is None else threshold,
+        include_construct_loss=include_construct_loss,
+        nlp=nlp,
+    )

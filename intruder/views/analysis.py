@@ -1,0 +1,120 @@
+"""Researcher analysis page of a study: tables, plots and CSV/JSON downloads.
+
+Login required; access as on the other researcher pages (owner, editor, viewer, superuser,
+via `selectors.researcher.study_role`): a user without a role gets 404, so a study's
+existence is not revealed. Construct loss runs spaCy over every text, so the page computes it
+only on request (?construct=1).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_GET
+
+from intruder.analysis import leakage
+from intruder.analysis.paper import PAPER_AGREEMENT
+from intruder.analysis.plots import report_plots
+from intruder.analysis.report import TABLE_TITLES, records
+from intruder.models import Study
+from intruder.selectors.analysis import study_report
+from intruder.selectors.researcher import study_role
+
+# Tables shown folded on the page (long, or for downloading more than reading).
+FOLDED_TABLES = frozenset({"per_text", "anonymisability_features", "rates_target"})
+CONSTRUCT_TABLES = frozenset({"construct_loss", "construct_loss_mapped"})
+
+
+def _study_for(request: HttpRequest, slug: str) -> Study:
+    """Return the study if the user has a researcher role on it; 404 otherwise."""
+    study = get_object_or_404(Study, slug=slug)
+    if study_role(request.user, study) is None:
+        raise Http404("no such study")
+    return study
+
+
+def html_table(frame: pd.DataFrame) -> SafeString:
+    """Return `frame` as an HTML table; every cell is escaped (participants wrote some)."""
+    html = frame.to_html(
+        index=False,
+        escape=True,
+        na_rep="—",
+        float_format=lambda value: f"{value:.4g}" if abs(value) >= 1e4 else f"{value:.2f}",
+        border=0,
+        classes="analysis-table",
+    )
+    # to_html(escape=True) escaped every cell.
+    return mark_safe(html)
+
+
+@login_required
+@require_GET
+def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show every analysis of the study, with plots and downloads."""
+    study = _study_for(request, slug)
+    with_construct = request.GET.get("construct") == "1"
+    report = study_report(study, include_construct_loss=with_construct)
+    sections = [
+        {
+            "name": name,
+            "title": TABLE_TITLES[name],
+            "table": html_table(table),
+            "folded": name in FOLDED_TABLES,
+            "rows": len(table),
+        }
+        for name, table in report.tables.items()
+    ]
+    paper_layouts = {
+        outcome: html_table(leakage.paper_layout(report.tables[f"leakage_{outcome}"]))
+        for outcome in ("identified", "not_identified")
+        if f"leakage_{outcome}" in report.tables
+    }
+    # matplotlib's SVG writer escapes text (target names); no participant text is plotted.
+    plots = {name: mark_safe(svg) for name, svg in report_plots(report).items()}
+    summary = report.summary()
+    context: dict[str, Any] = {
+        "study": study,
+        "report": report,
+        "summary": summary,
+        "sections": sections,
+        "paper_layouts": paper_layouts,
+        "plots": plots,
+        "with_construct": with_construct,
+        "paper_agreement": PAPER_AGREEMENT.get(report.paper_match.study)
+        if report.paper_match
+        else None,
+    }
+    return render(request, "analysis/study_analysis.html", context)
+
+
+@login_required
+@require_GET
+def analysis_table(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
+    """Download one analysis table as CSV or JSON (or summary.json)."""
+    study = _study_for(request, slug)
+    if fmt not in ("csv", "json") or (table not in TABLE_TITLES and table != "summary"):
+        raise Http404("no such table")
+    report = study_report(study, include_construct_loss=table in CONSTRUCT_TABLES)
+    if table == "summary":
+        if fmt != "json":
+            raise Http404("the summary is JSON only")
+        body, frame = json.dumps(report.summary(), indent=1), None
+    else:
+        frame = report.tables.get(table)
+        if frame is None:
+            raise Http404("this study's data do not support that table (see the warnings)")
+        body = (
+            frame.to_csv(index=False)
+            if fmt == "csv"
+            else json.dumps(records(frame), indent=1, ensure_ascii=False)
+        )
+    content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/json"
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{table}.{fmt}"'
+    return response
