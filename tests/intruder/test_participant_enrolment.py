@@ -1,0 +1,167 @@
+"""Prolific entry: enrol, resume, refuse (closed, completed, missing PID), decline consent."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from intruder.models import Participant, PersonGroup, Study
+from intruder.services.participants import (
+    EnrolmentRefused,
+    intruder_group_choose,
+    participant_enroll,
+)
+from tests.intruder.factories import make_judgment, make_participant, make_study, make_text
+
+pytestmark = pytest.mark.django_db
+
+PID = "5f1e2d3c4b5a69788796a5b4"
+
+
+def entry_url(study, pid=PID, **extra):
+    params = {"PROLIFIC_PID": pid, "STUDY_ID": "STUDY42", "SESSION_ID": "SESS42", **extra}
+    query = "&".join(f"{k}={v}" for k, v in params.items() if v is not None)
+    return f"{reverse('participant-entry', kwargs={'slug': study.slug})}?{query}"
+
+
+@pytest.fixture
+def intruder_study():
+    study = make_study(kind=Study.Kind.INTRUDER)
+    for _ in range(3):
+        make_text(study=study)
+    return study
+
+
+def test_entry_enrols_the_participant_and_redirects_to_their_token_page(client, intruder_study):
+    response = client.get(entry_url(intruder_study))
+    participant = Participant.objects.get(study=intruder_study, prolific_pid=PID)
+    assert response.status_code == 302
+    assert response["Location"] == f"/p/{participant.token}/"
+    assert participant.prolific_study_id == "STUDY42"
+    assert participant.prolific_session_id == "SESS42"
+    assert participant.status == Participant.Status.STARTED
+    assert len(participant.token) >= 40
+
+
+def test_same_pid_again_resumes_the_same_participant(client, intruder_study):
+    first = client.get(entry_url(intruder_study))
+    client.post(f"{first['Location']}consent/", {"decision": "agree"})
+    second = client.get(entry_url(intruder_study))
+    assert second["Location"] == first["Location"]
+    assert Participant.objects.filter(study=intruder_study).count() == 1
+    page = client.get(second["Location"])
+    assert b"play an adversary" in page.content.lower()
+
+
+def test_same_pid_from_another_browser_resumes_too(client, intruder_study):
+    first = client.get(entry_url(intruder_study))
+    other = Client().get(entry_url(intruder_study))
+    assert other["Location"] == first["Location"]
+
+
+def test_entry_without_pid_shows_a_clear_error_and_enrols_nobody(client, intruder_study):
+    response = client.get(reverse("participant-entry", kwargs={"slug": intruder_study.slug}))
+    assert response.status_code == 400
+    assert b"Missing Prolific ID" in response.content
+    assert not Participant.objects.exists()
+
+
+def test_entry_without_pid_resumes_from_the_session_of_the_same_browser(client, intruder_study):
+    first = client.get(entry_url(intruder_study))
+    again = client.get(reverse("participant-entry", kwargs={"slug": intruder_study.slug}))
+    assert again["Location"] == first["Location"]
+
+
+@pytest.mark.parametrize("pid", ["<script>", "a b", "x" * 65])
+def test_malformed_pid_is_refused(client, intruder_study, pid):
+    response = client.get(entry_url(intruder_study, pid=pid.replace(" ", "%20")))
+    assert response.status_code == 400
+    assert b"<script>" not in response.content
+    assert not Participant.objects.exists()
+
+
+def test_closed_study_refuses_new_participants_with_a_clear_page(client, intruder_study):
+    intruder_study.is_open = False
+    intruder_study.save()
+    response = client.get(entry_url(intruder_study))
+    assert response.status_code == 403
+    assert b"closed" in response.content
+    assert not Participant.objects.exists()
+
+
+def test_closed_study_still_lets_an_enrolled_participant_resume(client, intruder_study):
+    first = client.get(entry_url(intruder_study))
+    Study.objects.filter(pk=intruder_study.pk).update(is_open=False)
+    assert client.get(entry_url(intruder_study))["Location"] == first["Location"]
+
+
+def test_unknown_study_is_not_found(client):
+    assert client.get("/s/no-such-study/?PROLIFIC_PID=abc").status_code == 404
+
+
+def test_unknown_token_is_not_found(client):
+    assert client.get("/p/not-a-token/").status_code == 404
+
+
+def test_study_without_texts_is_not_ready(client):
+    study = make_study(kind=Study.Kind.INTRUDER)
+    response = client.get(entry_url(study))
+    assert response.status_code == 503
+    assert not Participant.objects.exists()
+
+
+def test_completed_pid_cannot_start_again(client, intruder_study):
+    participant = make_participant(
+        study=intruder_study, prolific_pid=PID, status=Participant.Status.COMPLETED
+    )
+    response = client.get(entry_url(intruder_study), follow=True)
+    assert b"already completed" in response.content
+    assert b"cannot take part again" in response.content
+    assert b"<form" not in response.content
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.COMPLETED
+    assert Participant.objects.count() == 1
+
+
+def test_declining_consent_returns_the_participant_without_a_code(client, intruder_study):
+    home = client.get(entry_url(intruder_study))["Location"]
+    response = client.post(f"{home}consent/", {"decision": "decline"}, follow=True)
+    participant = Participant.objects.get()
+    assert participant.status == Participant.Status.RETURNED
+    assert participant.consented_at is None
+    assert b"return the study on Prolific" in response.content
+    assert intruder_study.completion_code.encode() not in response.content
+    assert b"submissions/complete" not in response.content
+    # Coming back later does not reopen the study for them.
+    again = client.get(entry_url(intruder_study), follow=True)
+    assert b"return the study on Prolific" in again.content
+    assert client.post(f"{home}finish/").status_code == 302
+    assert client.post(f"{home}finish/")["Location"] == home
+
+
+def test_consent_page_shows_the_study_consent_text(client, intruder_study):
+    home = client.get(entry_url(intruder_study))["Location"]
+    page = client.get(home)
+    assert intruder_study.consent_text.encode() in page.content
+    assert b"csrfmiddlewaretoken" in page.content
+
+
+def test_intruder_group_goes_where_most_judgments_are_missing():
+    study = make_study(kind=Study.Kind.INTRUDER, judgments_per_text=2)
+    famous = make_text(study=study, description=None)
+    famous.description.target.group = PersonGroup.FAMOUS
+    famous.description.target.save()
+    for _ in range(2):
+        make_text(study=study)  # fictitious by default
+    assert intruder_group_choose(study=study) == PersonGroup.FICTITIOUS
+    study.groups = [PersonGroup.FAMOUS]
+    study.save()
+    assert intruder_group_choose(study=study) == PersonGroup.FAMOUS
+
+
+def test_full_study_refuses_new_intruders():
+    study = make_study(kind=Study.Kind.INTRUDER, judgments_per_text=1)
+    text = make_text(study=study)
+    make_judgment(participant=make_participant(study=study), text=text)
+    with pytest.raises(EnrolmentRefused) as refusal:
+        participant_enroll(study=study, prolific_pid="NEWPID")
+    assert refusal.value.code == EnrolmentRefused.FULL

@@ -1,0 +1,257 @@
+"""Intruders: consent, instructions, N texts with the three questions, debrief, Prolific."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from intruder.models import Assignment, Judgment, Participant, PersonGroup, Study
+from intruder.services.assignment import assignment_next
+from intruder.services.judgments import (
+    JudgmentRejected,
+    judgment_submit,
+    judgment_time_spent_ms,
+)
+from tests.intruder.factories import (
+    make_description,
+    make_judgment,
+    make_participant,
+    make_study,
+    make_target,
+    make_text,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def study():
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=3, judgments_per_text=2)
+    for i in range(4):
+        target = make_target(
+            study=study, group=PersonGroup.FAMOUS, name=f"Oriel Vantassel{i}", aliases=["Ori V"]
+        )
+        make_text(study=study, description=make_description(study=study, target=target))
+    return study
+
+
+def enter(client, study, pid="INTRUDERPID01"):
+    url = reverse("participant-entry", kwargs={"slug": study.slug})
+    home = client.get(f"{url}?PROLIFIC_PID={pid}")["Location"]
+    client.post(f"{home}consent/", {"decision": "agree"})
+    return home
+
+
+def current_assignment_id(page) -> int:
+    return int(re.search(rb'name="assignment_id" value="(\d+)"', page.content).group(1))
+
+
+def test_instructions_come_after_consent_and_before_the_first_text(client, study):
+    home = enter(client, study)
+    page = client.get(home)
+    assert b"play an adversary" in page.content.lower()
+    assert b"anon-text" not in page.content
+    client.post(f"{home}instructions/")
+    assert b"anon-text" in client.get(home).content
+
+
+def test_full_intruder_flow_judges_n_texts_and_ends_at_prolific(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    seen = []
+    for number in range(1, 4):
+        page = client.get(home)
+        assert f"Text {number} of 3".encode() in page.content
+        assignment_id = current_assignment_id(page)
+        seen.append(assignment_id)
+        answer = (
+            {"self_identified": "yes", "guessed_name": "Oriel Vantassel0", "revealing_text": "x"}
+            if number == 1
+            else {"self_identified": "no", "other_knowledge": "Works at sea."}
+        )
+        response = client.post(
+            f"{home}judge/", {"assignment_id": assignment_id, "client_ms": 1500, **answer}
+        )
+        assert response.status_code == 302
+    debrief = client.get(home)
+    assert study.debrief_text.encode() in debrief.content
+    finish = client.post(f"{home}finish/")
+    assert finish["Location"].endswith(f"?cc={study.completion_code}")
+    participant = Participant.objects.get()
+    assert participant.status == Participant.Status.COMPLETED
+    judgments = list(Judgment.objects.filter(participant=participant).order_by("id"))
+    assert len(judgments) == 3
+    assert len({j.text_id for j in judgments}) == 3
+    assert judgments[0].self_identified and judgments[0].guessed_name == "Oriel Vantassel0"
+    assert not judgments[1].self_identified and judgments[1].other_knowledge == "Works at sea."
+
+
+def test_judgment_stores_the_score_of_the_guess(study):
+    participant = make_participant(study=study)
+    assignment = assignment_next(participant=participant)
+    target = assignment.text.description.target
+    result = judgment_submit(
+        participant=participant,
+        assignment_id=assignment.pk,
+        self_identified=True,
+        guessed_name=target.name.lower(),
+        revealing_text="the career",
+    )
+    judgment = result.judgment
+    assert judgment.cosine == pytest.approx(1.0)
+    assert judgment.identified is True
+    assert judgment.matched_alias == target.name
+    assert judgment.token_set_ratio == pytest.approx(100.0)
+
+
+def test_reload_shows_the_same_text_and_keeps_the_first_shown_time(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    first = current_assignment_id(client.get(home))
+    shown_at = Assignment.objects.get(pk=first).shown_at
+    assert current_assignment_id(client.get(home)) == first
+    assert Assignment.objects.get(pk=first).shown_at == shown_at
+    assert Assignment.objects.count() == 1
+
+
+def test_missing_follow_up_answers_reshow_the_same_text_with_answers_kept(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    assignment_id = current_assignment_id(client.get(home))
+    response = client.post(
+        f"{home}judge/", {"assignment_id": assignment_id, "self_identified": "yes"}
+    )
+    assert response.status_code == 400
+    assert b"Please say who you think it is" in response.content
+    assert current_assignment_id(response) == assignment_id
+    none_chosen = client.post(f"{home}judge/", {"assignment_id": assignment_id})
+    assert b"Please say whether you could identify the person" in none_chosen.content
+    no_without_knowledge = client.post(
+        f"{home}judge/", {"assignment_id": assignment_id, "self_identified": "no"}
+    )
+    assert b"what you can tell about the person" in no_without_knowledge.content
+    assert not Judgment.objects.exists()
+
+
+def test_double_submit_neither_duplicates_nor_overwrites(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    assignment_id = current_assignment_id(client.get(home))
+    first = {"assignment_id": assignment_id, "self_identified": "no", "other_knowledge": "A"}
+    second = {"assignment_id": assignment_id, "self_identified": "yes", "guessed_name": "B"}
+    client.post(f"{home}judge/", first)
+    client.post(f"{home}judge/", {**second, "revealing_text": "C"})
+    judgment = Judgment.objects.get()
+    assert judgment.other_knowledge == "A" and not judgment.self_identified
+    assert Assignment.objects.filter(status=Assignment.Status.ACTIVE).count() == 0
+
+
+def test_only_the_chosen_branch_is_stored(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    assignment_id = current_assignment_id(client.get(home))
+    client.post(
+        f"{home}judge/",
+        {
+            "assignment_id": assignment_id,
+            "self_identified": "no",
+            "other_knowledge": "Sailor",
+            "guessed_name": "typed before switching to no",
+        },
+    )
+    judgment = Judgment.objects.get()
+    assert judgment.guessed_name == "" and judgment.cosine == 0.0
+
+
+def test_someone_elses_assignment_cannot_be_answered(client, study):
+    other = assignment_next(participant=make_participant(study=study))
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    client.post(
+        f"{home}judge/",
+        {"assignment_id": other.pk, "self_identified": "no", "other_knowledge": "x"},
+    )
+    assert not Judgment.objects.exists()
+    participant = Participant.objects.get(prolific_pid="INTRUDERPID01")
+    with pytest.raises(JudgmentRejected):
+        judgment_submit(
+            participant=participant,
+            assignment_id=other.pk,
+            self_identified=False,
+            other_knowledge="x",
+        )
+
+
+@pytest.mark.parametrize(
+    ("client_ms", "expected"),
+    [(None, 30_000), (12_345, 12_345), (90_000, 30_000), (-5, 30_000)],
+)
+def test_time_spent_prefers_the_browser_but_never_exceeds_the_server(client_ms, expected):
+    shown = timezone.now()
+    assert (
+        judgment_time_spent_ms(
+            shown_at=shown, submitted_at=shown + timedelta(seconds=30), client_ms=client_ms
+        )
+        == expected
+    )
+
+
+def test_time_spent_is_recorded_from_the_first_showing(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    assignment_id = current_assignment_id(client.get(home))
+    Assignment.objects.filter(pk=assignment_id).update(
+        shown_at=timezone.now() - timedelta(seconds=20)
+    )
+    client.post(
+        f"{home}judge/",
+        {"assignment_id": assignment_id, "self_identified": "no", "other_knowledge": "x"},
+    )
+    assert 20_000 <= Judgment.objects.get().time_spent_ms < 25_000
+
+
+def test_pool_running_out_gives_fewer_items_and_finishes(client):
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=5)
+    for _ in range(2):
+        make_text(study=study)
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    for _ in range(2):
+        assignment_id = current_assignment_id(client.get(home))
+        client.post(
+            f"{home}judge/",
+            {"assignment_id": assignment_id, "self_identified": "no", "other_knowledge": "x"},
+        )
+    assert study.debrief_text.encode() in client.get(home).content
+    assert client.post(f"{home}finish/")["Location"].startswith("https://app.prolific.com/")
+
+
+def test_no_text_left_at_the_start_asks_to_return(client):
+    study = make_study(kind=Study.Kind.INTRUDER, judgments_per_text=1)
+    text = make_text(study=study)
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    make_judgment(participant=make_participant(study=study), text=text)
+    page = client.get(home)
+    assert b"No texts available" in page.content
+    assert client.post(f"{home}finish/")["Location"] == home
+
+
+def test_timed_out_participant_sees_the_time_limit_page(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    assignment_id = current_assignment_id(client.get(home))
+    Assignment.objects.filter(pk=assignment_id).update(
+        assigned_at=timezone.now() - timedelta(minutes=study.time_limit_minutes + 1)
+    )
+    page = client.get(home)
+    assert b"Time limit reached" in page.content
+    late = client.post(
+        f"{home}judge/",
+        {"assignment_id": assignment_id, "self_identified": "no", "other_knowledge": "x"},
+    )
+    assert late.status_code == 302
+    assert not Judgment.objects.exists()
+    assert Participant.objects.get().status == Participant.Status.TIMED_OUT
