@@ -15,3 +15,9 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"research data not found at {SHARED_DATA} (set SHARED_DATA_DIR)")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings) -> None:
+    """Hash test passwords with MD5: PBKDF2's deliberate slowness dominates test time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

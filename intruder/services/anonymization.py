@@ -81,9 +81,10 @@ def span_to_dict(span: Any) -> dict[str, Any]:
 def render_spans(original: str, spans: Sequence[dict[str, Any]]) -> tuple[str, list[dict]]:
     """Rebuild the anonymized text of `original` from spans with `anonymize.render`.
 
-    Return the text and the spans with their (re-numbered) placeholders.
+    Return the text and the spans with their re-numbered placeholders.
     """
     from anonymize import Span, render
+    from anonymize.placeholders import assign_placeholders
 
     span_objects = [
         Span(
@@ -94,12 +95,10 @@ def render_spans(original: str, spans: Sequence[dict[str, Any]]) -> tuple[str, l
             placeholder=s.get("placeholder", ""),
             score=1.0 if s.get("score") is None else float(s["score"]),
         )
-        for s in sorted(spans, key=lambda s: (s["start"], s["end"]))
+        for s in spans
     ]
     rendered = render(original, span_objects)
-    if isinstance(rendered, str):
-        return rendered, [span_to_dict(s) for s in span_objects]
-    return rendered.text, [span_to_dict(s) for s in rendered.spans]
+    return rendered, [span_to_dict(s) for s in assign_placeholders(span_objects)]
 
 
 def anonymize_study_descriptions(

@@ -35,7 +35,7 @@ from intruder.selectors.researcher import (
 from intruder.services import anonymization, exports, imports, jobs, studies
 
 REVIEW_PAGE_SIZE = 50
-PLACEHOLDER_PATTERN = re.compile(r"\b(?:[A-Z]+(?:_[A-Z]+)*_\d+|PRONOUN|MR|MS|TITLE)\b")
+PLACEHOLDER_PATTERN = re.compile(r"\b(?:[A-Z]+(?:_[A-Z]+)*_\d+|PRONOUN|MR/MS|TITLE)\b")
 
 
 def _study_for(request: HttpRequest, slug: str, *, edit: bool = False) -> tuple[Study, str]:
