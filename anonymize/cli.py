@@ -1,0 +1,300 @@
+"""Command line: `python -m anonymize run|train|evaluate`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, TextIO
+
+from anonymize.labels import CATEGORIES
+from anonymize.placeholders import OPERATORS
+
+EXIT_BAD_INPUT = 2
+
+
+class InputError(ValueError):
+    """A problem with one input line or file, worded for the user."""
+
+
+@dataclass
+class InputRecord:
+    """One parsed JSONL line, kept whole so its extra fields pass through."""
+
+    line_number: int
+    record: dict
+
+
+def parse_jsonl(stream: BinaryIO) -> Iterator[InputRecord | InputError]:
+    """Yield each line as a record, or as an InputError naming the line and the problem."""
+    for line_number, raw in enumerate(stream, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            yield InputError(
+                f"line {line_number}: not valid UTF-8 (byte 0x{raw[error.start]:02x} "
+                f"at column {error.start + 1})"
+            )
+            continue
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            yield InputError(f"line {line_number}: malformed JSON ({error.msg}, col {error.colno})")
+            continue
+        if not isinstance(record, dict):
+            yield InputError(f"line {line_number}: expected a JSON object with id and text")
+            continue
+        missing = [key for key in ("id", "text") if key not in record]
+        if missing:
+            yield InputError(f"line {line_number}: missing field {', '.join(map(repr, missing))}")
+            continue
+        if not isinstance(record["text"], str):
+            yield InputError(f"line {line_number}: field 'text' must be a string")
+            continue
+        yield InputRecord(line_number, record)
+
+
+def _entities(values: list[str] | None) -> list[str] | None:
+    """Accept --entities A B and --entities A,B."""
+    if not values:
+        return None
+    return [part for value in values for part in value.split(",") if part.strip()]
+
+
+def _refuse(errors: list[InputError], stderr: TextIO) -> int:
+    """Print every input problem and return the bad-input exit code."""
+    for error in errors:
+        print(f"error: {error}", file=stderr)
+    print("nothing written; fix the input or pass --skip-errors", file=stderr)
+    return EXIT_BAD_INPUT
+
+
+def _report_skipped(errors: list[InputError], stderr: TextIO) -> None:
+    if errors:
+        print(f"skipped {len(errors)} input(s):", file=stderr)
+        for error in errors:
+            print(f"  {error}", file=stderr)
+
+
+def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int:
+    """Anonymize a JSONL file/stream or a folder of .txt files."""
+    from anonymize.labels import validate_categories
+    from anonymize.model import Anonymizer
+
+    try:
+        validate_categories(_entities(args.entities))
+    except ValueError as error:
+        print(f"error: --entities: {error}", file=stderr)
+        return EXIT_BAD_INPUT
+    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
+        print(f"error: --threshold must be in [0, 1], got {args.threshold}", file=stderr)
+        return EXIT_BAD_INPUT
+    if (args.input_dir is None) != (args.output_dir is None):
+        print("error: --input-dir and --output-dir go together", file=stderr)
+        return EXIT_BAD_INPUT
+    if args.input_dir is not None:
+        texts, names, errors = _read_text_folder(Path(args.input_dir))
+        if errors and not args.skip_errors:
+            return _refuse(errors, stderr)
+    else:
+        if args.input in (None, "-"):
+            parsed = list(parse_jsonl(stdin))
+        else:
+            with Path(args.input).open("rb") as source:
+                parsed = list(parse_jsonl(source))
+        errors = [item for item in parsed if isinstance(item, InputError)]
+        if errors and not args.skip_errors:
+            return _refuse(errors, stderr)
+        records = [item.record for item in parsed if isinstance(item, InputRecord)]
+        texts = [record["text"] for record in records]
+    anonymizer = Anonymizer.load(args.model_dir, threads=args.threads)
+    results = anonymizer.anonymize_many(
+        texts,
+        batch_size=args.batch_size,
+        entities=_entities(args.entities),
+        threshold=args.threshold,
+        operator=args.operator,
+    )
+    if args.input_dir is not None:
+        output_dir = Path(args.output_dir)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        for name, result in zip(names, results, strict=True):
+            (output_dir / name).write_text(result.text, encoding="utf-8")
+    else:
+        lines = [
+            json.dumps({**record, **result.to_dict()}, ensure_ascii=False) + "\n"
+            for record, result in zip(records, results, strict=True)
+        ]
+        if args.output in (None, "-"):
+            stdout.writelines(lines)
+        else:
+            with Path(args.output).open("w", encoding="utf-8") as sink:
+                sink.writelines(lines)
+    _report_skipped(errors, stderr)
+    return 0
+
+
+def _read_text_folder(folder: Path) -> tuple[list[str], list[str], list[InputError]]:
+    """Read every .txt file of `folder` (sorted), collecting undecodable ones as errors."""
+    if not folder.is_dir():
+        raise SystemExit(f"error: input folder {folder} does not exist")
+    texts, names, errors = [], [], []
+    for path in sorted(folder.glob("*.txt")):
+        try:
+            texts.append(path.read_bytes().decode("utf-8"))
+            names.append(path.name)
+        except UnicodeDecodeError as error:
+            errors.append(InputError(f"{path.name}: not valid UTF-8 (byte {error.start + 1})"))
+    return texts, names, errors
+
+
+def command_train(args: argparse.Namespace, stdout: TextIO) -> int:
+    """Train from the study corpus and print the per-split headline metrics."""
+    from anonymize.train import TrainConfig, train
+
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
+    values = {k: v for k, v in values.items() if v is not None}
+    metrics = train(TrainConfig(**values))
+    for split, scored in metrics.items():
+        print(
+            f"{split}: weighted F1 (PSI) {scored['psi_categories']['weighted']['f1']:.3f}, "
+            f"binary PSI F1 {scored['binary_psi']['f1']:.3f}, "
+            f"name leak {scored['name_leak']['rate']:.1%}",
+            file=stdout,
+        )
+    return 0
+
+
+def command_evaluate(args: argparse.Namespace, stdout: TextIO) -> int:
+    """Print the Table-1-style report for the model and the spaCy baseline on one split."""
+    from anonymize.evaluate import run_evaluation
+
+    run_evaluation(
+        model_dir=args.model_dir,
+        corpus_dir=args.corpus_dir,
+        split=args.split,
+        threshold=args.threshold,
+        with_baseline=not args.no_baseline,
+        output=args.output,
+        emit=lambda line: print(line, file=stdout),
+    )
+    return 0
+
+
+def command_card(args: argparse.Namespace, stdout: TextIO) -> int:
+    """Regenerate the model card so its numbers always come from the saved metrics."""
+    from anonymize.model import DEFAULT_MODEL_DIR
+    from anonymize.model_card import write_model_card
+
+    model_dir = Path(args.model_dir) if args.model_dir else DEFAULT_MODEL_DIR
+    comparison = Path(args.comparison) if args.comparison else None
+    print(write_model_card(model_dir, comparison), file=stdout)
+    return 0
+
+
+def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    """Expose every TrainConfig field as a flag, with its help text."""
+    from anonymize.train import TrainConfig
+
+    for f in dataclasses.fields(TrainConfig):
+        flag = "--" + f.name.replace("_", "-")
+        help_text = f.metadata.get("help", "")
+        if f.type in ("bool", bool):
+            parser.add_argument(
+                flag, dest=f.name, action="store_true", default=None, help=help_text
+            )
+        elif f.name == "evaluate_splits":
+            parser.add_argument(flag, dest=f.name, nargs="*", default=None, help=help_text)
+        else:
+            kind = {"int": int, "float": float}.get(str(f.type), str)
+            parser.add_argument(flag, dest=f.name, type=kind, default=None, help=help_text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of all subcommands."""
+    parser = argparse.ArgumentParser(prog="python -m anonymize", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="anonymize JSONL lines or a folder of .txt files")
+    run.add_argument("--input", help="JSONL file of {id, text}; '-' or absent = stdin")
+    run.add_argument("--output", help="JSONL output file; '-' or absent = stdout")
+    run.add_argument("--input-dir", help="folder of .txt files (Textwash style)")
+    run.add_argument("--output-dir", help="folder for the anonymized .txt files")
+    run.add_argument(
+        "--entities",
+        nargs="+",
+        help=f"categories to replace (default all): {', '.join(CATEGORIES)}",
+    )
+    run.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="P(PSI) threshold; lower = stricter anonymisation (default 0.5)",
+    )
+    run.add_argument(
+        "--operator",
+        choices=sorted(OPERATORS),
+        default="placeholder",
+        help="placeholder (LOCATION_1), category ([LOCATION]) or redact (***)",
+    )
+    run.add_argument("--model-dir", default=None, help="model folder (default: shipped model)")
+    run.add_argument("--batch-size", type=int, default=16, help="windows per forward pass")
+    run.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    run.add_argument(
+        "--skip-errors",
+        action="store_true",
+        help="skip bad lines/files and report them instead of stopping",
+    )
+
+    train = commands.add_parser("train", help="train the PSI tagger on the study corpus")
+    _add_train_arguments(train)
+
+    evaluate = commands.add_parser("evaluate", help="per-category scores on a person split")
+    evaluate.add_argument("--model-dir", default=None, help="model folder (default: shipped)")
+    evaluate.add_argument("--corpus-dir", default=None, help="folder with study1/2.jsonl")
+    evaluate.add_argument("--split", default="test", choices=("train", "dev", "test"))
+    evaluate.add_argument("--threshold", type=float, default=None, help="P(PSI) threshold")
+    evaluate.add_argument("--no-baseline", action="store_true", help="skip the spaCy baseline")
+    evaluate.add_argument("--output", default=None, help="write all metrics to this JSON file")
+
+    card = commands.add_parser("card", help="write MODEL_CARD.md from a model's metrics files")
+    card.add_argument("--model-dir", default=None, help="model folder (default: shipped)")
+    card.add_argument("--comparison", default=None, help="evaluate --output JSON to include")
+    return parser
+
+
+def _quiet_transformers() -> None:
+    """Keep progress bars and load reports off the CLI's stderr, which carries our errors."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+def main(
+    argv: list[str] | None = None,
+    stdin: BinaryIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run one subcommand; return the process exit code."""
+    args = build_parser().parse_args(argv)
+    _quiet_transformers()
+    stdin = stdin if stdin is not None else sys.stdin.buffer
+    stdout = stdout if stdout is not None else sys.stdout
+    stderr = stderr if stderr is not None else sys.stderr
+    if args.command == "run":
+        return command_run(args, stdin, stdout, stderr)
+    if args.command == "train":
+        return command_train(args, stdout)
+    if args.command == "card":
+        return command_card(args, stdout)
+    return command_evaluate(args, stdout)

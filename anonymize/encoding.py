@@ -1,0 +1,54 @@
+"""Map a text's words to subword tokens, the link between word labels and the model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from anonymize.labels import Word, split_words
+
+# transformers' loss ignores targets equal to -100: subwords after a word's first one and words
+# alignment could not attribute carry it, so they neither train nor get scored.
+IGNORE_INDEX = -100
+
+
+@dataclass
+class EncodedText:
+    """A text's words, its subword ids (no special tokens) and each word's first subword."""
+
+    words: list[Word]
+    input_ids: list[int]
+    word_first_token: np.ndarray  # index of the subword that predicts each word
+
+
+def encode_text(tokenizer, text: str) -> EncodedText:
+    """Tokenize `text` and point each word at the first subword that overlaps it.
+
+    A subword that covers several of our words (the tokenizer does not split "21st") predicts
+    all of them, so every word gets a prediction and no text is silently skipped.
+    """
+    words = split_words(text)
+    # Whole texts are tokenized once and windowed afterwards, so the model's length limit
+    # does not apply here; silence transformers' warning about it.
+    tokenizer.model_max_length = max(tokenizer.model_max_length, len(text) + 2)
+    encoding = tokenizer(
+        text, add_special_tokens=False, return_offsets_mapping=True, truncation=False
+    )
+    offsets = encoding["offset_mapping"]
+    word_first_token = np.zeros(len(words), dtype=np.int64)
+    token = 0
+    for position, word in enumerate(words):
+        while token < len(offsets) - 1 and offsets[token][1] <= word.start:
+            token += 1
+        word_first_token[position] = token
+    return EncodedText(words, list(encoding["input_ids"]), word_first_token)
+
+
+def token_targets(encoded: EncodedText, label_ids: list[int | None]) -> list[int]:
+    """Return one training target per subword: the word label on its first subword."""
+    targets = [IGNORE_INDEX] * len(encoded.input_ids)
+    for token, label_id in zip(encoded.word_first_token.tolist(), label_ids, strict=True):
+        if label_id is not None and targets[token] == IGNORE_INDEX and encoded.input_ids:
+            targets[token] = label_id
+    return targets

@@ -1,0 +1,255 @@
+"""Score word-level PSI tagging against Textwash's labels, like Table 1 of the paper.
+
+Every word of a kept document with a recovered label is scored once: its predicted category
+(from the spans the anonymizer would replace) against the category Textwash gave it. We also
+score the binary decision PSI vs NONE, and how often the described person's first or last
+name survives anonymization.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from anonymize.alignment import AlignedDocument, name_word_categories
+from anonymize.labels import CATEGORIES, NONE, TEXTWASH_CATEGORIES, Word, category_of
+from anonymize.placeholders import Span
+
+LEAK_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def word_categories_from_spans(words: Sequence[Word], spans: Sequence[Span]) -> list[str]:
+    """Return each word's category: that of the span covering it, else NONE."""
+    categories = [NONE] * len(words)
+    ordered = sorted(spans, key=lambda span: span.start)
+    cursor = 0
+    for position, word in enumerate(words):
+        while cursor < len(ordered) and ordered[cursor].end <= word.start:
+            cursor += 1
+        if cursor < len(ordered) and ordered[cursor].start < word.end:
+            categories[position] = ordered[cursor].category
+    return categories
+
+
+def _prf(tp: int, fp: int, fn: int) -> dict[str, float]:
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+def score_word_categories(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, object]:
+    """Return per-category P/R/F1/support, macro/weighted averages and binary PSI scores."""
+    per_category: dict[str, dict] = {}
+    for category in (*CATEGORIES, NONE):
+        tp = sum(g == category and p == category for g, p in zip(gold, predicted, strict=True))
+        fp = sum(g != category and p == category for g, p in zip(gold, predicted, strict=True))
+        fn = sum(g == category and p != category for g, p in zip(gold, predicted, strict=True))
+        per_category[category] = {**_prf(tp, fp, fn), "support": tp + fn}
+
+    def averages(names: Sequence[str]) -> dict[str, dict[str, float]]:
+        present = [n for n in names if per_category[n]["support"] > 0]
+        total = sum(per_category[n]["support"] for n in present) or 1
+        result = {}
+        for kind in ("macro", "weighted"):
+            weights = {
+                n: (1 / len(present) if kind == "macro" else per_category[n]["support"] / total)
+                for n in present
+            }
+            result[kind] = {
+                metric: sum(weights[n] * per_category[n][metric] for n in present)
+                for metric in ("precision", "recall", "f1")
+            }
+        return result
+
+    binary_tp = sum(g != NONE and p != NONE for g, p in zip(gold, predicted, strict=True))
+    binary_fp = sum(g == NONE and p != NONE for g, p in zip(gold, predicted, strict=True))
+    binary_fn = sum(g != NONE and p == NONE for g, p in zip(gold, predicted, strict=True))
+    return {
+        "words": len(gold),
+        "accuracy": sum(g == p for g, p in zip(gold, predicted, strict=True)) / max(len(gold), 1),
+        "per_category": per_category,
+        "psi_categories": averages(CATEGORIES),
+        "textwash_categories": averages(TEXTWASH_CATEGORIES),
+        "all_with_none": averages((*CATEGORIES, NONE)),
+        "binary_psi": {**_prf(binary_tp, binary_fp, binary_fn), "support": binary_tp + binary_fn},
+    }
+
+
+def name_leaks(document: AlignedDocument, predicted: Sequence[str]) -> bool:
+    """Return True when a word of the described person's name is left unreplaced."""
+    names = name_word_categories(document.person, document.words)
+    return any(predicted[position] == NONE for position in names)
+
+
+def evaluate_predictions(
+    documents: Sequence[AlignedDocument], predicted: Sequence[Sequence[str]]
+) -> dict[str, object]:
+    """Score predicted word categories of `documents` against their recovered labels."""
+    gold_flat, predicted_flat = [], []
+    leaked = 0
+    mentioning = 0
+    for document, categories in zip(documents, predicted, strict=True):
+        for label, category in zip(document.labels, categories, strict=True):
+            if label is not None:  # words alignment could not attribute are not scored
+                gold_flat.append(category_of(label))
+                predicted_flat.append(category)
+        leaked += name_leaks(document, categories)
+        mentioning += bool(name_word_categories(document.person, document.words))
+    metrics = score_word_categories(gold_flat, predicted_flat)
+    metrics["documents"] = len(documents)
+    metrics["name_leak"] = {
+        "documents_leaking": leaked,
+        "documents_mentioning_name": mentioning,
+        "rate": leaked / max(len(documents), 1),
+        "rate_among_mentioning": leaked / max(mentioning, 1),
+        "textwash_documents_leaking": sum(d.relabelled_names > 0 for d in documents),
+    }
+    return metrics
+
+
+def predict_with_anonymizer(
+    anonymizer, documents: Sequence[AlignedDocument], thresholds: Sequence[float]
+) -> dict[float, list[list[str]]]:
+    """Return word categories per threshold, running the model once for all thresholds."""
+    from anonymize.labels import validate_categories
+    from anonymize.model import decode_spans
+
+    predictions = anonymizer.predict_words([d.text for d in documents])
+    selected = validate_categories(None)
+    result: dict[float, list[list[str]]] = {}
+    for threshold in thresholds:
+        result[threshold] = [
+            word_categories_from_spans(
+                d.words, decode_spans(d.text, p, anonymizer.labels, selected, threshold)
+            )
+            for d, p in zip(documents, predictions, strict=True)
+        ]
+    return result
+
+
+def evaluate_documents(
+    anonymizer, documents: Sequence[AlignedDocument], sweep: Sequence[float] = LEAK_THRESHOLDS
+) -> dict[str, object]:
+    """Score the anonymizer at its threshold and sweep thresholds for the masking trade-off."""
+    thresholds = sorted({anonymizer.threshold, *sweep})
+    by_threshold = predict_with_anonymizer(anonymizer, documents, thresholds)
+    metrics = evaluate_predictions(documents, by_threshold[anonymizer.threshold])
+    metrics["threshold"] = anonymizer.threshold
+    metrics["model_version"] = anonymizer.model_version
+    metrics["threshold_sweep"] = []
+    for threshold in thresholds:
+        scored = evaluate_predictions(documents, by_threshold[threshold])
+        metrics["threshold_sweep"].append(
+            {
+                "threshold": threshold,
+                "weighted_f1_psi": scored["psi_categories"]["weighted"]["f1"],
+                "binary_psi_f1": scored["binary_psi"]["f1"],
+                "binary_psi_recall": scored["binary_psi"]["recall"],
+                "name_leak_rate": scored["name_leak"]["rate"],
+            }
+        )
+    return metrics
+
+
+def write_metrics(metrics: dict, path: Path) -> None:
+    """Write metrics as indented JSON."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(metrics, indent=1, sort_keys=False) + "\n")
+
+
+def format_table(systems: dict[str, dict], emit: Callable[[str], None] = print) -> None:
+    """Print a Table-1-style report with one P/R/F1 block per system and the support."""
+    names = list(systems)
+    header = f"{'category':<28}" + "".join(f"{n[:24]:>26}" for n in names) + f"{'support':>9}"
+    emit(header)
+    emit(f"{'':<28}" + "".join(f"{'P':>8}{'R':>9}{'F1':>9}" for _ in names))
+    first = systems[names[0]]
+
+    def row(label: str, values: list[dict], support: int | str) -> str:
+        cells = "".join(f"{v['precision']:>8.2f}{v['recall']:>9.2f}{v['f1']:>9.2f}" for v in values)
+        return f"{label:<28}{cells}{support:>9}"
+
+    for category in (*CATEGORIES, NONE):
+        support = first["per_category"][category]["support"]
+        emit(row(category, [systems[n]["per_category"][category] for n in names], support))
+    total = first["words"]
+    for group, title in (
+        ("psi_categories", "PSI"),
+        ("textwash_categories", "Textwash-11"),
+        ("all_with_none", "all+NONE"),
+    ):
+        for kind in ("macro", "weighted"):
+            emit(row(f"{kind} avg ({title})", [systems[n][group][kind] for n in names], total))
+    emit(
+        row(
+            "binary PSI vs NONE",
+            [systems[n]["binary_psi"] for n in names],
+            first["binary_psi"]["support"],
+        )
+    )
+    emit(f"{'accuracy':<28}" + "".join(f"{systems[n]['accuracy']:>26.3f}" for n in names))
+    emit(
+        f"{'name leak (docs)':<28}"
+        + "".join(
+            f"{systems[n]['name_leak']['documents_leaking']:>6}/{first['documents']:<4}"
+            f"{systems[n]['name_leak']['rate']:>15.1%}"
+            for n in names
+        )
+    )
+
+
+def documents_of_split(model_dir: Path, corpus_dir: Path, split: str) -> list[AlignedDocument]:
+    """Return the aligned documents of `split`, as recorded by the model's training run.
+
+    Reusing the recorded document ids guarantees the test persons are the ones the model
+    never saw; without a manifest the split is redone with the default seed.
+    """
+    from anonymize.corpus import load_aligned_corpus, split_by_person
+    from anonymize.train import TrainConfig
+
+    documents, _ = load_aligned_corpus(corpus_dir)
+    manifest_path = model_dir / "training_manifest.json"
+    if manifest_path.exists():
+        ids = set(json.loads(manifest_path.read_text())["split_ids"][split])
+        return [d for d in documents if d.id in ids]
+    return split_by_person(documents, seed=TrainConfig.seed)[split]
+
+
+def run_evaluation(
+    model_dir: str | Path | None,
+    corpus_dir: str | Path | None,
+    split: str,
+    threshold: float | None,
+    with_baseline: bool,
+    output: str | Path | None,
+    emit: Callable[[str], None] = print,
+) -> dict[str, dict]:
+    """Score the model (and the spaCy baseline) on one split, print the table, save JSON."""
+    from anonymize.corpus import default_corpus_dir
+    from anonymize.model import DEFAULT_MODEL_DIR, Anonymizer
+
+    model_path = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
+    documents = documents_of_split(
+        model_path, Path(corpus_dir) if corpus_dir else default_corpus_dir(), split
+    )
+    anonymizer = Anonymizer.load(model_path)
+    if threshold is not None:
+        anonymizer.threshold = threshold
+    systems = {f"model ({anonymizer.model_version})": evaluate_documents(anonymizer, documents)}
+    if with_baseline:
+        from anonymize.baseline_spacy import SPACY_MODEL, SpacyBaseline
+
+        predicted = SpacyBaseline().predict_word_categories(
+            [d.text for d in documents], [d.words for d in documents]
+        )
+        systems[f"spaCy {SPACY_MODEL}"] = evaluate_predictions(documents, predicted)
+    emit(
+        f"split={split} documents={len(documents)} persons="
+        f"{len({d.person for d in documents})} threshold={anonymizer.threshold}"
+    )
+    format_table(systems, emit)
+    if output:
+        write_metrics({"split": split, "systems": systems}, Path(output))
+    return systems

@@ -1,0 +1,241 @@
+"""The Anonymizer: load the token classifier, find PSI spans, and replace them."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from anonymize.encoding import EncodedText, encode_text
+from anonymize.labels import CATEGORIES, NONE, validate_categories
+from anonymize.placeholders import Span, assign_placeholders, get_operator, render
+from anonymize.windows import Window, sliding_windows, stitch_window_outputs
+
+DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "textwash-minilm"
+DEFAULT_THRESHOLD = 0.5
+DEFAULT_MAX_LENGTH = 256
+DEFAULT_STRIDE = 192
+
+
+@dataclass
+class AnonymizationResult:
+    """The anonymized text and the spans (offsets into the original) that were replaced."""
+
+    text: str
+    spans: list[Span]
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the fields the CLI adds to each output line."""
+        return {"anonymized": self.text, "spans": [span.to_dict() for span in self.spans]}
+
+
+@dataclass
+class WordPredictions:
+    """Per-word label probabilities of one text (rows follow `encoded.words`)."""
+
+    encoded: EncodedText
+    probabilities: np.ndarray
+
+
+class LabelSpace:
+    """Index arithmetic over the BIO label set of a saved model."""
+
+    def __init__(self, id2label: dict[int, str]) -> None:
+        """Precompute which label columns belong to which category."""
+        self.id2label = {int(k): v for k, v in id2label.items()}
+        self.none_id = next(i for i, label in self.id2label.items() if label == NONE)
+        self.categories = [c for c in CATEGORIES if f"B-{c}" in self.id2label.values()]
+        label2id = {label: i for i, label in self.id2label.items()}
+        self.begin_ids = np.array([label2id[f"B-{c}"] for c in self.categories])
+        self.inside_ids = np.array([label2id[f"I-{c}"] for c in self.categories])
+
+
+def decode_spans(
+    text: str,
+    predictions: WordPredictions,
+    labels: LabelSpace,
+    entities: frozenset[str],
+    threshold: float,
+) -> list[Span]:
+    """Group PSI words into spans.
+
+    A word is PSI when P(not NONE) >= threshold (lower threshold = more masking); its category
+    is the most probable one. Adjacent PSI words of one category join a span unless the model
+    says the second begins a new item (B more likely than I).
+    """
+    words = predictions.encoded.words
+    if not words:
+        return []
+    probs = predictions.probabilities
+    begin = probs[:, labels.begin_ids]
+    inside = probs[:, labels.inside_ids]
+    category_probs = begin + inside
+    best = category_probs.argmax(axis=1)
+    psi = 1.0 - probs[:, labels.none_id]
+    spans: list[Span] = []
+    current: list[int] = []  # word positions of the open span
+
+    def close() -> None:
+        if not current:
+            return
+        category = labels.categories[best[current[0]]]
+        start, end = words[current[0]].start, words[current[-1]].end
+        score = float(np.mean([category_probs[i, best[current[0]]] for i in current]))
+        spans.append(Span(start, end, text[start:end], category, "", score))
+        current.clear()
+
+    for position in range(len(words)):
+        category_index = best[position]
+        is_psi = psi[position] >= threshold and labels.categories[category_index] in entities
+        if not is_psi:
+            close()
+            continue
+        continues = (
+            current
+            and current[-1] == position - 1
+            and best[current[-1]] == category_index
+            and inside[position, category_index] >= begin[position, category_index]
+        )
+        if not continues:
+            close()
+        current.append(position)
+    close()
+    return spans
+
+
+class Anonymizer:
+    """Find potentially sensitive information with a token classifier and replace it."""
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        model_version: str,
+        max_length: int = DEFAULT_MAX_LENGTH,
+        stride: int = DEFAULT_STRIDE,
+        threshold: float = DEFAULT_THRESHOLD,
+    ) -> None:
+        """Wrap a loaded model; use `Anonymizer.load` to get the shipped one."""
+        self.model = model
+        self.tokenizer = tokenizer
+        self.model_version = model_version
+        self.window_body = max_length - 2  # room for [CLS] and [SEP]
+        self.stride = min(stride, self.window_body)
+        self.threshold = threshold
+        self.labels = LabelSpace(model.config.id2label)
+
+    @classmethod
+    def load(
+        cls, path: str | Path | None = None, *, threads: int | None = None, **options
+    ) -> Anonymizer:
+        """Load a saved model folder (default: the shipped textwash-minilm) from local disk."""
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import torch
+        from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+        if threads:
+            torch.set_num_threads(threads)
+        model_dir = Path(path) if path is not None else DEFAULT_MODEL_DIR
+        if not (model_dir / "config.json").exists():
+            raise FileNotFoundError(f"no model at {model_dir} (config.json missing)")
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        # Weights ship in fp16 to stay small; CPUs compute faster and exactly in fp32.
+        model = AutoModelForTokenClassification.from_pretrained(model_dir, dtype=torch.float32)
+        model.eval()
+        return cls(model, tokenizer, model_version_of(model_dir), **options)
+
+    def predict_words(self, texts: Sequence[str], batch_size: int = 16) -> list[WordPredictions]:
+        """Return per-word label probabilities, running all windows of `texts` in batches."""
+        import torch
+
+        encoded = [encode_text(self.tokenizer, text) for text in texts]
+        jobs: list[tuple[int, Window]] = []
+        for text_index, item in enumerate(encoded):
+            for window in sliding_windows(len(item.input_ids), self.window_body, self.stride):
+                if window.end > window.start:
+                    jobs.append((text_index, window))
+        outputs: dict[tuple[int, int], np.ndarray] = {}
+        # Similar lengths in a batch waste little compute on padding.
+        order = sorted(range(len(jobs)), key=lambda j: jobs[j][1].end - jobs[j][1].start)
+        cls_id, sep_id = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
+        pad_id = self.tokenizer.pad_token_id or 0
+        for batch_start in range(0, len(order), batch_size):
+            batch = [jobs[j] for j in order[batch_start : batch_start + batch_size]]
+            rows = [[cls_id, *encoded[t].input_ids[w.start : w.end], sep_id] for t, w in batch]
+            width = max(len(row) for row in rows)
+            input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+            attention = torch.zeros((len(rows), width), dtype=torch.long)
+            for r, row in enumerate(rows):
+                input_ids[r, : len(row)] = torch.tensor(row)
+                attention[r, : len(row)] = 1
+            with torch.inference_mode():
+                logits = self.model(input_ids=input_ids, attention_mask=attention).logits
+            probs = torch.softmax(logits.float(), dim=-1).numpy()
+            for r, (t, w) in enumerate(batch):
+                outputs[(t, w.start)] = probs[r, 1 : 1 + w.end - w.start]
+        results = []
+        for text_index, item in enumerate(encoded):
+            windows = [w for t, w in jobs if t == text_index]
+            token_probs = stitch_window_outputs(
+                len(item.input_ids), windows, [outputs[(text_index, w.start)] for w in windows]
+            )
+            if item.words and len(token_probs):
+                word_probs = token_probs[item.word_first_token]
+            else:
+                word_probs = np.zeros((len(item.words), len(self.labels.id2label)), np.float32)
+            results.append(WordPredictions(item, word_probs))
+        return results
+
+    def anonymize(
+        self,
+        text: str,
+        entities: Sequence[str] | None = None,
+        threshold: float | None = None,
+        operator: str = "placeholder",
+    ) -> AnonymizationResult:
+        """Return `text` with every PSI item of the selected categories replaced."""
+        return self.anonymize_many(
+            [text], entities=entities, threshold=threshold, operator=operator
+        )[0]
+
+    def anonymize_many(
+        self,
+        texts: Sequence[str],
+        batch_size: int = 16,
+        progress: Callable[[int, int], None] | None = None,
+        entities: Sequence[str] | None = None,
+        threshold: float | None = None,
+        operator: str = "placeholder",
+    ) -> list[AnonymizationResult]:
+        """Anonymize many texts; `progress(done, total)` is called after each chunk."""
+        selected = validate_categories(entities)
+        get_operator(operator)  # fail before any compute on a bad operator name
+        cutoff = self.threshold if threshold is None else threshold
+        if not 0.0 <= cutoff <= 1.0:
+            raise ValueError(f"threshold must be in [0, 1], got {cutoff}")
+        results: list[AnonymizationResult] = []
+        chunk = max(batch_size, 1) * 4
+        for start in range(0, len(texts), chunk):
+            part = texts[start : start + chunk]
+            for text, predictions in zip(part, self.predict_words(part, batch_size), strict=True):
+                spans = decode_spans(text, predictions, self.labels, selected, cutoff)
+                spans = assign_placeholders(spans, operator)
+                results.append(AnonymizationResult(render(text, spans, operator), spans))
+            if progress is not None:
+                progress(len(results), len(texts))
+        return results
+
+
+def model_version_of(model_dir: Path) -> str:
+    """Return '<folder name>-<first 8 hex of the weights' sha256>' to record with outputs."""
+    weights = model_dir / "model.safetensors"
+    digest = hashlib.sha256()
+    if weights.exists():
+        with weights.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return f"{model_dir.name}-{digest.hexdigest()[:8]}"

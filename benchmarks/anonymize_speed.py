@@ -1,0 +1,127 @@
+"""Speed of the anonymizer on the study corpus vs a roberta-base-sized tagger, same pipeline.
+
+Run under the heavy-job lock on the 2-core machine:
+
+    flock /tmp/heavy.lock python benchmarks/anonymize_speed.py
+
+Both systems go through `Anonymizer.anonymize_many` with the same tokenizer, windows, batch
+size and thread count; only the network differs. The roberta-base-sized model has random
+weights (its speed does not depend on them) and runs on a subset to keep the run short; the
+shipped model is timed on the same subset and on the whole corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def load_descriptions(corpus_dir: Path) -> list[str]:
+    """Return the original texts of study1 and study2, in file order."""
+    texts = []
+    for name in ("study1.jsonl", "study2.jsonl"):
+        with (corpus_dir / name).open(encoding="utf-8") as handle:
+            texts += [json.loads(line)["original"] for line in handle if line.strip()]
+    return texts
+
+
+def roberta_base_sized(tokenizer):
+    """Return a randomly initialised token classifier with roberta-base's shape."""
+    from transformers import RobertaConfig, RobertaForTokenClassification
+
+    from anonymize.labels import ID2LABEL, LABEL2ID
+
+    config = RobertaConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        max_position_embeddings=514,
+        pad_token_id=tokenizer.pad_token_id,
+        num_labels=len(ID2LABEL),
+        id2label=ID2LABEL,
+        label2id=LABEL2ID,
+    )
+    return RobertaForTokenClassification(config).eval()
+
+
+def time_system(anonymizer, texts: list[str], batch_size: int, n_tokens: int) -> dict:
+    """Anonymize `texts` once after a short warm-up and return throughput figures."""
+    anonymizer.anonymize_many(texts[:8], batch_size=batch_size)
+    started = time.perf_counter()
+    anonymizer.anonymize_many(texts, batch_size=batch_size)
+    seconds = time.perf_counter() - started
+    return {
+        "descriptions": len(texts),
+        "subword_tokens": n_tokens,
+        "seconds": round(seconds, 3),
+        "descriptions_per_s": round(len(texts) / seconds, 2),
+        "tokens_per_s": round(n_tokens / seconds, 1),
+        "parameters": sum(p.numel() for p in anonymizer.model.parameters()),
+    }
+
+
+def main() -> None:
+    """Time both systems and write the JSON result."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    shared = Path(os.environ.get("SHARED_DATA_DIR", REPO.parent / "shared" / "data"))
+    parser.add_argument("--corpus-dir", type=Path, default=shared / "textwash_study")
+    parser.add_argument("--subset", type=int, default=300, help="descriptions for the comparison")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--output", type=Path, default=REPO / "benchmarks/results/anonymize_speed.json"
+    )
+    args = parser.parse_args()
+
+    import torch
+
+    from anonymize.encoding import encode_text
+    from anonymize.model import Anonymizer
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    texts = load_descriptions(args.corpus_dir)
+    subset = texts[:: max(1, len(texts) // args.subset)][: args.subset]
+    shipped = Anonymizer.load()
+    tokens = {id(t): len(encode_text(shipped.tokenizer, t).input_ids) for t in texts}
+    count = lambda items: sum(tokens[id(t)] for t in items)  # noqa: E731
+    roberta = Anonymizer(
+        roberta_base_sized(shipped.tokenizer), shipped.tokenizer, "roberta-base-sized-random"
+    )
+
+    subset_minilm = time_system(shipped, subset, args.batch_size, count(subset))
+    subset_roberta = time_system(roberta, subset, args.batch_size, count(subset))
+    full_minilm = time_system(shipped, texts, args.batch_size, count(texts))
+    result = {
+        "benchmark": "anonymize_speed",
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+            "processor": platform.processor() or platform.machine(),
+        },
+        "settings": {"batch_size": args.batch_size, "window_tokens": 256, "stride": 192},
+        "model_version": shipped.model_version,
+        "full_corpus": {"textwash-minilm": full_minilm},
+        "same_subset": {"textwash-minilm": subset_minilm, "roberta-base-sized": subset_roberta},
+        "speedup_vs_roberta_base_sized": round(
+            subset_minilm["descriptions_per_s"] / subset_roberta["descriptions_per_s"], 2
+        ),
+        "targets": {"descriptions_per_s": 30, "speedup": 4},
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""The Anonymizer pipeline with a fake classifier: entities, threshold, windows, batches."""
+
+from __future__ import annotations
+
+import pytest
+
+from anonymize import AnonymizationResult
+
+WORDS = {"lisbon": "LOCATION", "mara": "PERSON_FIRSTNAME", "she": "PRONOUN", "1970": "DATE"}
+
+
+@pytest.fixture(scope="module")
+def fake(fake_anonymizer_factory):
+    return fake_anonymizer_factory(WORDS)
+
+
+@pytest.mark.parametrize(
+    ("text", "entities", "expected"),
+    [
+        (
+            "Mara left Lisbon in 1970; she loved Lisbon.",
+            None,
+            "PERSON_FIRSTNAME_1 left LOCATION_1 in DATE_1; PRONOUN loved LOCATION_1.",
+        ),
+        (
+            "Mara left Lisbon in 1970; she loved Lisbon.",
+            ["LOCATION"],
+            "Mara left LOCATION_1 in 1970; she loved LOCATION_1.",
+        ),
+        (
+            "Mara left Lisbon in 1970; she loved Lisbon.",
+            ["PRONOUN", "DATE"],
+            "Mara left Lisbon in DATE_1; PRONOUN loved Lisbon.",
+        ),
+        ("Nothing to hide here.", None, "Nothing to hide here."),
+        ("", None, ""),
+        ("   \n", None, "   \n"),
+    ],
+)
+def test_selected_entities_are_replaced(fake, text, entities, expected):
+    assert fake.anonymize(text, entities=entities).text == expected
+
+
+def test_spans_point_into_the_original_text(fake):
+    text = "Mara left Lisbon."
+    result = fake.anonymize(text)
+    assert isinstance(result, AnonymizationResult)
+    assert [(s.start, s.end, s.text, s.category, s.placeholder) for s in result.spans] == [
+        (0, 4, "Mara", "PERSON_FIRSTNAME", "PERSON_FIRSTNAME_1"),
+        (10, 16, "Lisbon", "LOCATION", "LOCATION_1"),
+    ]
+    assert all(text[s.start : s.end] == s.text for s in result.spans)
+    assert result.to_dict()["anonymized"] == "PERSON_FIRSTNAME_1 left LOCATION_1."
+
+
+@pytest.mark.parametrize(("threshold", "n_spans"), [(0.5, 2), (0.85, 2), (0.9, 0), (1.0, 0)])
+def test_lower_threshold_masks_more(fake, threshold, n_spans):
+    assert len(fake.anonymize("Mara left Lisbon.", threshold=threshold).spans) == n_spans
+
+
+def test_long_documents_are_windowed_without_dropping_text(fake_anonymizer_factory):
+    text = " ".join(f"Day {i}: Mara walked to Lisbon." for i in range(150))
+    small = fake_anonymizer_factory(WORDS, max_length=16, stride=10)
+    large = fake_anonymizer_factory(WORDS, max_length=4096, stride=4096)
+    windowed = small.anonymize(text)
+    assert small.model.calls > 1
+    assert windowed.text == large.anonymize(text).text
+    assert windowed.text.count("LOCATION_1") == 150
+    assert "Lisbon" not in windowed.text and "Mara" not in windowed.text
+    assert windowed.text.startswith("Day 0: PERSON_FIRSTNAME_1 walked to LOCATION_1.")
+
+
+def test_anonymize_many_matches_one_by_one_and_reports_progress(fake):
+    texts = ["Mara is here.", "", "Lisbon, 1970.", "she"] * 5
+    seen = []
+    batch = fake.anonymize_many(texts, batch_size=3, progress=lambda d, t: seen.append((d, t)))
+    assert [r.text for r in batch] == [fake.anonymize(t).text for t in texts]
+    assert seen[-1] == (20, 20)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"entities": ["CITY"]}, "unknown categories"),
+        ({"operator": "blur"}, "unknown operator"),
+        ({"threshold": 1.5}, "threshold"),
+    ],
+)
+def test_bad_options_fail_with_a_clear_message(fake, options, message):
+    with pytest.raises(ValueError, match=message):
+        fake.anonymize("Mara", **options)
+
+
+def test_importing_the_package_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, anonymize; print('torch' in sys.modules)"
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert output.stdout.strip() == "False"

@@ -1,0 +1,119 @@
+"""`python -m anonymize run`: JSONL in/out, folders, and error messages naming the line."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from anonymize.cli import main
+
+
+def run_cli(argv: list[str], stdin: bytes = b"") -> tuple[int, str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = main(argv, stdin=io.BytesIO(stdin), stdout=stdout, stderr=stderr)
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+GOOD_LINE = b'{"id": "a", "text": "Mara Quillfeather lives in Lisbon."}\n'
+
+
+@pytest.mark.parametrize(
+    ("bad_input", "message"),
+    [
+        (GOOD_LINE + b'{"id": "b", "text": "x"\n', "line 2: malformed JSON"),
+        (GOOD_LINE + b"\n" + b'{"text": "x"}\n', "line 3: missing field 'id'"),
+        (b'{"id": "b"}\n', "line 1: missing field 'text'"),
+        (b'{"id": "b", "text": 5}\n', "line 1: field 'text' must be a string"),
+        (b"[1, 2]\n", "line 1: expected a JSON object"),
+        (GOOD_LINE + b'{"id": "c", "text": "caf\xe9"}\n', "line 2: not valid UTF-8 (byte 0xe9"),
+    ],
+)
+def test_bad_lines_stop_the_run_with_the_line_number(bad_input, message, tiny_model_dir):
+    code, out, err = run_cli(["run", "--model-dir", str(tiny_model_dir)], stdin=bad_input)
+    assert code == 2
+    assert message in err
+    assert out == ""
+
+
+def test_skip_errors_goes_on_and_reports_what_it_skipped(tiny_model_dir):
+    stdin = GOOD_LINE + b"not json\n" + b'{"id": "z", "text": ""}\n'
+    code, out, err = run_cli(
+        ["run", "--model-dir", str(tiny_model_dir), "--skip-errors"], stdin=stdin
+    )
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [row["id"] for row in rows] == ["a", "z"]
+    assert rows[1]["anonymized"] == "" and rows[1]["spans"] == []
+    assert "skipped 1 input(s)" in err and "line 2: malformed JSON" in err
+
+
+def test_output_lines_keep_id_and_text_and_add_spans_with_offsets(tiny_model_dir, tmp_path):
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(GOOD_LINE + b'{"id": 7, "text": "Tobin flew to Oslo.", "lang": "en"}\n')
+    target = tmp_path / "out.jsonl"
+    code, _, _ = run_cli(
+        [
+            "run",
+            "--model-dir",
+            str(tiny_model_dir),
+            "--input",
+            str(source),
+            "--output",
+            str(target),
+            "--threshold",
+            "0.0",
+        ]
+    )
+    assert code == 0
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert [row["id"] for row in rows] == ["a", 7]
+    assert rows[1]["lang"] == "en"
+    for row in rows:
+        assert set(row) >= {"id", "text", "anonymized", "spans"}
+        assert row["spans"], "threshold 0 masks every word"
+        for span in row["spans"]:
+            assert set(span) == {"start", "end", "text", "category", "placeholder", "score"}
+            assert row["text"][span["start"] : span["end"]] == span["text"]
+
+
+def test_folder_mode_writes_one_anonymized_file_per_text(tiny_model_dir, tmp_path: Path):
+    source, target = tmp_path / "in", tmp_path / "out"
+    source.mkdir()
+    (source / "one.txt").write_text("Lysa Oakhurst is a tailor.", encoding="utf-8")
+    (source / "two.txt").write_text("", encoding="utf-8")
+    code, _, _ = run_cli(
+        [
+            "run",
+            "--model-dir",
+            str(tiny_model_dir),
+            "--input-dir",
+            str(source),
+            "--output-dir",
+            str(target),
+            "--operator",
+            "redact",
+            "--threshold",
+            "0.0",
+        ]
+    )
+    assert code == 0
+    assert sorted(p.name for p in target.iterdir()) == ["one.txt", "two.txt"]
+    assert set((target / "one.txt").read_text()) <= {"*", " "}  # threshold 0 redacts all
+    assert (target / "two.txt").read_text() == ""
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--entities", "CITY"], "unknown categories ['CITY']"),
+        (["--threshold", "2"], "--threshold must be in [0, 1]"),
+        (["--input-dir", "x"], "--input-dir and --output-dir go together"),
+    ],
+)
+def test_bad_options_are_explained(flags, message, tiny_model_dir):
+    code, _, err = run_cli(["run", "--model-dir", str(tiny_model_dir), *flags], GOOD_LINE)
+    assert code == 2
+    assert message in err

@@ -1,0 +1,42 @@
+"""The shipped textwash-minilm model on made-up descriptions (loads once per session)."""
+
+from __future__ import annotations
+
+import pytest
+
+from anonymize import Anonymizer
+
+pytestmark = pytest.mark.slow
+
+DESCRIPTION = (
+    "Corin Vandermeer is a welder from Perth, Australia. He was born on 3 March 1981 and "
+    "studied at the University of Leeds. Corin married Lysa Oakhurst in 2009; they have two "
+    "daughters. Vandermeer won the Golden Anvil award.\n"
+)
+
+
+@pytest.fixture(scope="session")
+def shipped() -> Anonymizer:
+    return Anonymizer.load()
+
+
+def test_shipped_model_removes_the_persons_name_and_places(shipped):
+    result = shipped.anonymize(DESCRIPTION)
+    for secret in ("Corin", "Vandermeer", "Perth", "1981", "Lysa", "Oakhurst"):
+        assert secret not in result.text
+    assert "PRONOUN" in result.text
+    assert result.text.count("PERSON_FIRSTNAME_1") == 2  # "Corin" twice, one index
+    assert shipped.model_version.startswith("textwash-minilm-")
+
+
+def test_shipped_model_handles_texts_longer_than_one_window(shipped):
+    text = DESCRIPTION * 12
+    result = shipped.anonymize(text)
+    assert "Vandermeer" not in result.text and "Corin" not in result.text
+    assert all(text[s.start : s.end] == s.text for s in result.spans)
+
+
+def test_stricter_threshold_masks_at_least_as_much(shipped):
+    loose = shipped.anonymize(DESCRIPTION, threshold=0.9)
+    strict = shipped.anonymize(DESCRIPTION, threshold=0.1)
+    assert sum(s.end - s.start for s in strict.spans) >= sum(s.end - s.start for s in loose.spans)
