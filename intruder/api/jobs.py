@@ -1,0 +1,83 @@
+"""Background jobs: list, detail with progress, and retry of a failed job."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from intruder.api.access import can_edit_study, jobs_visible_to
+from intruder.api.filters import JobFilter
+from intruder.models import Job
+from intruder.services import jobs as job_services
+
+
+class JobListApi(generics.ListAPIView):
+    """List the jobs of the user's studies (and the study-less jobs the user started)."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        progress_pct = serializers.FloatField(read_only=True)
+
+        class Meta:
+            model = Job
+            ref_name = "Job"
+            fields = [
+                "id",
+                "kind",
+                "study",
+                "created_by",
+                "params",
+                "status",
+                "progress_done",
+                "progress_total",
+                "progress_pct",
+                "message",
+                "result",
+                "error",
+                "attempts",
+                "created_at",
+                "started_at",
+                "finished_at",
+                "heartbeat_at",
+            ]
+
+    filterset_class = JobFilter
+    ordering_fields = ["id", "created_at", "status"]
+    serializer_class = OutputSerializer
+
+    def get_queryset(self) -> QuerySet[Job]:
+        return jobs_visible_to(self.request.user)
+
+
+class JobDetailApi(generics.RetrieveAPIView):
+    """Show one job with its progress (poll this for a progress bar)."""
+
+    serializer_class = JobListApi.OutputSerializer
+
+    def get_queryset(self) -> QuerySet[Job]:
+        return jobs_visible_to(self.request.user)
+
+
+class JobRetryApi(APIView):
+    """Queue a failed job again; it resumes from the results its earlier attempt stored."""
+
+    @extend_schema(request=None, responses={200: JobListApi.OutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(jobs_visible_to(request.user), pk=pk)
+        allowed = (
+            can_edit_study(request.user, job.study)
+            if job.study_id
+            else request.user.is_superuser or job.created_by_id == request.user.pk
+        )
+        if not allowed:
+            raise PermissionDenied("only the study's owner or editors can retry its jobs")
+        try:
+            job = job_services.job_retry(job=job)
+        except job_services.JobError as exc:
+            raise ValidationError({"status": [str(exc)]}) from exc
+        return Response(JobListApi.OutputSerializer(job).data)

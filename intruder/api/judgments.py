@@ -1,0 +1,63 @@
+"""Judgments of intruders with their scores: list and detail."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
+from intruder.api.filters import JudgmentFilter
+from intruder.models import Judgment
+
+
+class JudgmentListApi(StudyScopedListApi):
+    """List the judgments made in the user's studies."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        study = serializers.IntegerField(source="participant.study_id", read_only=True)
+        prolific_pid = serializers.CharField(source="participant.prolific_pid", read_only=True)
+        description = serializers.IntegerField(source="text.description_id", read_only=True)
+        target_key = serializers.CharField(source="text.description.target.key", read_only=True)
+        group = serializers.CharField(source="text.description.target.group", read_only=True)
+        position = serializers.IntegerField(source="assignment.position", read_only=True)
+
+        class Meta:
+            model = Judgment
+            ref_name = "Judgment"
+            fields = [
+                "id",
+                "study",
+                "participant",
+                "prolific_pid",
+                "text",
+                "description",
+                "target_key",
+                "group",
+                "position",
+                "self_identified",
+                "guessed_name",
+                "revealing_text",
+                "other_knowledge",
+                "time_spent_ms",
+                "created_at",
+                "cosine",
+                "identified",
+                "matched_alias",
+                "token_set_ratio",
+                "surname_match",
+            ]
+
+    study_lookup = "participant__study"
+    base_queryset = Judgment.objects.select_related(
+        "participant", "assignment", "text__description__target"
+    )
+    filterset_class = JudgmentFilter
+    ordering_fields = ["id", "created_at", "cosine", "time_spent_ms"]
+    serializer_class = OutputSerializer
+
+
+class JudgmentDetailApi(StudyScopedDetailApi):
+    """Show one judgment."""
+
+    study_lookup = "participant__study"
+    base_queryset = JudgmentListApi.base_queryset
+    serializer_class = JudgmentListApi.OutputSerializer

@@ -1,0 +1,9 @@
+"""Paging of the API's list endpoints: `?page=N&page_size=M`."""
+
+from rest_framework.pagination import PageNumberPagination
+
+
+class ApiPagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
