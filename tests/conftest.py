@@ -21,9 +21,3 @@ def shared_data() -> Path:
 def fast_password_hasher(settings) -> None:
     """Hash test passwords with MD5: PBKDF2's deliberate slowness dominates test time."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings) -> None:
-    """Hash test passwords with MD5: the production hasher costs ~0.3 s per created user."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
