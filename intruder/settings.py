@@ -125,5 +125,6 @@ SPECTACULAR_SETTINGS = {
         "ParticipantStatusEnum": "intruder.models.Participant.Status",
         "AnonymizedTextStatusEnum": "intruder.models.AnonymizedText.Status",
         "JobStatusEnum": "intruder.models.Job.Status",
+        "PersonGroupEnum": "intruder.models.PersonGroup",
     },
 }

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from intruder.api.access import can_edit_study, jobs_visible_to
+from intruder.api.access import can_retry_job, jobs_visible_to
 from intruder.api.filters import JobFilter
 from intruder.models import Job
 from intruder.services import jobs as job_services
@@ -69,12 +69,7 @@ class JobRetryApi(APIView):
     @extend_schema(request=None, responses={200: JobListApi.OutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(jobs_visible_to(request.user), pk=pk)
-        allowed = (
-            can_edit_study(request.user, job.study)
-            if job.study_id
-            else request.user.is_superuser or job.created_by_id == request.user.pk
-        )
-        if not allowed:
+        if not can_retry_job(request.user, job):
             raise PermissionDenied("only the study's owner or editors can retry its jobs")
         try:
             job = job_services.job_retry(job=job)

@@ -1,17 +1,27 @@
-"""Studies: list and detail with the user's role and live progress."""
+"""Studies: list and detail with the user's role and live progress; create and update.
+
+Writes go through `intruder.services.studies`, the same services as the researcher pages.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema_field
-from rest_framework import generics, serializers
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from intruder.api.access import studies_visible_to, study_role
+from intruder.api.access import can_edit_study, studies_visible_to, study_role
 from intruder.api.filters import StudyFilter
-from intruder.api.progress import study_progress
-from intruder.models import Study
+from intruder.models import PersonGroup, Study
+from intruder.selectors.researcher import study_progress
+from intruder.services.studies import study_create, study_update
 
 STUDY_FIELDS = [
     "id",
@@ -69,9 +79,90 @@ class StudyDetailApi(generics.RetrieveAPIView):
 
         @extend_schema_field(serializers.DictField())
         def get_progress(self, obj: Study) -> dict[str, Any]:
-            return study_progress(study=obj)
+            return study_progress(obj)
 
     serializer_class = OutputSerializer
 
     def get_queryset(self) -> QuerySet[Study]:
         return studies_visible_to(self.request.user)
+
+
+def _raise_as_api_error(error: DjangoValidationError) -> None:
+    """Re-raise a model validation error as a 400 that names the fields."""
+    detail = (
+        error.message_dict if hasattr(error, "error_dict") else {"non_field_errors": error.messages}
+    )
+    raise ValidationError(detail) from error
+
+
+class StudySettingsInputSerializer(serializers.Serializer):
+    """Study settings a researcher may set; every one optional (defaults as on the model)."""
+
+    title = serializers.CharField(max_length=200, required=False)
+    kind = serializers.ChoiceField(choices=Study.Kind.choices, required=False)
+    items_per_participant = serializers.IntegerField(min_value=1, required=False)
+    judgments_per_text = serializers.IntegerField(min_value=1, required=False)
+    min_description_chars = serializers.IntegerField(min_value=0, required=False)
+    groups = serializers.ListField(
+        child=serializers.ChoiceField(choices=PersonGroup.choices), required=False
+    )
+    consent_text = serializers.CharField(required=False, allow_blank=True)
+    instructions_text = serializers.CharField(required=False, allow_blank=True)
+    debrief_text = serializers.CharField(required=False, allow_blank=True)
+    completion_code = serializers.CharField(max_length=32, required=False)
+    time_limit_minutes = serializers.IntegerField(min_value=1, required=False)
+    identification_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
+    is_open = serializers.BooleanField(required=False)
+
+
+class StudyCreateApi(APIView):
+    """Create a study owned by the caller."""
+
+    class InputSerializer(StudySettingsInputSerializer):
+        slug = serializers.SlugField(max_length=50)
+        title = serializers.CharField(max_length=200)
+        kind = serializers.ChoiceField(choices=Study.Kind.choices)
+
+        class Meta:
+            ref_name = "StudyCreateInput"
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: StudyDetailApi.OutputSerializer},
+        operation_id="studies_create",
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            study = study_create(owner=request.user, **data.validated_data)
+        except DjangoValidationError as error:
+            _raise_as_api_error(error)
+        output = StudyDetailApi.OutputSerializer(study, context={"request": request})
+        return Response(output.data, status=status.HTTP_201_CREATED)
+
+
+class StudyUpdateApi(APIView):
+    """Change some settings of a study (owner and editors; slug and owner stay)."""
+
+    class InputSerializer(StudySettingsInputSerializer):
+        class Meta:
+            ref_name = "StudyUpdateInput"
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: StudyDetailApi.OutputSerializer},
+        operation_id="studies_update",
+    )
+    def patch(self, request: Request, pk: int) -> Response:
+        study = get_object_or_404(studies_visible_to(request.user), pk=pk)
+        if not can_edit_study(request.user, study):
+            raise PermissionDenied("viewers cannot change a study")
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            study = study_update(study=study, **data.validated_data)
+        except DjangoValidationError as error:
+            _raise_as_api_error(error)
+        output = StudyDetailApi.OutputSerializer(study, context={"request": request})
+        return Response(output.data)

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from intruder.api.access import can_annotate_study, studies_visible_to
+from intruder.api.access import can_edit_study, studies_visible_to
 from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
 from intruder.api.filters import AnonymizedTextFilter
 from intruder.models import AnonymizedText
@@ -88,7 +88,7 @@ class AnonymizedTextDetailApi(StudyScopedDetailApi):
     serializer_class = AnonymizedTextListApi.OutputSerializer
 
 
-def _text_for_annotation(request: Request, pk: int) -> AnonymizedText:
+def _text_for_editing(request: Request, pk: int) -> AnonymizedText:
     """Return the text if the user may edit it: 404 if its study is invisible, else 403."""
     text = get_object_or_404(
         AnonymizedTextListApi.base_queryset.filter(
@@ -96,7 +96,7 @@ def _text_for_annotation(request: Request, pk: int) -> AnonymizedText:
         ),
         pk=pk,
     )
-    if not can_annotate_study(request.user, text.description.study):
+    if not can_edit_study(request.user, text.description.study):
         raise PermissionDenied("viewers cannot edit anonymized texts")
     return text
 
@@ -119,7 +119,7 @@ class AnonymizedTextSpansUpdateApi(APIView):
         operation_id="anonymized_texts_spans_update",
     )
     def put(self, request: Request, pk: int) -> Response:
-        text = _text_for_annotation(request, pk)
+        text = _text_for_editing(request, pk)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -152,7 +152,7 @@ class AnonymizedTextStatusUpdateApi(APIView):
         operation_id="anonymized_texts_status_update",
     )
     def post(self, request: Request, pk: int) -> Response:
-        text = _text_for_annotation(request, pk)
+        text = _text_for_editing(request, pk)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:

@@ -1,8 +1,10 @@
 """Permission matrix of the REST API: every endpoint against every kind of caller.
 
 Callers: anonymous, a researcher unrelated to the study (own token), members by role
-(viewer, annotator, editor), the owner, and a superuser. Another study's rows must never
-show up: lists leave them out, details are 404 (not 403, which would confirm they exist).
+(viewer, annotator, editor), the owner, and a superuser. The API grants what the researcher
+pages grant: viewers read, editors and owners also write, PSI annotators get no researcher
+access. Another study's rows never show up: lists leave them out, details are 404 (not 403,
+which would confirm they exist).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from intruder.models import AnonymizedText, Job, StudyMember
+from intruder.models import AnonymizedText, Job, Study, StudyMember
 from tests.intruder import factories as f
 
 pytestmark = pytest.mark.django_db
 
 CALLERS = ["anonymous", "stranger", "viewer", "annotator", "editor", "owner", "superuser"]
-READERS = {"viewer", "annotator", "editor", "owner", "superuser"}
+READERS = {"viewer", "editor", "owner", "superuser"}
+NO_ACCESS = {"stranger", "annotator"}
 
 
 @dataclass
@@ -55,8 +58,6 @@ def world() -> World:
     owner = f.make_user(username="owner")
     ids = _populate(owner)
     other_ids = _populate(f.make_user(username="other-owner"))
-    from intruder.models import Study
-
     study = Study.objects.get(pk=ids["studies"])
     users = {
         "anonymous": None,
@@ -113,17 +114,17 @@ def test_detail_is_200_for_readers_404_for_strangers_401_for_anonymous(
 ) -> None:
     response = client_for(world, caller).get(f"/api/{resource}/{world.ids[resource]}/")
 
-    expected = {"anonymous": 401, "stranger": 404}.get(caller, 200)
+    expected = 401 if caller == "anonymous" else 404 if caller in NO_ACCESS else 200
     assert response.status_code == expected
     if expected == 200:
         assert response.json()["id"] == world.ids[resource]
 
 
-SPANS_EXPECTED = {
+WRITE_EXPECTED = {
     "anonymous": 401,
     "stranger": 404,
+    "annotator": 404,
     "viewer": 403,
-    "annotator": 200,
     "editor": 200,
     "owner": 200,
     "superuser": 200,
@@ -131,7 +132,7 @@ SPANS_EXPECTED = {
 
 
 @pytest.mark.parametrize("caller", CALLERS)
-def test_only_annotators_editors_and_owner_edit_spans(world: World, caller: str) -> None:
+def test_only_editors_and_owner_edit_spans(world: World, caller: str) -> None:
     text = AnonymizedText.objects.get(pk=world.ids["anonymized-texts"])
 
     response = client_for(world, caller).put(
@@ -140,25 +141,22 @@ def test_only_annotators_editors_and_owner_edit_spans(world: World, caller: str)
         format="json",
     )
 
-    assert response.status_code == SPANS_EXPECTED[caller]
+    assert response.status_code == WRITE_EXPECTED[caller]
     text.refresh_from_db()
-    assert (text.revision == 2) == (SPANS_EXPECTED[caller] == 200)
+    assert (text.revision == 2) == (WRITE_EXPECTED[caller] == 200)
 
 
 @pytest.mark.parametrize("caller", CALLERS)
-def test_only_annotators_editors_and_owner_release_texts(world: World, caller: str) -> None:
+def test_only_editors_and_owner_release_texts(world: World, caller: str) -> None:
     text_id = world.ids["anonymized-texts"]
 
     response = client_for(world, caller).post(
         f"/api/anonymized-texts/{text_id}/status/", {"status": "released"}, format="json"
     )
 
-    assert response.status_code == SPANS_EXPECTED[caller]
+    assert response.status_code == WRITE_EXPECTED[caller]
     released = AnonymizedText.objects.get(pk=text_id).status == AnonymizedText.Status.RELEASED
-    assert released == (SPANS_EXPECTED[caller] == 200)
-
-
-RETRY_EXPECTED = {**SPANS_EXPECTED, "annotator": 403}
+    assert released == (WRITE_EXPECTED[caller] == 200)
 
 
 @pytest.mark.parametrize("caller", CALLERS)
@@ -171,10 +169,40 @@ def test_only_editors_and_owner_retry_jobs(
 
     response = client_for(world, caller).post(f"/api/jobs/{job_id}/retry/")
 
-    assert response.status_code == RETRY_EXPECTED[caller]
+    assert response.status_code == WRITE_EXPECTED[caller]
     requeued = Job.objects.get(pk=job_id).status == Job.Status.QUEUED
-    assert requeued == (RETRY_EXPECTED[caller] == 200)
+    assert requeued == (WRITE_EXPECTED[caller] == 200)
     assert dispatched == ([job_id] if requeued else [])
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_only_editors_and_owner_change_study_settings(world: World, caller: str) -> None:
+    study_id = world.ids["studies"]
+
+    response = client_for(world, caller).patch(
+        f"/api/studies/{study_id}/update/", {"title": "Renamed"}, format="json"
+    )
+
+    assert response.status_code == WRITE_EXPECTED[caller]
+    renamed = Study.objects.get(pk=study_id).title == "Renamed"
+    assert renamed == (WRITE_EXPECTED[caller] == 200)
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_any_researcher_creates_a_study_they_then_own(world: World, caller: str) -> None:
+    response = client_for(world, caller).post(
+        "/api/studies/create/",
+        {"slug": f"new-{caller}", "title": "New", "kind": "intruder"},
+        format="json",
+    )
+
+    if caller == "anonymous":
+        assert response.status_code == 401
+        assert not Study.objects.filter(slug="new-anonymous").exists()
+        return
+    assert response.status_code == 201
+    assert Study.objects.get(slug=f"new-{caller}").owner == world.users[caller]
+    assert response.json()["role"] == "owner"
 
 
 @pytest.mark.parametrize("path", ["/api/schema/", "/api/docs/", "/api/redoc/"])
