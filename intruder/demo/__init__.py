@@ -1,0 +1,138 @@
+"""Demo studies built from data written for this project (invented persons only).
+
+`load_demo` is idempotent: it creates what is missing and leaves the rest as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from intruder.models import AnonymizedText, Job, Study
+from intruder.services import anonymization, imports, jobs, studies
+
+DEMO_DIR = Path(__file__).resolve().parent
+RESEARCHER_USERNAME = "researcher"
+DEFAULT_PASSWORD = "intruder-demo"
+COLLECTION_SLUG = "demo-collection"
+INTRUDER_SLUG = "demo-intruder"
+
+CONSENT = (
+    "This is a demonstration of a research study on text anonymization. You will be asked "
+    "to write short descriptions of people (or, in the intruder test, to read anonymized "
+    "descriptions and guess who they describe). Taking part is voluntary; you may stop at "
+    "any time. We store your answers and your Prolific ID, nothing else."
+)
+WRITER_INSTRUCTIONS = (
+    "Describe each person as if to someone who has never heard of them, in your own words, "
+    "using everything you know or can read on the page: job, family, places, appearance, "
+    "habits. Write at least 500 characters for each person."
+)
+INTRUDER_INSTRUCTIONS = (
+    "Play an adversary: each text describes a real or invented person, with names and other "
+    "details replaced by placeholders such as PERSON_FIRSTNAME_1. Try to work out who it is. "
+    "Say whether you could identify the person, who it is, and what gave it away."
+)
+DEBRIEF = (
+    "Thank you! This demo study tests whether anonymized person descriptions can still be "
+    "re-identified by people. All persons in it are invented."
+)
+
+
+@dataclass
+class DemoReport:
+    """What `load_demo` created or found."""
+
+    username: str
+    password: str
+    collection: Study
+    intruder: Study
+    imported: dict[str, Any] = field(default_factory=dict)
+    anonymization_job: Job | None = None
+    released: int = 0
+    held_back: list[int] = field(default_factory=list)
+
+
+def _researcher(password: str) -> Any:
+    user_model = get_user_model()
+    user, _ = user_model.objects.get_or_create(
+        username=RESEARCHER_USERNAME, defaults={"email": "researcher@example.org"}
+    )
+    user.is_staff = True
+    user.is_superuser = True
+    user.set_password(password)
+    user.save()
+    return user
+
+
+def _study(owner: Any, slug: str, **settings: Any) -> Study:
+    study = Study.objects.filter(slug=slug).first()
+    return study or studies.study_create(owner=owner, slug=slug, **settings)
+
+
+def _import_once(study: Study, filename: str, already: bool) -> dict[str, int]:
+    if already:
+        return {}
+    content = (DEMO_DIR / filename).read_bytes()
+    return imports.import_study_data(study=study, content=content, fmt="jsonl").as_dict()
+
+
+def load_demo(*, password: str = DEFAULT_PASSWORD, anonymize: bool = True) -> DemoReport:
+    """Create the demo researcher, a collection study and an anonymized intruder study.
+
+    With `anonymize`, descriptions still lacking a model anonymization go through an
+    `anonymize_study` job run right here (the same code path as the worker), and the
+    resulting drafts without leak warnings are released.
+    """
+    with transaction.atomic():
+        owner = _researcher(password)
+        collection = _study(
+            owner,
+            COLLECTION_SLUG,
+            title="Demo: describe three people",
+            kind=Study.Kind.COLLECTION,
+            min_description_chars=500,
+            consent_text=CONSENT,
+            instructions_text=WRITER_INSTRUCTIONS,
+            debrief_text=DEBRIEF,
+            completion_code="DEMOWRITE",
+        )
+        intruder = _study(
+            owner,
+            INTRUDER_SLUG,
+            title="Demo: who is described here?",
+            kind=Study.Kind.INTRUDER,
+            items_per_participant=5,
+            judgments_per_text=3,
+            consent_text=CONSENT,
+            instructions_text=INTRUDER_INSTRUCTIONS,
+            debrief_text=DEBRIEF,
+            completion_code="DEMOINTRUDE",
+        )
+        report = DemoReport(RESEARCHER_USERNAME, password, collection, intruder)
+        report.imported["collection targets"] = _import_once(
+            collection, "targets.jsonl", collection.targets.exists()
+        )
+        report.imported["intruder targets"] = _import_once(
+            intruder, "targets.jsonl", intruder.targets.exists()
+        )
+        report.imported["intruder descriptions"] = _import_once(
+            intruder, "descriptions.jsonl", intruder.descriptions.exists()
+        )
+    pending = intruder.descriptions.exclude(
+        anonymizations__method=anonymization.MODEL_METHOD
+    ).exists()
+    if anonymize and pending:
+        job = jobs.job_enqueue(kind="anonymize_study", study=intruder, created_by=owner)
+        report.anonymization_job = jobs.job_execute(job.pk)
+    model_texts = AnonymizedText.objects.filter(
+        description__study=intruder, method=anonymization.MODEL_METHOD
+    )
+    report.released, report.held_back = anonymization.anonymized_texts_release(
+        texts=model_texts, user=owner
+    )
+    return report

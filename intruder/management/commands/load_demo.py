@@ -1,0 +1,76 @@
+"""Load the demo studies (idempotent) and print how to use them."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from intruder.demo import DEFAULT_PASSWORD, load_demo
+from intruder.models import AnonymizedText
+
+
+class Command(BaseCommand):
+    help = (
+        "Create the demo researcher account, a description-collection study and an intruder "
+        "study whose descriptions are anonymized by the shipped model and released."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--password",
+            default=os.environ.get("DEMO_RESEARCHER_PASSWORD", DEFAULT_PASSWORD),
+            help="Password of the demo researcher (env DEMO_RESEARCHER_PASSWORD).",
+        )
+        parser.add_argument(
+            "--base-url",
+            default=os.environ.get("DEMO_BASE_URL", "http://127.0.0.1:8000"),
+            help="Where the site is served, for the printed links.",
+        )
+        parser.add_argument(
+            "--no-anonymize",
+            action="store_true",
+            help="Leave anonymization to the worker (manage.py run_worker).",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        report = load_demo(password=options["password"], anonymize=not options["no_anonymize"])
+        job = report.anonymization_job
+        if job is not None:
+            if job.status != "succeeded":
+                raise CommandError(
+                    f"anonymization job {job.pk} {job.status}: {job.message}\n{job.error}\n"
+                    "Fix the cause (is the model at anonymize/models/?), then run "
+                    "`manage.py load_demo` again: it resumes where it stopped."
+                )
+            self.stdout.write(f"anonymized: {job.result}")
+        for what, counts in report.imported.items():
+            if counts:
+                self.stdout.write(f"imported {what}: {counts}")
+        intruder = report.intruder
+        released = AnonymizedText.objects.filter(
+            description__study=intruder, status=AnonymizedText.Status.RELEASED
+        ).count()
+        drafts = AnonymizedText.objects.filter(
+            description__study=intruder, status=AnonymizedText.Status.DRAFT
+        ).count()
+        base = options["base_url"].rstrip("/")
+        self.stdout.write(
+            "\n".join(
+                [
+                    "",
+                    "Demo ready.",
+                    f"  Researcher pages: {base}/r/   (admin: {base}/admin/)",
+                    f"    username: {report.username}",
+                    f"    password: {report.password}",
+                    "  Writer (description collection), one link per made-up Prolific ID:",
+                    f"    {base}/s/{report.collection.slug}/"
+                    "?PROLIFIC_PID=DEMOWRITER01&STUDY_ID=demo&SESSION_ID=w1",
+                    f"  Intruder test ({released} texts released, {drafts} drafts to review):",
+                    f"    {base}/s/{intruder.slug}/"
+                    "?PROLIFIC_PID=DEMOINTRUDER01&STUDY_ID=demo&SESSION_ID=i1",
+                    "  Change the PROLIFIC_PID to play another participant.",
+                ]
+            )
+        )
