@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Set up a fresh machine and start the platform on the demo studies (SQLite, embedded worker).
+# Usage: scripts/demo.sh
+# Env: DEMO_HOST (127.0.0.1; 0.0.0.0 to listen on every interface), DEMO_PORT (8000),
+#      DEMO_RESEARCHER_PASSWORD (intruder-demo), INTRUDER_VAR_DIR (./var: database, static).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+. .venv/bin/activate
+HOST=${DEMO_HOST:-127.0.0.1}
+PORT=${DEMO_PORT:-8000}
+if [ "$HOST" = "0.0.0.0" ]; then
+    export DJANGO_ALLOWED_HOSTS=${DJANGO_ALLOWED_HOSTS:-*}
+    SHOWN_HOST=$(hostname -I 2>/dev/null | awk '{print $1}')
+    SHOWN_HOST=${SHOWN_HOST:-127.0.0.1}
+else
+    SHOWN_HOST=$HOST
+fi
+python manage.py migrate --noinput -v 0
+python manage.py collectstatic --noinput -v 0
+# Idempotent: creates what is missing, anonymizes pending descriptions with the shipped model.
+python manage.py load_demo --base-url "http://$SHOWN_HOST:$PORT"
+
+LOG_DIR=${INTRUDER_VAR_DIR:-var}
+mkdir -p "$LOG_DIR"
+python manage.py run_worker >"$LOG_DIR/worker.log" 2>&1 &
+WORKER_PID=$!
+trap 'kill "$WORKER_PID" 2>/dev/null || true' EXIT INT TERM
+echo "  Background worker: pid $WORKER_PID (log: $LOG_DIR/worker.log)"
+echo "  Serving on http://$SHOWN_HOST:$PORT/  (Ctrl-C stops the site and the worker)"
+python manage.py runserver "$HOST:$PORT" --noreload
