@@ -298,7 +298,10 @@ def run_db_worker(
     worker = worker_name()
     ran = 0
     while not should_stop():
-        close_old_connections()
+        if not connection.in_atomic_block:
+            # Drop connections the database closed while we slept (not inside a test's
+            # transaction, where closing would end the test's connection).
+            close_old_connections()
         requeued = jobs_requeue_stale()
         if requeued:
             log(f"re-queued stale jobs {requeued}")
