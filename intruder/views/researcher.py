@@ -8,7 +8,6 @@ gets 403.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -357,7 +356,7 @@ def review_text(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 
 def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> HttpResponse:
-    """Apply one review action (remove/add span, edit text, release, withdraw, reopen)."""
+    """Apply one review action (unmask, mask a string, edit text, release, withdraw, reopen)."""
     action = request.POST.get("action", "")
     try:
         revision = int(request.POST.get("revision", ""))
@@ -384,12 +383,6 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
                 text=text, spans=spans, expected_revision=revision, user=request.user
             )
             messages.success(request, "Masked; text re-rendered.")
-        elif action == "set_spans":
-            spans = json.loads(request.POST.get("spans", "[]"))
-            anonymization.anonymized_text_set_spans(
-                text=text, spans=spans, expected_revision=revision, user=request.user
-            )
-            messages.success(request, "Spans saved; text re-rendered.")
         elif action == "edit_text":
             anonymization.anonymized_text_set_text(
                 text=text,
