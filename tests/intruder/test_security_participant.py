@@ -254,3 +254,30 @@ def test_writer_sees_only_their_own_targets_and_nothing_of_other_participants():
     assert_never_seen(everything, forbidden)
     assert "<script>alert" not in everything
     assert escape(XSS) in everything
+
+
+@pytest.mark.parametrize("action", ["consent", "instructions", "judge", "write", "finish"])
+def test_participant_posts_without_csrf_token_are_refused(action):
+    study = make_study(kind=Study.Kind.INTRUDER)
+    make_text(study=study)
+    browser = Client(enforce_csrf_checks=True)
+    url = reverse("participant-entry", kwargs={"slug": study.slug})
+    home = browser.get(f"{url}?PROLIFIC_PID=CSRFPID1")["Location"]
+    assert browser.post(f"{home}{action}/", {"decision": "agree"}).status_code == 403
+    assert Participant.objects.get().consented_at is None
+
+
+def test_participant_pages_are_not_cached():
+    study = make_study(kind=Study.Kind.INTRUDER)
+    make_text(study=study)
+    client = Client()
+    url = reverse("participant-entry", kwargs={"slug": study.slug})
+    home = client.get(f"{url}?PROLIFIC_PID=CACHEPID1")["Location"]
+    assert "no-store" in client.get(home)["Cache-Control"]
+
+
+def test_participant_tokens_are_long_random_and_distinct():
+    study = make_study(kind=Study.Kind.INTRUDER)
+    tokens = {make_participant(study=study).token for _ in range(50)}
+    assert len(tokens) == 50
+    assert all(len(token) >= 43 and re.fullmatch(r"[A-Za-z0-9_-]+", token) for token in tokens)
