@@ -292,3 +292,30 @@ def test_retry_button_requeues_a_failed_job() -> None:
     client.post(reverse("researcher-job-retry", kwargs={"pk": job.pk}))
     job.refresh_from_db()
     assert job.status == "queued"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_workers_never_claim_the_same_job() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks (SKIP LOCKED) need PostgreSQL; SQLite's claim is tested above")
+    for _ in range(30):
+        make_job()
+
+    def drain(worker: str) -> list[int]:
+        claimed = []
+        try:
+            while (job := jobs.job_claim_next(worker=worker)) is not None:
+                claimed.append(job.pk)
+        finally:
+            connection.close()
+        return claimed
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(drain, ["w1", "w2", "w3", "w4"]))
+    claimed = [pk for result in results for pk in result]
+    assert len(claimed) == len(set(claimed)) == 30
+    assert set(Job.objects.values_list("attempts", flat=True)) == {1}
