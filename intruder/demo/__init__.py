@@ -81,6 +81,19 @@ def _import_once(study: Study, filename: str, already: bool) -> dict[str, int]:
     return imports.import_study_data(study=study, content=content, fmt="jsonl").as_dict()
 
 
+def _anonymize(study: Study, owner: Any) -> Job | None:
+    """Run the study's anonymization job here: retry an earlier failed one, else a new one."""
+    earlier = study.jobs.filter(kind="anonymize_study").order_by("-created_at").first()
+    if earlier is not None and earlier.status == Job.Status.FAILED:
+        job = jobs.job_retry(job=earlier)
+    elif earlier is not None and earlier.status == Job.Status.QUEUED:
+        job = earlier
+    else:
+        job = jobs.job_enqueue(kind="anonymize_study", study=study, created_by=owner)
+    # None when a worker claimed it meanwhile: it finishes there.
+    return jobs.job_execute(job.pk)
+
+
 def load_demo(*, password: str = DEFAULT_PASSWORD, anonymize: bool = True) -> DemoReport:
     """Create the demo researcher, a collection study and an anonymized intruder study.
 
@@ -127,8 +140,7 @@ def load_demo(*, password: str = DEFAULT_PASSWORD, anonymize: bool = True) -> De
         anonymizations__method=anonymization.MODEL_METHOD
     ).exists()
     if anonymize and pending:
-        job = jobs.job_enqueue(kind="anonymize_study", study=intruder, created_by=owner)
-        report.anonymization_job = jobs.job_execute(job.pk)
+        report.anonymization_job = _anonymize(intruder, owner)
     model_texts = AnonymizedText.objects.filter(
         description__study=intruder, method=anonymization.MODEL_METHOD
     )

@@ -93,6 +93,9 @@ def test_load_demo_reports_a_failed_anonymization_and_resumes(capsys) -> None:
         anonymization.set_anonymizer(FakeAnonymizer())
         call_command("load_demo")
         assert AnonymizedText.objects.count() == 30
+        job = Job.objects.get()  # the failed job was retried, not replaced
+        assert (job.status, job.attempts) == ("succeeded", 2)
+        assert job.result["skipped"] == saved
     finally:
         anonymization.set_anonymizer(previous)
 
