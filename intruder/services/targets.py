@@ -18,7 +18,9 @@ RELATIONSHIP_STATUSES = (
     "separated",
     "widowed",
 )
-# English-speaking locales keep names and jobs readable for a UK/US crowd.
+# English-speaking locales keep names and jobs readable for a UK/US crowd; the person lives in
+# the locale's country, so name and country fit together (Faker's full country list includes
+# entries such as "Antarctica (the territory South of 60 deg S)").
 PROFILE_LOCALES = ("en_GB", "en_US", "en_IE", "en_AU", "en_CA", "en_NZ")
 
 
@@ -39,7 +41,7 @@ def fictitious_profile_generate(*, seed: int) -> dict:
         "relationship_status": rng.choice(RELATIONSHIP_STATUSES),
         "job": fake.job(),
         "age": rng.randint(19, 78),
-        "country": fake.country(),
+        "country": fake.current_country(),
     }
 
 
