@@ -86,6 +86,7 @@ def main() -> None:
     from anonymize.encoding import encode_text
     from anonymize.model import Anonymizer
 
+    load_before = round(os.getloadavg()[0], 2)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     texts = load_descriptions(args.corpus_dir)
@@ -108,6 +109,9 @@ def main() -> None:
             "torch": torch.__version__,
             "python": platform.python_version(),
             "processor": platform.processor() or platform.machine(),
+            # The machine is shared; load before/after shows how contended the timing was.
+            "load_average_1m_before": load_before,
+            "load_average_1m_after": round(os.getloadavg()[0], 2),
         },
         "settings": {"batch_size": args.batch_size, "window_tokens": 256, "stride": 192},
         "model_version": shipped.model_version,

@@ -1,0 +1,62 @@
+"""Word-level scoring: per-category P/R/F1, binary PSI and the name-leak check."""
+
+from __future__ import annotations
+
+import pytest
+
+from anonymize.alignment import align_record
+from anonymize.evaluate import (
+    evaluate_predictions,
+    score_word_categories,
+    word_categories_from_spans,
+)
+from anonymize.labels import split_words
+from anonymize.placeholders import Span
+
+
+def test_scores_count_each_word_once():
+    gold = ["LOCATION", "LOCATION", "NONE", "DATE", "NONE"]
+    predicted = ["LOCATION", "NONE", "NONE", "LOCATION", "DATE"]
+    metrics = score_word_categories(gold, predicted)
+    location = metrics["per_category"]["LOCATION"]
+    assert (location["precision"], location["recall"], location["support"]) == (0.5, 0.5, 2)
+    assert metrics["per_category"]["DATE"]["f1"] == 0.0
+    # Binary: gold PSI at 0, 1, 3; predicted PSI at 0, 3, 4 -> tp 2, fp 1, fn 1.
+    assert metrics["binary_psi"]["precision"] == pytest.approx(2 / 3)
+    assert metrics["binary_psi"]["recall"] == pytest.approx(2 / 3)
+    assert metrics["psi_categories"]["weighted"]["f1"] == pytest.approx((2 * 0.5 + 1 * 0) / 3)
+
+
+@pytest.mark.parametrize(
+    ("spans", "expected"),
+    [
+        ([], ["NONE"] * 4),
+        (
+            [Span(0, 8, "Ana Lima", "PERSON_FIRSTNAME", "", 1.0)],
+            ["PERSON_FIRSTNAME", "PERSON_FIRSTNAME", "NONE", "NONE"],
+        ),
+        ([Span(13, 17, "Rome", "LOCATION", "", 1.0)], ["NONE", "NONE", "NONE", "LOCATION"]),
+    ],
+)
+def test_words_take_the_category_of_the_span_covering_them(spans, expected):
+    words = split_words("Ana Lima went Rome")
+    assert word_categories_from_spans(words, spans) == expected
+
+
+def test_a_surviving_name_counts_as_a_leak():
+    document = align_record(
+        {
+            "id": "x",
+            "person": "ana lima",
+            "type": "fictitious",
+            "original": "Ana Lima sings. Lima smiles.",
+            "textwash": "PERSON_FIRSTNAME_1 PERSON_LASTNAME_1 sings. PERSON_LASTNAME_1 smiles.",
+        }
+    )
+    # Words: Ana Lima sings . Lima smiles .
+    masked = ["PERSON_FIRSTNAME", "PERSON_LASTNAME", "NONE", "NONE", "PERSON_LASTNAME"]
+    masked += ["NONE", "NONE"]
+    leaking = list(masked)
+    leaking[4] = "NONE"  # the second "Lima" stays in clear
+    assert evaluate_predictions([document], [masked])["name_leak"]["rate"] == 0.0
+    assert evaluate_predictions([document], [leaking])["name_leak"]["documents_leaking"] == 1
