@@ -26,7 +26,11 @@ from intruder.selectors.participant import (
     writer_target_pool,
     writing_task_next,
 )
-from intruder.services.assignment import assignment_mark_shown, assignment_next
+from intruder.services.assignment import (
+    assignment_mark_shown,
+    assignment_next,
+    assignments_release_expired,
+)
 from intruder.services.writing import writing_tasks_assign
 
 # Prolific IDs are 24 hex characters; accept any short token-like string so that pilots and
@@ -98,6 +102,7 @@ def _refuse_new_participant(*, study: Study) -> str:
         return ""
     if not intruder_text_pool(study=study).exists():
         raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
+    assignments_release_expired(study=study)  # abandoned slots count as free
     group = intruder_group_choose(study=study)
     if not group:
         raise EnrolmentRefused(EnrolmentRefused.FULL)

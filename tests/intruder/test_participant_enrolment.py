@@ -1,10 +1,13 @@
 """Prolific entry: enrol, resume, refuse (closed, completed, missing PID), decline consent."""
 
+from datetime import timedelta
+
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
-from intruder.models import Participant, PersonGroup, Study
+from intruder.models import Assignment, Participant, PersonGroup, Study
 from intruder.services.participants import (
     EnrolmentRefused,
     intruder_group_choose,
@@ -165,3 +168,17 @@ def test_full_study_refuses_new_intruders():
     with pytest.raises(EnrolmentRefused) as refusal:
         participant_enroll(study=study, prolific_pid="NEWPID")
     assert refusal.value.code == EnrolmentRefused.FULL
+
+
+def test_abandoned_slots_do_not_make_a_study_full():
+    study = make_study(kind=Study.Kind.INTRUDER, judgments_per_text=1, time_limit_minutes=30)
+    text = make_text(study=study)
+    abandoned = make_participant(study=study, group=PersonGroup.FICTITIOUS)
+    assignment = Assignment.objects.create(participant=abandoned, text=text, position=1, slot=1)
+    Assignment.objects.filter(pk=assignment.pk).update(
+        assigned_at=timezone.now() - timedelta(minutes=31)
+    )
+    enrolment = participant_enroll(study=study, prolific_pid="NEWPID")
+    assert enrolment.created
+    abandoned.refresh_from_db()
+    assert abandoned.status == Participant.Status.TIMED_OUT
