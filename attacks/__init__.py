@@ -1,0 +1,28 @@
+"""Re-identification attacks on anonymized texts: TRIA and cheap record-linkage baselines.
+
+A plain library (no Django): ``load_dataset`` reads the reference data format,
+``get_attack(name, config)`` returns an attack with ``fit``/``predict``/``save``/``load``,
+and ``trir`` turns predictions into the Text Re-Identification Risk.
+"""
+
+from attacks.base import Attack, Prediction
+from attacks.config import ConfigError, TRIAConfig
+from attacks.data import DatasetError, DocumentSet, TRIADataset, load_dataset
+from attacks.metrics import TRIRResult, trir
+from attacks.registry import ATTACKS, get_attack, load_attack
+
+__all__ = [
+    "ATTACKS",
+    "Attack",
+    "ConfigError",
+    "DatasetError",
+    "DocumentSet",
+    "Prediction",
+    "TRIAConfig",
+    "TRIADataset",
+    "TRIRResult",
+    "get_attack",
+    "load_attack",
+    "load_dataset",
+    "trir",
+]

@@ -1,0 +1,129 @@
+"""Shared interface of every attack: fit on background knowledge, predict, save, load."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from attacks.config import TRIAConfig
+
+ProgressCallback = Callable[[str, int, int], None]
+ATTACK_FILE = "attack.json"
+
+
+@dataclass
+class Prediction:
+    """Hold the outcome of re-identifying one document."""
+
+    doc_id: str
+    true_name: str | None
+    predicted_name: str
+    # 1-based rank of the true individual; None when unknown or absent from the background.
+    true_rank: int | None
+    true_prob: float | None
+    top_k: list[tuple[str, float]] = field(default_factory=list)
+
+    @property
+    def correct(self) -> bool:
+        """Return whether the top prediction is the true individual."""
+        return self.true_name is not None and self.predicted_name == self.true_name
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        values = asdict(self)
+        values["top_k"] = [[name, prob] for name, prob in self.top_k]
+        return values
+
+
+def predictions_from_scores(
+    doc_ids: list[str],
+    scores: np.ndarray,
+    names: list[str],
+    true_names: dict[str, str] | None,
+    top_k: int,
+) -> list[Prediction]:
+    """Turn a (documents x individuals) score matrix into predictions via a softmax."""
+    scores = np.asarray(scores, dtype=np.float64)
+    shifted = scores - scores.max(axis=1, keepdims=True)
+    probs = np.exp(shifted)
+    probs /= probs.sum(axis=1, keepdims=True)
+    column_of = {name: i for i, name in enumerate(names)}
+    predictions = []
+    for row, doc_id in enumerate(doc_ids):
+        order = np.argsort(-probs[row], kind="stable")
+        true_name = (true_names or {}).get(doc_id)
+        true_rank = true_prob = None
+        if true_name is not None and true_name in column_of:
+            column = column_of[true_name]
+            true_rank = int(np.flatnonzero(order == column)[0]) + 1
+            true_prob = float(probs[row, column])
+        predictions.append(
+            Prediction(
+                doc_id=doc_id,
+                true_name=true_name,
+                predicted_name=names[int(order[0])],
+                true_rank=true_rank,
+                true_prob=true_prob,
+                top_k=[(names[int(i)], float(probs[row, i])) for i in order[:top_k]],
+            )
+        )
+    return predictions
+
+
+class Attack(ABC):
+    """Re-identify documents by learning from named background texts."""
+
+    name: ClassVar[str]
+
+    def __init__(self, config: TRIAConfig | None = None) -> None:
+        self.config = config or TRIAConfig()
+        self.names: list[str] = []
+        self.stats: dict[str, Any] = {}
+
+    @abstractmethod
+    def fit(self, background: dict[str, str], progress: ProgressCallback | None = None) -> Any:
+        """Learn to recognise each individual from its background text."""
+
+    @abstractmethod
+    def predict(
+        self,
+        documents: dict[str, str],
+        top_k: int = 5,
+        true_names: dict[str, str] | None = None,
+    ) -> list[Prediction]:
+        """Return one prediction per document (doc_id -> text)."""
+
+    @abstractmethod
+    def save(self, directory: str | Path) -> None:
+        """Save everything needed to predict without retraining."""
+
+    @classmethod
+    @abstractmethod
+    def load(cls, directory: str | Path) -> Attack:
+        """Load an attack saved by ``save``."""
+
+    def _write_attack_file(self, directory: Path, extra: dict[str, Any] | None = None) -> None:
+        """Write attack.json: the attack name, config, individuals and run statistics."""
+        directory.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "attack": self.name,
+            "config": self.config.to_dict(),
+            "names": self.names,
+            "stats": self.stats,
+            **(extra or {}),
+        }
+        (directory / ATTACK_FILE).write_text(json.dumps(payload, indent=2), encoding="utf-8")
+
+    @staticmethod
+    def _read_attack_file(directory: Path) -> dict[str, Any]:
+        """Read attack.json from a saved attack directory."""
+        path = Path(directory) / ATTACK_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"no saved attack in {directory} ({ATTACK_FILE} missing)")
+        return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,129 @@
+"""Command line: ``python -m attacks run`` and ``python -m attacks predict``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from attacks.config import ConfigError, TRIAConfig
+from attacks.data import DatasetError
+from attacks.registry import ATTACKS, load_attack
+
+
+class TqdmProgress:
+    """Show one tqdm bar per stage for the (stage, done, total) progress callback."""
+
+    def __init__(self) -> None:
+        self.bars: dict[str, object] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        from tqdm import tqdm
+
+        bar = self.bars.get(stage)
+        if bar is None:
+            bar = self.bars[stage] = tqdm(total=total, desc=stage, leave=True, file=sys.stderr)
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+        if done >= total:
+            bar.close()
+            del self.bars[stage]
+
+
+def quiet_transformers() -> None:
+    """Silence transformers' load reports: the new classifier head is expected."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+def read_documents(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Read JSONL rows {"doc_id", "text", optional "true_name"}."""
+    texts, true_names = {}, {}
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if "doc_id" not in row or "text" not in row:
+                raise DatasetError(f"{path}:{line_number}: each row needs 'doc_id' and 'text'")
+            doc_id = str(row["doc_id"])
+            if doc_id in texts:
+                raise DatasetError(f"{path}:{line_number}: duplicate doc_id {doc_id!r}")
+            texts[doc_id] = row["text"]
+            if row.get("true_name") is not None:
+                true_names[doc_id] = row["true_name"]
+    return texts, true_names
+
+
+def command_run(args: argparse.Namespace) -> int:
+    """Fit an attack on the config's data file and write all outputs."""
+    from attacks.runner import run_from_config
+
+    config = TRIAConfig.from_json(args.config)
+    if args.data:
+        config.data_file_path = args.data
+    out_dir = Path(args.out or config.output_folder_path)
+    progress = None if args.no_progress else TqdmProgress()
+    result = run_from_config(config, args.attack, out_dir, progress)
+    for column, values in result.final["trir"].items():
+        print(
+            f"TRIR {column}: {values['accuracy']:.1f}% (n={values['n']}, cap {values['cap']:.0f}%)"
+        )
+    print(f"outputs in {out_dir}")
+    return 0
+
+
+def command_predict(args: argparse.Namespace) -> int:
+    """Score new documents with a saved attack, without retraining."""
+    from attacks.metrics import trir
+
+    attack = load_attack(args.model)
+    texts, true_names = read_documents(Path(args.input))
+    predictions = attack.predict(texts, args.top_k, true_names or None)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as handle:
+        for p in predictions:
+            handle.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
+    if true_names:
+        print(f"TRIR: {trir(predictions).accuracy:.1f}% over {len(true_names)} labelled documents")
+    print(f"{len(predictions)} predictions in {out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser."""
+    parser = argparse.ArgumentParser(prog="python -m attacks", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="fit an attack and compute TRIR per anonymization column")
+    run.add_argument("--config", required=True, help="JSON config (reference keys)")
+    run.add_argument("--attack", default="tria", choices=sorted(ATTACKS))
+    run.add_argument("--out", help="output directory (default: output_folder_path)")
+    run.add_argument("--data", help="override data_file_path")
+    run.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    run.set_defaults(func=command_run)
+    predict = sub.add_parser("predict", help="score documents with a saved attack")
+    predict.add_argument("--model", required=True, help="saved attack directory (DIR/model)")
+    predict.add_argument("--input", required=True, help='JSONL: {"doc_id", "text", "true_name"?}')
+    predict.add_argument("--out", required=True, help="predictions JSONL")
+    predict.add_argument("--top-k", type=int, default=5)
+    predict.set_defaults(func=command_predict)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; bad input exits with status 2 and a one-line error."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+    args = build_parser().parse_args(argv)
+    quiet_transformers()
+    try:
+        return args.func(args)
+    except (ConfigError, DatasetError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2

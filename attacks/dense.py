@@ -1,0 +1,60 @@
+"""Dense retrieval: sentence embeddings of document and background chunks, max cosine."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attacks.base import ProgressCallback
+from attacks.retrieval import RetrievalAttack
+from attacks.tria import default_base_model, resolve_device
+
+# all-MiniLM-L6-v2 reads at most 256 word pieces; 120 words stay under it.
+CHUNK_WORDS = 120
+
+
+def word_chunks(text: str, size: int = CHUNK_WORDS) -> list[str]:
+    """Split ``text`` into consecutive chunks of ``size`` words (at least one chunk)."""
+    words = text.split()
+    return [" ".join(words[i : i + size]) for i in range(0, len(words), size)] or [""]
+
+
+class DenseAttack(RetrievalAttack):
+    """Link a document to the individual owning the most similar background chunk."""
+
+    name = "dense"
+    uses_curation = False
+    temperature = 0.05
+
+    def _encoder(self):
+        if getattr(self, "encoder", None) is None:
+            from sentence_transformers import SentenceTransformer
+
+            path = self.config.base_model_name or default_base_model()
+            self.encoder = SentenceTransformer(path, device=str(resolve_device()))
+        return self.encoder
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return self._encoder().encode(
+            texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+        )
+
+    def _index(self, progress: ProgressCallback | None) -> None:
+        chunks, owners = [], []
+        for column, name in enumerate(self.names):
+            for chunk in word_chunks(self.profiles[name]):
+                chunks.append(chunk)
+                owners.append(column)
+        self.chunk_owner = np.asarray(owners)
+        self.chunk_embeddings = self._embed(chunks)
+
+    def _scores(self, texts: list[str], progress: ProgressCallback | None) -> np.ndarray:
+        scores = np.full((len(texts), len(self.names)), -1.0)
+        for row, text in enumerate(texts):
+            pieces = self._embed(word_chunks(text))
+            query = pieces.mean(axis=0)
+            query /= np.linalg.norm(query) or 1.0
+            similarities = self.chunk_embeddings @ query
+            np.maximum.at(scores[row], self.chunk_owner, similarities)
+            if progress:
+                progress("prediction", row + 1, len(texts))
+        return scores

@@ -1,0 +1,123 @@
+"""Split WordPiece token sequences into overlapping windows and batch them (5.3)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Windows:
+    """Hold windows (with [CLS]/[SEP]) and the index of the document each came from."""
+
+    input_ids: list[list[int]]
+    doc_index: list[int]
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+    @property
+    def n_tokens(self) -> int:
+        """Return the number of real tokens over all windows."""
+        return sum(len(w) for w in self.input_ids)
+
+
+def sliding_windows(token_ids: Sequence[int], length: int, overlap: int) -> list[list[int]]:
+    """Return content slices of ``length - 2`` tokens, each sharing ``overlap`` with the last.
+
+    ``length`` counts [CLS] and [SEP] (added later), as in the reference, so the stride
+    over content tokens is ``length - overlap - 2``. An empty sequence gives one empty window
+    so that every document still gets a prediction.
+    """
+    content = length - 2
+    stride = length - overlap - 2
+    windows = []
+    start = 0
+    while True:
+        windows.append(list(token_ids[start : start + content]))
+        if start + content >= len(token_ids):
+            return windows
+        start += stride
+
+
+def tokenize_texts(tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    """Return WordPiece ids of each text, without special tokens and untruncated."""
+    if not texts:
+        return []
+    encoded = tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)
+    return encoded["input_ids"]
+
+
+def build_windows(tokenizer, texts: Sequence[str], length: int, overlap: int) -> Windows:
+    """Tokenize ``texts`` and split each into [CLS] window [SEP] sequences."""
+    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
+    input_ids: list[list[int]] = []
+    doc_index: list[int] = []
+    for index, ids in enumerate(tokenize_texts(tokenizer, texts)):
+        for window in sliding_windows(ids, length, overlap):
+            input_ids.append([cls_id, *window, sep_id])
+            doc_index.append(index)
+    return Windows(input_ids, doc_index)
+
+
+def batch_indices(
+    lengths: Sequence[int],
+    batch_size: int,
+    shuffle: bool,
+    bucketing: bool,
+    rng: random.Random | None = None,
+) -> list[list[int]]:
+    """Return batches of window indices, grouping similar lengths when ``bucketing``.
+
+    With bucketing, windows are shuffled, sorted by length inside pools of 50 batches and cut
+    into batches, whose order is then shuffled: padding nearly vanishes while every epoch
+    still sees a different order.
+    """
+    rng = rng or random.Random(0)
+    order = list(range(len(lengths)))
+    if shuffle:
+        rng.shuffle(order)
+    if bucketing:
+        pool = batch_size * 50
+        sorted_order = []
+        for start in range(0, len(order), pool):
+            sorted_order.extend(sorted(order[start : start + pool], key=lambda i: lengths[i]))
+        order = sorted_order
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    if shuffle and bucketing:
+        rng.shuffle(batches)
+    return batches
+
+
+def padded_batch(
+    sequences: Sequence[Sequence[int]], pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return (input_ids, attention_mask) right-padded to the longest sequence."""
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, seq in enumerate(sequences):
+        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return ids, mask
+
+
+def iterate_batches(
+    windows: Windows,
+    batches: list[list[int]],
+    pad_id: int,
+) -> Iterator[tuple[list[int], torch.Tensor, torch.Tensor]]:
+    """Yield (indices, input_ids, attention_mask) for each batch."""
+    for indices in batches:
+        ids, mask = padded_batch([windows.input_ids[i] for i in indices], pad_id)
+        yield indices, ids, mask
+
+
+def padding_ratio(lengths: Sequence[int], batches: list[list[int]]) -> float:
+    """Return padded tokens / real tokens - 1 for ``batches`` (0 = no padding waste)."""
+    real = sum(lengths)
+    padded = sum(len(b) * max(lengths[i] for i in b) for b in batches if b)
+    return padded / real - 1 if real else 0.0
