@@ -1,0 +1,126 @@
+"""Config round trip and clear errors for bad input (nothing is written on failure)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attacks import ConfigError, DatasetError, TRIAConfig, load_dataset
+from attacks.cli import main as cli_main
+from attacks.config import parse_sliding_window
+from tests.attacks.builders import synthetic_frame
+
+
+def test_config_round_trips_through_json(tmp_path: Path):
+    config = TRIAConfig(
+        data_file_path="data.json",
+        finetuning_sliding_window="200-50",
+        finetuning_epochs=7,
+        dev_set_column_name=None,
+        seed=3,
+    )
+    path = tmp_path / "config.json"
+    config.to_json(path)
+    assert TRIAConfig.from_json(path) == config
+
+
+def test_reference_config_keys_load():
+    reference = {
+        "output_folder_path": "outputs/WikiActors/50_eval",
+        "data_file_path": "data/WikiActors_50_eval.json",
+        "individual_name_column": "name",
+        "background_knowledge_column": "public_knowledge",
+        "load_saved_pretreatment": True,
+        "save_finetuning": True,
+        "tokenization_block_size": 250,
+        "pretraining_sliding_window": "512-128",
+        "finetuning_sliding_window": "100-25",
+        "dev_set_column_name": "dev_abstract",
+    }
+    config = TRIAConfig.from_dict(reference)
+    assert config.finetuning_window == (100, 25)
+    assert config.pretraining_window == (512, 128)
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"finetuning_epoch": 3}, "unknown config key(s): finetuning_epoch"),
+        ({"finetuning_sliding_window": "100"}, "must look like 'N-M'"),
+        ({"finetuning_sliding_window": "10-9"}, "N - M - 2 >= 1"),
+        ({"precision": "fp8"}, "precision must be one of"),
+        ({"finetuning_batch_size": 0}, "finetuning_batch_size must be >= 1"),
+    ],
+)
+def test_bad_config_raises_clear_error(values: dict, message: str):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        TRIAConfig.from_dict(values)
+
+
+@pytest.mark.parametrize(("length", "overlap"), [(100, 25), (512, 128), (4, 0)])
+def test_parse_sliding_window(length: int, overlap: int):
+    assert parse_sliding_window(f"{length}-{overlap}") == (length, overlap)
+
+
+def _without(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    return frame.drop(columns=[column])
+
+
+def _empty_background(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(public_knowledge=[np.nan, "", "  ", None])
+
+
+def _duplicate_name(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(name=[frame.name[0], frame.name[0], frame.name[2], frame.name[3]])
+
+
+@pytest.mark.parametrize(
+    ("corrupt", "message"),
+    [
+        (lambda f: _without(f, "public_knowledge"), "missing column"),
+        (lambda f: _without(f, "name"), "missing column"),
+        (lambda f: _without(f, "dev_abstract"), "missing column"),
+        (_empty_background, "background knowledge column 'public_knowledge' is empty"),
+        (_duplicate_name, "duplicate individual name"),
+        (lambda f: f[["name", "public_knowledge", "dev_abstract"]], "no anonymization column"),
+    ],
+)
+def test_bad_data_raises_clear_error_and_writes_nothing(corrupt, message: str, tmp_path: Path):
+    data = tmp_path / "bad.csv"
+    corrupt(synthetic_frame()).to_csv(data, index=False)
+    with pytest.raises(DatasetError, match=message):
+        load_dataset(data, TRIAConfig())
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"data_file_path": str(data), "cache_dir": ""}))
+    out = tmp_path / "out"
+    assert cli_main(["run", "--config", str(config), "--attack", "tfidf", "--out", str(out)]) == 2
+    assert not out.exists()
+
+
+def test_cli_rejects_unknown_config_key_without_writing(tmp_path: Path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"data_file_path": "x.json", "learning_rate": 1e-3}))
+    out = tmp_path / "out"
+    assert cli_main(["run", "--config", str(config), "--out", str(out)]) == 2
+    assert not out.exists()
+
+
+def test_missing_data_file_is_a_clear_error(tmp_path: Path):
+    with pytest.raises(DatasetError, match="data file not found"):
+        load_dataset(tmp_path / "absent.json", TRIAConfig())
+
+
+def test_csv_and_json_load_the_same_dataset(tmp_path: Path):
+    frame = synthetic_frame()
+    frame.to_json(tmp_path / "d.json", orient="records")
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    from_json = load_dataset(tmp_path / "d.json", TRIAConfig())
+    from_csv = load_dataset(tmp_path / "d.csv", TRIAConfig())
+    assert from_json.background == from_csv.background
+    assert from_json.method_columns == ["clear_abstract", "masked_abstract"]
+    assert from_json.dev_set is not None and len(from_json.dev_set) == 4
