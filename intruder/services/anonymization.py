@@ -267,15 +267,25 @@ def spans_with_string(
     return [*spans, *added]
 
 
+# Honorifics in aliases ("Dame Odette") are not identifying on their own.
+TITLE_WORDS = frozenset(
+    {"sir", "dame", "lord", "lady", "mrs", "miss", "the", "von", "van", "der", "del", "prof"}
+)
+
+
 def name_parts(names: Iterable[str]) -> list[str]:
-    """Return the names and their words of three or more letters, longest first."""
+    """Return the names and their words of three or more letters (no titles), longest first."""
     parts: set[str] = set()
     for name in names:
         name = name.strip()
         if not name:
             continue
         parts.add(name)
-        parts.update(w for w in re.findall(r"[^\W\d_]+", name) if len(w) >= 3)
+        parts.update(
+            w
+            for w in re.findall(r"[^\W\d_]+", name)
+            if len(w) >= 3 and w.casefold() not in TITLE_WORDS
+        )
     return sorted(parts, key=len, reverse=True)
 
 

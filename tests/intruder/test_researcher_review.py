@@ -65,6 +65,19 @@ def test_target_name_left_in_the_text_is_flagged(draft) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("names", "parts"),
+    [
+        (["Ottilie Brandt"], ["Ottilie Brandt", "Ottilie", "Brandt"]),
+        (["Jo Okafor-Smythe"], ["Jo Okafor-Smythe", "Okafor", "Smythe"]),
+        (["Dame Odette"], ["Dame Odette", "Odette"]),
+        (["", "  "], []),
+    ],
+)
+def test_name_parts_are_what_a_leak_check_looks_for(names: list[str], parts: list[str]) -> None:
+    assert sorted(anonymization.name_parts(names)) == sorted(parts)
+
+
 def test_masking_a_string_masks_every_unmasked_occurrence(draft) -> None:
     spans = spans_with_string(ORIGINAL, draft.spans, "ottilie", "PERSON_FIRSTNAME")
     spans = spans_with_string(ORIGINAL, spans, "Brandt", "PERSON_LASTNAME")
