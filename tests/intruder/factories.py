@@ -117,7 +117,7 @@ def make_text(
             }
         )
         start = description.text.find(name, start + len(name))
-    rendered = text or description.text.replace(name, "[PERSON_FIRSTNAME_1]")
+    rendered = text or description.text.replace(name, "PERSON_FIRSTNAME_1")
     fields.setdefault("spans", spans)
     return AnonymizedText.objects.create(
         description=description, text=rendered, status=status, **fields
