@@ -130,17 +130,22 @@ def construct_loss(
     nlp: Any | None = None,
     map_placeholders: bool = False,
     per_100_words: bool = False,
+    original_frequencies: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Return Table 2: per POS tag, mean frequency original vs anonymized, t, BF10, BF01.
 
     per_100_words=True compares rates per 100 words instead of counts (ntok stays a count).
+    `original_frequencies` (from `pos_frequencies` of the originals) saves tagging them again
+    when both the plain and the mapped table are wanted.
     """
     require_columns(texts, ["original", "anonymized"], "texts")
     nlp = nlp or load_pos_pipeline()
     placeholders = (
         [p or () for p in texts["placeholders"]] if "placeholders" in texts.columns else None
     )
-    original = pos_frequencies(texts["original"].tolist(), nlp)
+    if original_frequencies is None:
+        original_frequencies = pos_frequencies(texts["original"].tolist(), nlp)
+    original = original_frequencies.copy()
     anonymized = pos_frequencies(texts["anonymized"].tolist(), nlp, map_placeholders, placeholders)
     if per_100_words:
         for frame in (original, anonymized):

@@ -115,9 +115,13 @@ def run_all(
         )
         _add_paper_comparison(report, texts, paper_dir)
     if include_construct_loss:
-        report.tables["construct_loss"] = construct_loss.construct_loss(texts, nlp)
+        nlp = nlp or construct_loss.load_pos_pipeline()
+        originals = construct_loss.pos_frequencies(texts["original"].tolist(), nlp)
+        report.tables["construct_loss"] = construct_loss.construct_loss(
+            texts, nlp, original_frequencies=originals
+        )
         report.tables["construct_loss_mapped"] = construct_loss.construct_loss(
-            texts, nlp, map_placeholders=True
+            texts, nlp, map_placeholders=True, original_frequencies=originals
         )
     ordered = {name: report.tables[name] for name in TABLE_TITLES if name in report.tables}
     report.tables = ordered

@@ -71,3 +71,23 @@ def test_mapping_recovers_pronouns(nlp, texts):
     mapped = construct_loss(texts, nlp, map_placeholders=True).set_index("pos")
     assert mapped.loc["PRON", "mean_anonymized"] == pytest.approx(1.0)
     assert mapped.loc["PRON", "note"] == "identical in every text: no test"
+
+
+def test_report_includes_both_construct_loss_tables_for_a_study_without_judgments(nlp, texts):
+    from intruder.analysis.frames import empty_judgments
+    from intruder.analysis.report import run_all
+
+    frame = texts.assign(
+        text_id=range(len(texts)),
+        description_id=range(len(texts)),
+        external_id="",
+        target_key="t",
+        target_name="T",
+        group="famous",
+        placeholders=[[] for _ in range(len(texts))],
+    )
+    report = run_all(empty_judgments(), frame, 0.75, nlp=nlp)
+    assert list(report.tables) == ["construct_loss", "construct_loss_mapped"]
+    mapped = report.tables["construct_loss_mapped"].set_index("pos")
+    assert mapped.loc["PRON", "mean_anonymized"] == pytest.approx(1.0)
+    assert "no judgments yet" in report.warnings[0]
