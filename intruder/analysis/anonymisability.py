@@ -169,6 +169,8 @@ def compare_identified(
             row["note"] = (
                 f"d needs >= 2 texts per outcome (not identified: {len(x0)}, identified: {len(x1)})"
             )
+        elif x0.var(ddof=1) == 0 and x1.var(ddof=1) == 0:
+            row["note"] = "no variance within either outcome: d undefined"
         else:
             row["d"], row["d_ci_low"], row["d_ci_high"] = cohens_d_with_ci(x0, x1)
         rows.append(row)

@@ -11,6 +11,7 @@ import pandas as pd
 
 from intruder.analysis import agreement, anonymisability, construct_loss, leakage, paper, rates
 from intruder.analysis.frames import data_warnings
+from intruder.analysis.layouts import paper_layouts
 from intruder.analysis.per_text import per_text
 
 # Table name -> what it holds, in the order the page and the CLI present them.
@@ -151,7 +152,8 @@ def _add_paper_comparison(report: Report, texts: pd.DataFrame, paper_dir: Any) -
 
 
 def write_report(report: Report, out_dir: Path | str, plots: bool = True) -> list[Path]:
-    """Write every table as CSV and JSON, summary.json and (optionally) SVG plots."""
+    """Write every table as CSV and JSON, the paper-style layouts as layout_*.csv,
+    summary.json and (optionally) SVG plots."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -160,6 +162,10 @@ def write_report(report: Report, out_dir: Path | str, plots: bool = True) -> lis
         table.to_csv(csv_path, index=False)
         json_path.write_text(json.dumps(records(table), indent=1, ensure_ascii=False))
         written += [csv_path, json_path]
+    for name, table in paper_layouts(report).items():
+        path = out / f"layout_{name}.csv"
+        table.to_csv(path, index=False)
+        written.append(path)
     summary_path = out / "summary.json"
     summary_path.write_text(json.dumps(report.summary(), indent=1, ensure_ascii=False))
     written.append(summary_path)

@@ -18,7 +18,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
-from intruder.analysis import leakage
+from intruder.analysis.layouts import LAYOUT_TITLES, paper_layouts
 from intruder.analysis.paper import PAPER_AGREEMENT
 from intruder.analysis.plots import report_plots
 from intruder.analysis.report import TABLE_TITLES, records
@@ -70,11 +70,10 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
         }
         for name, table in report.tables.items()
     ]
-    paper_layouts = {
-        outcome: html_table(leakage.paper_layout(report.tables[f"leakage_{outcome}"]))
-        for outcome in ("identified", "not_identified")
-        if f"leakage_{outcome}" in report.tables
-    }
+    layouts = [
+        {"name": name, "title": LAYOUT_TITLES[name], "table": html_table(frame)}
+        for name, frame in paper_layouts(report).items()
+    ]
     # matplotlib's SVG writer escapes text (target names); no participant text is plotted.
     plots = {name: mark_safe(svg) for name, svg in report_plots(report).items()}
     summary = report.summary()
@@ -83,7 +82,7 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
         "report": report,
         "summary": summary,
         "sections": sections,
-        "paper_layouts": paper_layouts,
+        "layouts": layouts,
         "plots": plots,
         "with_construct": with_construct,
         "paper_agreement": PAPER_AGREEMENT.get(report.paper_match.study)

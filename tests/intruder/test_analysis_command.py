@@ -70,6 +70,8 @@ def test_command_writes_every_table_with_hand_checked_numbers(study, tmp_path):
         assert (tmp_path / f"{name}.csv").is_file()
         assert isinstance(json.loads((tmp_path / f"{name}.json").read_text()), list)
     assert (tmp_path / "plot_target_rates.svg").read_text().startswith("<svg")
+    layout = pd.read_csv(tmp_path / "layout_table4_7.csv")
+    assert list(layout["Name"]) == ["Nora Quill", "Otto Brand"]
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert any("one judgment only" in w for w in summary["warnings"])
     assert summary["overall"]["n_judgments"] == 5
@@ -135,6 +137,7 @@ def test_analysis_page_shows_tables_plots_and_escapes_participant_text(client, s
     response = client.get(reverse("analysis-study", args=[study.slug]))
     html = response.content.decode()
     assert "Per target person" in html
+    assert "Table 9 layout" in html
     assert "<svg" in html
     assert "Nora Quill" in html
     assert "<b>lighthouse" not in html  # a participant's markup never reaches the page raw

@@ -105,3 +105,26 @@ def test_textwash_study2_ids_are_recognised(shared_data):
         ids = [json.loads(line)["id"] for _, line in zip(range(20), handle, strict=False)]
     match = paper.detect_paper_study(ids, folder)
     assert match == paper.PaperMatch(study=2, n_matched=20, n_texts=20)
+
+
+def test_paper_layouts_put_published_values_beside_the_studys(data_dir):
+    from intruder.analysis.layouts import paper_layouts
+
+    judgments, texts = _frames([f"quill_{i}" for i in range(4)])
+    report = run_all(judgments, texts, 0.75, include_construct_loss=False, paper_dir=data_dir)
+    layouts = paper_layouts(report)
+    row = layouts["table4_7"].iloc[0].to_dict()
+    assert row["Name"] == "Nora Quill"
+    assert (row["% identified"], row["paper % identified"]) == (25.0, 38.98)
+    assert list(layouts["table3"].columns) == [
+        "Name",
+        "M",
+        "paper M",
+        "SD",
+        "paper SD",
+        "% identified",
+        "paper % identified",
+        "SE % identified",
+        "paper SE % identified",
+    ]
+    assert list(layouts["table9"].columns) == ["Variable", "M0", "SD0", "M1", "SD1", "d [95% CI]"]

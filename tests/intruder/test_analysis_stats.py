@@ -129,3 +129,18 @@ def test_identical_frequencies_are_reported_not_tested():
     t, bf10, note = paired_bayes_factor(same, same)
     assert math.isnan(t) and math.isnan(bf10)
     assert note == "identical in every text: no test"
+
+
+def test_constant_variable_gets_a_note_instead_of_a_silent_nan():
+    features = pd.DataFrame({"text_id": [1, 2, 3, 4, 5, 6]})
+    for column in (
+        "prop_anonymized",
+        "freq_rank_original",
+        "freq_rank_anonymized",
+        "unigram_perplexity_original",
+        "unigram_perplexity_anonymized",
+    ):
+        features[column] = 20.0
+    table = compare_identified(fixture_judgments(), fixture_texts(), THRESHOLD, features)
+    assert table["d"].isna().all()
+    assert set(table["note"]) == {"no variance within either outcome: d undefined"}
