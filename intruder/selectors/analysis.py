@@ -24,8 +24,9 @@ def study_texts(study: Study) -> pd.DataFrame:
     """Return one row per text of the study that intruders can see or have judged."""
     judged = Judgment.objects.filter(participant__study=study).values("text_id")
     texts = (
-        AnonymizedText.objects.filter(description__study=study)
-        .filter(Q(pk__in=servable_texts(study).values("pk")) | Q(pk__in=judged))
+        AnonymizedText.objects.filter(
+            Q(pk__in=servable_texts(study).values("pk")) | Q(pk__in=judged)
+        )
         .select_related("description__target")
         .order_by("pk")
     )

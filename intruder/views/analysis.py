@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
+from intruder.analysis.frames import AnalysisInputError
 from intruder.analysis.layouts import LAYOUT_TITLES, paper_layouts
 from intruder.analysis.paper import PAPER_AGREEMENT
 from intruder.analysis.plots import report_plots
@@ -59,7 +60,12 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     """Show every analysis of the study, with plots and downloads."""
     study = _study_for(request, slug)
     with_construct = request.GET.get("construct") == "1"
-    report = study_report(study, include_construct_loss=with_construct)
+    try:
+        report = study_report(study, include_construct_loss=with_construct)
+    except AnalysisInputError as error:
+        return render(
+            request, "analysis/study_analysis_error.html", {"study": study, "error": error}
+        )
     sections = [
         {
             "name": name,
@@ -99,7 +105,10 @@ def analysis_table(request: HttpRequest, slug: str, table: str, fmt: str) -> Htt
     study = _study_for(request, slug)
     if fmt not in ("csv", "json") or (table not in TABLE_TITLES and table != "summary"):
         raise Http404("no such table")
-    report = study_report(study, include_construct_loss=table in CONSTRUCT_TABLES)
+    try:
+        report = study_report(study, include_construct_loss=table in CONSTRUCT_TABLES)
+    except AnalysisInputError as error:
+        return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
     if table == "summary":
         if fmt != "json":
             raise Http404("the summary is JSON only")

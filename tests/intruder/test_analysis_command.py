@@ -153,3 +153,19 @@ def test_analysis_download_returns_csv_and_json(client, study):
     assert data["overall"]["n_judgments"] == 5
     missing = client.get(reverse("analysis-table", args=[study.slug, "nonsense", "csv"]))
     assert missing.status_code == 404
+
+
+def test_unanalysable_data_gets_a_clear_page_not_a_crash(client, study, monkeypatch):
+    from intruder.analysis.frames import AnalysisInputError
+    from intruder.views import analysis as analysis_views
+
+    def broken(*args, **kwargs):
+        raise AnalysisInputError("2 judgment(s) refer to texts not in the texts frame")
+
+    monkeypatch.setattr(analysis_views, "study_report", broken)
+    client.force_login(study.owner)
+    page = client.get(reverse("analysis-study", args=[study.slug]))
+    assert page.status_code == 200
+    assert "refer to texts not in the texts frame" in page.content.decode()
+    table = client.get(reverse("analysis-table", args=[study.slug, "per_text", "csv"]))
+    assert table.status_code == 409
