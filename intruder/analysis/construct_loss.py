@@ -125,6 +125,13 @@ def paired_bayes_factor(original: np.ndarray, anonymized: np.ndarray) -> tuple[f
     return t, float(pg.bayesfactor_ttest(t, n, paired=True)), ""
 
 
+def bf01_of(bf10: float) -> float:
+    """Return BF01 = 1 / BF10 (0 for an infinite BF10, NaN where BF10 is undefined)."""
+    if np.isnan(bf10):
+        return np.nan
+    return 0.0 if np.isinf(bf10) else 1.0 / bf10
+
+
 def construct_loss(
     texts: pd.DataFrame,
     nlp: Any | None = None,
@@ -166,7 +173,7 @@ def construct_loss(
                 "mean_difference": (pairs["o"] - pairs["a"]).mean(),
                 "t": t,
                 "bf10": bf10,
-                "bf01": 1.0 / bf10 if bf10 and np.isfinite(bf10) else (0.0 if bf10 else np.nan),
+                "bf01": bf01_of(bf10),
                 "note": note,
             }
         )

@@ -16,7 +16,7 @@ from intruder.analysis.anonymisability import (
     text_features,
     unigram_perplexity,
 )
-from intruder.analysis.construct_loss import paired_bayes_factor
+from intruder.analysis.construct_loss import bf01_of, paired_bayes_factor
 from intruder.analysis.text import placeholder_spans, strip_placeholders
 from tests.intruder.analysis_fixtures import THRESHOLD, fixture_judgments, fixture_texts
 
@@ -144,3 +144,9 @@ def test_constant_variable_gets_a_note_instead_of_a_silent_nan():
     table = compare_identified(fixture_judgments(), fixture_texts(), THRESHOLD, features)
     assert table["d"].isna().all()
     assert set(table["note"]) == {"no variance within either outcome: d undefined"}
+
+
+def test_bf01_is_the_inverse_of_bf10_and_undefined_stays_undefined():
+    assert bf01_of(4.0) == 0.25
+    assert bf01_of(float("inf")) == 0.0  # the paper's "Inf" row for PRON: BF01 = 0.00
+    assert math.isnan(bf01_of(float("nan")))
