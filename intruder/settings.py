@@ -93,6 +93,8 @@ INTRUDER_REDIS_URL = os.environ.get("INTRUDER_REDIS_URL", "redis://localhost:637
 INTRUDER_RQ_QUEUE = os.environ.get("INTRUDER_RQ_QUEUE", "intruder")
 INTRUDER_JOB_STALE_MINUTES = float(os.environ.get("INTRUDER_JOB_STALE_MINUTES", "5"))
 INTRUDER_JOB_MAX_ATTEMPTS = int(os.environ.get("INTRUDER_JOB_MAX_ATTEMPTS", "3"))
+# Model folder the anonymization jobs load; empty = the shipped anonymize/models/ model.
+INTRUDER_ANONYMIZER_MODEL = os.environ.get("INTRUDER_ANONYMIZER_MODEL", "")
 
 # REST API (intruder.api): researchers only. Token auth for scripts, session auth for the
 # browsable docs; participants are not Django users and so never authenticate here.

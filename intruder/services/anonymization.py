@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
@@ -54,7 +55,8 @@ def get_anonymizer() -> Any:
             if _anonymizer is None:
                 from anonymize import Anonymizer
 
-                _anonymizer = Anonymizer.load()
+                # None = the shipped model; a folder of one's own trained model otherwise.
+                _anonymizer = Anonymizer.load(settings.INTRUDER_ANONYMIZER_MODEL or None)
     return _anonymizer
 
 
