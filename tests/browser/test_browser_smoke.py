@@ -26,5 +26,5 @@ def test_admin_login_rejects_a_wrong_password_and_stays_on_the_form(page) -> Non
     page.fill("input[name=password]", "wrong")
     page.click("input[type=submit]")
 
+    page.wait_for_selector(".errornote")
     assert "/admin/login/" in page.url
-    assert page.locator(".errornote").is_visible()

@@ -52,8 +52,8 @@ def test_writer_describes_famous_semifamous_and_fictitious_person_and_returns_to
     page.fill("#description", "Too short.")
     assert page.inner_text("#char-count") == "10"
     page.click("text=Save and continue")
+    page.wait_for_selector(".errorlist")  # the re-shown page, not the one being left
     assert "Describe Octavia Brightwater" in page.content()
-    assert page.locator(".errorlist").is_visible()
     assert page.input_value("#description") == "Too short."
     page.fill("#description", "Octavia Brightwater is a celebrated novelist. " * 4)
     assert int(page.inner_text("#char-count")) >= 120
@@ -120,8 +120,11 @@ def test_intruder_judges_every_text_and_never_sees_an_original(page) -> None:
     pages_seen.append(page.content())
     assert page.inner_text(".muted") == "Text 1 of 2"
     assert page.locator(".placeholder").first.inner_text() == "PERSON_FIRSTNAME_1"
-    assert not page.locator("#guessed_name").is_visible()
+    # Follow-up questions stay hidden until the intruder answers yes or no.
+    page.wait_for_selector("#guessed_name", state="hidden")
+    page.wait_for_selector("#other_knowledge", state="hidden")
     page.check("input[name=self_identified][value=yes]")
+    page.wait_for_selector("#guessed_name", state="visible")
     page.fill("#guessed_name", "Ingrid Vasskog")
     page.fill("#revealing_text", "the ferry")
     page.click("text=Next")
@@ -130,7 +133,8 @@ def test_intruder_judges_every_text_and_never_sees_an_original(page) -> None:
     page.wait_for_selector("text=Text 2 of 2")
     pages_seen.append(page.content())
     page.check("input[name=self_identified][value=no]")
-    assert not page.locator("#guessed_name").is_visible()
+    page.wait_for_selector("#other_knowledge", state="visible")
+    page.wait_for_selector("#guessed_name", state="hidden")
     page.fill("#other_knowledge", "Lives by the sea.")
     page.click("text=Next")
 
