@@ -321,9 +321,13 @@ def run_db_worker(
 
 
 def run_rq_worker(*, burst: bool = False) -> None:  # pragma: no cover - needs a Redis server
-    """Serve the RQ queue in this (Django-configured) process."""
+    """Serve the RQ queue in this (Django-configured) process.
+
+    SimpleWorker runs jobs in this process instead of a fork per job, so the model stays
+    loaded between jobs and no database connection is shared across a fork.
+    """
     import rq
 
     jobs_requeue_stale()
     queue = rq_queue()
-    rq.Worker([queue], connection=queue.connection).work(burst=burst)
+    rq.SimpleWorker([queue], connection=queue.connection).work(burst=burst)
