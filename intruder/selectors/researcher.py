@@ -104,6 +104,25 @@ def study_progress(study: Study) -> dict[str, Any]:
     }
 
 
+FLAGGED = "flagged"
+
+
+def review_texts(study: Study, status: str = "") -> list[AnonymizedText]:
+    """Return the study's anonymized texts for review, by status or FLAGGED (leaking drafts)."""
+    from intruder.services.anonymization import leak_warnings
+
+    texts = (
+        AnonymizedText.objects.filter(description__study=study)
+        .select_related("description__target")
+        .order_by("description_id", "method")
+    )
+    if status == FLAGGED:
+        return [t for t in texts.filter(status=AnonymizedText.Status.DRAFT) if leak_warnings(t)]
+    if status in AnonymizedText.Status.values:
+        texts = texts.filter(status=status)
+    return list(texts)
+
+
 def study_jobs(study: Study, limit: int = 10) -> QuerySet[Job]:
     """Return the study's most recent jobs."""
     return study.jobs.order_by("-created_at")[:limit]

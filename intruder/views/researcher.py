@@ -25,7 +25,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from intruder.models import AnonymizedText, Job, PersonGroup, Study
 from intruder.selectors.researcher import (
+    FLAGGED,
     job_status,
+    review_texts,
     studies_visible_to,
     study_jobs,
     study_progress,
@@ -249,23 +251,13 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     """List the study's anonymized texts with their status and leak warnings."""
     study, role = _study_for(request, slug)
     status = request.GET.get("status", "")
-    texts = (
-        AnonymizedText.objects.filter(description__study=study)
-        .select_related("description__target")
-        .order_by("description_id", "method")
-    )
-    if status in AnonymizedText.Status.values:
-        texts = texts.filter(status=status)
+    texts = review_texts(study, status)
     page_arg = request.GET.get("page", "1")
     page = max(1, int(page_arg)) if page_arg.isdigit() else 1
-    total = texts.count()
-    page_texts = list(texts[(page - 1) * REVIEW_PAGE_SIZE : page * REVIEW_PAGE_SIZE])
+    total = len(texts)
+    page_texts = texts[(page - 1) * REVIEW_PAGE_SIZE : page * REVIEW_PAGE_SIZE]
     rows = [{"text": t, "warnings": anonymization.leak_warnings(t)} for t in page_texts]
-    flagged = sum(
-        1
-        for t in texts.filter(status=AnonymizedText.Status.DRAFT)
-        if anonymization.leak_warnings(t)
-    )
+    flagged = len(review_texts(study, FLAGGED))
     return render(
         request,
         "researcher/review_list.html",
@@ -431,7 +423,7 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
         messages.warning(
             request,
             f"Held back {len(held_back)} draft(s) whose text still shows the target's name; "
-            "review them (filter: draft).",
+            "review them (filter: drafts flagged for a leak).",
         )
     return redirect("researcher-review", slug=study.slug)
 

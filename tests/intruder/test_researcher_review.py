@@ -278,3 +278,19 @@ def test_bulk_release_page_reports_held_back_texts(draft) -> None:
 
 def test_categories_come_from_the_anonymize_library() -> None:
     assert "PERSON_LASTNAME" in anonymization.categories()
+
+
+def test_review_list_filters_drafts_flagged_for_a_leak(draft) -> None:
+    study = draft.description.study
+    clean = AnonymizedText.objects.create(
+        description=make_description(study=study, text="A quiet fisherman."),
+        method="textwash-model",
+        text="A quiet fisherman.",
+    )
+    client = Client()
+    client.force_login(study.owner)
+    url = reverse("researcher-review", kwargs={"slug": study.slug})
+    flagged = client.get(url, {"status": "flagged"}).context["rows"]
+    assert [row["text"].pk for row in flagged] == [draft.pk]
+    every = client.get(url).context["rows"]
+    assert [row["text"].pk for row in every] == [draft.pk, clean.pk]
