@@ -76,6 +76,7 @@ def test_textwash_format_imports_targets_descriptions_and_textwash_texts() -> No
     assert anonymized.text.startswith("PERSON_FIRSTNAME_1")
 
 
+@pytest.mark.shared_data
 def test_textwash_study_files_import_whole(shared_data) -> None:
     study = make_study()
     path = shared_data / "textwash_study" / "study2.jsonl"
