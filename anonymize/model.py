@@ -146,6 +146,8 @@ class Anonymizer:
         # Weights ship in fp16 to stay small; CPUs compute faster and exactly in fp32.
         model = AutoModelForTokenClassification.from_pretrained(model_dir, dtype=torch.float32)
         model.eval()
+        # A model may carry the threshold chosen for it on the dev split.
+        options.setdefault("threshold", getattr(model.config, "psi_threshold", DEFAULT_THRESHOLD))
         return cls(model, tokenizer, model_version_of(model_dir), **options)
 
     def predict_words(self, texts: Sequence[str], batch_size: int = 16) -> list[WordPredictions]:

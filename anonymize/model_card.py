@@ -107,7 +107,8 @@ def write_model_card(model_dir: Path, comparison: Path | None = None) -> Path:
         f"{c['epochs']} epochs, AdamW lr {c['learning_rate']}, batch {c['batch_size']}, "
         f"warm-up {c['warmup_ratio']}, weight decay {c['weight_decay']}, seed {c['seed']}, "
         f"{c['threads']} CPU threads; {manifest['train_windows']} training windows; "
-        f"{manifest['train_runtime_s'] / 60:.1f} min. Final logged loss "
+        f"{manifest['train_runtime_s'] / 60:.1f} min wall on a shared 2-core machine (other jobs "
+        f"were running). Final logged loss "
         f"{manifest['log_history'][-1]['loss']}.",
         "",
         "## Scores (word level, against Textwash's recovered labels)",

@@ -107,8 +107,12 @@ def _build_model(config: TrainConfig, tokenizer):
             label2id=LABEL2ID,
         )
         return BertForTokenClassification(bert_config)
+    import torch
+
+    # Train in fp32 even when continuing from our own fp16-saved checkpoint.
     return BertForTokenClassification.from_pretrained(
         config.base_model or base_model_path(),
+        dtype=torch.float32,
         num_labels=len(LABEL2ID),
         id2label=ID2LABEL,
         label2id=LABEL2ID,
