@@ -182,6 +182,7 @@ def command_evaluate(args: argparse.Namespace, stdout: TextIO) -> int:
         threshold=args.threshold,
         with_baseline=not args.no_baseline,
         output=args.output,
+        save_metrics=args.save_metrics,
         emit=lambda line: print(line, file=stdout),
     )
     return 0
@@ -262,6 +263,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--threshold", type=float, default=None, help="P(PSI) threshold")
     evaluate.add_argument("--no-baseline", action="store_true", help="skip the spaCy baseline")
     evaluate.add_argument("--output", default=None, help="write all metrics to this JSON file")
+    evaluate.add_argument(
+        "--save-metrics",
+        action="store_true",
+        help="also rewrite metrics_<split>.json in the model folder (after pipeline changes)",
+    )
 
     card = commands.add_parser("card", help="write MODEL_CARD.md from a model's metrics files")
     card.add_argument("--model-dir", default=None, help="model folder (default: shipped)")

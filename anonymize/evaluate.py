@@ -114,7 +114,6 @@ def predict_with_anonymizer(
 ) -> dict[float, list[list[str]]]:
     """Return word categories per threshold, running the model once for all thresholds."""
     from anonymize.labels import validate_categories
-    from anonymize.model import decode_spans
 
     predictions = anonymizer.predict_words([d.text for d in documents])
     selected = validate_categories(None)
@@ -122,7 +121,7 @@ def predict_with_anonymizer(
     for threshold in thresholds:
         result[threshold] = [
             word_categories_from_spans(
-                d.words, decode_spans(d.text, p, anonymizer.labels, selected, threshold)
+                d.words, anonymizer.find_spans(d.text, p, selected, threshold)
             )
             for d, p in zip(documents, predictions, strict=True)
         ]
@@ -224,6 +223,7 @@ def run_evaluation(
     threshold: float | None,
     with_baseline: bool,
     output: str | Path | None,
+    save_metrics: bool = False,
     emit: Callable[[str], None] = print,
 ) -> dict[str, dict]:
     """Score the model (and the spaCy baseline) on one split, print the table, save JSON."""
@@ -237,7 +237,10 @@ def run_evaluation(
     anonymizer = Anonymizer.load(model_path)
     if threshold is not None:
         anonymizer.threshold = threshold
-    systems = {f"model ({anonymizer.model_version})": evaluate_documents(anonymizer, documents)}
+    model_metrics = evaluate_documents(anonymizer, documents)
+    if save_metrics:
+        write_metrics(model_metrics, model_path / f"metrics_{split}.json")
+    systems = {f"model ({anonymizer.model_version})": model_metrics}
     if with_baseline:
         from anonymize.baseline_spacy import SPACY_MODEL, SpacyBaseline
 

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from anonymize.encoding import EncodedText, encode_text
 from anonymize.labels import CATEGORIES, NONE, validate_categories
-from anonymize.placeholders import Span, assign_placeholders, get_operator, render
+from anonymize.placeholders import (
+    Span,
+    assign_placeholders,
+    get_operator,
+    normalise_value,
+    render,
+)
 from anonymize.windows import Window, sliding_windows, stitch_window_outputs
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "textwash-minilm"
@@ -107,6 +115,62 @@ def decode_spans(
     return spans
 
 
+# Categories whose detected values are also replaced where the model missed a repeat mention.
+# Numbers, dates and pronouns are left out: "two" or "he" recurring is not the same PSI item.
+PROPAGATED_CATEGORIES = frozenset(
+    {
+        "PERSON_FIRSTNAME",
+        "PERSON_LASTNAME",
+        "LOCATION",
+        "ORGANIZATION",
+        "OCCUPATION",
+        "OTHER_IDENTIFYING_ATTRIBUTE",
+    }
+)
+
+
+def harmonise_mentions(text: str, spans: list[Span]) -> list[Span]:
+    """Give all mentions of one value one category, and catch the mentions the model missed.
+
+    The model decides per mention, so "Lysa" may come out as a first name once and a last name
+    later, or be missed the second time. Textwash replaces every occurrence of a detected value
+    (paper, section 2.4); we do the same: the category with the highest summed score wins for
+    the value, and further whole-word occurrences (any case, except lower-case common English
+    words such as "black") become spans too.
+    """
+    from wordfreq import zipf_frequency
+
+    from anonymize.alignment import COMMON_WORD_ZIPF
+
+    by_value: dict[str, list[Span]] = {}
+    for span in spans:
+        by_value.setdefault(normalise_value(span.text), []).append(span)
+    category_of_value = {}
+    for value, group in by_value.items():
+        totals: dict[str, float] = {}
+        for span in group:
+            totals[span.category] = totals.get(span.category, 0.0) + span.score
+        category_of_value[value] = max(totals, key=totals.__getitem__)
+    result = [replace(s, category=category_of_value[normalise_value(s.text)]) for s in spans]
+    taken = sorted((s.start, s.end) for s in result)
+    for value, category in category_of_value.items():
+        if category not in PROPAGATED_CATEGORIES or len(value) < 2:
+            continue
+        score = max(span.score for span in by_value[value])
+        pattern = r"(?<!\w)" + r"\s+".join(map(re.escape, value.split())) + r"(?!\w)"
+        for match in re.finditer(pattern, text, flags=re.IGNORECASE):
+            found = match.group()
+            if found.islower() and zipf_frequency(found, "en") >= COMMON_WORD_ZIPF:
+                continue
+            position = bisect.bisect_left(taken, (match.start(), match.start()))
+            neighbours = taken[max(position - 1, 0) : position + 1]
+            if any(start < match.end() and match.start() < end for start, end in neighbours):
+                continue
+            bisect.insort(taken, (match.start(), match.end()))
+            result.append(Span(match.start(), match.end(), found, category, "", score))
+    return sorted(result, key=lambda span: span.start)
+
+
 class Anonymizer:
     """Find potentially sensitive information with a token classifier and replace it."""
 
@@ -192,6 +256,14 @@ class Anonymizer:
             results.append(WordPredictions(item, word_probs))
         return results
 
+    def find_spans(
+        self, text: str, predictions: WordPredictions, entities: frozenset[str], threshold: float
+    ) -> list[Span]:
+        """Return the PSI spans of the selected categories, consistent across mentions."""
+        every_category = frozenset(self.labels.categories)
+        spans = decode_spans(text, predictions, self.labels, every_category, threshold)
+        return [s for s in harmonise_mentions(text, spans) if s.category in entities]
+
     def anonymize(
         self,
         text: str,
@@ -224,7 +296,7 @@ class Anonymizer:
         for start in range(0, len(texts), chunk):
             part = texts[start : start + chunk]
             for text, predictions in zip(part, self.predict_words(part, batch_size), strict=True):
-                spans = decode_spans(text, predictions, self.labels, selected, cutoff)
+                spans = self.find_spans(text, predictions, selected, cutoff)
                 spans = assign_placeholders(spans, operator)
                 results.append(AnonymizationResult(render(text, spans, operator), spans))
             if progress is not None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from anonymize import AnonymizationResult
+from anonymize import AnonymizationResult, Span, render
+from anonymize.model import harmonise_mentions
 
 WORDS = {"lisbon": "LOCATION", "mara": "PERSON_FIRSTNAME", "she": "PRONOUN", "1970": "DATE"}
 
@@ -98,3 +99,37 @@ def test_importing_the_package_does_not_import_torch():
     code = "import sys, anonymize; print('torch' in sys.modules)"
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert output.stdout.strip() == "False"
+
+
+def span_at(text: str, string: str, category: str, score: float, occurrence: int = 0) -> Span:
+    start = -1
+    for _ in range(occurrence + 1):
+        start = text.index(string, start + 1)
+    return Span(start, start + len(string), string, category, "", score)
+
+
+def test_repeated_mentions_get_one_category_and_missed_repeats_are_caught():
+    text = "Lysa sews. Lysa sings. LYSA rests. Black hair, Mr Black."
+    spans = [
+        span_at(text, "Lysa", "PERSON_FIRSTNAME", 0.9),
+        span_at(text, "Lysa", "PERSON_LASTNAME", 0.4, occurrence=1),
+        span_at(text, "Black", "PERSON_LASTNAME", 0.8, occurrence=1),
+    ]
+    harmonised = harmonise_mentions(text, spans)
+    assert [(s.text, s.category) for s in harmonised] == [
+        ("Lysa", "PERSON_FIRSTNAME"),
+        ("Lysa", "PERSON_FIRSTNAME"),
+        ("LYSA", "PERSON_FIRSTNAME"),
+        ("Black", "PERSON_LASTNAME"),
+        ("Black", "PERSON_LASTNAME"),
+    ]
+    assert render(text, harmonised) == (
+        "PERSON_FIRSTNAME_1 sews. PERSON_FIRSTNAME_1 sings. PERSON_FIRSTNAME_1 rests. "
+        "PERSON_LASTNAME_1 hair, Mr PERSON_LASTNAME_1."
+    )
+
+
+def test_common_lower_case_words_and_numbers_are_not_propagated():
+    text = "Ana Black has black hair and two cats; two dogs."
+    spans = [span_at(text, "Black", "PERSON_LASTNAME", 0.9), span_at(text, "two", "NUMERIC", 0.9)]
+    assert [s.text for s in harmonise_mentions(text, spans)] == ["Black", "two"]
