@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,15 +39,23 @@ def run_attack(
     config: TRIAConfig,
     attack_name: str = "tria",
     progress: ProgressCallback | None = None,
+    on_epoch: Callable[[dict[str, Any]], None] | None = None,
 ) -> RunResult:
-    """Fit ``attack_name`` on the background knowledge and re-identify every column."""
+    """Fit ``attack_name`` on the background knowledge and re-identify every column.
+
+    ``on_epoch`` receives TRIA's per-epoch record (epoch, loss, TRIR per column) as it comes.
+    """
     set_seed(config.seed)
     attack = get_attack(attack_name, config)
     start = time.perf_counter()
     if isinstance(attack, TRIAAttack):
         monitor = {c: dataset.document_sets[c] for c in dataset.method_columns}
         result = attack.fit(
-            dataset.background, progress, dev_set=dataset.dev_set, monitor_sets=monitor
+            dataset.background,
+            progress,
+            dev_set=dataset.dev_set,
+            monitor_sets=monitor,
+            on_epoch=on_epoch,
         )
         history, predictions = result.history, result.best_predictions
     else:

