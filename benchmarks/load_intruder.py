@@ -144,7 +144,10 @@ def start_gunicorn(cfg: Config, env: dict[str, str]) -> tuple[subprocess.Popen, 
         env["GUNICORN_WORKERS"] = str(cfg.workers)
     if cfg.threads:
         env["GUNICORN_THREADS"] = str(cfg.threads)
-    log = open(cfg.out.with_suffix(".gunicorn.log"), "w")  # noqa: SIM115 - lives with the server
+    # The server log goes to /tmp, not next to the results: it is for debugging a run.
+    log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server
+        "w", prefix="load_intruder.gunicorn.", suffix=".log", delete=False
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(REPO / "gunicorn.conf.py"), "intruder.wsgi"],
         cwd=REPO,
