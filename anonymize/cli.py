@@ -195,7 +195,8 @@ def command_card(args: argparse.Namespace, stdout: TextIO) -> int:
 
     model_dir = Path(args.model_dir) if args.model_dir else DEFAULT_MODEL_DIR
     comparison = Path(args.comparison) if args.comparison else None
-    print(write_model_card(model_dir, comparison), file=stdout)
+    speed = Path(args.speed) if args.speed else None
+    print(write_model_card(model_dir, comparison, speed), file=stdout)
     return 0
 
 
@@ -272,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     card = commands.add_parser("card", help="write MODEL_CARD.md from a model's metrics files")
     card.add_argument("--model-dir", default=None, help="model folder (default: shipped)")
     card.add_argument("--comparison", default=None, help="evaluate --output JSON to include")
+    card.add_argument("--speed", default=None, help="benchmarks/anonymize_speed.py JSON")
     return parser
 
 

@@ -52,7 +52,9 @@ def _category_rows(systems: dict[str, dict]) -> list[str]:
     return rows
 
 
-def write_model_card(model_dir: Path, comparison: Path | None = None) -> Path:
+def write_model_card(
+    model_dir: Path, comparison: Path | None = None, speed: Path | None = None
+) -> Path:
     """Render the card from training_manifest.json, metrics_<split>.json and a comparison."""
     manifest = json.loads((model_dir / "training_manifest.json").read_text())
     metrics = {
@@ -146,6 +148,39 @@ def write_model_card(model_dir: Path, comparison: Path | None = None) -> Path:
                 f"{_f(row['binary_psi_f1'])} | {_f(row['binary_psi_recall'])} | "
                 f"{row['name_leak_rate']:.1%} |"
             )
+    if "test" in metrics:
+        test = metrics["test"]
+        checks = (
+            (
+                "weighted F1 over PSI categories",
+                test["psi_categories"]["weighted"]["f1"],
+                0.90,
+                ">=",
+            ),
+            ("binary PSI F1", test["binary_psi"]["f1"], 0.95, ">="),
+            ("share of documents leaking the person's name", test["name_leak"]["rate"], 0.01, "<="),
+        )
+        lines += ["", "### Targets on the test split", ""]
+        for name, value, target, direction in checks:
+            met = value >= target if direction == ">=" else value <= target
+            verdict = "met" if met else "MISSED"
+            lines.append(f"* {name}: {value:.3f} (target {direction} {target}) - {verdict}")
+    if speed is not None and speed.exists():
+        timing = json.loads(speed.read_text())
+        full = timing["full_corpus"]["textwash-minilm"]
+        subset = timing["same_subset"]
+        lines += [
+            "",
+            f"## Speed (`{speed.name}`, {timing['machine']['cpu_count']} CPU cores, "
+            f"batch {timing['settings']['batch_size']})",
+            "",
+            f"* whole study corpus: {full['descriptions_per_s']} descriptions/s, "
+            f"{full['tokens_per_s']} subword tokens/s",
+            f"* same {subset['textwash-minilm']['descriptions']}-description subset: "
+            f"{subset['textwash-minilm']['descriptions_per_s']} descriptions/s vs "
+            f"{subset['roberta-base-sized']['descriptions_per_s']} for a roberta-base-sized "
+            f"tagger through the same pipeline ({timing['speedup_vs_roberta_base_sized']}x)",
+        ]
     lines += [
         "",
         "## Limitations",
