@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from intruder.models import (
     AnonymizedText,
@@ -35,6 +35,33 @@ class Step:
     RETURNED = "returned"
     TIMED_OUT = "timed_out"
     NOTHING_LEFT = "nothing_left"
+
+
+@dataclass(frozen=True)
+class GroupCapacity:
+    """Judgment slots of one person group, and how many of them are spoken for.
+
+    `owed` counts the items still owed to the group's started participants (the items per
+    participant minus what each has judged), whether or not their next assignment exists
+    yet: assignments are created lazily, one per page, so counting assignments alone would
+    not see the participants who have just enrolled.
+    """
+
+    group: str
+    slots: int
+    held: int
+    completed: int
+    owed: int
+
+    @property
+    def free_slots(self) -> int:
+        """Return the slots no active or completed assignment holds."""
+        return self.slots - self.held
+
+    @property
+    def unclaimed(self) -> int:
+        """Return the slots neither judged nor owed to a started participant (may be < 0)."""
+        return self.slots - self.completed - self.owed
 
 
 @dataclass(frozen=True)
@@ -99,6 +126,55 @@ def intruder_text_pool(*, study: Study, group: str = "") -> QuerySet[AnonymizedT
     groups = study_groups(study=study)
     texts = texts.filter(description__target__group__in=[group] if group else groups)
     return texts
+
+
+def intruder_group_capacities(*, study: Study) -> list[GroupCapacity]:
+    """Return the judgment capacity of each group the study shows, in the groups' order.
+
+    Three grouped queries whatever the study's size: released texts per group, held
+    assignments per group and status, started participants per group with their judged items.
+    """
+    groups = study_groups(study=study)
+    texts = dict(
+        intruder_text_pool(study=study)
+        .values_list("description__target__group")
+        .annotate(n=Count("id"))
+        .values_list("description__target__group", "n")
+    )
+    held: dict[str, int] = {}
+    completed: dict[str, int] = {}
+    for group, status, n in (
+        Assignment.objects.filter(
+            text__in=intruder_text_pool(study=study), status__in=HELD_STATUSES
+        )
+        .values_list("text__description__target__group", "status")
+        .annotate(n=Count("id"))
+        .values_list("text__description__target__group", "status", "n")
+    ):
+        held[group] = held.get(group, 0) + n
+        if status == Assignment.Status.COMPLETED:
+            completed[group] = completed.get(group, 0) + n
+    owed = dict(
+        Participant.objects.filter(study=study, status=Participant.Status.STARTED)
+        .exclude(group="")
+        .values("group")
+        .annotate(
+            started=Count("id", distinct=True),
+            judged=Count("assignments", filter=Q(assignments__status=Assignment.Status.COMPLETED)),
+        )
+        .annotate(owed=F("started") * study.items_per_participant - F("judged"))
+        .values_list("group", "owed")
+    )
+    return [
+        GroupCapacity(
+            group=group,
+            slots=texts.get(group, 0) * study.judgments_per_text,
+            held=held.get(group, 0),
+            completed=completed.get(group, 0),
+            owed=max(0, owed.get(group, 0)),
+        )
+        for group in groups
+    ]
 
 
 def assignment_active(*, participant: Participant) -> Assignment | None:

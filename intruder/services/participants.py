@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from intruder.models import Assignment, Participant, Study, WritingTask
 from intruder.selectors.participant import (
-    HELD_STATUSES,
     Step,
     assignment_completed_count,
+    intruder_group_capacities,
     intruder_text_pool,
     participant_get_by_pid,
     participant_step,
@@ -76,23 +77,35 @@ def prolific_completion_url(*, study: Study) -> str:
 
 
 def intruder_group_choose(*, study: Study) -> str:
-    """Return the person group whose texts have the most free judgment slots ("" if none).
+    """Return the group a new intruder should judge, or "" when no group has a free slot.
 
-    Sending each new intruder where the most judgments are still missing keeps the groups
-    balanced; ties go to the earlier group (famous, semifamous, fictitious).
+    The group whose slots are least spoken for wins: slots minus judged items minus the items
+    still owed to its started participants. Counting what participants are owed, not the
+    assignments that exist, matters because assignments are created one page at a time: a
+    crowd arriving at once has no assignments yet and would otherwise all land in one group.
+    Ties go to the earlier group (famous, semifamous, fictitious).
     """
-    best_group, best_free = "", 0
-    for group in study_groups(study=study):
-        text_ids = list(intruder_text_pool(study=study, group=group).values_list("id", flat=True))
-        held = Assignment.objects.filter(text_id__in=text_ids, status__in=HELD_STATUSES).count()
-        free = len(text_ids) * study.judgments_per_text - held
-        if free > best_free:
-            best_group, best_free = group, free
-    return best_group
+    open_groups = [c for c in intruder_group_capacities(study=study) if c.free_slots > 0]
+    if not open_groups:
+        return ""
+    return max(open_groups, key=lambda capacity: capacity.unclaimed).group
+
+
+def study_lock(*, study: Study) -> None:
+    """Lock the study's row until the current transaction ends (serialises enrolments).
+
+    An UPDATE that changes nothing takes the row lock on PostgreSQL and the database's write
+    lock on SQLite before anything is read, so each enrolment counts the groups with every
+    earlier enrolment committed, and SQLite never has to upgrade a read lock (which fails).
+    """
+    Study.objects.filter(pk=study.pk).update(is_open=F("is_open"))
 
 
 def _refuse_new_participant(*, study: Study) -> str:
-    """Return the group for a new participant, or raise EnrolmentRefused."""
+    """Return the group for a new participant, or raise EnrolmentRefused.
+
+    Intruder studies must call this inside a transaction that has taken `study_lock`.
+    """
     if not study.is_open:
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
     if study.kind == Study.Kind.COLLECTION:
@@ -102,7 +115,6 @@ def _refuse_new_participant(*, study: Study) -> str:
         return ""
     if not intruder_text_pool(study=study).exists():
         raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
-    assignments_release_expired(study=study)  # abandoned slots count as free
     group = intruder_group_choose(study=study)
     if not group:
         raise EnrolmentRefused(EnrolmentRefused.FULL)
@@ -129,17 +141,21 @@ def participant_enroll(
     existing = participant_get_by_pid(study=study, prolific_pid=pid)
     if existing is not None:
         return Enrolment(participant=existing, created=False)
-    group = _refuse_new_participant(study=study)
-    participant = Participant(
-        study=study,
-        prolific_pid=pid,
-        prolific_study_id=_clean_id(prolific_study_id),
-        prolific_session_id=_clean_id(prolific_session_id),
-        group=group,
-    )
-    participant.full_clean(validate_constraints=False)
+    if study.kind == Study.Kind.INTRUDER:
+        # Abandoned slots count as free; released before the lock, which they do not need.
+        assignments_release_expired(study=study)
     try:
         with transaction.atomic():
+            if study.kind == Study.Kind.INTRUDER:
+                study_lock(study=study)
+            participant = Participant(
+                study=study,
+                prolific_pid=pid,
+                prolific_study_id=_clean_id(prolific_study_id),
+                prolific_session_id=_clean_id(prolific_session_id),
+                group=_refuse_new_participant(study=study),
+            )
+            participant.full_clean(validate_constraints=False)
             participant.save()
     except IntegrityError:
         # The same PID enrolled in a concurrent request (double click on the Prolific link).

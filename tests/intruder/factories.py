@@ -124,6 +124,20 @@ def make_text(
     )
 
 
+def make_texts(
+    *, study: Study, count: int, group: str = PersonGroup.FICTITIOUS, **fields: Any
+) -> list[AnonymizedText]:
+    """Create `count` released texts, each describing its own new target of `group`."""
+    return [
+        make_text(
+            study=study,
+            description=make_description(study=study, target=make_target(study=study, group=group)),
+            **fields,
+        )
+        for _ in range(count)
+    ]
+
+
 def make_participant(*, study: Study, **fields: Any) -> Participant:
     """Enrol a participant with a fresh Prolific PID."""
     n = next(_seq)

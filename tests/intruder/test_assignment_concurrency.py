@@ -1,4 +1,4 @@
-"""Real concurrency on PostgreSQL: threads race for slots and submit twice.
+"""Real concurrency on PostgreSQL: threads enrol at once, race for slots and submit twice.
 
 Runs where DATABASE_URL points at PostgreSQL (CI's second pass); SQLite serialises writers
 with a database-wide lock, so there the constraints are tested directly in test_assignment.py.
@@ -11,10 +11,11 @@ from collections import Counter
 import pytest
 from django.db import connection, connections
 
-from intruder.models import Assignment, Judgment, Participant, Study
+from intruder.models import Assignment, Judgment, Participant, PersonGroup, Study
 from intruder.services.assignment import assignment_next
 from intruder.services.judgments import judgment_submit
-from tests.intruder.factories import make_participant, make_study, make_text
+from intruder.services.participants import participant_enroll
+from tests.intruder.factories import make_participant, make_study, make_text, make_texts
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -131,3 +132,17 @@ def test_the_same_judgment_submitted_from_two_tabs_at_once_is_stored_once():
             assert (judgment.revealing_text, judgment.other_knowledge) == ("tab 0", "")
         else:
             assert (judgment.revealing_text, judgment.other_knowledge) == ("", "tab 1")
+
+
+def test_a_crowd_enrolling_at_the_same_moment_is_balanced_over_the_groups():
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=2, judgments_per_text=3)
+    for group in PersonGroup.values:
+        make_texts(study=study, count=4, group=group)
+
+    def enrol(index: int) -> None:
+        participant_enroll(study=Study.objects.get(pk=study.pk), prolific_pid=f"RACE{index:04d}")
+
+    errors = run_threads(enrol, [(i,) for i in range(18)])
+    assert errors == []
+    groups = Counter(Participant.objects.filter(study=study).values_list("group", flat=True))
+    assert groups == {group: 6 for group in PersonGroup.values}

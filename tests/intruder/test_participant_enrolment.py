@@ -1,5 +1,6 @@
 """Prolific entry: enrol, resume, refuse (closed, completed, missing PID), decline consent."""
 
+from collections import Counter
 from datetime import timedelta
 
 import pytest
@@ -8,12 +9,19 @@ from django.urls import reverse
 from django.utils import timezone
 
 from intruder.models import Assignment, Participant, PersonGroup, Study
+from intruder.selectors.participant import intruder_group_capacities
 from intruder.services.participants import (
     EnrolmentRefused,
     intruder_group_choose,
     participant_enroll,
 )
-from tests.intruder.factories import make_judgment, make_participant, make_study, make_text
+from tests.intruder.factories import (
+    make_judgment,
+    make_participant,
+    make_study,
+    make_text,
+    make_texts,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -182,3 +190,48 @@ def test_abandoned_slots_do_not_make_a_study_full():
     assert enrolment.created
     abandoned.refresh_from_db()
     assert abandoned.status == Participant.Status.TIMED_OUT
+
+
+def enrolled_groups(study, count):
+    return Counter(
+        participant_enroll(study=study, prolific_pid=f"CROWD{i:04d}").participant.group
+        for i in range(count)
+    )
+
+
+def test_a_crowd_enrolling_before_any_assignment_spreads_over_the_groups():
+    # Assignments are created one page at a time, so a crowd arriving at once has none yet:
+    # counting assignments alone sent all of them to the first group (herding).
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=2, judgments_per_text=3)
+    for group in PersonGroup.values:
+        make_texts(study=study, count=4, group=group)
+    groups = enrolled_groups(study, 18)
+    assert groups == {group: 6 for group in PersonGroup.values}
+    assert not Assignment.objects.exists()
+
+
+def test_groups_fill_in_proportion_to_their_judgment_slots():
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=2, judgments_per_text=2)
+    make_texts(study=study, count=8, group=PersonGroup.FAMOUS)  # 16 slots
+    make_texts(study=study, count=4, group=PersonGroup.FICTITIOUS)  # 8 slots
+    groups = enrolled_groups(study, 12)  # 24 items: exactly the 24 slots
+    assert groups == {PersonGroup.FAMOUS: 8, PersonGroup.FICTITIOUS: 4}
+
+
+def test_finished_participants_owe_nothing_and_started_ones_owe_their_remaining_items():
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=2, judgments_per_text=2)
+    famous = make_texts(study=study, count=2, group=PersonGroup.FAMOUS)
+    make_texts(study=study, count=2, group=PersonGroup.FICTITIOUS)
+    # Famous: one finished participant (2 judged), one started with 1 of 2 judged: 4 slots
+    # minus 3 judged minus 1 owed leaves 0; fictitious has 4 unclaimed.
+    done = make_participant(study=study, group=PersonGroup.FAMOUS, status="completed")
+    make_judgment(participant=done, text=famous[0])
+    make_judgment(participant=done, text=famous[1], position=2)
+    halfway = make_participant(study=study, group=PersonGroup.FAMOUS)
+    make_judgment(participant=halfway, text=famous[0], slot=2)
+    make_participant(study=study, group=PersonGroup.FICTITIOUS, status="returned")
+    capacities = {c.group: c for c in intruder_group_capacities(study=study)}
+    assert (capacities["famous"].completed, capacities["famous"].owed) == (3, 1)
+    assert capacities["famous"].unclaimed == 0
+    assert capacities["fictitious"].unclaimed == 4
+    assert intruder_group_choose(study=study) == PersonGroup.FICTITIOUS
