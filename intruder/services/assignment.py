@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from intruder.models import Assignment, Participant, Study
@@ -43,11 +45,19 @@ class AssignmentBusy(Exception):
     """No free slot could be claimed after ASSIGN_ATTEMPTS tries (extreme contention)."""
 
 
-def assignments_release_expired(*, study: Study, now: datetime | None = None) -> int:
-    """Release the study's assignments left active past the time limit; return how many.
+@dataclass(frozen=True)
+class ExpirySweep:
+    """What one sweep over expired work changed."""
 
-    Each release is a conditional update, so an assignment completed a moment earlier is
-    never released, and its participant is not marked timed out.
+    released: int
+    timed_out: int
+
+
+def assignments_release_expired(*, study: Study, now: datetime | None = None) -> ExpirySweep:
+    """Release the study's assignments left active past the time limit.
+
+    Their participants are marked timed out. Each release is a conditional update, so an
+    assignment completed a moment earlier is never released, nor its participant timed out.
     """
     now = now or timezone.now()
     cutoff = now - timedelta(minutes=study.time_limit_minutes)
@@ -56,17 +66,60 @@ def assignments_release_expired(*, study: Study, now: datetime | None = None) ->
             participant__study=study, status=Assignment.Status.ACTIVE, assigned_at__lt=cutoff
         ).values_list("pk", "participant_id")
     )
-    released = 0
+    released = timed_out = 0
     for assignment_id, participant_id in expired:
         with transaction.atomic():
             if Assignment.objects.filter(pk=assignment_id, status=Assignment.Status.ACTIVE).update(
                 status=Assignment.Status.RELEASED
             ):
                 released += 1
-                Participant.objects.filter(
+                timed_out += Participant.objects.filter(
                     pk=participant_id, status=Participant.Status.STARTED
                 ).update(status=Participant.Status.TIMED_OUT, last_seen_at=now)
-    return released
+    return ExpirySweep(released=released, timed_out=timed_out)
+
+
+def participants_time_out_idle(*, study: Study, now: datetime | None = None) -> int:
+    """Mark intruders who never got a text and were last seen past the time limit timed out.
+
+    They hold no slot, but each started participant is owed items that the group choice
+    reserves for them; someone who left on the consent or instructions page would reserve
+    them for ever. Participants with any assignment are left alone: an expired active one is
+    released above, and one who has judged texts is at the debrief and keeps their code.
+    """
+    if study.kind != Study.Kind.INTRUDER:
+        return 0
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=study.time_limit_minutes)
+    return (
+        Participant.objects.filter(
+            study=study, status=Participant.Status.STARTED, last_seen_at__lt=cutoff
+        )
+        .exclude(Exists(Assignment.objects.filter(participant=OuterRef("pk"))))
+        .update(status=Participant.Status.TIMED_OUT)
+    )
+
+
+def study_release_expired(*, study: Study, now: datetime | None = None) -> ExpirySweep:
+    """Release the study's expired assignments and time out its idle intruders."""
+    now = now or timezone.now()
+    expired = assignments_release_expired(study=study, now=now)
+    idle = participants_time_out_idle(study=study, now=now)
+    return ExpirySweep(released=expired.released, timed_out=expired.timed_out + idle)
+
+
+def studies_release_expired(*, now: datetime | None = None) -> ExpirySweep:
+    """Sweep every intruder study that has started participants (the worker's periodic job)."""
+    now = now or timezone.now()
+    released = timed_out = 0
+    studies = Study.objects.filter(
+        kind=Study.Kind.INTRUDER, participants__status=Participant.Status.STARTED
+    ).distinct()
+    for study in studies:
+        sweep = study_release_expired(study=study, now=now)
+        released += sweep.released
+        timed_out += sweep.timed_out
+    return ExpirySweep(released=released, timed_out=timed_out)
 
 
 def assignment_candidates(

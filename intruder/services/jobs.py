@@ -289,19 +289,34 @@ def run_db_worker(
     max_jobs: int | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     log: Callable[[str], None] = logger.info,
+    periodic: Callable[[], str | None] | None = None,
+    periodic_interval_s: float = 60.0,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Poll the Job table and run jobs until stopped; return how many jobs ran.
 
     `once` drains the queue and returns; otherwise it sleeps `poll_interval_s` when idle.
-    Stale jobs of crashed workers are re-queued on every idle round.
+    Stale jobs of crashed workers are re-queued on every idle round. `periodic` (e.g. the
+    sweep that releases expired assignments) runs first and then every `periodic_interval_s`
+    between jobs; a line it returns is logged.
     """
     worker = worker_name()
     ran = 0
+    periodic_due = clock()
     while not should_stop():
         if not connection.in_atomic_block:
             # Drop connections the database closed while we slept (not inside a test's
             # transaction, where closing would end the test's connection).
             close_old_connections()
+        if periodic is not None and clock() >= periodic_due:
+            periodic_due = clock() + periodic_interval_s
+            try:
+                line = periodic()
+            except Exception:  # a failed sweep must not stop the jobs; it runs again later
+                logger.exception("periodic task failed")
+            else:
+                if line:
+                    log(line)
         requeued = jobs_requeue_stale()
         if requeued:
             log(f"re-queued stale jobs {requeued}")

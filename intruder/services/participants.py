@@ -30,7 +30,7 @@ from intruder.selectors.participant import (
 from intruder.services.assignment import (
     assignment_mark_shown,
     assignment_next,
-    assignments_release_expired,
+    study_release_expired,
 )
 from intruder.services.writing import writing_tasks_assign
 
@@ -142,8 +142,9 @@ def participant_enroll(
     if existing is not None:
         return Enrolment(participant=existing, created=False)
     if study.kind == Study.Kind.INTRUDER:
-        # Abandoned slots count as free; released before the lock, which they do not need.
-        assignments_release_expired(study=study)
+        # Abandoned slots count as free and idle participants owe nothing; swept before the
+        # lock, which the sweep does not need.
+        study_release_expired(study=study)
     try:
         with transaction.atomic():
             if study.kind == Study.Kind.INTRUDER:

@@ -153,7 +153,7 @@ def test_expired_assignment_is_released_and_its_participant_timed_out(study):
     late = make_participant(study=study)
     assignment = assignment_next(participant=late)
     now = timezone.now() + timedelta(minutes=study.time_limit_minutes + 1)
-    assert assignments_release_expired(study=study, now=now) == 1
+    assert assignments_release_expired(study=study, now=now).released == 1
     assignment.refresh_from_db()
     late.refresh_from_db()
     assert assignment.status == Assignment.Status.RELEASED
@@ -168,7 +168,7 @@ def test_recent_and_completed_assignments_are_not_released(study):
     judge(finished, done)
     working = make_participant(study=study)
     assignment_next(participant=working)
-    assert assignments_release_expired(study=study) == 0
+    assert assignments_release_expired(study=study).released == 0
     later = timezone.now() + timedelta(minutes=study.time_limit_minutes + 1)
     assignments_release_expired(study=study, now=later)
     done.refresh_from_db()

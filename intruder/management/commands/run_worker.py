@@ -1,4 +1,8 @@
-"""Run background jobs: poll the Job table (default) or serve the RQ queue."""
+"""Run background jobs: poll the Job table (default) or serve the RQ queue.
+
+The polling worker also releases expired assignments every --sweep-interval seconds (the
+same sweep as `manage.py release_expired`, which RQ setups run from cron instead).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,18 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from intruder.services import jobs
+from intruder.services.assignment import studies_release_expired
+
+
+def sweep_expired() -> str | None:
+    """Run the expiry sweep; return a log line when it changed anything."""
+    sweep = studies_release_expired()
+    if not (sweep.released or sweep.timed_out):
+        return None
+    return (
+        f"released {sweep.released} expired assignment(s), "
+        f"{sweep.timed_out} participant(s) timed out"
+    )
 
 
 class Command(BaseCommand):
@@ -21,6 +37,13 @@ class Command(BaseCommand):
         parser.add_argument("--poll", type=float, default=1.0, help="Seconds between polls.")
         parser.add_argument(
             "--max-jobs", type=int, default=None, help="Exit after running this many jobs."
+        )
+        parser.add_argument(
+            "--sweep-interval",
+            type=float,
+            default=60.0,
+            help="Seconds between sweeps that release assignments past the study's time "
+            "limit and time out their participants (0: no sweep). Runs between jobs.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -47,5 +70,7 @@ class Command(BaseCommand):
             max_jobs=options["max_jobs"],
             should_stop=lambda: stopping["now"],
             log=lambda line: self.stdout.write(line),
+            periodic=sweep_expired if options["sweep_interval"] > 0 else None,
+            periodic_interval_s=options["sweep_interval"],
         )
         self.stdout.write(f"worker stopped after {ran} job(s)")
