@@ -177,10 +177,46 @@ def intruder_group_capacities(*, study: Study) -> list[GroupCapacity]:
     ]
 
 
+@dataclass(frozen=True)
+class IntruderProgress:
+    """An intruder's assignment in progress (its text loaded) and how many texts they judged."""
+
+    active: Assignment | None
+    completed: int
+
+
+def intruder_progress(*, participant: Participant) -> IntruderProgress:
+    """Return the intruder's progress in one query (at most N held assignments are read)."""
+    held = list(
+        participant.assignments.filter(status__in=HELD_STATUSES)
+        .select_related("text")
+        .only(
+            "id",
+            "participant_id",
+            "text_id",
+            "position",
+            "slot",
+            "status",
+            "assigned_at",
+            "shown_at",
+            "text__id",
+            "text__text",
+            "text__spans",
+        )
+        .order_by("position")
+    )
+    active = next((a for a in held if a.status == Assignment.Status.ACTIVE), None)
+    completed = sum(a.status == Assignment.Status.COMPLETED for a in held)
+    return IntruderProgress(active=active, completed=completed)
+
+
 def assignment_active(*, participant: Participant) -> Assignment | None:
-    """Return the participant's assignment in progress, if any."""
+    """Return the participant's assignment in progress (with its text), if any."""
     return (
-        participant.assignments.filter(status=Assignment.Status.ACTIVE).order_by("position").first()
+        participant.assignments.filter(status=Assignment.Status.ACTIVE)
+        .select_related("text")
+        .order_by("position")
+        .first()
     )
 
 
@@ -199,8 +235,11 @@ def intruder_text_view(*, text: AnonymizedText) -> IntruderTextView:
     return IntruderTextView(text=text.text, placeholders=tuple(placeholders))
 
 
-def participant_step(*, participant: Participant) -> str:
-    """Return the step a participant is on, from what is stored (so a reload resumes)."""
+def participant_step(*, participant: Participant, progress: IntruderProgress | None = None) -> str:
+    """Return the step a participant is on, from what is stored (so a reload resumes).
+
+    `progress` saves the query for an intruder past the instructions when the caller has it.
+    """
     status = participant.status
     if status == Participant.Status.COMPLETED:
         return Step.COMPLETED
@@ -215,9 +254,9 @@ def participant_step(*, participant: Participant) -> str:
         return Step.WRITE if writing_task_next(participant=participant) else Step.DEBRIEF
     if participant.instructions_seen_at is None:
         return Step.INSTRUCTIONS
-    if assignment_active(participant=participant) is not None:
-        return Step.JUDGE
-    if assignment_completed_count(participant=participant) < study.items_per_participant:
-        # The view asks the assignment service for the next text; it may find none left.
+    progress = progress or intruder_progress(participant=participant)
+    if progress.active is not None or progress.completed < study.items_per_participant:
+        # Without an active text the view asks the assignment service for the next one; it
+        # may find none left.
         return Step.JUDGE
     return Step.DEBRIEF

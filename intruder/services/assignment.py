@@ -14,6 +14,9 @@ Policy:
   same description.
 - An assignment still active `study.time_limit_minutes` after it was handed out is released
   (its slot is free again) and its participant marked timed out; their finished judgments stay.
+  The worker's periodic sweep (`run_worker`, or `manage.py release_expired` from cron) does
+  this for every study; a request does it only for its own participant, and for the study
+  when no free slot seems left, so that no page view has to scan the study.
 - When the pool runs out a participant gets fewer than N texts and goes on to the debrief.
 """
 
@@ -25,14 +28,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from intruder.models import Assignment, Participant, Study
 from intruder.selectors.participant import (
     HELD_STATUSES,
-    assignment_active,
-    assignment_completed_count,
+    IntruderProgress,
+    intruder_progress,
     intruder_text_pool,
 )
 
@@ -53,29 +56,47 @@ class ExpirySweep:
     timed_out: int
 
 
+def _assignment_release(*, assignment_id: int, participant_id: int, now: datetime) -> ExpirySweep:
+    """Release one active assignment and time its participant out (no-op if completed)."""
+    with transaction.atomic():
+        released = Assignment.objects.filter(
+            pk=assignment_id, status=Assignment.Status.ACTIVE
+        ).update(status=Assignment.Status.RELEASED)
+        timed_out = 0
+        if released:
+            timed_out = Participant.objects.filter(
+                pk=participant_id, status=Participant.Status.STARTED
+            ).update(status=Participant.Status.TIMED_OUT, last_seen_at=now)
+    return ExpirySweep(released=released, timed_out=timed_out)
+
+
+def assignment_expired(*, assignment: Assignment, study: Study, now: datetime) -> bool:
+    """Return whether an active assignment has outlived the study's time limit."""
+    return assignment.assigned_at < now - timedelta(minutes=study.time_limit_minutes)
+
+
 def assignments_release_expired(*, study: Study, now: datetime | None = None) -> ExpirySweep:
     """Release the study's assignments left active past the time limit.
 
-    Their participants are marked timed out. Each release is a conditional update, so an
-    assignment completed a moment earlier is never released, nor its participant timed out.
+    Their participants are marked timed out. Also released: active assignments of anyone who
+    is no longer started (e.g. timed out while claiming a text). Each release is a conditional
+    update, so an assignment completed a moment earlier is never released, nor its
+    participant timed out.
     """
     now = now or timezone.now()
     cutoff = now - timedelta(minutes=study.time_limit_minutes)
     expired = list(
-        Assignment.objects.filter(
-            participant__study=study, status=Assignment.Status.ACTIVE, assigned_at__lt=cutoff
-        ).values_list("pk", "participant_id")
+        Assignment.objects.filter(participant__study=study, status=Assignment.Status.ACTIVE)
+        .filter(Q(assigned_at__lt=cutoff) | ~Q(participant__status=Participant.Status.STARTED))
+        .values_list("pk", "participant_id")
     )
     released = timed_out = 0
     for assignment_id, participant_id in expired:
-        with transaction.atomic():
-            if Assignment.objects.filter(pk=assignment_id, status=Assignment.Status.ACTIVE).update(
-                status=Assignment.Status.RELEASED
-            ):
-                released += 1
-                timed_out += Participant.objects.filter(
-                    pk=participant_id, status=Participant.Status.STARTED
-                ).update(status=Participant.Status.TIMED_OUT, last_seen_at=now)
+        one = _assignment_release(
+            assignment_id=assignment_id, participant_id=participant_id, now=now
+        )
+        released += one.released
+        timed_out += one.timed_out
     return ExpirySweep(released=released, timed_out=timed_out)
 
 
@@ -138,9 +159,11 @@ def assignment_candidates(
         .values_list("id", flat=True)
     )
     taken: dict[int, set[int]] = defaultdict(set)
-    for text_id, slot in Assignment.objects.filter(
-        text_id__in=text_ids, status__in=HELD_STATUSES
-    ).values_list("text_id", "slot"):
+    for text_id, slot in (
+        Assignment.objects.filter(text_id__in=text_ids, status__in=HELD_STATUSES)
+        .order_by()  # the default ordering would join the participants for nothing
+        .values_list("text_id", "slot")
+    ):
         taken[text_id].add(slot)
     open_texts = [
         (text_id, taken[text_id])
@@ -162,41 +185,61 @@ def assignment_next(
     participant: Participant,
     rng: random.Random | None = None,
     now: datetime | None = None,
+    progress: IntruderProgress | None = None,
 ) -> Assignment | None:
-    """Return the participant's current assignment, claiming the next text if needed.
+    """Return the participant's current assignment (text loaded), claiming the next if needed.
 
     Returns None when the participant has judged N texts, has stopped (completed, returned,
-    timed out) or no text with a free slot is left for them.
+    timed out) or no text with a free slot is left for them. `participant` must be fresh
+    from this request; `progress` saves reading it again when the caller has it.
+
+    Expired assignments are released here only where it matters to this participant: their
+    own (they are timed out), and the study's when no free slot seems left. The worker's
+    periodic sweep releases the rest, so a page view does not scan the study.
     """
     rng = rng or random.SystemRandom()
+    now = now or timezone.now()
     study = participant.study
-    assignments_release_expired(study=study, now=now)
-    participant.refresh_from_db(fields=["status"])
     if participant.status != Participant.Status.STARTED:
         return None
-    active = assignment_active(participant=participant)
+    progress = progress or intruder_progress(participant=participant)
+    active = progress.active
     if active is not None:
-        return active
-    completed = assignment_completed_count(participant=participant)
+        if not assignment_expired(assignment=active, study=study, now=now):
+            return active
+        # Timed out (or completed a moment ago in another tab): the caller re-reads the step.
+        _assignment_release(assignment_id=active.pk, participant_id=participant.pk, now=now)
+        return None
+    completed = progress.completed
     if completed >= study.items_per_participant:
         return None
+    swept = False
     for _attempt in range(ASSIGN_ATTEMPTS):
         candidates = assignment_candidates(participant=participant, rng=rng)
+        if not candidates and not swept:
+            swept = True
+            if assignments_release_expired(study=study, now=now).released:
+                candidates = assignment_candidates(participant=participant, rng=rng)
         if not candidates:
             return None
         text_id, taken = candidates[0]
         slot = free_slot(taken=taken, judgments_per_text=study.judgments_per_text)
         try:
             with transaction.atomic():
+                # Shown as soon as it is claimed: the claim happens when the page is built.
                 return Assignment.objects.create(
-                    participant=participant, text_id=text_id, position=completed + 1, slot=slot
+                    participant=participant,
+                    text_id=text_id,
+                    position=completed + 1,
+                    slot=slot,
+                    shown_at=now,
                 )
         except IntegrityError:
             # Someone else took this slot, or this participant's other tab claimed a text.
-            active = assignment_active(participant=participant)
-            if active is not None:
-                return active
-            completed = assignment_completed_count(participant=participant)
+            progress = intruder_progress(participant=participant)
+            if progress.active is not None:
+                return progress.active
+            completed = progress.completed
             if completed >= study.items_per_participant:
                 return None
     raise AssignmentBusy(f"no free slot claimed after {ASSIGN_ATTEMPTS} attempts")

@@ -100,15 +100,15 @@ def judgment_submit(
     """
     now = now or timezone.now()
     assignment = (
-        Assignment.objects.select_related("text__description__target", "participant__study")
+        Assignment.objects.select_related("text__description__target")
         .filter(pk=assignment_id, participant=participant)
         .first()
     )
     if assignment is None:
         raise JudgmentRejected(JudgmentRejected.UNKNOWN)
-    existing = Judgment.objects.filter(assignment=assignment).first()
-    if existing is not None:
-        return JudgmentSubmission(judgment=existing, created=False)
+    if assignment.status == Assignment.Status.COMPLETED:
+        # Completed and judged in one transaction: the judgment exists.
+        return JudgmentSubmission(judgment=assignment.judgment, created=False)
     if assignment.status == Assignment.Status.RELEASED:
         raise JudgmentRejected(JudgmentRejected.EXPIRED)
     answers = judgment_validate(
@@ -118,7 +118,7 @@ def judgment_submit(
         other_knowledge=other_knowledge,
     )
     target = assignment.text.description.target
-    study = assignment.participant.study
+    study = participant.study
     score = score_guess(
         target.name,
         answers["guessed_name"],
@@ -151,10 +151,10 @@ def judgment_submit(
                 **answers,
             )
             judgment.save()
+            Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
     except IntegrityError:
         existing = Judgment.objects.filter(assignment=assignment).first()
         if existing is not None:
             return JudgmentSubmission(judgment=existing, created=False)
         raise JudgmentRejected(JudgmentRejected.EXPIRED) from None
-    Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
     return JudgmentSubmission(judgment=judgment, created=True)

@@ -20,6 +20,7 @@ from intruder.selectors.participant import (
     Step,
     assignment_completed_count,
     intruder_group_capacities,
+    intruder_progress,
     intruder_text_pool,
     participant_get_by_pid,
     participant_step,
@@ -61,6 +62,7 @@ class CurrentStep:
     step: str
     task: WritingTask | None = None
     assignment: Assignment | None = None
+    completed: int = 0  # intruders: texts judged so far
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,14 @@ def participant_current_step(
     Everything is derived from stored state, so a reload (or a second tab) shows the same page
     and the same text; the first time a text is shown is recorded for the time spent.
     """
-    step = participant_step(participant=participant)
+    progress = None
+    if (
+        participant.study.kind == Study.Kind.INTRUDER
+        and participant.status == Participant.Status.STARTED
+        and participant.instructions_seen_at is not None
+    ):
+        progress = intruder_progress(participant=participant)
+    step = participant_step(participant=participant, progress=progress)
     if step == Step.WRITE:
         return CurrentStep(step=step, task=writing_task_next(participant=participant))
     if step == Step.DEBRIEF and participant.study.kind == Study.Kind.COLLECTION:
@@ -226,18 +235,20 @@ def participant_current_step(
             return CurrentStep(step=Step.NOTHING_LEFT)
         return CurrentStep(step=step)
     if step != Step.JUDGE:
-        return CurrentStep(step=step)
-    assignment = assignment_next(participant=participant, rng=rng, now=now)
+        return CurrentStep(step=step, completed=progress.completed if progress else 0)
+    assignment = assignment_next(participant=participant, rng=rng, now=now, progress=progress)
     if assignment is not None:
         assignment_mark_shown(assignment=assignment, now=now)
-        return CurrentStep(step=step, assignment=assignment)
+        # Positions count up from 1 and the text in progress comes after every judged one.
+        return CurrentStep(step=step, assignment=assignment, completed=assignment.position - 1)
     participant.refresh_from_db()
     if participant.status != Participant.Status.STARTED:
         return CurrentStep(step=participant_step(participant=participant))
-    if assignment_completed_count(participant=participant) == 0:
+    completed = assignment_completed_count(participant=participant)
+    if completed == 0:
         return CurrentStep(step=Step.NOTHING_LEFT)
     # The pool ran out before N texts: finish with fewer.
-    return CurrentStep(step=Step.DEBRIEF)
+    return CurrentStep(step=Step.DEBRIEF, completed=completed)
 
 
 def participant_complete(*, participant: Participant, now: datetime | None = None) -> bool:

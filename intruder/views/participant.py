@@ -20,7 +20,6 @@ from django.views.decorators.http import require_GET, require_POST
 from intruder.models import Participant, PersonGroup, Study
 from intruder.selectors.participant import (
     Step,
-    assignment_completed_count,
     intruder_text_view,
     participant_get_by_token,
     study_get_by_slug,
@@ -222,7 +221,7 @@ def _render_step(
         return render(request, "participant/write.html", context, status=status)
     if step == Step.JUDGE:
         assignment = current.assignment
-        done = assignment_completed_count(participant=participant)
+        done = current.completed
         total = study.items_per_participant
         context |= {
             "assignment": assignment,

@@ -255,3 +255,28 @@ def test_timed_out_participant_sees_the_time_limit_page(client, study):
     assert late.status_code == 302
     assert not Judgment.objects.exists()
     assert Participant.objects.get().status == Participant.Status.TIMED_OUT
+
+
+def test_item_pages_read_the_database_a_bounded_number_of_times(
+    client, study, django_assert_max_num_queries
+):
+    # Guards the per-request cost the load benchmark measures: participant, progress, pool,
+    # held slots, claim (with BEGIN/COMMIT on PostgreSQL) and the text; a reload needs three.
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    with django_assert_max_num_queries(8):
+        page = client.get(home)
+    with django_assert_max_num_queries(3):
+        again = client.get(home)
+    assert current_assignment_id(again) == current_assignment_id(page)
+    with django_assert_max_num_queries(7):
+        response = client.post(
+            f"{home}judge/",
+            {
+                "assignment_id": current_assignment_id(page),
+                "self_identified": "no",
+                "other_knowledge": "Sails.",
+            },
+        )
+    assert response.status_code == 302
+    assert Judgment.objects.count() == 1
