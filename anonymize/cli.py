@@ -209,7 +209,11 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
         help_text = f.metadata.get("help", "")
         if f.type in ("bool", bool):
             parser.add_argument(
-                flag, dest=f.name, action="store_true", default=None, help=help_text
+                flag,
+                dest=f.name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=help_text,
             )
         elif f.name == "evaluate_splits":
             parser.add_argument(flag, dest=f.name, nargs="*", default=None, help=help_text)

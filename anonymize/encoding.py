@@ -12,6 +12,21 @@ from anonymize.labels import Word, split_words
 # alignment could not attribute carry it, so they neither train nor get scored.
 IGNORE_INDEX = -100
 
+# The MiniLM tokenizer lowercases, but Textwash's tagger is cased ("Rolling Stones" is an
+# organisation, "rolling stones" is not). Models trained with `case_feature` get each word's
+# capitalisation as BERT's token type id (segment embedding), one of these three classes.
+CASE_LOWER, CASE_TITLE, CASE_UPPER = 0, 1, 2
+CASE_CLASSES = 3
+
+
+def word_case(text: str) -> int:
+    """Return the capitalisation class of a word: lower/other, Title (or "I"), ALL CAPS."""
+    if not text[:1].isupper():
+        return CASE_LOWER
+    if len(text) > 1 and text.isupper():
+        return CASE_UPPER
+    return CASE_TITLE
+
 
 @dataclass
 class EncodedText:
@@ -20,6 +35,7 @@ class EncodedText:
     words: list[Word]
     input_ids: list[int]
     word_first_token: np.ndarray  # index of the subword that predicts each word
+    case_ids: list[int]  # capitalisation class of the word each subword belongs to
 
 
 def encode_text(tokenizer, text: str) -> EncodedText:
@@ -42,7 +58,13 @@ def encode_text(tokenizer, text: str) -> EncodedText:
         while token < len(offsets) - 1 and offsets[token][1] <= word.start:
             token += 1
         word_first_token[position] = token
-    return EncodedText(words, list(encoding["input_ids"]), word_first_token)
+    case_ids = []
+    position = 0
+    for token_start, _ in offsets:
+        while position < len(words) - 1 and words[position].end <= token_start:
+            position += 1
+        case_ids.append(word_case(words[position].text) if words else CASE_LOWER)
+    return EncodedText(words, list(encoding["input_ids"]), word_first_token, case_ids)
 
 
 def token_targets(encoded: EncodedText, label_ids: list[int | None]) -> list[int]:

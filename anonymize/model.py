@@ -191,6 +191,8 @@ class Anonymizer:
         self.stride = min(stride, self.window_body)
         self.threshold = threshold
         self.labels = LabelSpace(model.config.id2label)
+        # Models trained with the capitalisation feature read it from token type ids.
+        self.case_feature = bool(getattr(model.config, "case_feature", False))
 
     @classmethod
     def load(
@@ -238,8 +240,16 @@ class Anonymizer:
             for r, row in enumerate(rows):
                 input_ids[r, : len(row)] = torch.tensor(row)
                 attention[r, : len(row)] = 1
+            inputs = {"input_ids": input_ids, "attention_mask": attention}
+            if self.case_feature:
+                case_ids = torch.zeros((len(rows), width), dtype=torch.long)
+                for r, (t, w) in enumerate(batch):
+                    case_ids[r, 1 : 1 + w.end - w.start] = torch.tensor(
+                        encoded[t].case_ids[w.start : w.end], dtype=torch.long
+                    )
+                inputs["token_type_ids"] = case_ids
             with torch.inference_mode():
-                logits = self.model(input_ids=input_ids, attention_mask=attention).logits
+                logits = self.model(**inputs).logits
             probs = torch.softmax(logits.float(), dim=-1).numpy()
             for r, (t, w) in enumerate(batch):
                 outputs[(t, w.start)] = probs[r, 1 : 1 + w.end - w.start]

@@ -76,6 +76,15 @@ def write_model_card(
         "(pronouns and titles, rendered PRONOUN / MR/MS / TITLE). Weights are fp16 safetensors;",
         "`Anonymizer.load()` computes in fp32 on CPU. Windows of "
         f"{config['max_length']} subwords, stride {config['stride']}.",
+        *(
+            [
+                "The tokenizer is uncased; each word's capitalisation (lower/other, Title, ALL",
+                "CAPS) enters the model as its token type id, because Textwash's own tagger is",
+                'cased ("Rolling Stones" is an organisation to it, "rolling stones" is not).',
+            ]
+            if config.get("case_feature")
+            else []
+        ),
         "",
         "## Training data",
         "",
@@ -111,8 +120,31 @@ def write_model_card(
         f"{c['threads']} CPU threads; {manifest['train_windows']} training windows; "
         f"{manifest['train_runtime_s'] / 60:.1f} min wall on a shared 2-core machine (other jobs "
         f"were running). Final logged loss "
-        f"{manifest['log_history'][-1]['loss']}.",
+        f"{manifest['log_history'][-1]['loss']}."
+        + (" Matmuls in bf16 autocast (fp32 weights)." if config.get("bf16") else ""),
         "",
+    ]
+    if manifest.get("dev_history"):
+        lines += [
+            "The saved weights are those of the epoch with the best dev weighted F1 (PSI): epoch "
+            f"{manifest['selected_epoch']}.",
+            "",
+            "| epoch | dev weighted F1 (PSI) | dev binary PSI F1 |",
+            "|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {row['epoch']} | {_f(row['weighted_f1_psi'])} | {_f(row['binary_psi_f1'])} |"
+            for row in manifest["dev_history"]
+        ]
+        lines.append("")
+    if manifest.get("threshold_selection"):
+        chosen = manifest["threshold_selection"]
+        lines += [
+            f"Decision threshold {chosen['threshold']}, chosen on the dev split "
+            f"({chosen['criterion']}); `--threshold` overrides it.",
+            "",
+        ]
+    lines += [
         "## Scores (word level, against Textwash's recovered labels)",
         "",
         "| split | documents | weighted F1 (PSI) | macro F1 (PSI) | binary PSI F1 "
@@ -187,8 +219,17 @@ def write_model_card(
         "",
         "* Labels are Textwash's own outputs, with its quirks (missed places, fragments); the",
         "  scores measure agreement with Textwash, not with human annotators.",
-        "* The tokenizer is uncased, so capitalisation is not a cue; persons in the corpus are",
-        "  few (about 50), so names of unseen persons rely on context.",
+        *(
+            [
+                "* Persons in the corpus are few (about 50), so names of unseen persons rely on",
+                "  context.",
+            ]
+            if config.get("case_feature")
+            else [
+                "* The tokenizer is uncased, so capitalisation is not a cue; persons in the corpus",
+                "  are few (about 50), so names of unseen persons rely on context.",
+            ]
+        ),
         "* English person descriptions only; other genres (emails, interviews) are untested.",
         "",
     ]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from anonymize.alignment import AlignedDocument
 from anonymize.corpus import SPLITS, default_corpus_dir, load_aligned_corpus, split_by_person
-from anonymize.encoding import IGNORE_INDEX, encode_text, token_targets
+from anonymize.encoding import CASE_CLASSES, IGNORE_INDEX, encode_text, token_targets
 from anonymize.labels import ID2LABEL, LABEL2ID
 from anonymize.windows import sliding_windows
 
@@ -52,6 +52,18 @@ class TrainConfig:
     warmup_ratio: float = field(default=0.1, metadata={"help": "share of steps for LR warm-up"})
     seed: int = field(default=13, metadata={"help": "seed for split, init and data order"})
     threads: int = field(default=2, metadata={"help": "torch CPU threads"})
+    case_feature: bool = field(
+        default=True,
+        metadata={"help": "feed each word's capitalisation as token type id (uncased model)"},
+    )
+    bf16: bool = field(
+        default=False,
+        metadata={"help": "bf16 autocast for training (faster on CPUs with avx512_bf16/AMX)"},
+    )
+    select_on_dev: bool = field(
+        default=True,
+        metadata={"help": "score dev after each epoch and keep the epoch with best weighted F1"},
+    )
     evaluate_splits: tuple[str, ...] = field(
         default=SPLITS, metadata={"help": "splits scored after training (metrics_<split>.json)"}
     )
@@ -71,7 +83,13 @@ class TrainConfig:
             raise ValueError(f"unknown splits {sorted(unknown)}")
 
 
-def build_windows(documents: list[AlignedDocument], tokenizer, max_length: int, stride: int):
+def build_windows(
+    documents: list[AlignedDocument],
+    tokenizer,
+    max_length: int,
+    stride: int,
+    case_feature: bool = False,
+):
     """Turn documents into model windows with [CLS]/[SEP] and per-subword targets."""
     features = []
     body = max_length - 2  # room for [CLS] and [SEP]
@@ -81,12 +99,14 @@ def build_windows(documents: list[AlignedDocument], tokenizer, max_length: int, 
         targets = token_targets(encoded, label_ids)
         for window in sliding_windows(len(encoded.input_ids), body, min(stride, body)):
             ids = encoded.input_ids[window.start : window.end]
-            features.append(
-                {
-                    "input_ids": [tokenizer.cls_token_id, *ids, tokenizer.sep_token_id],
-                    "labels": [-100, *targets[window.start : window.end], -100],
-                }
-            )
+            feature = {
+                "input_ids": [tokenizer.cls_token_id, *ids, tokenizer.sep_token_id],
+                "labels": [IGNORE_INDEX, *targets[window.start : window.end], IGNORE_INDEX],
+            }
+            if case_feature:
+                # [CLS] and [SEP] take the "lower/other" class.
+                feature["token_type_ids"] = [0, *encoded.case_ids[window.start : window.end], 0]
+            features.append(feature)
     return features
 
 
@@ -106,17 +126,39 @@ def _build_model(config: TrainConfig, tokenizer):
             id2label=ID2LABEL,
             label2id=LABEL2ID,
         )
-        return BertForTokenClassification(bert_config)
+        model = BertForTokenClassification(bert_config)
+    else:
+        import torch
+
+        # Train in fp32 even when continuing from our own fp16-saved checkpoint.
+        model = BertForTokenClassification.from_pretrained(
+            config.base_model or base_model_path(),
+            dtype=torch.float32,
+            num_labels=len(LABEL2ID),
+            id2label=ID2LABEL,
+            label2id=LABEL2ID,
+        )
+    if config.case_feature:
+        add_case_embeddings(model)
+    return model
+
+
+def add_case_embeddings(model) -> None:
+    """Give the model one token type embedding per capitalisation class, if it lacks them.
+
+    New rows start as copies of type 0, so the model initially ignores case and learns to
+    use it from the data; `case_feature` in the saved config tells inference to feed it.
+    """
     import torch
 
-    # Train in fp32 even when continuing from our own fp16-saved checkpoint.
-    return BertForTokenClassification.from_pretrained(
-        config.base_model or base_model_path(),
-        dtype=torch.float32,
-        num_labels=len(LABEL2ID),
-        id2label=ID2LABEL,
-        label2id=LABEL2ID,
-    )
+    embeddings = model.bert.embeddings.token_type_embeddings
+    if embeddings.num_embeddings < CASE_CLASSES:
+        grown = torch.nn.Embedding(CASE_CLASSES, embeddings.embedding_dim)
+        with torch.no_grad():
+            grown.weight.copy_(embeddings.weight[:1].expand(CASE_CLASSES, -1))
+        model.bert.embeddings.token_type_embeddings = grown
+        model.config.type_vocab_size = CASE_CLASSES
+    model.config.case_feature = True
 
 
 def train(config: TrainConfig) -> dict[str, dict]:
@@ -130,17 +172,17 @@ def train(config: TrainConfig) -> dict[str, dict]:
     documents, report = load_aligned_corpus(config.corpus_dir)
     splits = split_by_person(documents, seed=config.seed)
     tokenizer = AutoTokenizer.from_pretrained(config.base_model or base_model_path())
-    train_windows = build_windows(splits["train"], tokenizer, config.max_length, config.stride)
+    train_windows = build_windows(
+        splits["train"], tokenizer, config.max_length, config.stride, config.case_feature
+    )
     model = _build_model(config, tokenizer)
     config.output_dir.mkdir(parents=True, exist_ok=True)
+    selector = EpochSelector(model, tokenizer, config, splits["dev"])
     log_history, runtime = fit(
-        model,
-        train_windows,
-        config,
-        pad_id=tokenizer.pad_token_id,
-        on_epoch_end=lambda epoch: save_model(model, tokenizer, config.output_dir),
+        model, train_windows, config, pad_id=tokenizer.pad_token_id, on_epoch_end=selector.check
     )
-    save_model(model, tokenizer, config.output_dir)
+    # fit stops inside its last pass, so the final state is checked here, not in the callback.
+    selector.check(log_history[-1]["epoch"] if log_history else 0.0)
     manifest = {
         "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
         "alignment": report.to_dict(),
@@ -150,9 +192,62 @@ def train(config: TrainConfig) -> dict[str, dict]:
         "train_windows": len(train_windows),
         "train_runtime_s": runtime,
         "log_history": log_history,
+        "dev_history": selector.history,
+        "selected_epoch": selector.best_epoch,
     }
     (config.output_dir / "training_manifest.json").write_text(json.dumps(manifest, indent=1))
     return evaluate_saved_model(config, splits)
+
+
+def score_in_memory(
+    model, tokenizer, config: TrainConfig, documents: list[AlignedDocument]
+) -> dict[str, object]:
+    """Score the model being trained on `documents` at the default threshold, without saving."""
+    from anonymize.evaluate import evaluate_predictions, predict_with_anonymizer
+    from anonymize.model import Anonymizer
+
+    model.eval()
+    anonymizer = Anonymizer(
+        model, tokenizer, "in-training", max_length=config.max_length, stride=config.stride
+    )
+    cutoff = anonymizer.threshold
+    predicted = predict_with_anonymizer(anonymizer, documents, [cutoff])[cutoff]
+    return evaluate_predictions(documents, predicted)
+
+
+class EpochSelector:
+    """Save the model at the epoch that scores best on dev (weighted F1 over PSI categories).
+
+    Without dev selection (or without dev documents) every check saves, so the last state
+    is kept, as before.
+    """
+
+    def __init__(self, model, tokenizer, config: TrainConfig, dev: list[AlignedDocument]):
+        """Remember what to score and where to save."""
+        self.model = model
+        self.tokenizer = tokenizer
+        self.config = config
+        self.dev = dev
+        self.history: list[dict] = []
+        self.best_score = float("-inf")
+        self.best_epoch: float | None = None
+
+    def check(self, epoch: float) -> None:
+        """Score the current state on dev and save it if it is the best so far."""
+        score = 0.0
+        if self.config.select_on_dev and self.dev:
+            scored = score_in_memory(self.model, self.tokenizer, self.config, self.dev)
+            score = scored["psi_categories"]["weighted"]["f1"]
+            entry = {
+                "epoch": epoch,
+                "weighted_f1_psi": round(score, 4),
+                "binary_psi_f1": round(scored["binary_psi"]["f1"], 4),
+            }
+            self.history.append(entry)
+            print(json.dumps({"dev": entry}), flush=True)
+        if score > self.best_score or not (self.config.select_on_dev and self.dev):
+            self.best_score, self.best_epoch = score, epoch
+            save_model(self.model, self.tokenizer, self.config.output_dir)
 
 
 def length_grouped_batches(
@@ -178,12 +273,20 @@ def collate(windows: list[dict], pad_id: int):
     input_ids = torch.full((len(windows), width), pad_id, dtype=torch.long)
     labels = torch.full((len(windows), width), IGNORE_INDEX, dtype=torch.long)
     attention_mask = torch.zeros((len(windows), width), dtype=torch.long)
+    token_type_ids = torch.zeros((len(windows), width), dtype=torch.long)
     for row, window in enumerate(windows):
         n = len(window["input_ids"])
         input_ids[row, :n] = torch.tensor(window["input_ids"])
         labels[row, :n] = torch.tensor(window["labels"])
         attention_mask[row, :n] = 1
-    return {"input_ids": input_ids, "attention_mask": attention_mask, "labels": labels}
+        if "token_type_ids" in window:
+            token_type_ids[row, :n] = torch.tensor(window["token_type_ids"])
+    return {
+        "input_ids": input_ids,
+        "attention_mask": attention_mask,
+        "token_type_ids": token_type_ids,
+        "labels": labels,
+    }
 
 
 def fit(
@@ -191,12 +294,12 @@ def fit(
     windows: list[dict],
     config: TrainConfig,
     pad_id: int,
-    on_epoch_end: Callable[[int], None] | None = None,
+    on_epoch_end: Callable[[float], None] | None = None,
 ) -> tuple[list[dict], float]:
     """Train with AdamW and linear warm-up/decay; return the loss log and the runtime.
 
-    `on_epoch_end(epoch)` runs after each full pass, e.g. to save a fallback copy on a
-    shared machine where a long run may be cut short.
+    `on_epoch_end(epoch)` runs after each full pass, e.g. to score dev and keep the best
+    epoch, which also leaves a usable model if a long run on a shared machine is cut short.
     """
     import torch
     from transformers import get_linear_schedule_with_warmup
@@ -229,7 +332,9 @@ def fit(
     while step < total_steps:
         for batch_ids in length_grouped_batches(lengths, config.batch_size, rng):
             batch = collate([windows[i] for i in batch_ids], pad_id)
-            loss = model(**batch).loss
+            # Weights and optimizer state stay fp32; only the forward/backward matmuls use bf16.
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
+                loss = model(**batch).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
@@ -253,6 +358,7 @@ def fit(
         else:
             if on_epoch_end is not None:
                 on_epoch_end(step // steps_per_epoch)
+                model.train()
     model.eval()
     return log_history, time.perf_counter() - started
 
