@@ -21,28 +21,9 @@ from intruder.api.access import can_edit_study, studies_visible_to, study_role
 from intruder.api.filters import StudyFilter
 from intruder.models import PersonGroup, Study
 from intruder.selectors.researcher import study_progress
-from intruder.services.studies import study_create, study_update
+from intruder.services.studies import EDITABLE_FIELDS, study_create, study_update
 
-STUDY_FIELDS = [
-    "id",
-    "slug",
-    "title",
-    "kind",
-    "owner",
-    "items_per_participant",
-    "judgments_per_text",
-    "min_description_chars",
-    "groups",
-    "consent_text",
-    "instructions_text",
-    "debrief_text",
-    "completion_code",
-    "time_limit_minutes",
-    "identification_threshold",
-    "is_open",
-    "created_at",
-    "updated_at",
-]
+STUDY_FIELDS = ["id", "slug", "owner", *EDITABLE_FIELDS, "created_at", "updated_at"]
 
 
 class StudyListApi(generics.ListAPIView):

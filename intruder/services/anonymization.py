@@ -185,21 +185,13 @@ def anonymized_text_set_spans(
         raise SpanEditError("this imported text has no spans: edit its text instead")
     original = text.description.text
     rendered, rendered_spans = render_spans(original, validate_spans(original, spans))
-    updated = AnonymizedText.objects.filter(
-        pk=text.pk, revision=expected_revision, status=text.status
-    ).update(
-        text=rendered,
+    return _anonymized_text_update(
+        text=text,
+        expected_revision=expected_revision,
+        user=user,
+        text_value=rendered,
         spans=rendered_spans,
-        revision=F("revision") + 1,
-        reviewed_by=user,
-        updated_at=timezone.now(),
     )
-    if not updated:
-        raise StaleRevisionError(
-            f"text {text.pk} changed since revision {expected_revision}; reload and redo the edit"
-        )
-    text.refresh_from_db()
-    return text
 
 
 def anonymized_text_set_text(
@@ -215,13 +207,27 @@ def anonymized_text_set_text(
         raise SpanEditError("this text has spans: edit the spans instead")
     if not new_text.strip():
         raise SpanEditError("the text must not be empty")
+    return _anonymized_text_update(
+        text=text, expected_revision=expected_revision, user=user, text_value=new_text
+    )
+
+
+def _anonymized_text_update(
+    *, text: AnonymizedText, expected_revision: int, user: Any, text_value: str, **fields: Any
+) -> AnonymizedText:
+    """Store an edit if the text is still at `expected_revision` (optimistic locking).
+
+    The conditional UPDATE bumps the revision, so of two researchers editing the same
+    revision exactly one wins and the other gets StaleRevisionError instead of overwriting.
+    """
     updated = AnonymizedText.objects.filter(
         pk=text.pk, revision=expected_revision, status=text.status
     ).update(
-        text=new_text,
+        text=text_value,
         revision=F("revision") + 1,
         reviewed_by=user,
         updated_at=timezone.now(),
+        **fields,
     )
     if not updated:
         raise StaleRevisionError(
