@@ -61,9 +61,13 @@ TEMPLATES = [
     },
 ]
 
+# Persistent connections (reused across requests of a worker thread) with a health check
+# before reuse, so a database restart costs one failed ping, not a failed request.
 DATABASES = {
     "default": dj_database_url.config(
-        default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}", conn_max_age=60
+        default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
+        conn_max_age=int(os.environ.get("DJANGO_CONN_MAX_AGE", "600")),
+        conn_health_checks=True,
     )
 }
 
