@@ -82,6 +82,90 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
 
 
+# --------------------------------------------------------------------------- CPU accounting
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _proc_stats() -> dict[int, tuple[int, float]]:
+    """Return pid -> (parent pid, CPU seconds incl. reaped children) of every process."""
+    stats = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # exited meanwhile
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        # Fields after the command: state ppid ... utime(11) stime(12) cutime(13) cstime(14).
+        cpu = sum(int(fields[i]) for i in (11, 12, 13, 14)) / CLOCK_TICKS
+        stats[int(stat.parent.name)] = (int(fields[1]), cpu)
+    return stats
+
+
+def process_tree_cpu_s(root_pid: int | None) -> float | None:
+    """Return the CPU seconds of a process and its live descendants (None if unknown)."""
+    if root_pid is None:
+        return None
+    stats = _proc_stats()
+    total, frontier = 0.0, [root_pid]
+    while frontier:
+        pid = frontier.pop()
+        if pid in stats:
+            total += stats[pid][1]
+            frontier += [child for child, (parent, _) in stats.items() if parent == pid]
+    return total
+
+
+def machine_busy_cpu_s() -> float:
+    """Return the CPU seconds all cores spent busy since boot (every tenant of the machine)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    return (sum(values[:8]) - idle) / CLOCK_TICKS
+
+
+def self_cpu_s() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+class CpuMeter:
+    """CPU seconds spent during a phase by the load generator, gunicorn, PostgreSQL and all."""
+
+    def __init__(self, gunicorn_pid: int | None, postgres_pid: int | None) -> None:
+        self.pids = {"gunicorn": gunicorn_pid, "postgres": postgres_pid}
+        self.start = self._sample()
+
+    def _sample(self) -> dict[str, float | None]:
+        sample = {name: process_tree_cpu_s(pid) for name, pid in self.pids.items()}
+        sample["load_generator"] = self_cpu_s()
+        sample["machine_busy"] = machine_busy_cpu_s()
+        return sample
+
+    def stop(self, *, requests: int, wall_s: float) -> dict[str, Any]:
+        end = self._sample()
+        used = {
+            name: round(end[name] - self.start[name], 2)
+            for name in end
+            if end[name] is not None and self.start[name] is not None
+        }
+        ours = sum(used.get(k, 0.0) for k in ("gunicorn", "postgres", "load_generator"))
+        used["other_tenants"] = round(max(0.0, used["machine_busy"] - ours), 2)
+        server = used.get("gunicorn", 0.0) + used.get("postgres", 0.0)
+        cores = os.cpu_count() or 1
+        return {
+            "cpu_s": used,
+            "server_cpu_ms_per_request": round(1000 * server / requests, 2) if requests else None,
+            "load_generator_share_of_machine_busy": round(
+                used["load_generator"] / used["machine_busy"], 3
+            )
+            if used.get("machine_busy")
+            else None,
+            "machine_utilisation": round(used["machine_busy"] / (wall_s * cores), 3),
+        }
+
+
 # --------------------------------------------------------------------------- servers
 
 
@@ -128,6 +212,12 @@ class ThrowawayPostgres:
             "postgres", "intruder_bench",
         )  # fmt: skip
         return f"postgres://postgres@127.0.0.1:{self.port}/intruder_bench"
+
+    def postmaster_pid(self) -> int | None:
+        pidfile = self.dir / "data" / "postmaster.pid"
+        with contextlib.suppress(OSError, ValueError):
+            return int(pidfile.read_text().split()[0])
+        return None
 
     def stop(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError):
@@ -541,7 +631,12 @@ def main(argv: list[str] | None = None) -> int:
         warm_outcomes: list[Outcome] = []
         if cfg.warmup:
             warm_outcomes, _, _ = asyncio.run(drive(cfg, base, warmup["slug"], cfg.warmup))
+        meter = CpuMeter(
+            gunicorn.pid if gunicorn is not None else None,
+            postgres.postmaster_pid() if postgres is not None else None,
+        )
         outcomes, rec, wall_s = asyncio.run(drive(cfg, base, study["slug"], cfg.participants))
+        cpu = meter.stop(requests=sum(o.requests for o in outcomes), wall_s=wall_s)
         violations, short = check_invariants(study["id"], outcomes)
     finally:
         if gunicorn is not None:
@@ -573,6 +668,9 @@ def main(argv: list[str] | None = None) -> int:
         "requests": total_requests,
         "wall_s": round(wall_s, 1),
         "requests_per_s": round(total_requests / wall_s, 1) if wall_s else None,
+        # Measured phase only. other_tenants: CPU of everything else on the machine meanwhile
+        # (e.g. model training by teammates), the noise these latencies include.
+        "cpu": cpu,
         "config": {
             "items_per_participant": cfg.items,
             "judgments_per_text": cfg.judgments_per_text,
