@@ -17,25 +17,14 @@ from intruder.services.assignment import (
 from intruder.services.judgments import JudgmentRejected, judgment_submit
 from tests.intruder.factories import (
     make_assignment,
-    make_description,
     make_judgment,
     make_participant,
     make_study,
-    make_target,
     make_text,
+    make_texts,
 )
 
 pytestmark = pytest.mark.django_db
-
-
-def make_pool(study, count, group=PersonGroup.FICTITIOUS):
-    return [
-        make_text(
-            study=study,
-            description=make_description(study=study, target=make_target(study=study, group=group)),
-        )
-        for _ in range(count)
-    ]
 
 
 def judge(participant, assignment):
@@ -53,7 +42,7 @@ def study():
 
 
 def test_text_with_fewest_judgments_goes_first(study):
-    texts = make_pool(study, 3)
+    texts = make_texts(study=study, count=3)
     for text in texts[:2]:
         make_judgment(participant=make_participant(study=study), text=text)
     assignment = assignment_next(participant=make_participant(study=study), rng=random.Random(0))
@@ -61,14 +50,14 @@ def test_text_with_fewest_judgments_goes_first(study):
 
 
 def test_assignments_in_progress_count_as_held(study):
-    texts = make_pool(study, 2)
+    texts = make_texts(study=study, count=2)
     make_assignment(participant=make_participant(study=study), text=texts[0])
     assignment = assignment_next(participant=make_participant(study=study), rng=random.Random(0))
     assert assignment.text_id == texts[1].pk
 
 
 def test_released_assignments_do_not_count(study):
-    texts = make_pool(study, 2)
+    texts = make_texts(study=study, count=2)
     make_assignment(
         participant=make_participant(study=study, status=Participant.Status.TIMED_OUT),
         text=texts[0],
@@ -83,7 +72,7 @@ def test_released_assignments_do_not_count(study):
 def test_many_participants_spread_evenly_over_the_pool(study):
     study.items_per_participant = 3
     study.save()
-    texts = make_pool(study, 6)
+    texts = make_texts(study=study, count=6)
     rng = random.Random(4)
     for _ in range(4):  # 4 x 3 = 12 judgments over 6 texts: 2 each
         participant = make_participant(study=study)
@@ -97,7 +86,7 @@ def test_many_participants_spread_evenly_over_the_pool(study):
 def test_no_participant_sees_the_same_text_or_description_twice(study):
     study.items_per_participant = 10
     study.save()
-    texts = make_pool(study, 3)
+    texts = make_texts(study=study, count=3)
     # A second method's anonymization of the first description.
     make_text(study=study, description=texts[0].description, method="other-method")
     participant = make_participant(study=study)
@@ -113,14 +102,14 @@ def test_no_participant_sees_the_same_text_or_description_twice(study):
 def test_texts_with_all_slots_held_are_not_assigned(study):
     study.judgments_per_text = 1
     study.save()
-    (text,) = make_pool(study, 1)
+    (text,) = make_texts(study=study, count=1)
     make_judgment(participant=make_participant(study=study), text=text)
     assert assignment_next(participant=make_participant(study=study)) is None
 
 
 def test_only_released_texts_of_the_participants_group_are_served(study):
-    make_pool(study, 2, group=PersonGroup.FAMOUS)
-    (semifamous,) = make_pool(study, 1, group=PersonGroup.SEMIFAMOUS)
+    make_texts(study=study, count=2, group=PersonGroup.FAMOUS)
+    (semifamous,) = make_texts(study=study, count=1, group=PersonGroup.SEMIFAMOUS)
     make_text(study=study, status="draft")
     make_text(study=study, status="withdrawn")
     participant = make_participant(study=study, group=PersonGroup.SEMIFAMOUS)
@@ -134,12 +123,12 @@ def test_only_released_texts_of_the_participants_group_are_served(study):
 
 def test_other_studies_texts_are_never_served(study):
     other = make_study(kind=Study.Kind.INTRUDER)
-    make_pool(other, 3)
+    make_texts(study=other, count=3)
     assert assignment_next(participant=make_participant(study=study)) is None
 
 
 def test_participant_gets_no_more_than_n_texts(study):
-    make_pool(study, 5)
+    make_texts(study=study, count=5)
     participant = make_participant(study=study)
     judged = 0
     while (assignment := assignment_next(participant=participant)) is not None:
@@ -149,7 +138,7 @@ def test_participant_gets_no_more_than_n_texts(study):
 
 
 def test_expired_assignment_is_released_and_its_participant_timed_out(study):
-    make_pool(study, 1)
+    make_texts(study=study, count=1)
     late = make_participant(study=study)
     assignment = assignment_next(participant=late)
     now = timezone.now() + timedelta(minutes=study.time_limit_minutes + 1)
@@ -162,7 +151,7 @@ def test_expired_assignment_is_released_and_its_participant_timed_out(study):
 
 
 def test_recent_and_completed_assignments_are_not_released(study):
-    texts = make_pool(study, 2)
+    texts = make_texts(study=study, count=2)
     finished = make_participant(study=study)
     done = assignment_next(participant=finished)
     judge(finished, done)
@@ -181,7 +170,7 @@ def test_recent_and_completed_assignments_are_not_released(study):
 def test_released_slot_goes_to_the_next_participant(study):
     study.judgments_per_text = 1
     study.save()
-    (text,) = make_pool(study, 1)
+    (text,) = make_texts(study=study, count=1)
     abandoned = assignment_next(participant=make_participant(study=study))
     later = timezone.now() + timedelta(minutes=study.time_limit_minutes + 1)
     fresh = assignment_next(participant=make_participant(study=study), now=later)
@@ -189,14 +178,14 @@ def test_released_slot_goes_to_the_next_participant(study):
 
 
 def test_database_rejects_a_second_holder_of_the_same_slot(study):
-    (text,) = make_pool(study, 1)
+    (text,) = make_texts(study=study, count=1)
     make_assignment(participant=make_participant(study=study), text=text, slot=1)
     with pytest.raises(IntegrityError), transaction.atomic():
         make_assignment(participant=make_participant(study=study), text=text, slot=1)
 
 
 def test_database_rejects_the_same_text_twice_for_one_participant(study):
-    (text,) = make_pool(study, 1)
+    (text,) = make_texts(study=study, count=1)
     participant = make_participant(study=study)
     make_assignment(participant=participant, text=text, slot=1, position=1)
     with pytest.raises(IntegrityError), transaction.atomic():
@@ -204,7 +193,7 @@ def test_database_rejects_the_same_text_twice_for_one_participant(study):
 
 
 def test_database_rejects_a_second_judgment_of_one_assignment(study):
-    (text,) = make_pool(study, 1)
+    (text,) = make_texts(study=study, count=1)
     participant = make_participant(study=study)
     judgment = make_judgment(participant=participant, text=text)
     with pytest.raises(IntegrityError), transaction.atomic():
@@ -220,7 +209,7 @@ def test_a_slot_taken_between_read_and_insert_is_retried_elsewhere(study, monkey
     """Simulate the race: the pool snapshot says slot 1 is free, but it was just taken."""
     study.judgments_per_text = 1
     study.save()
-    raced, other = make_pool(study, 2)
+    raced, other = make_texts(study=study, count=2)
     rival = make_participant(study=study)
     real_candidates = assignment_service.assignment_candidates
     calls = []
@@ -240,7 +229,7 @@ def test_a_slot_taken_between_read_and_insert_is_retried_elsewhere(study, monkey
 
 
 def test_second_tab_racing_for_a_text_gets_the_same_assignment(study, monkeypatch):
-    texts = make_pool(study, 2)
+    texts = make_texts(study=study, count=2)
     participant = make_participant(study=study)
     real_candidates = assignment_service.assignment_candidates
     other_tab = []
@@ -258,7 +247,7 @@ def test_second_tab_racing_for_a_text_gets_the_same_assignment(study, monkeypatc
 
 
 def test_judgment_on_a_released_assignment_is_refused(study):
-    make_pool(study, 1)
+    make_texts(study=study, count=1)
     participant = make_participant(study=study)
     assignment = assignment_next(participant=participant)
     later = timezone.now() + timedelta(minutes=study.time_limit_minutes + 1)
@@ -269,7 +258,7 @@ def test_judgment_on_a_released_assignment_is_refused(study):
 
 
 def test_candidates_break_ties_with_the_injected_rng(study):
-    make_pool(study, 5)
+    make_texts(study=study, count=5)
     participant = make_participant(study=study)
     first = [t for t, _ in assignment_candidates(participant=participant, rng=random.Random(3))]
     again = [t for t, _ in assignment_candidates(participant=participant, rng=random.Random(3))]
