@@ -1,4 +1,4 @@
-"""Command line: `python -m anonymize run|train|evaluate`."""
+"""Command line: `python -m anonymize run|train|evaluate|calibrate|card`."""
 
 from __future__ import annotations
 
@@ -188,6 +188,21 @@ def command_evaluate(args: argparse.Namespace, stdout: TextIO) -> int:
     return 0
 
 
+def command_calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
+    """Pick the threshold on the dev split, save it in config.json and print the sweep."""
+    from anonymize.evaluate import calibrate_model
+
+    chosen = calibrate_model(args.model_dir, args.corpus_dir)
+    for row in chosen["candidates"]:
+        print(
+            f"threshold {row['threshold']:.2f}: weighted F1 (PSI) {row['weighted_f1_psi']:.4f}, "
+            f"binary PSI F1 {row['binary_psi_f1']:.4f}, name leak {row['name_leak_rate']:.1%}",
+            file=stdout,
+        )
+    print(f"chosen threshold {chosen['threshold']} ({chosen['criterion']})", file=stdout)
+    return 0
+
+
 def command_card(args: argparse.Namespace, stdout: TextIO) -> int:
     """Regenerate the model card so its numbers always come from the saved metrics."""
     from anonymize.model import DEFAULT_MODEL_DIR
@@ -274,6 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also rewrite metrics_<split>.json in the model folder (after pipeline changes)",
     )
 
+    calibrate = commands.add_parser(
+        "calibrate", help="choose the P(PSI) threshold on dev and save it with the model"
+    )
+    calibrate.add_argument("--model-dir", default=None, help="model folder (default: shipped)")
+    calibrate.add_argument("--corpus-dir", default=None, help="folder with study1/2.jsonl")
+
     card = commands.add_parser("card", help="write MODEL_CARD.md from a model's metrics files")
     card.add_argument("--model-dir", default=None, help="model folder (default: shipped)")
     card.add_argument("--comparison", default=None, help="evaluate --output JSON to include")
@@ -309,4 +330,6 @@ def main(
         return command_train(args, stdout)
     if args.command == "card":
         return command_card(args, stdout)
+    if args.command == "calibrate":
+        return command_calibrate(args, stdout)
     return command_evaluate(args, stdout)

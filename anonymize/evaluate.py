@@ -152,6 +152,66 @@ def evaluate_documents(
     return metrics
 
 
+CALIBRATION_THRESHOLDS: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(2, 19))
+
+
+def choose_threshold(
+    anonymizer, documents: Sequence[AlignedDocument], candidates: Sequence[float] = ()
+) -> dict[str, object]:
+    """Return the threshold with the best weighted F1 (PSI) + binary PSI F1 on `documents`.
+
+    Meant for the dev split: both targets count equally, and a tie goes to the lower
+    (stricter) threshold. Every candidate's scores are returned for the record.
+    """
+    thresholds = sorted(candidates or CALIBRATION_THRESHOLDS)
+    by_threshold = predict_with_anonymizer(anonymizer, documents, thresholds)
+    rows = []
+    for threshold in thresholds:
+        scored = evaluate_predictions(documents, by_threshold[threshold])
+        rows.append(
+            {
+                "threshold": threshold,
+                "weighted_f1_psi": round(scored["psi_categories"]["weighted"]["f1"], 4),
+                "binary_psi_f1": round(scored["binary_psi"]["f1"], 4),
+                "name_leak_rate": scored["name_leak"]["rate"],
+            }
+        )
+    best = max(
+        rows, key=lambda row: (row["weighted_f1_psi"] + row["binary_psi_f1"], -row["threshold"])
+    )
+    return {
+        "threshold": best["threshold"],
+        "criterion": "max weighted F1 (PSI) + binary PSI F1 on dev",
+        "documents": len(documents),
+        "candidates": rows,
+    }
+
+
+def calibrate_model(
+    model_dir: str | Path | None, corpus_dir: str | Path | None, split: str = "dev"
+) -> dict[str, object]:
+    """Choose the model's threshold on `split` and save it in its config and manifest."""
+    from anonymize.corpus import default_corpus_dir
+    from anonymize.model import DEFAULT_MODEL_DIR, Anonymizer
+
+    model_path = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
+    documents = documents_of_split(
+        model_path, Path(corpus_dir) if corpus_dir else default_corpus_dir(), split
+    )
+    chosen = choose_threshold(Anonymizer.load(model_path), documents)
+    chosen["split"] = split
+    config_path = model_path / "config.json"
+    config = json.loads(config_path.read_text())
+    config["psi_threshold"] = chosen["threshold"]  # read back by Anonymizer.load
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    manifest_path = model_path / "training_manifest.json"
+    if manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text())
+        manifest["threshold_selection"] = chosen
+        manifest_path.write_text(json.dumps(manifest, indent=1))
+    return chosen
+
+
 def write_metrics(metrics: dict, path: Path) -> None:
     """Write metrics as indented JSON."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -60,3 +60,21 @@ def test_a_surviving_name_counts_as_a_leak():
     leaking[4] = "NONE"  # the second "Lima" stays in clear
     assert evaluate_predictions([document], [masked])["name_leak"]["rate"] == 0.0
     assert evaluate_predictions([document], [leaking])["name_leak"]["documents_leaking"] == 1
+
+
+def test_threshold_is_chosen_on_dev_and_ties_go_to_the_stricter_one(fake_anonymizer_factory):
+    from anonymize.evaluate import choose_threshold
+
+    # The fake tags "lisbon" with P(PSI) ~ 0.88: thresholds up to 0.85 find it, 0.9 does not.
+    fake = fake_anonymizer_factory({"lisbon": "LOCATION"})
+    record = {
+        "id": "dev_1",
+        "person": "mara quillfeather",
+        "type": "famous",
+        "original": "She moved to Lisbon in spring.",
+        "textwash": "PRONOUN moved to LOCATION_1 in spring.",
+    }
+    chosen = choose_threshold(fake, [align_record(record)], candidates=(0.3, 0.85, 0.9))
+    scores = {row["threshold"]: row["weighted_f1_psi"] for row in chosen["candidates"]}
+    assert scores[0.3] == scores[0.85] > scores[0.9]
+    assert chosen["threshold"] == 0.3

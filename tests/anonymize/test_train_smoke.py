@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 
+from anonymize import Anonymizer
 from anonymize.cli import main
 from anonymize.labels import LABEL2ID
 
@@ -57,6 +58,21 @@ def test_train_smoke_saves_a_self_describing_model_and_metrics(fixture_corpus, t
         assert metrics["per_category"]["PERSON_FIRSTNAME"]["support"] > 0
         assert {"rate", "documents_leaking"} <= set(metrics["name_leak"])
     assert "test: weighted F1 (PSI)" in stdout.getvalue()
+
+    code = main(
+        ["calibrate", "--model-dir", str(output), "--corpus-dir", str(fixture_corpus)],
+        stdout=stdout,
+    )
+    assert code == 0
+    chosen = json.loads((output / "training_manifest.json").read_text())["threshold_selection"]
+    assert chosen["split"] == "dev" and chosen["documents"] == metrics_dev_documents(output)
+    assert json.loads((output / "config.json").read_text())["psi_threshold"] == chosen["threshold"]
+    assert Anonymizer.load(output).threshold == chosen["threshold"]
+
+
+def metrics_dev_documents(model_dir) -> int:
+    """Return how many documents the saved dev metrics cover."""
+    return json.loads((model_dir / "metrics_dev.json").read_text())["documents"]
 
 
 def test_epoch_selector_keeps_the_epoch_best_on_dev(monkeypatch, tmp_path):
