@@ -17,11 +17,11 @@ from django.utils import timezone
 
 from intruder.models import Assignment, Participant, Study, WritingTask
 from intruder.selectors.participant import (
+    GroupCapacity,
     Step,
     assignment_completed_count,
     intruder_group_capacities,
     intruder_progress,
-    intruder_text_pool,
     participant_get_by_pid,
     participant_step,
     study_groups,
@@ -79,15 +79,20 @@ def prolific_completion_url(*, study: Study) -> str:
 
 
 def intruder_group_choose(*, study: Study) -> str:
-    """Return the group a new intruder should judge, or "" when no group has a free slot.
+    """Return the group a new intruder should judge, or "" when no group has a free slot."""
+    return _least_claimed_group(intruder_group_capacities(study=study))
 
-    The group whose slots are least spoken for wins: slots minus judged items minus the items
-    still owed to its started participants. Counting what participants are owed, not the
-    assignments that exist, matters because assignments are created one page at a time: a
-    crowd arriving at once has no assignments yet and would otherwise all land in one group.
-    Ties go to the earlier group (famous, semifamous, fictitious).
+
+def _least_claimed_group(capacities: list[GroupCapacity]) -> str:
+    """Return the group whose slots are least spoken for ("" when none has a free slot).
+
+    Spoken for: judged, or owed to the group's started participants. Counting what
+    participants are owed, not the assignments that exist, matters because assignments are
+    created one page at a time: a crowd arriving at once has no assignments yet and would
+    otherwise all land in one group. Ties go to the earlier group (famous, semifamous,
+    fictitious).
     """
-    open_groups = [c for c in intruder_group_capacities(study=study) if c.free_slots > 0]
+    open_groups = [c for c in capacities if c.free_slots > 0]
     if not open_groups:
         return ""
     return max(open_groups, key=lambda capacity: capacity.unclaimed).group
@@ -115,9 +120,14 @@ def _refuse_new_participant(*, study: Study) -> str:
         if not any(writer_target_pool(study=study, group=g).exists() for g in groups):
             raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
         return ""
-    if not intruder_text_pool(study=study).exists():
+    capacities = intruder_group_capacities(study=study)
+    if not any(capacity.slots for capacity in capacities):
         raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
-    group = intruder_group_choose(study=study)
+    group = _least_claimed_group(capacities)
+    if not group:
+        # Abandoned assignments may be all that fills the study: release them and recount.
+        study_release_expired(study=study)
+        group = _least_claimed_group(intruder_group_capacities(study=study))
     if not group:
         raise EnrolmentRefused(EnrolmentRefused.FULL)
     return group
@@ -143,10 +153,6 @@ def participant_enroll(
     existing = participant_get_by_pid(study=study, prolific_pid=pid)
     if existing is not None:
         return Enrolment(participant=existing, created=False)
-    if study.kind == Study.Kind.INTRUDER:
-        # Abandoned slots count as free and idle participants owe nothing; swept before the
-        # lock, which the sweep does not need.
-        study_release_expired(study=study)
     try:
         with transaction.atomic():
             if study.kind == Study.Kind.INTRUDER:
@@ -158,7 +164,8 @@ def participant_enroll(
                 prolific_session_id=_clean_id(prolific_session_id),
                 group=_refuse_new_participant(study=study),
             )
-            participant.full_clean(validate_constraints=False)
+            # The study is given and the token fresh: skip the queries that would check them.
+            participant.full_clean(exclude=["study", "token"], validate_constraints=False)
             participant.save()
     except IntegrityError:
         # The same PID enrolled in a concurrent request (double click on the Prolific link).
