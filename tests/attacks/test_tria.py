@@ -6,10 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from attacks import TRIAConfig, get_attack, load_attack, load_dataset, trir
 from attacks.cli import main as cli_main
 from attacks.runner import run_attack, write_outputs
+from attacks.tria import clip_gradients, fused_adamw_available, make_optimizer
 from tests.attacks.builders import PEOPLE
 
 
@@ -31,6 +33,8 @@ def tria_run(tmp_path_factory, tiny_bert_dir):
         finetuning_learning_rate=2e-3,
         finetuning_sliding_window="32-8",
         early_stopping_patience=0,
+        # The random 64-wide rig needs its large unclipped steps to learn in 12 epochs.
+        max_grad_norm=0.0,
         precision="fp32",
         cache_dir=str(tmp / "cache"),
     )
@@ -129,3 +133,43 @@ def test_pretreatment_and_pretraining_are_cached_across_runs(tiny_config_values)
     assert first.stats["stages"]["pretraining"]["cached"] is False
     assert second.stats["stages"]["pretraining"]["cached"] is True
     assert Path(config.cache_dir, "pretreatment").is_dir()
+
+
+def test_optimizer_matches_reference_adamw_settings():
+    model = torch.nn.Linear(4, 2)
+    optimizer = make_optimizer(model, 3e-5, torch.device("cpu"))
+    group = optimizer.param_groups[0]
+    assert (group["lr"], group["betas"], group["eps"], group["weight_decay"]) == (
+        3e-5,
+        (0.9, 0.999),
+        1e-6,
+        0.0,
+    )
+
+
+def test_fused_optimizer_takes_the_same_step_as_the_loop():
+    if not fused_adamw_available(torch.device("cpu")):
+        pytest.skip("this torch build has no fused CPU AdamW")
+    torch.manual_seed(0)
+    loop, fused = torch.nn.Linear(8, 3), torch.nn.Linear(8, 3)
+    fused.load_state_dict(loop.state_dict())
+    optimizers = [
+        torch.optim.AdamW(loop.parameters(), lr=1e-2, eps=1e-6, weight_decay=0.0, foreach=False),
+        make_optimizer(fused, 1e-2, torch.device("cpu")),
+    ]
+    inputs = torch.randn(5, 8)
+    for _ in range(3):
+        for model, optimizer in zip((loop, fused), optimizers, strict=True):
+            model(inputs).pow(2).sum().backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    for a, b in zip(loop.parameters(), fused.parameters(), strict=True):
+        torch.testing.assert_close(a, b)
+
+
+def test_gradient_clipping_caps_the_global_norm():
+    model = torch.nn.Linear(4, 1)
+    (model(torch.full((2, 4), 100.0)).sum() * 100).backward()
+    clip_gradients(model, 1.0)
+    norm = torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in model.parameters()]))
+    assert norm.item() == pytest.approx(1.0, rel=1e-4)
