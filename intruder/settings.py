@@ -70,6 +70,16 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("postgresql") and (
+    os.environ.get("DJANGO_DB_PREPARED_STATEMENTS", "1") == "1"
+):
+    # Server-side parameter binding, and statements prepared after their 5th use on a
+    # connection: the participant pages repeat a few queries whose planning otherwise costs
+    # PostgreSQL more CPU than running them. Set DJANGO_DB_PREPARED_STATEMENTS=0 behind a
+    # pooler that cannot carry prepared statements (PgBouncer < 1.21 in transaction mode).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=True, prepare_threshold=5
+    )
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
