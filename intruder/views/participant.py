@@ -318,13 +318,8 @@ def judge(request: HttpRequest, token: str) -> HttpResponse:
     if "assignment_id" not in request.POST or participant.status != Participant.Status.STARTED:
         return _home(participant)
     if not form.is_valid():
-        current = participant_current_step(participant=participant)
-        if current.step != Step.JUDGE or str(current.assignment.pk) != request.POST.get(
-            "assignment_id"
-        ):
-            return _home(participant)
-        return _render_step(
-            request, participant, current, form=form, errors=form.errors, status=400
+        return _judgment_reshown(
+            request, participant, form, form.errors, request.POST.get("assignment_id", "")
         )
     data = form.cleaned_data
     try:
@@ -340,13 +335,27 @@ def judge(request: HttpRequest, token: str) -> HttpResponse:
     except JudgmentRejected:
         return _home(participant)
     except ValidationError as error:
-        current = participant_current_step(participant=participant)
-        if current.step != Step.JUDGE or current.assignment.pk != data["assignment_id"]:
-            return _home(participant)
-        return _render_step(
-            request, participant, current, form=form, errors=error.message_dict, status=400
+        return _judgment_reshown(
+            request, participant, form, error.message_dict, str(data["assignment_id"])
         )
     return _home(participant)
+
+
+def _judgment_reshown(
+    request: HttpRequest,
+    participant: Participant,
+    form: forms.Form,
+    errors: dict[str, list[str]],
+    assignment_id: str,
+) -> HttpResponse:
+    """Re-show the text with the answers kept and the errors, if it is still the current one.
+
+    A post for another text (a stale tab) just goes back to the participant's current page.
+    """
+    current = participant_current_step(participant=participant)
+    if current.step != Step.JUDGE or str(current.assignment.pk) != assignment_id:
+        return _home(participant)
+    return _render_step(request, participant, current, form=form, errors=errors, status=400)
 
 
 @never_cache
