@@ -155,13 +155,21 @@ def evaluate_documents(
 CALIBRATION_THRESHOLDS: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(2, 19))
 
 
-def choose_threshold(
-    anonymizer, documents: Sequence[AlignedDocument], candidates: Sequence[float] = ()
-) -> dict[str, object]:
-    """Return the threshold with the best weighted F1 (PSI) + binary PSI F1 on `documents`.
+# Differences in F1 smaller than this are noise on a dev split of a few hundred documents.
+CALIBRATION_TOLERANCE = 0.005
 
-    Meant for the dev split: both targets count equally, and a tie goes to the lower
-    (stricter) threshold. Every candidate's scores are returned for the record.
+
+def choose_threshold(
+    anonymizer,
+    documents: Sequence[AlignedDocument],
+    candidates: Sequence[float] = (),
+    tolerance: float = CALIBRATION_TOLERANCE,
+) -> dict[str, object]:
+    """Return the threshold chosen on `documents` (the dev split), privacy first.
+
+    Only thresholds with the fewest documents leaking the described person's name qualify;
+    among them, the lowest (strictest) threshold whose weighted F1 (PSI) + binary PSI F1 is
+    within `tolerance` of the best wins. Every candidate's scores are returned for the record.
     """
     thresholds = sorted(candidates or CALIBRATION_THRESHOLDS)
     by_threshold = predict_with_anonymizer(anonymizer, documents, thresholds)
@@ -176,12 +184,18 @@ def choose_threshold(
                 "name_leak_rate": scored["name_leak"]["rate"],
             }
         )
-    best = max(
-        rows, key=lambda row: (row["weighted_f1_psi"] + row["binary_psi_f1"], -row["threshold"])
+    fewest_leaks = min(row["name_leak_rate"] for row in rows)
+    allowed = [row for row in rows if row["name_leak_rate"] == fewest_leaks]
+    best = max(row["weighted_f1_psi"] + row["binary_psi_f1"] for row in allowed)
+    chosen = next(
+        row for row in allowed if row["weighted_f1_psi"] + row["binary_psi_f1"] >= best - tolerance
     )
     return {
-        "threshold": best["threshold"],
-        "criterion": "max weighted F1 (PSI) + binary PSI F1 on dev",
+        "threshold": chosen["threshold"],
+        "criterion": (
+            "fewest name leaks on dev, then the lowest threshold within "
+            f"{tolerance} of the best weighted F1 (PSI) + binary PSI F1"
+        ),
         "documents": len(documents),
         "candidates": rows,
     }

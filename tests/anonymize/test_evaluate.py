@@ -62,7 +62,9 @@ def test_a_surviving_name_counts_as_a_leak():
     assert evaluate_predictions([document], [leaking])["name_leak"]["documents_leaking"] == 1
 
 
-def test_threshold_is_chosen_on_dev_and_ties_go_to_the_stricter_one(fake_anonymizer_factory):
+def test_threshold_is_chosen_on_dev_and_near_ties_go_to_the_stricter_one(
+    fake_anonymizer_factory,
+):
     from anonymize.evaluate import choose_threshold
 
     # The fake tags "lisbon" with P(PSI) ~ 0.88: thresholds up to 0.85 find it, 0.9 does not.
@@ -78,3 +80,21 @@ def test_threshold_is_chosen_on_dev_and_ties_go_to_the_stricter_one(fake_anonymi
     scores = {row["threshold"]: row["weighted_f1_psi"] for row in chosen["candidates"]}
     assert scores[0.3] == scores[0.85] > scores[0.9]
     assert chosen["threshold"] == 0.3
+
+
+def test_threshold_choice_puts_name_leaks_first(fake_anonymizer_factory):
+    from anonymize.evaluate import choose_threshold
+
+    # "Lisbon" is only found below 0.9 and is the person's surname here: 0.9 leaks it.
+    fake = fake_anonymizer_factory({"lisbon": "PERSON_LASTNAME"})
+    record = {
+        "id": "dev_2",
+        "person": "mara lisbon",
+        "type": "famous",
+        "original": "The singer Lisbon sang.",
+        "textwash": "The singer PERSON_LASTNAME_1 sang.",
+    }
+    chosen = choose_threshold(fake, [align_record(record)], candidates=(0.9, 0.95))
+    assert [row["name_leak_rate"] for row in chosen["candidates"]] == [1.0, 1.0]
+    chosen = choose_threshold(fake, [align_record(record)], candidates=(0.5, 0.9))
+    assert chosen["threshold"] == 0.5
