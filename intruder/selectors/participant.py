@@ -128,25 +128,36 @@ def intruder_text_pool(*, study: Study, group: str = "") -> QuerySet[AnonymizedT
     return texts
 
 
-def intruder_group_capacities(*, study: Study) -> list[GroupCapacity]:
-    """Return the judgment capacity of each group the study shows, in the groups' order.
-
-    Three grouped queries whatever the study's size: released texts per group, held
-    assignments per group and status, started participants per group with their judged items.
-    """
-    groups = study_groups(study=study)
+def intruder_group_slots(*, study: Study) -> dict[str, int]:
+    """Return each shown group's judgment slots: its released texts x judgments per text."""
     texts = dict(
         intruder_text_pool(study=study)
         .values_list("description__target__group")
         .annotate(n=Count("id"))
         .values_list("description__target__group", "n")
     )
+    return {
+        group: texts.get(group, 0) * study.judgments_per_text for group in study_groups(study=study)
+    }
+
+
+def intruder_group_capacities(
+    *, study: Study, slots: dict[str, int] | None = None
+) -> list[GroupCapacity]:
+    """Return the judgment capacity of each group the study shows, in the groups' order.
+
+    Two grouped queries whatever the study's size (held assignments by their text's group,
+    started participants with their judged items by their group), plus one for the slots
+    unless `slots` is given: enrolment reads them before it takes the study lock.
+    """
+    slots = slots if slots is not None else intruder_group_slots(study=study)
     held: dict[str, int] = {}
     completed: dict[str, int] = {}
     for group, status, n in (
         Assignment.objects.filter(
             text__in=intruder_text_pool(study=study), status__in=HELD_STATUSES
         )
+        .order_by()
         .values_list("text__description__target__group", "status")
         .annotate(n=Count("id"))
         .values_list("text__description__target__group", "status", "n")
@@ -157,6 +168,7 @@ def intruder_group_capacities(*, study: Study) -> list[GroupCapacity]:
     owed = dict(
         Participant.objects.filter(study=study, status=Participant.Status.STARTED)
         .exclude(group="")
+        .order_by()
         .values("group")
         .annotate(
             started=Count("id", distinct=True),
@@ -168,12 +180,12 @@ def intruder_group_capacities(*, study: Study) -> list[GroupCapacity]:
     return [
         GroupCapacity(
             group=group,
-            slots=texts.get(group, 0) * study.judgments_per_text,
+            slots=group_slots,
             held=held.get(group, 0),
             completed=completed.get(group, 0),
             owed=max(0, owed.get(group, 0)),
         )
-        for group in groups
+        for group, group_slots in slots.items()
     ]
 
 

@@ -21,6 +21,7 @@ from intruder.selectors.participant import (
     Step,
     assignment_completed_count,
     intruder_group_capacities,
+    intruder_group_slots,
     intruder_progress,
     participant_get_by_pid,
     participant_step,
@@ -108,10 +109,11 @@ def study_lock(*, study: Study) -> None:
     Study.objects.filter(pk=study.pk).update(is_open=F("is_open"))
 
 
-def _refuse_new_participant(*, study: Study) -> str:
+def _refuse_new_participant(*, study: Study, slots: dict[str, int]) -> str:
     """Return the group for a new participant, or raise EnrolmentRefused.
 
-    Intruder studies must call this inside a transaction that has taken `study_lock`.
+    Intruder studies must call this inside a transaction that has taken `study_lock`, with
+    the groups' `slots` (`intruder_group_slots`).
     """
     if not study.is_open:
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
@@ -120,14 +122,13 @@ def _refuse_new_participant(*, study: Study) -> str:
         if not any(writer_target_pool(study=study, group=g).exists() for g in groups):
             raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
         return ""
-    capacities = intruder_group_capacities(study=study)
-    if not any(capacity.slots for capacity in capacities):
+    if not any(slots.values()):
         raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
-    group = _least_claimed_group(capacities)
+    group = _least_claimed_group(intruder_group_capacities(study=study, slots=slots))
     if not group:
         # Abandoned assignments may be all that fills the study: release them and recount.
         study_release_expired(study=study)
-        group = _least_claimed_group(intruder_group_capacities(study=study))
+        group = _least_claimed_group(intruder_group_capacities(study=study, slots=slots))
     if not group:
         raise EnrolmentRefused(EnrolmentRefused.FULL)
     return group
@@ -153,6 +154,8 @@ def participant_enroll(
     existing = participant_get_by_pid(study=study, prolific_pid=pid)
     if existing is not None:
         return Enrolment(participant=existing, created=False)
+    # Released texts change only by a researcher's hand: read them before taking the lock.
+    slots = intruder_group_slots(study=study) if study.kind == Study.Kind.INTRUDER else {}
     try:
         with transaction.atomic():
             if study.kind == Study.Kind.INTRUDER:
@@ -162,7 +165,7 @@ def participant_enroll(
                 prolific_pid=pid,
                 prolific_study_id=_clean_id(prolific_study_id),
                 prolific_session_id=_clean_id(prolific_session_id),
-                group=_refuse_new_participant(study=study),
+                group=_refuse_new_participant(study=study, slots=slots),
             )
             # The study is given and the token fresh: skip the queries that would check them.
             participant.full_clean(exclude=["study", "token"], validate_constraints=False)

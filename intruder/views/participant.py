@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -40,7 +41,10 @@ from intruder.services.participants import (
 )
 from intruder.services.writing import description_submit
 
-SESSION_KEY = "participant_token:{slug}"
+# Remembers a participant's token in their browser, so that opening the study's entry URL
+# again without the Prolific query string resumes them.
+RESUME_COOKIE = "intruder_resume_{slug}"
+RESUME_COOKIE_SALT = "intruder.participant.resume"
 
 REFUSAL_PAGES = {
     EnrolmentRefused.MISSING_PID: (
@@ -145,11 +149,13 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get_by_slug(slug=slug)
     if study is None:
         raise Http404("No such study.")
-    session_key = SESSION_KEY.format(slug=study.slug)
     pid = request.GET.get("PROLIFIC_PID", "")
     if not pid.strip():
-        # Same browser coming back without the query string: resume from the session.
-        participant = participant_get_by_token(token=request.session.get(session_key, ""))
+        # Same browser coming back without the query string: resume from its cookie.
+        token = request.get_signed_cookie(
+            RESUME_COOKIE.format(slug=study.slug), default="", salt=RESUME_COOKIE_SALT
+        )
+        participant = participant_get_by_token(token=token)
         if participant is not None and participant.study_id == study.pk:
             return _home(participant)
     try:
@@ -162,8 +168,20 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     except EnrolmentRefused as refusal:
         status, title, text = REFUSAL_PAGES[refusal.code]
         return _message(request, title=title, text=text, status=status, study=study)
-    request.session[session_key] = enrolment.participant.token
-    return _home(enrolment.participant)
+    response = _home(enrolment.participant)
+    # A signed cookie rather than the session: participants are not users, and this saves
+    # the session table a write per enrolment. It is sent back to this study's entry URL only.
+    response.set_signed_cookie(
+        RESUME_COOKIE.format(slug=study.slug),
+        enrolment.participant.token,
+        salt=RESUME_COOKIE_SALT,
+        max_age=settings.SESSION_COOKIE_AGE,
+        path=request.path,
+        secure=settings.SESSION_COOKIE_SECURE or request.is_secure(),
+        httponly=True,
+        samesite="Lax",
+    )
+    return response
 
 
 @never_cache
