@@ -156,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         cfg.items = args.items
         study = load_intruder.create_study(cfg, participants=args.participants, title="Profile")
+        from django.urls import get_resolver
+
+        get_resolver().url_patterns  # noqa: B018 - import every view now, as gunicorn does
         record = StepRecorder(profile_step=args.cprofile)
         for index in range(args.participants):
             walk_participant(record, study["slug"], index, args.items)
