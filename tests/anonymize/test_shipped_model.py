@@ -9,7 +9,7 @@ from anonymize import Anonymizer
 pytestmark = pytest.mark.slow
 
 DESCRIPTION = (
-    "Corin Vandermeer is a welder from Perth, Australia. He was born on 3 March 1981 and "
+    "Corin Vandermeer is a welder from Perth in Australia. He was born on 3 March 1981 and "
     "studied at the University of Leeds. Corin married Lysa Oakhurst in 2009; they have two "
     "daughters. Vandermeer won the Golden Anvil award.\n"
 )
@@ -29,6 +29,16 @@ def test_shipped_model_removes_the_persons_name_and_places(shipped):
     assert len(vandermeer) == 1  # repeated mentions share one placeholder
     assert all(s.category.startswith("PERSON_") for s in result.spans if "Corin" in s.text)
     assert shipped.model_version.startswith("textwash-minilm-")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="learned from Textwash's labels, which often leave 'Town, County' lists in clear "
+    "(corpus README quirk 2, e.g. 'Framlingham, Suffolk, England')",
+)
+def test_comma_separated_place_lists_are_removed(shipped):
+    result = shipped.anonymize("Corin Vandermeer is a welder from Perth, Australia.")
+    assert "Perth" not in result.text and "Australia" not in result.text
 
 
 def test_shipped_model_handles_texts_longer_than_one_window(shipped):
