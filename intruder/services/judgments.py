@@ -107,8 +107,12 @@ def judgment_submit(
     if assignment is None:
         raise JudgmentRejected(JudgmentRejected.UNKNOWN)
     if assignment.status == Assignment.Status.COMPLETED:
-        # Completed and judged in one transaction: the judgment exists.
-        return JudgmentSubmission(judgment=assignment.judgment, created=False)
+        # Completed and judged in one transaction, so only a repeat gets here (and only an
+        # active assignment needs the lookup skipped on the common path).
+        existing = Judgment.objects.filter(assignment=assignment).first()
+        if existing is None:
+            raise JudgmentRejected(JudgmentRejected.EXPIRED)
+        return JudgmentSubmission(judgment=existing, created=False)
     if assignment.status == Assignment.Status.RELEASED:
         raise JudgmentRejected(JudgmentRejected.EXPIRED)
     answers = judgment_validate(
