@@ -107,8 +107,8 @@ def judgment_submit(
     if assignment is None:
         raise JudgmentRejected(JudgmentRejected.UNKNOWN)
     if assignment.status == Assignment.Status.COMPLETED:
-        # Completed and judged in one transaction, so only a repeat gets here (and only an
-        # active assignment needs the lookup skipped on the common path).
+        # A repeated submit (an assignment is completed and judged in one transaction). The
+        # first submit, the common case, skips this lookup.
         existing = Judgment.objects.filter(assignment=assignment).first()
         if existing is None:
             raise JudgmentRejected(JudgmentRejected.EXPIRED)
