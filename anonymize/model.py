@@ -171,6 +171,42 @@ def harmonise_mentions(text: str, spans: list[Span]) -> list[Span]:
     return sorted(result, key=lambda span: span.start)
 
 
+# A capitalised word glued by a hyphen to a detected name part: "Okafor" in "Okafor-Smythe".
+_HYPHEN_BEFORE = re.compile(r"([^\W\d_]+)-$")
+_HYPHEN_AFTER = re.compile(r"^-([^\W\d_]+)")
+NAME_CATEGORIES = frozenset({"PERSON_FIRSTNAME", "PERSON_LASTNAME"})
+
+
+def join_hyphenated_names(text: str, spans: list[Span]) -> list[Span]:
+    """Add the missed halves of double-barrelled names as surname spans.
+
+    The model decides per word and has never seen a hyphenated name (the study corpus has
+    none), so it may replace "Smythe" in "Okafor-Smythe" and leave "Okafor". A capitalised
+    word joined by a hyphen (no spaces) to a name span is part of the same name.
+    """
+    taken = {(s.start, s.end) for s in spans}
+    added: list[Span] = []
+    for span in spans:
+        if span.category not in NAME_CATEGORIES:
+            continue
+        before = _HYPHEN_BEFORE.search(text, 0, span.start)
+        after = _HYPHEN_AFTER.match(text[span.end :])
+        candidates = []
+        if before and (before.start() == 0 or not text[before.start() - 1].isalnum()):
+            candidates.append((before.start(1), before.end(1)))
+        if after:
+            start = span.end + after.start(1)
+            end = span.end + after.end(1)
+            if end == len(text) or not text[end].isalnum():
+                candidates.append((start, end))
+        for start, end in candidates:
+            word = text[start:end]
+            overlaps = any(s.start < end and start < s.end for s in (*spans, *added))
+            if word[:1].isupper() and (start, end) not in taken and not overlaps:
+                added.append(Span(start, end, word, "PERSON_LASTNAME", "", span.score))
+    return sorted([*spans, *added], key=lambda span: span.start)
+
+
 class Anonymizer:
     """Find potentially sensitive information with a token classifier and replace it."""
 
@@ -272,6 +308,7 @@ class Anonymizer:
         """Return the PSI spans of the selected categories, consistent across mentions."""
         every_category = frozenset(self.labels.categories)
         spans = decode_spans(text, predictions, self.labels, every_category, threshold)
+        spans = join_hyphenated_names(text, spans)
         return [s for s in harmonise_mentions(text, spans) if s.category in entities]
 
     def anonymize(

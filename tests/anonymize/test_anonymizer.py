@@ -133,3 +133,38 @@ def test_common_lower_case_words_and_numbers_are_not_propagated():
     text = "Ana Black has black hair and two cats; two dogs."
     spans = [span_at(text, "Black", "PERSON_LASTNAME", 0.9), span_at(text, "two", "NUMERIC", 0.9)]
     assert [s.text for s in harmonise_mentions(text, spans)] == ["Black", "two"]
+
+
+def _name(text: str, word: str, category: str = "PERSON_LASTNAME") -> Span:
+    start = text.index(word)
+    return Span(start, start + len(word), word, category, "", 0.9)
+
+
+@pytest.mark.parametrize(
+    ("text", "detected", "expected_extra"),
+    [
+        ("Bertrand Okafor-Smythe plays chess.", ["Smythe"], ["Okafor"]),
+        ("Bertrand Okafor-Smythe plays chess.", ["Okafor"], ["Smythe"]),
+        ("Bertrand Okafor-Smythe plays chess.", ["Okafor", "Smythe"], []),
+        ("Tom Smith-jones plays chess.", ["Smith"], []),  # lower case: not a name part
+        ("Tom Smith-2 plays chess.", ["Smith"], []),
+        ("Smith - Jones plays chess.", ["Smith"], []),  # spaced dash: two items, not one name
+    ],
+)
+def test_missed_halves_of_double_barrelled_names_are_added(text, detected, expected_extra):
+    from anonymize.model import join_hyphenated_names
+
+    spans = [_name(text, word) for word in detected]
+    joined = join_hyphenated_names(text, spans)
+    extra = [s for s in joined if s not in spans]
+    assert [s.text for s in extra] == expected_extra
+    assert all(s.category == "PERSON_LASTNAME" and text[s.start : s.end] == s.text for s in extra)
+    assert [s.start for s in joined] == sorted(s.start for s in joined)
+
+
+def test_hyphen_rule_leaves_other_categories_alone():
+    from anonymize.model import join_hyphenated_names
+
+    text = "She flew Leeds-Bradford."
+    spans = [_name(text, "Bradford", "LOCATION")]
+    assert join_hyphenated_names(text, spans) == spans
