@@ -230,6 +230,11 @@ def write_model_card(
                 "  are few (about 50), so names of unseen persons rely on context.",
             ]
         ),
+        "* The model learns Textwash's misses too: Textwash often left comma-separated place",
+        '  lists in clear ("Framlingham, Suffolk, England"), and so does the model ("from Perth,',
+        '  Australia" keeps both places). Review texts before release or lower the threshold.',
+        "* Hyphenated names never occur in the corpus; a rule replaces the missed half of a",
+        '  double-barrelled name ("Okafor-Smythe") when the other half is detected.',
         "* English person descriptions only; other genres (emails, interviews) are untested.",
         "",
     ]

@@ -69,6 +69,12 @@ def test_train_smoke_saves_a_self_describing_model_and_metrics(fixture_corpus, t
     assert json.loads((output / "config.json").read_text())["psi_threshold"] == chosen["threshold"]
     assert Anonymizer.load(output).threshold == chosen["threshold"]
 
+    assert main(["card", "--model-dir", str(output)], stdout=stdout) == 0
+    card = (output / "MODEL_CARD.md").read_text()
+    assert "| 1 | " in card and "| 1.5 | " in card  # dev score per checked epoch
+    assert f"Decision threshold {chosen['threshold']}, chosen on the dev split" in card
+    assert "token type id" in card  # the case feature is described
+
 
 def metrics_dev_documents(model_dir) -> int:
     """Return how many documents the saved dev metrics cover."""
