@@ -170,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
             "db_options": sorted(connection.settings_dict.get("OPTIONS", {})),
             "steps": record.summary(),
             "note": "in-process CPU of the app per request (database server CPU excluded), "
-            "requests one at a time (no contention)",
+            "requests one at a time; CPU times are inflated when other jobs share the cores "
+            "(see load_avg_1m), query counts are exact",
+            "load_avg_1m": round(os.getloadavg()[0], 2),
         }
     finally:
         if postgres is not None:
