@@ -130,11 +130,16 @@ def study_release_expired(*, study: Study, now: datetime | None = None) -> Expir
 
 
 def studies_release_expired(*, now: datetime | None = None) -> ExpirySweep:
-    """Sweep every intruder study that has started participants (the worker's periodic job)."""
+    """Sweep every intruder study with started participants or active assignments.
+
+    The worker's periodic job, and `manage.py release_expired`.
+    """
     now = now or timezone.now()
     released = timed_out = 0
     studies = Study.objects.filter(
-        kind=Study.Kind.INTRUDER, participants__status=Participant.Status.STARTED
+        Q(participants__status=Participant.Status.STARTED)
+        | Q(participants__assignments__status=Assignment.Status.ACTIVE),
+        kind=Study.Kind.INTRUDER,
     ).distinct()
     for study in studies:
         sweep = study_release_expired(study=study, now=now)

@@ -172,3 +172,13 @@ def test_a_failing_periodic_task_does_not_stop_the_worker(monkeypatch):
     job = jobs.job_enqueue(kind="noop")
     assert jobs.run_db_worker(once=True, heartbeat_interval_s=0, periodic=broken) == 1
     assert ran == [job.pk]
+
+
+def test_sweep_frees_the_text_of_a_participant_who_stopped_while_holding_it(study):
+    # E.g. timed out by the idle sweep at the moment they claimed a text: the claim is
+    # released at once, not after the time limit, even with no one else started.
+    text = study.descriptions.first().anonymizations.get()
+    stopped = make_participant(study=study, group=PersonGroup.FICTITIOUS, status="timed_out")
+    assignment = make_assignment(participant=stopped, text=text)
+    assert studies_release_expired().released == 1
+    assert status_of(assignment) == ["released"]
