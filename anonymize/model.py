@@ -173,7 +173,7 @@ def harmonise_mentions(text: str, spans: list[Span]) -> list[Span]:
 
 # A capitalised word glued by a hyphen to a detected name part: "Okafor" in "Okafor-Smythe".
 _HYPHEN_BEFORE = re.compile(r"([^\W\d_]+)-$")
-_HYPHEN_AFTER = re.compile(r"^-([^\W\d_]+)")
+_HYPHEN_AFTER = re.compile(r"-([^\W\d_]+)")
 NAME_CATEGORIES = frozenset({"PERSON_FIRSTNAME", "PERSON_LASTNAME"})
 
 
@@ -189,14 +189,14 @@ def join_hyphenated_names(text: str, spans: list[Span]) -> list[Span]:
     for span in spans:
         if span.category not in NAME_CATEGORIES:
             continue
-        before = _HYPHEN_BEFORE.search(text, 0, span.start)
-        after = _HYPHEN_AFTER.match(text[span.end :])
+        glued_before = span.start > 1 and text[span.start - 1] == "-"
+        before = _HYPHEN_BEFORE.search(text, 0, span.start) if glued_before else None
+        after = _HYPHEN_AFTER.match(text, span.end)
         candidates = []
         if before and (before.start() == 0 or not text[before.start() - 1].isalnum()):
             candidates.append((before.start(1), before.end(1)))
         if after:
-            start = span.end + after.start(1)
-            end = span.end + after.end(1)
+            start, end = after.span(1)
             if end == len(text) or not text[end].isalnum():
                 candidates.append((start, end))
         for start, end in candidates:

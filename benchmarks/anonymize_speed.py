@@ -77,6 +77,12 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
+        "--previous-model",
+        type=Path,
+        default=None,
+        help="another saved model (e.g. the previously shipped one) timed on the same subset",
+    )
+    parser.add_argument(
         "--output", type=Path, default=REPO / "benchmarks/results/anonymize_speed.json"
     )
     args = parser.parse_args()
@@ -100,6 +106,16 @@ def main() -> None:
 
     subset_minilm = time_system(shipped, subset, args.batch_size, count(subset))
     subset_roberta = time_system(roberta, subset, args.batch_size, count(subset))
+    same_subset = {"textwash-minilm": subset_minilm, "roberta-base-sized": subset_roberta}
+    if args.previous_model is not None:
+        previous = Anonymizer.load(args.previous_model)
+        same_subset[f"previous: {previous.model_version}"] = time_system(
+            previous, subset, args.batch_size, count(subset)
+        )
+        # Time the shipped model again after it, so drift in machine load shows up.
+        same_subset["textwash-minilm (again)"] = time_system(
+            shipped, subset, args.batch_size, count(subset)
+        )
     full_minilm = time_system(shipped, texts, args.batch_size, count(texts))
     result = {
         "benchmark": "anonymize_speed",
@@ -116,7 +132,7 @@ def main() -> None:
         "settings": {"batch_size": args.batch_size, "window_tokens": 256, "stride": 192},
         "model_version": shipped.model_version,
         "full_corpus": {"textwash-minilm": full_minilm},
-        "same_subset": {"textwash-minilm": subset_minilm, "roberta-base-sized": subset_roberta},
+        "same_subset": same_subset,
         "speedup_vs_roberta_base_sized": round(
             subset_minilm["descriptions_per_s"] / subset_roberta["descriptions_per_s"], 2
         ),
