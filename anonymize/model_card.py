@@ -115,7 +115,7 @@ def write_model_card(
         "",
         "## Training",
         "",
-        f"{c['epochs']} epochs, AdamW lr {c['learning_rate']}, batch {c['batch_size']}, "
+        f"{c['epochs']:g} epochs, AdamW lr {c['learning_rate']}, batch {c['batch_size']}, "
         f"warm-up {c['warmup_ratio']}, weight decay {c['weight_decay']}, seed {c['seed']}, "
         f"{c['threads']} CPU threads; {manifest['train_windows']} training windows; "
         f"{manifest['train_runtime_s'] / 60:.1f} min wall on a shared 2-core machine (other jobs "
@@ -127,13 +127,13 @@ def write_model_card(
     if manifest.get("dev_history"):
         lines += [
             "The saved weights are those of the epoch with the best dev weighted F1 (PSI): epoch "
-            f"{manifest['selected_epoch']}.",
+            f"{manifest['selected_epoch']:g}.",
             "",
             "| epoch | dev weighted F1 (PSI) | dev binary PSI F1 |",
             "|---:|---:|---:|",
         ]
         lines += [
-            f"| {row['epoch']} | {_f(row['weighted_f1_psi'])} | {_f(row['binary_psi_f1'])} |"
+            f"| {row['epoch']:g} | {_f(row['weighted_f1_psi'])} | {_f(row['binary_psi_f1'])} |"
             for row in manifest["dev_history"]
         ]
         lines.append("")
