@@ -100,8 +100,8 @@ def make_optimizer(model: torch.nn.Module, lr: float, device: torch.device) -> t
     """Return the reference's optimizer: AdamW, betas (0.9, 0.999), eps 1e-6, no weight decay.
 
     The reference wraps it in a constant schedule (``get_constant_schedule``), so no scheduler
-    is needed. The fused kernel computes the same update as the per-parameter loop; on CPU the
-    loop is the default and costs about a quarter of a fine-tuning step (benchmarks/tria_levers.py).
+    is needed. The fused kernel computes the same update as the per-parameter loop (the CPU
+    default) in one pass; benchmarks/tria_levers.py measured +3 % fine-tuning windows/s.
     """
     return torch.optim.AdamW(
         model.parameters(),
