@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from anonymize.labels import CATEGORIES
+from anonymize.model import PRECISIONS
 from anonymize.placeholders import OPERATORS
 
 EXIT_BAD_INPUT = 2
@@ -113,7 +114,7 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
             return _refuse(errors, stderr)
         records = [item.record for item in parsed if isinstance(item, InputRecord)]
         texts = [record["text"] for record in records]
-    anonymizer = Anonymizer.load(args.model_dir, threads=args.threads)
+    anonymizer = Anonymizer.load(args.model_dir, threads=args.threads, precision=args.precision)
     results = anonymizer.anonymize_many(
         texts,
         batch_size=args.batch_size,
@@ -180,6 +181,7 @@ def command_evaluate(args: argparse.Namespace, stdout: TextIO) -> int:
         corpus_dir=args.corpus_dir,
         split=args.split,
         threshold=args.threshold,
+        precision=args.precision,
         with_baseline=not args.no_baseline,
         output=args.output,
         save_metrics=args.save_metrics,
@@ -268,6 +270,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-size", type=int, default=16, help="windows per forward pass")
     run.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     run.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help="bf16 autocast where the CPU has native bf16 (auto), or force fp32/bf16",
+    )
+    run.add_argument(
         "--skip-errors",
         action="store_true",
         help="skip bad lines/files and report them instead of stopping",
@@ -281,6 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--corpus-dir", default=None, help="folder with study1/2.jsonl")
     evaluate.add_argument("--split", default="test", choices=("train", "dev", "test"))
     evaluate.add_argument("--threshold", type=float, default=None, help="P(PSI) threshold")
+    evaluate.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help="bf16 autocast where the CPU has native bf16 (auto), or force fp32/bf16",
+    )
     evaluate.add_argument("--no-baseline", action="store_true", help="skip the spaCy baseline")
     evaluate.add_argument("--output", default=None, help="write all metrics to this JSON file")
     evaluate.add_argument(

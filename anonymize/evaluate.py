@@ -136,6 +136,7 @@ def evaluate_documents(
     by_threshold = predict_with_anonymizer(anonymizer, documents, thresholds)
     metrics = evaluate_predictions(documents, by_threshold[anonymizer.threshold])
     metrics["threshold"] = anonymizer.threshold
+    metrics["precision"] = anonymizer.precision
     metrics["model_version"] = anonymizer.model_version
     metrics["threshold_sweep"] = []
     for threshold in thresholds:
@@ -298,6 +299,7 @@ def run_evaluation(
     with_baseline: bool,
     output: str | Path | None,
     save_metrics: bool = False,
+    precision: str = "auto",
     emit: Callable[[str], None] = print,
 ) -> dict[str, dict]:
     """Score the model (and the spaCy baseline) on one split, print the table, save JSON."""
@@ -308,7 +310,7 @@ def run_evaluation(
     documents = documents_of_split(
         model_path, Path(corpus_dir) if corpus_dir else default_corpus_dir(), split
     )
-    anonymizer = Anonymizer.load(model_path)
+    anonymizer = Anonymizer.load(model_path, precision=precision)
     if threshold is not None:
         anonymizer.threshold = threshold
     model_metrics = evaluate_documents(anonymizer, documents)
@@ -324,7 +326,8 @@ def run_evaluation(
         systems[f"spaCy {SPACY_MODEL}"] = evaluate_predictions(documents, predicted)
     emit(
         f"split={split} documents={len(documents)} persons="
-        f"{len({d.person for d in documents})} threshold={anonymizer.threshold}"
+        f"{len({d.person for d in documents})} threshold={anonymizer.threshold} "
+        f"precision={anonymizer.precision}"
     )
     format_table(systems, emit)
     if output:

@@ -27,6 +27,27 @@ DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "textwash-minil
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_MAX_LENGTH = 256
 DEFAULT_STRIDE = 192
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+def cpu_supports_bf16() -> bool:
+    """Return whether this CPU computes bf16 matmuls natively (AVX512-BF16 or AMX)."""
+    import torch
+
+    return torch.backends.mkldnn.is_available() and bool(
+        torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    )
+
+
+def resolve_precision(precision: str) -> str:
+    """Map "auto" to bf16 where the CPU has native bf16 and fp32 elsewhere."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    if precision == "auto":
+        return "bf16" if cpu_supports_bf16() else "fp32"
+    if precision == "bf16" and not cpu_supports_bf16():
+        raise RuntimeError("bf16 requested but this CPU has no native bf16 (AVX512-BF16/AMX)")
+    return precision
 
 
 @dataclass
@@ -218,23 +239,38 @@ class Anonymizer:
         max_length: int = DEFAULT_MAX_LENGTH,
         stride: int = DEFAULT_STRIDE,
         threshold: float = DEFAULT_THRESHOLD,
+        precision: str = "fp32",
     ) -> None:
-        """Wrap a loaded model; use `Anonymizer.load` to get the shipped one."""
+        """Wrap a loaded model; use `Anonymizer.load` to get the shipped one.
+
+        `precision` "bf16" runs the matmuls in bf16 autocast (the shipped model was trained
+        that way); "auto" picks it where the CPU computes bf16 natively.
+        """
         self.model = model
         self.tokenizer = tokenizer
         self.model_version = model_version
         self.window_body = max_length - 2  # room for [CLS] and [SEP]
         self.stride = min(stride, self.window_body)
         self.threshold = threshold
+        self.precision = resolve_precision(precision)
         self.labels = LabelSpace(model.config.id2label)
         # Models trained with the capitalisation feature read it from token type ids.
         self.case_feature = bool(getattr(model.config, "case_feature", False))
 
     @classmethod
     def load(
-        cls, path: str | Path | None = None, *, threads: int | None = None, **options
+        cls,
+        path: str | Path | None = None,
+        *,
+        threads: int | None = None,
+        precision: str = "auto",
+        **options,
     ) -> Anonymizer:
-        """Load a saved model folder (default: the shipped textwash-minilm) from local disk."""
+        """Load a saved model folder (default: the shipped textwash-minilm) from local disk.
+
+        `precision="auto"` runs bf16 autocast where the CPU has native bf16: on the study
+        corpus's dev split it is 1.8x faster with the same scores (`benchmarks/anonymize_speed.py`).
+        """
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from transformers import AutoModelForTokenClassification, AutoTokenizer
@@ -250,7 +286,7 @@ class Anonymizer:
         model.eval()
         # A model may carry the threshold chosen for it on the dev split.
         options.setdefault("threshold", getattr(model.config, "psi_threshold", DEFAULT_THRESHOLD))
-        return cls(model, tokenizer, model_version_of(model_dir), **options)
+        return cls(model, tokenizer, model_version_of(model_dir), precision=precision, **options)
 
     def predict_words(self, texts: Sequence[str], batch_size: int = 16) -> list[WordPredictions]:
         """Return per-word label probabilities, running all windows of `texts` in batches."""
@@ -284,7 +320,10 @@ class Anonymizer:
                         encoded[t].case_ids[w.start : w.end], dtype=torch.long
                     )
                 inputs["token_type_ids"] = case_ids
-            with torch.inference_mode():
+            with (
+                torch.inference_mode(),
+                torch.autocast("cpu", torch.bfloat16, enabled=self.precision == "bf16"),
+            ):
                 logits = self.model(**inputs).logits
             probs = torch.softmax(logits.float(), dim=-1).numpy()
             for r, (t, w) in enumerate(batch):

@@ -77,6 +77,11 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
+        "--precision",
+        default="auto",
+        help="precision of both systems (auto = bf16 autocast where the CPU has native bf16)",
+    )
+    parser.add_argument(
         "--previous-model",
         type=Path,
         default=None,
@@ -97,18 +102,27 @@ def main() -> None:
     torch.manual_seed(0)
     texts = load_descriptions(args.corpus_dir)
     subset = texts[:: max(1, len(texts) // args.subset)][: args.subset]
-    shipped = Anonymizer.load()
+    shipped = Anonymizer.load(precision=args.precision)
     tokens = {id(t): len(encode_text(shipped.tokenizer, t).input_ids) for t in texts}
     count = lambda items: sum(tokens[id(t)] for t in items)  # noqa: E731
     roberta = Anonymizer(
-        roberta_base_sized(shipped.tokenizer), shipped.tokenizer, "roberta-base-sized-random"
+        roberta_base_sized(shipped.tokenizer),
+        shipped.tokenizer,
+        "roberta-base-sized-random",
+        precision=shipped.precision,
     )
 
     subset_minilm = time_system(shipped, subset, args.batch_size, count(subset))
     subset_roberta = time_system(roberta, subset, args.batch_size, count(subset))
     same_subset = {"textwash-minilm": subset_minilm, "roberta-base-sized": subset_roberta}
+    if shipped.precision != "fp32":
+        # The precision lever: the same model and subset with fp32 matmuls.
+        fp32 = Anonymizer.load(precision="fp32")
+        same_subset["textwash-minilm (fp32)"] = time_system(
+            fp32, subset, args.batch_size, count(subset)
+        )
     if args.previous_model is not None:
-        previous = Anonymizer.load(args.previous_model)
+        previous = Anonymizer.load(args.previous_model, precision=args.precision)
         same_subset[f"previous: {previous.model_version}"] = time_system(
             previous, subset, args.batch_size, count(subset)
         )
@@ -129,7 +143,12 @@ def main() -> None:
             "load_average_1m_before": load_before,
             "load_average_1m_after": round(os.getloadavg()[0], 2),
         },
-        "settings": {"batch_size": args.batch_size, "window_tokens": 256, "stride": 192},
+        "settings": {
+            "batch_size": args.batch_size,
+            "window_tokens": 256,
+            "stride": 192,
+            "precision": shipped.precision,
+        },
         "model_version": shipped.model_version,
         "full_corpus": {"textwash-minilm": full_minilm},
         "same_subset": same_subset,

@@ -52,3 +52,16 @@ def test_stricter_threshold_masks_at_least_as_much(shipped):
     loose = shipped.anonymize(DESCRIPTION, threshold=0.9)
     strict = shipped.anonymize(DESCRIPTION, threshold=0.1)
     assert sum(s.end - s.start for s in strict.spans) >= sum(s.end - s.start for s in loose.spans)
+
+
+def test_bf16_and_fp32_inference_find_the_same_spans(shipped):
+    from anonymize.model import cpu_supports_bf16
+
+    if not cpu_supports_bf16():
+        pytest.skip("this CPU has no native bf16 (AVX512-BF16/AMX)")
+    fp32 = Anonymizer.load(precision="fp32")
+    bf16 = Anonymizer.load(precision="bf16")
+    assert (fp32.precision, bf16.precision) == ("fp32", "bf16")
+    text = DESCRIPTION * 3
+    fp32_spans = [(s.start, s.end, s.category) for s in fp32.anonymize(text).spans]
+    assert [(s.start, s.end, s.category) for s in bf16.anonymize(text).spans] == fp32_spans
