@@ -204,7 +204,8 @@ def write_model_card(
         lines += [
             "",
             f"## Speed (`{speed.name}`, {timing['machine']['cpu_count']} CPU cores, "
-            f"batch {timing['settings']['batch_size']})",
+            f"batch {timing['settings']['batch_size']}, "
+            f"{timing['settings'].get('precision', 'fp32')} inference)",
             "",
             f"* whole study corpus: {full['descriptions_per_s']} descriptions/s, "
             f"{full['tokens_per_s']} subword tokens/s",
@@ -213,6 +214,11 @@ def write_model_card(
             f"{subset['roberta-base-sized']['descriptions_per_s']} for a roberta-base-sized "
             f"tagger through the same pipeline ({timing['speedup_vs_roberta_base_sized']}x)",
         ]
+        if "textwash-minilm (fp32)" in subset:
+            lines.append(
+                "* same subset in fp32: "
+                f"{subset['textwash-minilm (fp32)']['descriptions_per_s']} descriptions/s"
+            )
     lines += [
         "",
         "## Limitations",
