@@ -217,6 +217,15 @@ def command_card(args: argparse.Namespace, stdout: TextIO) -> int:
     return 0
 
 
+def _add_precision_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help="bf16 autocast where the CPU has native bf16 (auto), or force fp32/bf16",
+    )
+
+
 def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Expose every TrainConfig field as a flag, with its help text."""
     from anonymize.train import TrainConfig
@@ -269,12 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model-dir", default=None, help="model folder (default: shipped model)")
     run.add_argument("--batch-size", type=int, default=16, help="windows per forward pass")
     run.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    run.add_argument(
-        "--precision",
-        choices=PRECISIONS,
-        default="auto",
-        help="bf16 autocast where the CPU has native bf16 (auto), or force fp32/bf16",
-    )
+    _add_precision_argument(run)
     run.add_argument(
         "--skip-errors",
         action="store_true",
@@ -289,12 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--corpus-dir", default=None, help="folder with study1/2.jsonl")
     evaluate.add_argument("--split", default="test", choices=("train", "dev", "test"))
     evaluate.add_argument("--threshold", type=float, default=None, help="P(PSI) threshold")
-    evaluate.add_argument(
-        "--precision",
-        choices=PRECISIONS,
-        default="auto",
-        help="bf16 autocast where the CPU has native bf16 (auto), or force fp32/bf16",
-    )
+    _add_precision_argument(evaluate)
     evaluate.add_argument("--no-baseline", action="store_true", help="skip the spaCy baseline")
     evaluate.add_argument("--output", default=None, help="write all metrics to this JSON file")
     evaluate.add_argument(
