@@ -5,7 +5,8 @@ threads, fused AdamW and caches. Each measurement is short; run it under the sha
         --data ../shared/data/tria_wikiactors/WikiActors_50_eval.json \
         --out benchmarks/results/tria_levers.json
 
-``--only optimizer`` measures just the fused-AdamW lever and merges it into ``--out``.
+``--only optimizer`` (fused AdamW) or ``--only attention`` (eager vs SDPA attention in training)
+measures just that lever and merges it into ``--out``.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from attacks.windows import (  # noqa: E402
 )
 
 TRAIN_BATCHES = 8
-MLM_BATCHES = 3
+MLM_BATCHES = 4
 
 
 def train_throughput(
@@ -108,6 +109,34 @@ def optimizer_lever(base_model: str, train, labels, n_labels: int, pad_id: int) 
     return result
 
 
+def attention_lever(base_model: str, tokenizer, curated, train, labels, n_labels, pad_id) -> dict:
+    """Return bf16 MLM (512-token) and fine-tuning (100-token) windows/s with SDPA and eager."""
+    from transformers import (
+        AutoModelForMaskedLM,
+        AutoModelForSequenceClassification,
+        DataCollatorForLanguageModeling,
+    )
+
+    configure_threads(0)
+    pre_windows = build_windows(tokenizer, curated, 512, 128)
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
+    result = {}
+    for impl in ("sdpa", "eager"):
+        set_seed(0)
+        model = AutoModelForMaskedLM.from_pretrained(base_model, attn_implementation=impl)
+        result[f"mlm_windows_per_s_{impl}"] = mlm_throughput(
+            model, collator, pre_windows, True, torch.bfloat16
+        )
+        set_seed(0)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base_model, num_labels=n_labels, attn_implementation=impl
+        )
+        result[f"finetuning_windows_per_s_{impl}"] = train_throughput(
+            model, train, labels, 16, torch.bfloat16, TRAIN_BATCHES, pad_id, fused=True
+        )
+    return result
+
+
 def main() -> None:
     """Run every lever measurement and write JSON."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -115,7 +144,9 @@ def main() -> None:
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--base-model", default="", help="local model dir (default MiniLM)")
     parser.add_argument("--cache-dir", default=str(REPO / "runs" / "cache" / "attacks"))
-    parser.add_argument("--only", choices=["optimizer"], help="measure one lever, merge into --out")
+    parser.add_argument(
+        "--only", choices=["optimizer", "attention"], help="measure one lever, merge into --out"
+    )
     args = parser.parse_args()
 
     from transformers import (
@@ -160,12 +191,17 @@ def main() -> None:
     eval_texts = [t for s in dataset.document_sets.values() for t in s.texts.values()]
     eval_windows = build_windows(tokenizer, pretreat_documents(eval_texts, config), 100, 25)
 
-    if args.only == "optimizer":
+    if args.only:
         report = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
-        report["optimizer"] = optimizer_lever(base_model, train, labels, len(label_of), pad_id)
-        report["optimizer"]["loadavg"] = os.getloadavg()
+        if args.only == "optimizer":
+            lever = optimizer_lever(base_model, train, labels, len(label_of), pad_id)
+        else:
+            lever = attention_lever(
+                base_model, tokenizer, curated, train, labels, len(label_of), pad_id
+            )
+        report[args.only] = {**lever, "loadavg": os.getloadavg()}
         args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        print(json.dumps(report["optimizer"], indent=2))
+        print(json.dumps(report[args.only], indent=2))
         return
 
     # Bucketing: padding waste of the batches, and timed prediction of all eval windows.
@@ -209,6 +245,9 @@ def main() -> None:
     report["precision"] = precision
 
     report["optimizer"] = optimizer_lever(base_model, train, labels, len(label_of), pad_id)
+    report["attention"] = attention_lever(
+        base_model, tokenizer, curated, train, labels, len(label_of), pad_id
+    )
 
     # Threads: all cores against one.
     threads = {}

@@ -11,7 +11,12 @@ import torch
 from attacks import TRIAConfig, get_attack, load_attack, load_dataset, trir
 from attacks.cli import main as cli_main
 from attacks.runner import run_attack, write_outputs
-from attacks.tria import clip_gradients, fused_adamw_available, make_optimizer
+from attacks.tria import (
+    clip_gradients,
+    fused_adamw_available,
+    make_optimizer,
+    training_attention,
+)
 from tests.attacks.builders import PEOPLE
 
 
@@ -173,3 +178,22 @@ def test_gradient_clipping_caps_the_global_norm():
     clip_gradients(model, 1.0)
     norm = torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in model.parameters()]))
     assert norm.item() == pytest.approx(1.0, rel=1e-4)
+
+
+def test_training_attention_lever_changes_speed_not_results(tiny_bert_dir):
+    from transformers import AutoModelForSequenceClassification
+
+    assert training_attention(torch.device("cpu")) == "eager"
+    assert training_attention(torch.device("cuda")) == "sdpa"
+    models = {
+        impl: AutoModelForSequenceClassification.from_pretrained(
+            tiny_bert_dir, num_labels=3, attn_implementation=impl
+        ).eval()
+        for impl in ("eager", "sdpa")
+    }
+    models["sdpa"].load_state_dict(models["eager"].state_dict())
+    ids = torch.randint(1000, 2000, (2, 12))
+    mask = torch.ones_like(ids)
+    mask[1, 8:] = 0  # a padded row: the case where CPU SDPA takes its slow path
+    eager, sdpa = (m(input_ids=ids, attention_mask=mask).logits for m in models.values())
+    torch.testing.assert_close(eager, sdpa, rtol=1e-4, atol=1e-5)
