@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -10,4 +11,7 @@ urlpatterns = [
     path("r/", include("intruder.views.analysis_urls")),
     path("api/", include("intruder.api.urls")),
     path("", include("intruder.views.participant_urls")),
+    # The bare site address leads researchers to their pages (login first); participants
+    # always arrive on a study's entry link.
+    path("", RedirectView.as_view(pattern_name="researcher-studies"), name="home"),
 ]

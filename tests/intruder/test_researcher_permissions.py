@@ -179,3 +179,10 @@ def test_login_page_renders_and_logs_in(world: dict) -> None:
     assert response.status_code == 302
     assert response["Location"] == "/r/"
     assert client.get("/r/").status_code == 200
+
+
+def test_site_root_leads_to_the_researcher_pages_behind_login() -> None:
+    client = Client()
+    response = client.get("/", follow=True)
+    assert response.redirect_chain[0] == (reverse("researcher-studies"), 302)
+    assert response.request["PATH_INFO"] == reverse("login")
