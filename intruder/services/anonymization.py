@@ -123,7 +123,7 @@ def anonymize_study_descriptions(
     done = total - len(pending)
     skipped = done
     created = 0
-    progress(done, total, f"{done} of {total} already anonymized")
+    progress(done, total, "already anonymized")
     for start in range(0, len(pending), batch_size):
         batch = pending[start : start + batch_size]
         results = anonymizer.anonymize_many(
@@ -133,7 +133,7 @@ def anonymize_study_descriptions(
             if _save_model_anonymization(description, result, anonymizer.model_version):
                 created += 1
         done += len(batch)
-        progress(done, total, f"anonymized {done} of {total}")
+        progress(done, total, "anonymized")
     return {"created": created, "skipped": skipped, "total": total}
 
 
