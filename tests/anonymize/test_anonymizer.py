@@ -182,3 +182,27 @@ def test_precision_is_validated_and_auto_follows_the_cpu(monkeypatch):
     monkeypatch.setattr(model, "cpu_supports_bf16", lambda: True)
     assert model.resolve_precision("auto") == "bf16"
     assert model.resolve_precision("fp32") == "fp32"
+
+
+def test_numbers_keep_ordinal_and_unit_suffixes_outside_the_placeholder():
+    from anonymize.model import numbers_keep_their_suffix
+
+    text = "He came 5th in the 100m at 6 ft, in the 1960s."
+    spans = [
+        Span(8, 11, "5th", "NUMERIC", "", 0.9),
+        Span(19, 22, "100", "NUMERIC", "", 0.9),
+        Span(22, 23, "m", "NUMERIC", "", 0.9),  # the suffix tagged on its own
+        Span(27, 28, "6", "NUMERIC", "", 0.9),
+        Span(40, 45, "1960s", "DATE", "", 0.9),  # DATE placeholders take the suffix
+    ]
+    kept = numbers_keep_their_suffix(text, spans)
+    assert [(s.text, s.category) for s in kept] == [
+        ("5", "NUMERIC"),
+        ("100", "NUMERIC"),
+        ("6", "NUMERIC"),
+        ("1960s", "DATE"),
+    ]
+    assert (
+        render(text, kept)
+        == "He came NUMERIC_1th in the NUMERIC_2m at NUMERIC_3 ft, in the DATE_1."
+    )
