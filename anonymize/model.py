@@ -192,7 +192,6 @@ def harmonise_mentions(text: str, spans: list[Span]) -> list[Span]:
     return sorted(result, key=lambda span: span.start)
 
 
-# A capitalised word glued by a hyphen to a detected name part: "Okafor" in "Okafor-Smythe".
 _LETTERS_AFTER_DIGIT = re.compile(r"(?<=\d)[^\W\d_]+$")
 
 
@@ -218,6 +217,7 @@ def numbers_keep_their_suffix(text: str, spans: list[Span]) -> list[Span]:
     return kept
 
 
+# A capitalised word glued by a hyphen to a detected name part: "Okafor" in "Okafor-Smythe".
 _HYPHEN_BEFORE = re.compile(r"([^\W\d_]+)-$")
 _HYPHEN_AFTER = re.compile(r"-([^\W\d_]+)")
 NAME_CATEGORIES = frozenset({"PERSON_FIRSTNAME", "PERSON_LASTNAME"})
@@ -293,8 +293,8 @@ class Anonymizer:
     ) -> Anonymizer:
         """Load a saved model folder (default: the shipped textwash-minilm) from local disk.
 
-        `precision="auto"` runs bf16 autocast where the CPU has native bf16: on the study
-        corpus's dev split it is 1.8x faster with the same scores (`benchmarks/anonymize_speed.py`).
+        `precision="auto"` runs bf16 autocast where the CPU has native bf16: 1.3x faster than
+        fp32 here (`benchmarks/anonymize_speed.py`) with the same dev scores.
         """
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
