@@ -189,11 +189,11 @@ def test_numbers_keep_ordinal_and_unit_suffixes_outside_the_placeholder():
 
     text = "He came 5th in the 100m at 6 ft, in the 1960s."
     spans = [
-        Span(8, 11, "5th", "NUMERIC", "", 0.9),
-        Span(19, 22, "100", "NUMERIC", "", 0.9),
-        Span(22, 23, "m", "NUMERIC", "", 0.9),  # the suffix tagged on its own
-        Span(27, 28, "6", "NUMERIC", "", 0.9),
-        Span(40, 45, "1960s", "DATE", "", 0.9),  # DATE placeholders take the suffix
+        span_at(text, "5th", "NUMERIC", 0.9),
+        span_at(text, "100", "NUMERIC", 0.9),
+        span_at(text, "m", "NUMERIC", 0.9, occurrence=1),  # "100m"'s suffix on its own
+        span_at(text, "6", "NUMERIC", 0.9),
+        span_at(text, "1960s", "DATE", 0.9),  # DATE placeholders take the suffix
     ]
     kept = numbers_keep_their_suffix(text, spans)
     assert [(s.text, s.category) for s in kept] == [
