@@ -9,8 +9,22 @@ from __future__ import annotations
 import secrets
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
+
+# Sane ranges of a study's settings, enforced by the form, the API (both read the field
+# validators) and the database (check constraints). Without them a time limit of 10^14
+# minutes overflows every date computation of the expiry sweep, and a huge
+# judgments_per_text makes each text claim build a set of that many slot numbers.
+MAX_ITEMS_PER_PARTICIPANT = 200
+MAX_JUDGMENTS_PER_TEXT = 100
+MAX_DESCRIPTION_CHARS = 20_000
+MAX_TIME_LIMIT_MINUTES = 24 * 60
+
+# Prolific IDs are 24 hex characters; accept any short token-like string so that pilots and
+# other panels work, but nothing that could smuggle markup or whitespace into pages and logs.
+PROLIFIC_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
 
 def new_participant_token() -> str:
@@ -42,9 +56,16 @@ class Study(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_studies"
     )
-    items_per_participant = models.PositiveSmallIntegerField(default=10)
-    judgments_per_text = models.PositiveSmallIntegerField(default=3)
-    min_description_chars = models.PositiveIntegerField(default=500)
+    items_per_participant = models.PositiveSmallIntegerField(
+        default=10,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_ITEMS_PER_PARTICIPANT)],
+    )
+    judgments_per_text = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(MAX_JUDGMENTS_PER_TEXT)]
+    )
+    min_description_chars = models.PositiveIntegerField(
+        default=500, validators=[MaxValueValidator(MAX_DESCRIPTION_CHARS)]
+    )
     groups = models.JSONField(
         default=list, blank=True, help_text="Person groups shown, e.g. ['famous']; empty = all."
     )
@@ -53,12 +74,23 @@ class Study(models.Model):
     debrief_text = models.TextField(blank=True)
     completion_code = models.CharField(max_length=32, default=new_completion_code)
     time_limit_minutes = models.PositiveIntegerField(
-        default=60, help_text="Unfinished assignments are released after this many minutes."
+        default=60,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_TIME_LIMIT_MINUTES)],
+        help_text="Unfinished assignments are released after this many minutes.",
     )
     identification_threshold = models.FloatField(
-        default=0.75, help_text="Character cosine at or above which a guess counts as identified."
+        default=0.75,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Character cosine at or above which a guess counts as identified.",
     )
     is_open = models.BooleanField(default=True, help_text="Whether new participants may enrol.")
+    prolific_study_id = models.CharField(
+        max_length=64,
+        blank=True,
+        validators=[RegexValidator(PROLIFIC_ID_PATTERN, "Not a Prolific study ID.")],
+        help_text="Prolific's STUDY_ID of this study: entry links with another STUDY_ID are "
+        "refused. Empty = any STUDY_ID (pilots only).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -67,10 +99,23 @@ class Study(models.Model):
         verbose_name_plural = "studies"
         constraints = [
             models.CheckConstraint(
-                condition=Q(judgments_per_text__gte=1), name="study_judgments_per_text_positive"
+                condition=Q(judgments_per_text__gte=1)
+                & Q(judgments_per_text__lte=MAX_JUDGMENTS_PER_TEXT),
+                name="study_judgments_per_text_range",
             ),
             models.CheckConstraint(
-                condition=Q(items_per_participant__gte=1), name="study_items_positive"
+                condition=Q(items_per_participant__gte=1)
+                & Q(items_per_participant__lte=MAX_ITEMS_PER_PARTICIPANT),
+                name="study_items_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(time_limit_minutes__gte=1)
+                & Q(time_limit_minutes__lte=MAX_TIME_LIMIT_MINUTES),
+                name="study_time_limit_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(min_description_chars__lte=MAX_DESCRIPTION_CHARS),
+                name="study_min_description_chars_range",
             ),
             models.CheckConstraint(
                 condition=Q(identification_threshold__gte=0) & Q(identification_threshold__lte=1),
@@ -163,6 +208,8 @@ class Participant(models.Model):
                 fields=["study", "prolific_pid"], name="participant_pid_unique_per_study"
             )
         ]
+        # Enrolment looks a new PID up across studies (linked-study refusal).
+        indexes = [models.Index(fields=["prolific_pid"], name="participant_pid")]
 
     def __str__(self) -> str:
         return f"{self.prolific_pid} in {self.study}"

@@ -7,16 +7,46 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("INTRUDER_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
-DEBUG = os.environ.get("DJANGO_DEBUG", "0") == "1"
-ALLOWED_HOSTS = os.environ.get(
-    "DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver"
-).split(",")
+
+def _env_bool(name: str, default: bool = False) -> bool:
+    return os.environ.get(name, "1" if default else "0").strip().lower() in ("1", "true", "yes")
+
+
+def _env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+# Public, so never a secret: `manage.py` commands and the WSGI app refuse to start with it
+# when DEBUG is off (intruder.checks). scripts/demo.sh makes a random key in var/.
+INSECURE_DEFAULT_SECRET_KEY = "dev-only-insecure-key-change-me"
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", INSECURE_DEFAULT_SECRET_KEY)
+DEBUG = _env_bool("DJANGO_DEBUG")
+ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+# The demo (scripts/demo.sh sets INTRUDER_DEMO=1): the well-known demo password logs in and
+# the two demo studies over the same persons may be open together. Never in production.
+INTRUDER_DEMO = _env_bool("INTRUDER_DEMO")
+
+# HTTPS behind a TLS-terminating proxy (docs/operations.md). Off by default so that the
+# embedded default runs on plain http://127.0.0.1; a production deployment sets them all.
+SECURE_SSL_REDIRECT = _env_bool("DJANGO_SECURE_SSL_REDIRECT")
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS")
+SECURE_HSTS_PRELOAD = _env_bool("DJANGO_SECURE_HSTS_PRELOAD")
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _env_bool("DJANGO_SECURE_COOKIES")
+# "HTTP_X_FORWARDED_PROTO" (the header's value "https" means a secure request), or
+# "HEADER,value". Only set it when the proxy always sets or strips that header.
+_proxy_ssl_header = os.environ.get("DJANGO_SECURE_PROXY_SSL_HEADER", "").strip()
+SECURE_PROXY_SSL_HEADER = (
+    tuple([*_proxy_ssl_header.split(","), "https"][:2]) if _proxy_ssl_header else None
+)
+CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+SECURE_REFERRER_POLICY = "same-origin"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -29,6 +59,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "axes",
     "intruder",
 ]
 
@@ -41,6 +73,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "intruder.urls"
@@ -70,6 +105,17 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Write-ahead logging lets participants read while an import or a job writes; a write
+    # waits up to 20 s for the lock instead of failing with "database is locked"; and
+    # BEGIN IMMEDIATE takes the write lock when a transaction starts, because SQLite cannot
+    # upgrade a read lock while another connection writes (that fails at once, whatever the
+    # timeout).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        transaction_mode="IMMEDIATE",
+        timeout=float(os.environ.get("DJANGO_SQLITE_TIMEOUT", "20")),
+    )
 if DATABASES["default"]["ENGINE"].endswith("postgresql") and (
     os.environ.get("DJANGO_DB_PREPARED_STATEMENTS", "1") == "1"
 ):
@@ -80,6 +126,63 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql") and (
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         server_side_binding=True, prepare_threshold=5
     )
+
+# django-axes watches every password login (login page, admin, API token) and locks a
+# username from one client address after AXES_FAILURE_LIMIT failures, for
+# AXES_COOLOFF_TIME hours; a successful login resets the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "intruder.auth.PasswordBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("INTRUDER_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = float(os.environ.get("INTRUDER_LOGIN_COOLOFF_HOURS", "0.25"))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "intruder.throttles.client_ip"
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+
+# Rate limits per client address (intruder.throttles). Behind N proxies that append to
+# X-Forwarded-For, set INTRUDER_NUM_PROXIES=N so the limits see clients, not the proxy.
+INTRUDER_NUM_PROXIES = int(os.environ.get("INTRUDER_NUM_PROXIES", "0"))
+INTRUDER_ENROLMENT_RATE = os.environ.get("INTRUDER_ENROLMENT_RATE", "20/hour") or None
+INTRUDER_TOKEN_RATE = os.environ.get("INTRUDER_TOKEN_RATE", "10/minute") or None
+# First texts held this long by someone who has judged nothing are given back early when
+# another participant needs a slot (at most the study's time limit).
+INTRUDER_IDLE_RELEASE_MINUTES = float(os.environ.get("INTRUDER_IDLE_RELEASE_MINUTES", "10"))
+# Largest import file accepted on the researcher pages.
+INTRUDER_IMPORT_MAX_MB = float(os.environ.get("INTRUDER_IMPORT_MAX_MB", "64"))
+
+# Counters of the rate limits. The default is per process; with several gunicorn workers
+# or hosts point DJANGO_CACHE_URL at Redis (redis://host:6379/1) so they share one count.
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["DJANGO_CACHE_URL"],
+        }
+        if os.environ.get("DJANGO_CACHE_URL")
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+# Content-Security-Policy (django-csp): scripts only from this site or inline with the
+# request's nonce (`<script nonce="{{ request.csp_nonce }}">`); inline style attributes
+# stay allowed (progress bars). Prolific is a form-action because "Finish" redirects there.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "worker-src": [SELF, "blob:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF, "https://app.prolific.com"],
+    }
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -124,6 +227,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "intruder.api.pagination.ApiPagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "NUM_PROXIES": INTRUDER_NUM_PROXIES,
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -136,6 +240,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Swagger UI and Redoc from this site (no CDN: offline, and within the CSP).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "ParticipantStatusEnum": "intruder.models.Participant.Status",

@@ -18,6 +18,20 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(autouse=True)
+def no_rate_limits(settings) -> None:
+    """Turn the per-client limits off: every test client comes from 127.0.0.1.
+
+    The tests of the limits turn them on again; the cache that counts them starts empty.
+    """
+    from django.core.cache import cache
+
+    settings.INTRUDER_ENROLMENT_RATE = None
+    settings.INTRUDER_TOKEN_RATE = None
+    settings.AXES_ENABLED = False
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hasher(settings) -> None:
     """Hash test passwords with MD5: PBKDF2's deliberate slowness dominates test time."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

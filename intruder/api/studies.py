@@ -76,24 +76,21 @@ def _raise_as_api_error(error: DjangoValidationError) -> None:
     raise ValidationError(detail) from error
 
 
-class StudySettingsInputSerializer(serializers.Serializer):
-    """Study settings a researcher may set; every one optional (defaults as on the model)."""
+class StudySettingsInputSerializer(serializers.ModelSerializer):
+    """Study settings a researcher may set; every one optional (defaults as on the model).
 
-    title = serializers.CharField(max_length=200, required=False)
-    kind = serializers.ChoiceField(choices=Study.Kind.choices, required=False)
-    items_per_participant = serializers.IntegerField(min_value=1, required=False)
-    judgments_per_text = serializers.IntegerField(min_value=1, required=False)
-    min_description_chars = serializers.IntegerField(min_value=0, required=False)
+    A model serializer, so that the ranges come from the model fields' validators (the same
+    ones the researcher form and the database check).
+    """
+
     groups = serializers.ListField(
         child=serializers.ChoiceField(choices=PersonGroup.choices), required=False
     )
-    consent_text = serializers.CharField(required=False, allow_blank=True)
-    instructions_text = serializers.CharField(required=False, allow_blank=True)
-    debrief_text = serializers.CharField(required=False, allow_blank=True)
-    completion_code = serializers.CharField(max_length=32, required=False)
-    time_limit_minutes = serializers.IntegerField(min_value=1, required=False)
-    identification_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
-    is_open = serializers.BooleanField(required=False)
+
+    class Meta:
+        model = Study
+        fields = list(EDITABLE_FIELDS)
+        extra_kwargs = {name: {"required": False} for name in EDITABLE_FIELDS}
 
 
 class StudyCreateApi(APIView):
@@ -104,7 +101,7 @@ class StudyCreateApi(APIView):
         title = serializers.CharField(max_length=200)
         kind = serializers.ChoiceField(choices=Study.Kind.choices)
 
-        class Meta:
+        class Meta(StudySettingsInputSerializer.Meta):
             ref_name = "StudyCreateInput"
 
     @extend_schema(
@@ -127,7 +124,7 @@ class StudyUpdateApi(APIView):
     """Change some settings of a study (owner and editors; slug and owner stay)."""
 
     class InputSerializer(StudySettingsInputSerializer):
-        class Meta:
+        class Meta(StudySettingsInputSerializer.Meta):
             ref_name = "StudyUpdateInput"
 
     @extend_schema(

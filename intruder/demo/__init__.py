@@ -12,12 +12,12 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from intruder.auth import DEMO_PASSWORD
 from intruder.models import AnonymizedText, Job, Study
 from intruder.services import anonymization, imports, jobs, studies
 
 DEMO_DIR = Path(__file__).resolve().parent
 RESEARCHER_USERNAME = "researcher"
-DEFAULT_PASSWORD = "intruder-demo"
 COLLECTION_SLUG = "demo-collection"
 INTRUDER_SLUG = "demo-intruder"
 
@@ -94,7 +94,7 @@ def _anonymize(study: Study, owner: Any) -> Job | None:
     return jobs.job_execute(job.pk)
 
 
-def load_demo(*, password: str = DEFAULT_PASSWORD, anonymize: bool = True) -> DemoReport:
+def load_demo(*, password: str = DEMO_PASSWORD, anonymize: bool = True) -> DemoReport:
     """Create the demo researcher, a collection study and an anonymized intruder study.
 
     With `anonymize`, descriptions still lacking a model anonymization go through an

@@ -35,6 +35,7 @@ class Step:
     RETURNED = "returned"
     TIMED_OUT = "timed_out"
     NOTHING_LEFT = "nothing_left"
+    FULL = "full"
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,7 @@ def intruder_progress(*, participant: Participant) -> IntruderProgress:
             "text__id",
             "text__text",
             "text__spans",
+            "text__status",
         )
         .order_by("position")
     )
@@ -247,6 +249,16 @@ def intruder_text_view(*, text: AnonymizedText) -> IntruderTextView:
     return IntruderTextView(text=text.text, placeholders=tuple(placeholders))
 
 
+def participant_needs_group(*, participant: Participant) -> bool:
+    """Return whether a started intruder has consented but holds no group (study was full)."""
+    return (
+        participant.study.kind == Study.Kind.INTRUDER
+        and participant.status == Participant.Status.STARTED
+        and participant.consented_at is not None
+        and not participant.group
+    )
+
+
 def participant_step(*, participant: Participant, progress: IntruderProgress | None = None) -> str:
     """Return the step a participant is on, from what is stored (so a reload resumes).
 
@@ -264,6 +276,9 @@ def participant_step(*, participant: Participant, progress: IntruderProgress | N
     study = participant.study
     if study.kind == Study.Kind.COLLECTION:
         return Step.WRITE if writing_task_next(participant=participant) else Step.DEBRIEF
+    if not participant.group:
+        # Consented while every slot was taken (a group is given at consent).
+        return Step.FULL
     if participant.instructions_seen_at is None:
         return Step.INSTRUCTIONS
     progress = progress or intruder_progress(participant=participant)

@@ -20,6 +20,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from intruder.models import AnonymizedText, Description, Study
+from intruder.services.assignment import assignments_release_withdrawn
 
 MODEL_METHOD = "textwash-model"
 ORIGINAL_TEXTWASH_METHOD = "textwash-original"
@@ -321,7 +322,12 @@ def anonymized_text_set_status(
     rows = AnonymizedText.objects.filter(pk=text.pk, status=allowed[status])
     if expected_revision is not None:
         rows = rows.filter(revision=expected_revision)
-    if not rows.update(status=status, reviewed_by=user, updated_at=timezone.now()):
+    with transaction.atomic():
+        changed = rows.update(status=status, reviewed_by=user, updated_at=timezone.now())
+        if changed and status == AnonymizedText.Status.WITHDRAWN:
+            # Intruders holding the text stop seeing it: their next page gives the next text.
+            assignments_release_withdrawn(text_id=text.pk)
+    if not changed:
         text.refresh_from_db()
         if expected_revision is not None and text.revision != expected_revision:
             raise StaleRevisionError(f"text {text.pk} changed since you loaded it; reload")

@@ -22,22 +22,26 @@ Policy:
 
 from __future__ import annotations
 
+import logging
 import random
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from intruder.models import Assignment, Participant, Study
+from intruder.models import AnonymizedText, Assignment, Participant, Study
 from intruder.selectors.participant import (
     HELD_STATUSES,
     IntruderProgress,
     intruder_progress,
     intruder_text_pool,
 )
+
+logger = logging.getLogger(__name__)
 
 # Each failed insert means another participant took that slot meanwhile; the next attempt
 # re-reads the pool. Even 100 participants starting at once settle well within this bound.
@@ -129,10 +133,62 @@ def study_release_expired(*, study: Study, now: datetime | None = None) -> Expir
     return ExpirySweep(released=expired.released, timed_out=expired.timed_out + idle)
 
 
+def assignments_release_idle(*, study: Study, now: datetime | None = None) -> ExpirySweep:
+    """Release first texts held past the idle limit by participants who have judged nothing.
+
+    An active assignment at position 1 belongs to someone who has not answered a single
+    text. Held `INTRUDER_IDLE_RELEASE_MINUTES` (at most the study's time limit) it is given
+    back early and its holder timed out: made-up enrolments that claim a text and never
+    answer cannot keep a study full for the whole time limit. Called only when someone
+    needs a slot (`study_reclaim_slots`), so nobody is cut short while slots are free; a
+    participant who has judged a text keeps the full time limit.
+    """
+    now = now or timezone.now()
+    minutes = min(settings.INTRUDER_IDLE_RELEASE_MINUTES, study.time_limit_minutes)
+    idle = list(
+        Assignment.objects.filter(
+            participant__study=study,
+            status=Assignment.Status.ACTIVE,
+            position=1,
+            assigned_at__lt=now - timedelta(minutes=minutes),
+        ).values_list("pk", "participant_id")
+    )
+    released = timed_out = 0
+    for assignment_id, participant_id in idle:
+        one = _assignment_release(
+            assignment_id=assignment_id, participant_id=participant_id, now=now
+        )
+        released += one.released
+        timed_out += one.timed_out
+    return ExpirySweep(released=released, timed_out=timed_out)
+
+
+def study_reclaim_slots(*, study: Study, now: datetime | None = None) -> ExpirySweep:
+    """Free what may be freed when someone needs a slot: expired work, then idle first texts."""
+    now = now or timezone.now()
+    expired = assignments_release_expired(study=study, now=now)
+    idle = assignments_release_idle(study=study, now=now)
+    return ExpirySweep(
+        released=expired.released + idle.released, timed_out=expired.timed_out + idle.timed_out
+    )
+
+
+def assignments_release_withdrawn(*, text_id: int) -> int:
+    """Release the active assignments of a text withdrawn from intruders; return how many.
+
+    Their holders are not timed out: their next page claims another text. Completed
+    judgments of the text stay (the researcher decides what to do with them).
+    """
+    return Assignment.objects.filter(text_id=text_id, status=Assignment.Status.ACTIVE).update(
+        status=Assignment.Status.RELEASED
+    )
+
+
 def studies_release_expired(*, now: datetime | None = None) -> ExpirySweep:
     """Sweep every intruder study with started participants or active assignments.
 
-    The worker's periodic job, and `manage.py release_expired`.
+    The worker's periodic job, and `manage.py release_expired`. A study whose sweep fails is
+    logged and skipped: one bad study never stops the sweep of the others.
     """
     now = now or timezone.now()
     released = timed_out = 0
@@ -142,7 +198,11 @@ def studies_release_expired(*, now: datetime | None = None) -> ExpirySweep:
         kind=Study.Kind.INTRUDER,
     ).distinct()
     for study in studies:
-        sweep = study_release_expired(study=study, now=now)
+        try:
+            sweep = study_release_expired(study=study, now=now)
+        except Exception:
+            logger.exception("expiry sweep of study %s (%s) failed", study.pk, study.slug)
+            continue
         released += sweep.released
         timed_out += sweep.timed_out
     return ExpirySweep(released=released, timed_out=timed_out)
@@ -209,6 +269,12 @@ def assignment_next(
         return None
     progress = progress or intruder_progress(participant=participant)
     active = progress.active
+    if active is not None and active.text.status != AnonymizedText.Status.RELEASED:
+        # Withdrawn after it was handed out (withdrawal releases it; this covers a claim
+        # that raced the withdrawal): give it back and claim the next text.
+        assignments_release_withdrawn(text_id=active.text_id)
+        progress = intruder_progress(participant=participant)
+        active = progress.active
     if active is not None:
         if not assignment_expired(assignment=active, study=study, now=now):
             return active
@@ -223,7 +289,7 @@ def assignment_next(
         candidates = assignment_candidates(participant=participant, rng=rng)
         if not candidates and not swept:
             swept = True
-            if assignments_release_expired(study=study, now=now).released:
+            if study_reclaim_slots(study=study, now=now).released:
                 candidates = assignment_candidates(participant=participant, rng=rng)
         if not candidates:
             return None

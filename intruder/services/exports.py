@@ -3,7 +3,9 @@
 Tables: judgments (one row per judgment with text id, target, group, participant PID and
 scores), descriptions, anonymized_texts (with spans), participants, targets. Columns are
 flat scalars except `spans`/`aliases`/`profile`, which are JSON strings in CSV and lists or
-objects in JSONL.
+objects in JSONL. CSV cells that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`,
+tab, carriage return first) get a leading `'` (`intruder.spreadsheet`); JSONL is never
+escaped.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from intruder.models import AnonymizedText, Description, Judgment, Participant, Study
+from intruder.spreadsheet import spreadsheet_escape
 
 FORMATS = ("csv", "jsonl")
 JSON_COLUMNS = frozenset({"spans", "aliases", "profile"})
@@ -170,9 +173,10 @@ TABLES: dict[str, Callable[[Study], Iterator[dict[str, Any]]]] = {
 
 
 def _csv_value(column: str, value: Any) -> Any:
+    """Return a cell as written to CSV: JSON for nested columns, formulas neutralised."""
     if column in JSON_COLUMNS:
-        return json.dumps(value, ensure_ascii=False)
-    return "" if value is None else value
+        value = json.dumps(value, ensure_ascii=False)
+    return "" if value is None else spreadsheet_escape(value)
 
 
 def render_table(study: Study, table: str, fmt: str) -> str:

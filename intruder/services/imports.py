@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,10 +30,18 @@ from django.utils.text import slugify
 
 from intruder.models import AnonymizedText, Description, PersonGroup, Study, TargetPerson
 from intruder.services.anonymization import ORIGINAL_TEXTWASH_METHOD
+from intruder.spreadsheet import spreadsheet_unescape
 
 FORMATS = ("csv", "jsonl")
 TEXT_FIELDS = ("text", "original")
 MAX_ERRORS = 200
+# Rows written per transaction: a long import never holds SQLite's write lock for more
+# than a moment, so participants keep enrolling and answering while it runs.
+WRITE_BATCH_ROWS = 500
+# Field lengths of the target model, checked per row so an error names the line.
+MAX_KEY_CHARS = TargetPerson._meta.get_field("key").max_length
+MAX_NAME_CHARS = TargetPerson._meta.get_field("name").max_length
+MAX_URL_CHARS = TargetPerson._meta.get_field("wikipedia_url").max_length
 
 
 @dataclass(frozen=True)
@@ -119,16 +128,53 @@ def parse_rows(content: bytes | str, fmt: str) -> list[tuple[int, dict[str, Any]
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                errors.append(RowError(number, "(line)", f"not valid JSON: {exc.msg}"))
+                row = json_loads(line)
+            except ValueError as exc:
+                errors.append(RowError(number, "(line)", f"not valid JSON: {exc}"))
                 continue
             if not isinstance(row, dict):
                 errors.append(RowError(number, "(line)", "must be a JSON object"))
                 continue
-            rows.append((number, row))
+            _add_row(rows, errors, number, row)
     else:
-        reader = csv.DictReader(io.StringIO(content, newline=""))
+        _csv_rows(content, rows, errors)
+    if errors:
+        raise ImportValidationError(errors)
+    if not rows:
+        raise ImportValidationError([RowError(0, "file", "no rows to import")])
+    return rows
+
+
+def json_loads(text: str) -> Any:
+    """Parse JSON, refusing what the database cannot store or Python cannot parse safely.
+
+    NaN and infinities are not JSON (PostgreSQL refuses them in a JSON column), numbers of
+    thousands of digits exceed Python's integer conversion limit, and deep nesting exhausts
+    the recursion limit: each raises ValueError with a message for the error list.
+    """
+
+    def refuse_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    def finite_float(value: str) -> float:
+        number = float(value)
+        if math.isinf(number):
+            raise ValueError(f"number {value[:20]!r} is out of range")
+        return number
+
+    try:
+        return json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
+    except json.JSONDecodeError as exc:
+        raise ValueError(exc.msg) from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except ValueError as exc:  # e.g. a 5000-digit integer
+        raise ValueError(str(exc).split(";")[0]) from None
+
+
+def _csv_rows(content: str, rows: list[tuple[int, dict[str, Any]]], errors: list[RowError]) -> None:
+    reader = csv.DictReader(io.StringIO(content, newline=""))
+    try:
         if not reader.fieldnames:
             raise ImportValidationError([RowError(1, "(header)", "the CSV has no header row")])
         start = reader.line_num + 1
@@ -136,13 +182,39 @@ def parse_rows(content: bytes | str, fmt: str) -> list[tuple[int, dict[str, Any]
             if None in row:
                 errors.append(RowError(start, "(line)", "more values than header columns"))
             else:
-                rows.append((start, {k.strip(): v for k, v in row.items() if k}))
+                cells = {k.strip(): spreadsheet_unescape(v) for k, v in row.items() if k}
+                _add_row(rows, errors, start, cells)
             start = reader.line_num + 1
-    if errors:
-        raise ImportValidationError(errors)
-    if not rows:
-        raise ImportValidationError([RowError(0, "file", "no rows to import")])
-    return rows
+    except csv.Error as exc:
+        # E.g. a field over the csv module's limit of 131,072 characters.
+        errors.append(RowError(reader.line_num or 1, "(line)", f"unreadable CSV: {exc}"))
+
+
+def _add_row(
+    rows: list[tuple[int, dict[str, Any]]],
+    errors: list[RowError],
+    line: int,
+    row: dict[str, Any],
+) -> None:
+    """Keep a parsed row, or record an error if a value holds a NUL character.
+
+    NUL cannot be stored in PostgreSQL text and is never meaningful in a description.
+    """
+    for name, value in row.items():
+        if "\x00" in str(name) or _has_nul(value):
+            errors.append(RowError(line, str(name).replace("\x00", ""), "contains a NUL character"))
+            return
+    rows.append((line, row))
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    if isinstance(value, dict):
+        return any("\x00" in str(k) or _has_nul(v) for k, v in value.items())
+    return False
 
 
 def _string(row: dict[str, Any], name: str, line: int, errors: list[RowError]) -> str:
@@ -184,8 +256,8 @@ def _aliases(row: dict[str, Any], line: int, errors: list[RowError]) -> list[str
     if isinstance(value, str):
         if value.lstrip().startswith("["):
             try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
+                value = json_loads(value)
+            except ValueError:
                 errors.append(RowError(line, "aliases", "not a valid JSON list"))
                 return []
         else:
@@ -203,9 +275,9 @@ def _profile(row: dict[str, Any], line: int, errors: list[RowError]) -> dict[str
         return {}
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            errors.append(RowError(line, "profile", "not valid JSON"))
+            value = json_loads(value)
+        except ValueError as exc:
+            errors.append(RowError(line, "profile", f"not valid JSON: {exc}"))
             return {}
     if not isinstance(value, dict):
         errors.append(RowError(line, "profile", "must be a JSON object"))
@@ -223,17 +295,23 @@ def _parse_target(row: dict[str, Any], line: int, errors: list[RowError]) -> _Ta
     name = _string(row, "name", line, errors)
     if not name and len(errors) == count:
         errors.append(RowError(line, "name", "required"))
+    _check_length(name, "name", MAX_NAME_CHARS, line, errors)
     group = _group(row, line, errors, required=True)
-    key = _string(row, "key", line, errors) or slugify(name)
+    key = _string(row, "key", line, errors)
+    if key:
+        _check_length(key, "key", MAX_KEY_CHARS, line, errors)
+    elif name:
+        key = _key_from_name(name, "key", line, errors)
     url = _string(row, "wikipedia_url", line, errors)
     if url:
+        _check_length(url, "wikipedia_url", MAX_URL_CHARS, line, errors)
         try:
             URLValidator(schemes=["http", "https"])(url)
         except ValidationError:
-            errors.append(RowError(line, "wikipedia_url", f"{url!r} is not a valid URL"))
+            errors.append(RowError(line, "wikipedia_url", f"{url[:80]!r} is not a valid URL"))
     target = _Target(
         line=line,
-        key=key[:100],
+        key=key,
         name=name,
         group=group,
         aliases=_aliases(row, line, errors),
@@ -264,11 +342,27 @@ def _parse_description(
     if not key and not person:
         errors.append(RowError(line, "target", "give a target key or a person name"))
     elif not key:
-        key = slugify(person)[:100]
+        _check_length(person, "person", MAX_NAME_CHARS, line, errors)
+        key = _key_from_name(person, "person", line, errors)
         implied = _Target(line=line, key=key, name=_display_name(person), group=group)
     if len(errors) != count:
         return None
     return _Description(line, external_id, text, key, textwash), implied
+
+
+def _check_length(value: str, name: str, limit: int, line: int, errors: list[RowError]) -> None:
+    if len(value) > limit:
+        errors.append(RowError(line, name, f"longer than {limit} characters ({len(value)})"))
+
+
+def _key_from_name(name: str, field_name: str, line: int, errors: list[RowError]) -> str:
+    """Return a target key made from a name; names in any script keep their letters."""
+    key = slugify(name, allow_unicode=True)[:MAX_KEY_CHARS]
+    if not key:
+        errors.append(
+            RowError(line, field_name, f"no key can be made from {name[:40]!r}; give a 'key'")
+        )
+    return key
 
 
 def _same_target(a: _Target, b: _Target | TargetPerson) -> bool:
@@ -371,12 +465,38 @@ def validate_rows(
 
 
 def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> ImportReport:
-    """Validate a whole CSV/JSONL file, then write its targets and descriptions at once."""
+    """Validate a whole CSV/JSONL file, then write its targets and descriptions.
+
+    Rows are written in batches of WRITE_BATCH_ROWS, one transaction each, so a long import
+    never blocks the study's participants. Everything was validated before the first write;
+    should a write still fail, what this import wrote is deleted again before the error is
+    raised, so an import lands whole or not at all.
+    """
     rows = parse_rows(content, fmt)
     targets, descriptions = validate_rows(study, rows)
     report = ImportReport()
+    created_targets: list[int] = []
+    created_descriptions: list[int] = []
+    try:
+        stored = _write_targets(study, targets, report, created_targets)
+        for start in range(0, len(descriptions), WRITE_BATCH_ROWS):
+            batch = descriptions[start : start + WRITE_BATCH_ROWS]
+            with transaction.atomic():
+                _write_descriptions(study, batch, stored, report, created_descriptions)
+    except Exception:
+        with transaction.atomic():
+            AnonymizedText.objects.filter(description_id__in=created_descriptions).delete()
+            Description.objects.filter(pk__in=created_descriptions).delete()
+            TargetPerson.objects.filter(pk__in=created_targets).delete()
+        raise
+    return report
+
+
+def _write_targets(
+    study: Study, targets: dict[str, _Target], report: ImportReport, created: list[int]
+) -> dict[str, TargetPerson]:
+    stored: dict[str, TargetPerson] = {t.key: t for t in study.targets.all()}
     with transaction.atomic():
-        stored: dict[str, TargetPerson] = {t.key: t for t in study.targets.all()}
         for key, target in targets.items():
             if target.existing is not None:
                 report.targets_reused += 1
@@ -392,23 +512,42 @@ def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> Import
             )
             person.full_clean(validate_unique=False, validate_constraints=False)
             person.save()
+            created.append(person.pk)
             stored[key] = person
             report.targets_created += 1
-        for item in descriptions:
-            description = Description.objects.create(
+    return stored
+
+
+def _write_descriptions(
+    study: Study,
+    batch: list[_Description],
+    stored: dict[str, TargetPerson],
+    report: ImportReport,
+    created: list[int],
+) -> None:
+    made = Description.objects.bulk_create(
+        [
+            Description(
                 study=study,
                 target=stored[item.target_key],
                 external_id=item.external_id,
                 text=item.text,
             )
-            report.descriptions_created += 1
-            if item.textwash:
-                AnonymizedText.objects.create(
-                    description=description,
-                    method=ORIGINAL_TEXTWASH_METHOD,
-                    model_version="textwash (published study texts)",
-                    text=item.textwash,
-                    spans=[],
-                )
-                report.anonymized_created += 1
-    return report
+            for item in batch
+        ]
+    )
+    created.extend(d.pk for d in made)
+    report.descriptions_created += len(made)
+    textwash = [
+        AnonymizedText(
+            description=description,
+            method=ORIGINAL_TEXTWASH_METHOD,
+            model_version="textwash (published study texts)",
+            text=item.textwash,
+            spans=[],
+        )
+        for description, item in zip(made, batch, strict=True)
+        if item.textwash
+    ]
+    AnonymizedText.objects.bulk_create(textwash)
+    report.anonymized_created += len(textwash)

@@ -27,13 +27,18 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from intruder.models import Job, Study
 
 logger = logging.getLogger(__name__)
+
+
+# A worker draining the queue (--once) gives up after this many database errors in a row;
+# the long-running worker never does.
+DB_ERROR_RETRIES = 5
 
 
 class JobError(Exception):
@@ -171,9 +176,12 @@ class _Heartbeat:
     def _beat(self) -> None:
         try:
             while not self._stop.wait(self.interval_s):
-                Job.objects.filter(pk=self.job_id, status=Job.Status.RUNNING).update(
-                    heartbeat_at=timezone.now()
-                )
+                try:
+                    Job.objects.filter(pk=self.job_id, status=Job.Status.RUNNING).update(
+                        heartbeat_at=timezone.now()
+                    )
+                except DatabaseError:  # a locked database skips one beat, not all of them
+                    logger.warning("heartbeat of job %s failed", self.job_id, exc_info=True)
         finally:
             connection.close()
 
@@ -301,7 +309,7 @@ def run_db_worker(
     between jobs; a line it returns is logged.
     """
     worker = worker_name()
-    ran = 0
+    ran = db_errors = 0
     periodic_due = clock()
     while not should_stop():
         if not connection.in_atomic_block:
@@ -317,18 +325,32 @@ def run_db_worker(
             else:
                 if line:
                     log(line)
-        requeued = jobs_requeue_stale()
-        if requeued:
-            log(f"re-queued stale jobs {requeued}")
-        job = job_claim_next(worker=worker)
+        try:
+            requeued = jobs_requeue_stale()
+            if requeued:
+                log(f"re-queued stale jobs {requeued}")
+            job = job_claim_next(worker=worker)
+            if job is not None:
+                log(f"running job {job.pk} ({job.kind}, attempt {job.attempts})")
+                job = job_run_claimed(job, heartbeat_interval_s=heartbeat_interval_s)
+                log(f"job {job.pk} {job.status}: {job.message}")
+        except DatabaseError as exc:
+            # "database is locked" (SQLite under a long write) or a dropped connection: the
+            # worker lives on and claims again. A job it was running keeps beating from the
+            # heartbeat thread or goes stale and is re-queued; its stored results survive.
+            db_errors += 1
+            logger.exception("database error in the worker loop")
+            log(f"database error ({type(exc).__name__}: {exc}); retrying")
+            if once and db_errors >= DB_ERROR_RETRIES:
+                raise
+            time.sleep(min(poll_interval_s * db_errors, 30.0))
+            continue
+        db_errors = 0
         if job is None:
             if once:
                 break
             time.sleep(poll_interval_s)
             continue
-        log(f"running job {job.pk} ({job.kind}, attempt {job.attempts})")
-        job = job_run_claimed(job, heartbeat_interval_s=heartbeat_interval_s)
-        log(f"job {job.pk} {job.status}: {job.message}")
         ran += 1
         if max_jobs is not None and ran >= max_jobs:
             break

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from intruder.models import Assignment, Judgment, Participant
+from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
 
 # Client-reported times above this are not plausible for one text and are ignored.
@@ -17,10 +17,11 @@ MAX_CLIENT_TIME_MS = 24 * 3600 * 1000
 
 
 class JudgmentRejected(Exception):
-    """The judgment cannot be stored: unknown assignment, or it was released (time limit)."""
+    """The judgment cannot be stored: unknown assignment, released (time limit) or withdrawn."""
 
     UNKNOWN = "unknown"
     EXPIRED = "expired"
+    WITHDRAWN = "withdrawn"
 
     def __init__(self, code: str) -> None:
         super().__init__(code)
@@ -115,6 +116,9 @@ def judgment_submit(
         return JudgmentSubmission(judgment=existing, created=False)
     if assignment.status == Assignment.Status.RELEASED:
         raise JudgmentRejected(JudgmentRejected.EXPIRED)
+    if assignment.text.status != AnonymizedText.Status.RELEASED:
+        # Withdrawn by the researcher while the participant held it: no judgment is stored.
+        raise JudgmentRejected(JudgmentRejected.WITHDRAWN)
     answers = judgment_validate(
         self_identified=self_identified,
         guessed_name=guessed_name,
@@ -133,7 +137,9 @@ def judgment_submit(
         with transaction.atomic():
             # Claim the assignment: only one request moves it from active to completed.
             claimed = Assignment.objects.filter(
-                pk=assignment.pk, status=Assignment.Status.ACTIVE
+                pk=assignment.pk,
+                status=Assignment.Status.ACTIVE,
+                text__status=AnonymizedText.Status.RELEASED,
             ).update(status=Assignment.Status.COMPLETED, completed_at=now)
             if not claimed:
                 raise IntegrityError("assignment is no longer active")

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from intruder.models import Assignment, Participant, Study, WritingTask
+from intruder.models import PROLIFIC_ID_PATTERN, Assignment, Participant, Study, WritingTask
+from intruder.selectors.linked import participant_in_linked_study, studies_linked_open
 from intruder.selectors.participant import (
     GroupCapacity,
     Step,
@@ -24,6 +27,7 @@ from intruder.selectors.participant import (
     intruder_group_slots,
     intruder_progress,
     participant_get_by_pid,
+    participant_needs_group,
     participant_step,
     study_groups,
     writer_target_pool,
@@ -32,13 +36,11 @@ from intruder.selectors.participant import (
 from intruder.services.assignment import (
     assignment_mark_shown,
     assignment_next,
-    study_release_expired,
+    study_reclaim_slots,
 )
 from intruder.services.writing import writing_tasks_assign
 
-# Prolific IDs are 24 hex characters; accept any short token-like string so that pilots and
-# other panels work, but nothing that could smuggle markup or whitespace into pages and logs.
-PROLIFIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+PROLIFIC_ID_RE = re.compile(PROLIFIC_ID_PATTERN)
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
@@ -50,6 +52,9 @@ class EnrolmentRefused(Exception):
     CLOSED = "closed"
     NOT_READY = "not_ready"
     FULL = "full"
+    WRONG_STUDY = "wrong_study"
+    LINKED = "linked"
+    THROTTLED = "throttled"
 
     def __init__(self, code: str) -> None:
         super().__init__(code)
@@ -109,11 +114,12 @@ def study_lock(*, study: Study) -> None:
     Study.objects.filter(pk=study.pk).update(is_open=F("is_open"))
 
 
-def _refuse_new_participant(*, study: Study, slots: dict[str, int]) -> str:
-    """Return the group for a new participant, or raise EnrolmentRefused.
+def _refuse_new_participant(*, study: Study) -> None:
+    """Raise EnrolmentRefused when a new participant cannot start the study.
 
-    Intruder studies must call this inside a transaction that has taken `study_lock`, with
-    the groups' `slots` (`intruder_group_slots`).
+    An intruder study is full when no group has a free slot; slots that may be given back
+    (expired, or first texts held idle) are reclaimed before saying so. A new participant is
+    given no group, and so holds nothing, until they consent.
     """
     if not study.is_open:
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
@@ -121,17 +127,22 @@ def _refuse_new_participant(*, study: Study, slots: dict[str, int]) -> str:
         groups = study_groups(study=study)
         if not any(writer_target_pool(study=study, group=g).exists() for g in groups):
             raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
-        return ""
+        return
+    if not settings.INTRUDER_DEMO and studies_linked_open(study=study).exists():
+        # A writer study over the same targets is open: its writers learn the answers.
+        raise EnrolmentRefused(EnrolmentRefused.CLOSED)
+    slots = intruder_group_slots(study=study)
     if not any(slots.values()):
         raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
-    group = _least_claimed_group(intruder_group_capacities(study=study, slots=slots))
-    if not group:
-        # Abandoned assignments may be all that fills the study: release them and recount.
-        study_release_expired(study=study)
-        group = _least_claimed_group(intruder_group_capacities(study=study, slots=slots))
-    if not group:
+    if _has_free_slot(study=study, slots=slots):
+        return
+    study_reclaim_slots(study=study)
+    if not _has_free_slot(study=study, slots=slots):
         raise EnrolmentRefused(EnrolmentRefused.FULL)
-    return group
+
+
+def _has_free_slot(*, study: Study, slots: dict[str, int]) -> bool:
+    return any(c.free_slots > 0 for c in intruder_group_capacities(study=study, slots=slots))
 
 
 def participant_enroll(
@@ -140,11 +151,15 @@ def participant_enroll(
     prolific_pid: str,
     prolific_study_id: str = "",
     prolific_session_id: str = "",
+    admit_new: Callable[[], bool] | None = None,
 ) -> Enrolment:
     """Enrol a Prolific participant, or return the existing enrolment for a known PID.
 
     A known PID always gets its own participant back (resume, or the page for a completed or
-    returned participant); only new PIDs are checked against a closed, empty or full study.
+    returned participant). A new PID is refused when the link's STUDY_ID is not the study's
+    Prolific ID (if the study has one), when it took part in a linked study (a writer who has
+    seen the targets must not judge them, nor the other way round), when `admit_new` (the
+    caller's rate limit per client) says no, and when the study is closed, empty or full.
     """
     pid = (prolific_pid or "").strip()
     if not pid:
@@ -154,18 +169,20 @@ def participant_enroll(
     existing = participant_get_by_pid(study=study, prolific_pid=pid)
     if existing is not None:
         return Enrolment(participant=existing, created=False)
-    # Released texts change only by a researcher's hand: read them before taking the lock.
-    slots = intruder_group_slots(study=study) if study.kind == Study.Kind.INTRUDER else {}
+    if study.prolific_study_id and (prolific_study_id or "").strip() != study.prolific_study_id:
+        raise EnrolmentRefused(EnrolmentRefused.WRONG_STUDY)
+    if participant_in_linked_study(study=study, prolific_pid=pid):
+        raise EnrolmentRefused(EnrolmentRefused.LINKED)
+    if admit_new is not None and not admit_new():
+        raise EnrolmentRefused(EnrolmentRefused.THROTTLED)
+    _refuse_new_participant(study=study)
     try:
         with transaction.atomic():
-            if study.kind == Study.Kind.INTRUDER:
-                study_lock(study=study)
             participant = Participant(
                 study=study,
                 prolific_pid=pid,
                 prolific_study_id=_clean_id(prolific_study_id),
                 prolific_session_id=_clean_id(prolific_session_id),
-                group=_refuse_new_participant(study=study, slots=slots),
             )
             # The study is given and the token fresh: skip the queries that would check them.
             participant.full_clean(exclude=["study", "token"], validate_constraints=False)
@@ -177,6 +194,30 @@ def participant_enroll(
             raise
         return Enrolment(participant=existing, created=False)
     return Enrolment(participant=participant, created=True)
+
+
+def intruder_group_assign(*, participant: Participant, now: datetime | None = None) -> str:
+    """Give a consented intruder the group whose slots are least spoken for; return it.
+
+    Runs under the study lock, so concurrent consents each count the ones before. Returns ""
+    (and assigns nothing) when no group has a free slot even after reclaiming what may be
+    reclaimed: the participant then sees the "full" page and is offered a group again on
+    their next visit.
+    """
+    study = participant.study
+    slots = intruder_group_slots(study=study)
+    with transaction.atomic():
+        study_lock(study=study)
+        group = _least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+        if not group:
+            study_reclaim_slots(study=study, now=now)
+            group = _least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+        if group:
+            Participant.objects.filter(
+                pk=participant.pk, status=Participant.Status.STARTED, group=""
+            ).update(group=group)
+    participant.refresh_from_db()
+    return participant.group
 
 
 def _clean_id(value: str) -> str:
@@ -197,6 +238,10 @@ def participant_consent_give(
         if changed and participant.study.kind == Study.Kind.COLLECTION:
             writing_tasks_assign(participant=participant, rng=rng)
     participant.refresh_from_db()
+    if changed and participant.study.kind == Study.Kind.INTRUDER:
+        # Only now does the intruder reserve items of a group: an enrolment that never
+        # consents holds nothing.
+        intruder_group_assign(participant=participant, now=now)
 
 
 def participant_consent_decline(*, participant: Participant, now: datetime | None = None) -> None:
@@ -231,6 +276,8 @@ def participant_current_step(
     and the same text; the first time a text is shown is recorded for the time spent.
     """
     progress = None
+    if participant_needs_group(participant=participant):
+        intruder_group_assign(participant=participant, now=now)
     if (
         participant.study.kind == Study.Kind.INTRUDER
         and participant.status == Participant.Status.STARTED

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings as django_settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from intruder.models import Study, StudyMember
+from intruder.selectors.linked import studies_linked_open
 
 EDITABLE_FIELDS = (
     "title",
@@ -22,6 +25,7 @@ EDITABLE_FIELDS = (
     "time_limit_minutes",
     "identification_threshold",
     "is_open",
+    "prolific_study_id",
 )
 
 
@@ -34,6 +38,7 @@ def study_create(*, owner: Any, slug: str, title: str, kind: str, **settings: An
     study = Study(owner=owner, slug=slug, title=title, kind=kind, **settings)
     study.full_clean()
     study.save()
+    study_check_linked_open(study=study)
     return study
 
 
@@ -47,7 +52,28 @@ def study_update(*, study: Study, **changes: Any) -> Study:
         setattr(study, name, value)
     study.full_clean()
     study.save()
+    study_check_linked_open(study=study)
     return study
+
+
+def study_check_linked_open(*, study: Study) -> None:
+    """Refuse an open study while a linked study (same targets, other kind) is open too.
+
+    Writers of a collection study see their targets' names; if the intruder study over the
+    same persons is open at the same time, anyone can sign up as a writer first and learn
+    the answers. The demo (INTRUDER_DEMO) keeps both demo studies open on purpose.
+    """
+    if not study.is_open or django_settings.INTRUDER_DEMO:
+        return
+    if studies_linked_open(study=study).exists():
+        # Not named: the linked study may belong to a researcher this one cannot see.
+        raise ValidationError(
+            {
+                "is_open": "Another open study of the other kind shares target persons with "
+                "this one: its writers would learn the names your intruders are asked to "
+                "find (or the other way round). Close it first, or keep this study closed."
+            }
+        )
 
 
 @transaction.atomic

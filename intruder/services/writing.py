@@ -7,10 +7,8 @@ import random
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from intruder.models import Description, Participant, WritingTask
+from intruder.models import MAX_DESCRIPTION_CHARS, Description, Participant, WritingTask
 from intruder.selectors.participant import study_groups, writer_target_pool
-
-MAX_DESCRIPTION_CHARS = 20_000
 
 
 def writing_tasks_assign(

@@ -40,6 +40,7 @@ from intruder.services.participants import (
     prolific_completion_url,
 )
 from intruder.services.writing import description_submit
+from intruder.throttles import EnrolmentThrottle
 
 # Remembers a participant's token in their browser, so that opening the study's entry URL
 # again without the Prolific query string resumes them.
@@ -74,6 +75,24 @@ REFUSAL_PAGES = {
         "Every text in this study has all the judgments it needs. "
         "Please return the study on Prolific.",
     ),
+    EnrolmentRefused.WRONG_STUDY: (
+        403,
+        "This link is not for this study",
+        "The study ID in this link does not belong to this study. Please open the study "
+        "from Prolific again.",
+    ),
+    EnrolmentRefused.LINKED: (
+        403,
+        "You cannot take part in this study",
+        "You have taken part in a related study, so your answers here would not be "
+        "independent. Please return the study on Prolific. Thank you for your interest.",
+    ),
+    EnrolmentRefused.THROTTLED: (
+        429,
+        "Too many sign-ups",
+        "Too many new participants have started from your network recently. Please try "
+        "again later.",
+    ),
 }
 
 STATUS_PAGES = {
@@ -91,6 +110,11 @@ STATUS_PAGES = {
         "No texts available",
         "There is nothing left for you to do in this study right now. "
         "Please return the study on Prolific.",
+    ),
+    Step.FULL: (
+        "This study is full",
+        "Every text in this study is taken right now. Please reload this page in a few "
+        "minutes, or return the study on Prolific.",
     ),
 }
 
@@ -164,6 +188,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
             prolific_pid=pid,
             prolific_study_id=request.GET.get("STUDY_ID", ""),
             prolific_session_id=request.GET.get("SESSION_ID", ""),
+            admit_new=lambda: EnrolmentThrottle().allow_request(request, None),
         )
     except EnrolmentRefused as refusal:
         status, title, text = REFUSAL_PAGES[refusal.code]
@@ -310,6 +335,24 @@ def write(request: HttpRequest, token: str) -> HttpResponse:
     participant = _participant_or_404(token)
     form = DescriptionForm(request.POST)
     current = participant_current_step(participant=participant)
+    if current.step == Step.WRITE and "\x00" in request.POST.get("text", ""):
+        # NUL cannot be stored (PostgreSQL) and is never typed on purpose (a paste from a
+        # binary file): say so and show the text without it, rather than drop it silently.
+        cleaned = form.data.copy()
+        cleaned["text"] = cleaned["text"].replace("\x00", "")
+        return _render_step(
+            request,
+            participant,
+            current,
+            form=DescriptionForm(cleaned),
+            errors={
+                "text": [
+                    "Your text contained an invalid (NUL) character. We removed it: please "
+                    "check your text and submit again."
+                ]
+            },
+            status=400,
+        )
     if not form.is_valid() or current.step != Step.WRITE:
         return _home(participant)
     position = form.cleaned_data["position"]

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -24,6 +25,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from intruder.models import AnonymizedText, Job, PersonGroup, Study
+from intruder.selectors.linked import studies_linked
 from intruder.selectors.researcher import (
     FLAGGED,
     job_status,
@@ -80,7 +82,21 @@ class StudyEditForm(StudyForm):
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(help_text="CSV or JSONL (.csv, .jsonl); see the README for fields.")
+    file = forms.FileField(
+        help_text="CSV or JSONL (.csv, .jsonl); see the README for fields.",
+        error_messages={"required": "Choose a CSV or JSONL file to import."},
+    )
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data["file"]
+        limit_mb = settings.INTRUDER_IMPORT_MAX_MB
+        if upload.size > limit_mb * 1024 * 1024:
+            raise ValidationError(
+                f"The file is {upload.size / 1024 / 1024:.1f} MB; the largest import is "
+                f"{limit_mb:g} MB (INTRUDER_IMPORT_MAX_MB). Split it, or use "
+                "`manage.py import_study_data`."
+            )
+        return upload
 
 
 @login_required
@@ -152,7 +168,9 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "import_form": ImportForm(),
         "entry_url": f"{entry}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
         f"&SESSION_ID={{{{%SESSION_ID%}}}}",
-        "example_entry_url": f"{entry}?PROLIFIC_PID=TEST{study.pk:04d}&STUDY_ID=demo&SESSION_ID=s1",
+        "example_entry_url": f"{entry}?PROLIFIC_PID=TEST{study.pk:04d}"
+        f"&STUDY_ID={study.prolific_study_id or 'demo'}&SESSION_ID=s1",
+        **_linked_context(study, request.user),
         "tables": list(exports.TABLES),
         "targets_by_group": dict(
             study.targets.order_by()
@@ -164,6 +182,13 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "researcher/study_detail.html", context)
 
 
+def _linked_context(study: Study, user: Any) -> dict[str, Any]:
+    """Return the linked studies the user may see, and how many others exist (not named)."""
+    linked = studies_linked(study=study)
+    visible = list(linked.filter(pk__in=studies_visible_to(user).values("pk")))
+    return {"linked_studies": visible, "linked_hidden": linked.count() - len(visible)}
+
+
 @login_required
 @require_POST
 def study_import(request: HttpRequest, slug: str) -> HttpResponse:
@@ -171,7 +196,7 @@ def study_import(request: HttpRequest, slug: str) -> HttpResponse:
     study, _ = _study_for(request, slug, edit=True)
     form = ImportForm(request.POST, request.FILES)
     if not form.is_valid():
-        messages.error(request, "Choose a CSV or JSONL file to import.")
+        messages.error(request, " ".join(form.errors.get("file", [])))
         return redirect("researcher-study", slug=study.slug)
     upload = form.cleaned_data["file"]
     try:
@@ -252,9 +277,8 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     study, role = _study_for(request, slug)
     status = request.GET.get("status", "")
     texts = review_texts(study, status)
-    page_arg = request.GET.get("page", "1")
-    page = max(1, int(page_arg)) if page_arg.isdigit() else 1
     total = len(texts)
+    page = _page_number(request.GET.get("page", "1"), total)
     page_texts = texts[(page - 1) * REVIEW_PAGE_SIZE : page * REVIEW_PAGE_SIZE]
     rows = [{"text": t, "warnings": anonymization.leak_warnings(t)} for t in page_texts]
     flagged = len(review_texts(study, FLAGGED))
@@ -273,6 +297,18 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
             "flagged_drafts": flagged,
         },
     )
+
+
+def _page_number(value: str, total: int) -> int:
+    """Return the review page asked for, within the pages there are (1 for anything odd).
+
+    `str.isdigit` accepts "²" and other digits `int` refuses, and a 5000-digit number would
+    overflow the database's OFFSET: only ASCII digits count, and the page is clamped.
+    """
+    last = max(1, -(-total // REVIEW_PAGE_SIZE))
+    if not (value.isascii() and value.isdigit()):
+        return 1
+    return last if len(value) > 9 else min(max(1, int(value)), last)
 
 
 def highlight_original(original: str, spans: list[dict[str, Any]]) -> SafeString:

@@ -13,6 +13,7 @@ from intruder.selectors.participant import intruder_group_capacities
 from intruder.services.participants import (
     EnrolmentRefused,
     intruder_group_choose,
+    participant_consent_give,
     participant_enroll,
 )
 from tests.intruder.factories import (
@@ -193,10 +194,14 @@ def test_abandoned_slots_do_not_make_a_study_full():
 
 
 def enrolled_groups(study, count):
-    return Counter(
-        participant_enroll(study=study, prolific_pid=f"CROWD{i:04d}").participant.group
-        for i in range(count)
-    )
+    """Enrol and consent `count` intruders; return how many each group got (given at consent)."""
+    groups = Counter()
+    for i in range(count):
+        participant = participant_enroll(study=study, prolific_pid=f"CROWD{i:04d}").participant
+        assert participant.group == ""  # no group, so nothing held, before consent
+        participant_consent_give(participant=participant)
+        groups[participant.group] += 1
+    return groups
 
 
 def test_a_crowd_enrolling_before_any_assignment_spreads_over_the_groups():

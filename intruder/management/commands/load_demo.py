@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from intruder.demo import DEFAULT_PASSWORD, load_demo
+from intruder.auth import DEMO_PASSWORD
+from intruder.demo import load_demo
 from intruder.models import AnonymizedText
 
 
@@ -20,8 +22,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument(
             "--password",
-            default=os.environ.get("DEMO_RESEARCHER_PASSWORD", DEFAULT_PASSWORD),
-            help="Password of the demo researcher (env DEMO_RESEARCHER_PASSWORD).",
+            default=os.environ.get("DEMO_RESEARCHER_PASSWORD", DEMO_PASSWORD),
+            help="Password of the demo researcher (env DEMO_RESEARCHER_PASSWORD). The default, "
+            "well-known one logs in only with INTRUDER_DEMO=1 (scripts/demo.sh).",
         )
         parser.add_argument(
             "--base-url",
@@ -63,7 +66,12 @@ class Command(BaseCommand):
                     "Demo ready.",
                     f"  Researcher pages: {base}/r/   (admin: {base}/admin/)",
                     f"    username: {report.username}",
-                    f"    password: {report.password}",
+                    f"    password: {report.password}"
+                    + (
+                        "   (works only with INTRUDER_DEMO=1, as scripts/demo.sh sets)"
+                        if report.password == DEMO_PASSWORD and not settings.INTRUDER_DEMO
+                        else ""
+                    ),
                     "  Writer (description collection), one link per made-up Prolific ID:",
                     f"    {base}/s/{report.collection.slug}/"
                     "?PROLIFIC_PID=DEMOWRITER01&STUDY_ID=demo&SESSION_ID=w1",
