@@ -30,6 +30,7 @@ import os
 import platform
 import random
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -606,6 +607,10 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "intruder.settings")
     env["DJANGO_DEBUG"] = "0"
+    # The server refuses the public default key with DEBUG off; the benchmark's own is fine.
+    env.setdefault("DJANGO_SECRET_KEY", secrets.token_urlsafe(50))
+    # Every simulated participant comes from 127.0.0.1: the per-client limit would stop them.
+    env["INTRUDER_ENROLMENT_RATE"] = ""
     try:
         if not env.get("DATABASE_URL", "").startswith("postgres"):
             if cfg.url:

@@ -1,8 +1,12 @@
 """URL map: participant flows, researcher pages, analyses, REST API, admin."""
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
+
+from intruder.converters import DatabaseIdConverter
+
+register_converter(DatabaseIdConverter, "id")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

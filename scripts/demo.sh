@@ -7,6 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 . .venv/bin/activate
+# Demo mode: the well-known demo password logs in, and the two demo studies over the same
+# invented persons may be open together (never set INTRUDER_DEMO in a real deployment).
+export INTRUDER_DEMO=1
+# A random secret key kept in var/ (the server refuses the public default with DEBUG off).
+KEY_FILE="${INTRUDER_VAR_DIR:-var}/secret_key"
+mkdir -p "$(dirname "$KEY_FILE")"
+[ -s "$KEY_FILE" ] || (umask 077; python -c 'import secrets; print(secrets.token_urlsafe(50))' >"$KEY_FILE")
+export DJANGO_SECRET_KEY=${DJANGO_SECRET_KEY:-$(cat "$KEY_FILE")}
 HOST=${DEMO_HOST:-127.0.0.1}
 PORT=${DEMO_PORT:-8000}
 if [ "$HOST" = "0.0.0.0" ]; then

@@ -1,12 +1,17 @@
 """Query-string filters of the API's list endpoints (django-filter).
 
 Study filters take the numeric id, never a model choice: a choice field would answer
-"not a valid choice" for other researchers' studies and so confirm that they exist.
+"not a valid choice" for other researchers' studies and so confirm that they exist. Ids are
+whole numbers that fit the database's 64-bit column; anything else is a 400, never a
+database overflow (a 500).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters as filters
+from django import forms
 
 from intruder.models import (
     AnonymizedText,
@@ -18,6 +23,19 @@ from intruder.models import (
     Study,
     TargetPerson,
 )
+
+MAX_DATABASE_ID = 2**63 - 1
+
+
+class IdFilter(filters.NumberFilter):
+    """Filter by a row id: an integer from 0 to 2**63 - 1."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", 0)
+        kwargs.setdefault("max_value", MAX_DATABASE_ID)
+        super().__init__(*args, **kwargs)
 
 
 class StudyFilter(filters.FilterSet):
@@ -31,7 +49,7 @@ class StudyFilter(filters.FilterSet):
 
 
 class TargetFilter(filters.FilterSet):
-    study = filters.NumberFilter(field_name="study_id")
+    study = IdFilter(field_name="study_id")
     group = filters.ChoiceFilter(choices=PersonGroup.choices)
     key = filters.CharFilter()
 
@@ -41,10 +59,10 @@ class TargetFilter(filters.FilterSet):
 
 
 class DescriptionFilter(filters.FilterSet):
-    study = filters.NumberFilter(field_name="study_id")
-    target = filters.NumberFilter(field_name="target_id")
+    study = IdFilter(field_name="study_id")
+    target = IdFilter(field_name="target_id")
     group = filters.ChoiceFilter(field_name="target__group", choices=PersonGroup.choices)
-    writer = filters.NumberFilter(field_name="writer_id")
+    writer = IdFilter(field_name="writer_id")
     external_id = filters.CharFilter()
 
     class Meta:
@@ -53,8 +71,8 @@ class DescriptionFilter(filters.FilterSet):
 
 
 class AnonymizedTextFilter(filters.FilterSet):
-    study = filters.NumberFilter(field_name="description__study_id")
-    description = filters.NumberFilter(field_name="description_id")
+    study = IdFilter(field_name="description__study_id")
+    description = IdFilter(field_name="description_id")
     group = filters.ChoiceFilter(
         field_name="description__target__group", choices=PersonGroup.choices
     )
@@ -67,7 +85,7 @@ class AnonymizedTextFilter(filters.FilterSet):
 
 
 class ParticipantFilter(filters.FilterSet):
-    study = filters.NumberFilter(field_name="study_id")
+    study = IdFilter(field_name="study_id")
     status = filters.ChoiceFilter(choices=Participant.Status.choices)
     group = filters.ChoiceFilter(choices=PersonGroup.choices)
     prolific_pid = filters.CharFilter()
@@ -78,9 +96,9 @@ class ParticipantFilter(filters.FilterSet):
 
 
 class JudgmentFilter(filters.FilterSet):
-    study = filters.NumberFilter(field_name="participant__study_id")
-    participant = filters.NumberFilter(field_name="participant_id")
-    text = filters.NumberFilter(field_name="text_id")
+    study = IdFilter(field_name="participant__study_id")
+    participant = IdFilter(field_name="participant_id")
+    text = IdFilter(field_name="text_id")
     group = filters.ChoiceFilter(
         field_name="text__description__target__group",
         choices=PersonGroup.choices,
@@ -95,7 +113,7 @@ class JudgmentFilter(filters.FilterSet):
 
 
 class JobFilter(filters.FilterSet):
-    study = filters.NumberFilter(field_name="study_id")
+    study = IdFilter(field_name="study_id")
     status = filters.ChoiceFilter(choices=Job.Status.choices)
     kind = filters.CharFilter()
 

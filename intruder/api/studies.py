@@ -103,6 +103,7 @@ class StudyCreateApi(APIView):
 
         class Meta(StudySettingsInputSerializer.Meta):
             ref_name = "StudyCreateInput"
+            fields = ["slug", *EDITABLE_FIELDS]
 
     @extend_schema(
         request=InputSerializer,
