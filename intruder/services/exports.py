@@ -192,7 +192,9 @@ def render_table(study: Study, table: str, fmt: str) -> str:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
         return out.getvalue()
     columns = COLUMNS[table]
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    # RFC 4180 line ends: the csv module quotes a cell only for the characters of its line
+    # terminator, and with "\n" a bare "\r" in an answer went out unquoted and split the row.
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\r\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({c: _csv_value(c, row[c]) for c in columns})
