@@ -16,11 +16,17 @@ from intruder.api.texts import (
     AnonymizedTextSpansUpdateApi,
     AnonymizedTextStatusUpdateApi,
 )
+from intruder.throttles import TokenObtainThrottle
 
 app_name = "api"
 
 urlpatterns = [
-    path("auth/token/", ObtainAuthToken.as_view(), name="token-obtain"),
+    # Password guesses: rate-limited per client here, and django-axes locks the username.
+    path(
+        "auth/token/",
+        ObtainAuthToken.as_view(throttle_classes=[TokenObtainThrottle]),
+        name="token-obtain",
+    ),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
