@@ -1,7 +1,11 @@
 """URL patterns of the REST API (researchers only; token or session authentication)."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerSplitView,
+)
 from rest_framework.authtoken.views import ObtainAuthToken
 
 from intruder.api.descriptions import DescriptionDetailApi, DescriptionListApi
@@ -28,7 +32,9 @@ urlpatterns = [
         name="token-obtain",
     ),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # The split view serves Swagger UI's settings as a script file: no inline script, so the
+    # page works under the Content-Security-Policy.
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
     path("studies/", StudyListApi.as_view(), name="study-list"),
     path("studies/create/", StudyCreateApi.as_view(), name="study-create"),

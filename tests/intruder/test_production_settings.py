@@ -217,3 +217,36 @@ def test_a_worker_draining_the_queue_gives_up_after_repeated_database_errors(mon
     monkeypatch.setattr(jobs, "job_claim_next", always_locked)
     with pytest.raises(OperationalError):
         jobs.run_db_worker(once=True, poll_interval_s=0.001, log=lambda line: None)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", ["/api/docs/", "/api/redoc/", "/admin/login/"])
+def test_api_docs_and_admin_need_no_inline_script_and_no_cdn(client, url: str) -> None:
+    client.force_login(make_user(is_staff=True, is_superuser=True))
+    body = client.get(url).content.decode()
+    assert "<script>" not in body.replace(" ", "")
+    assert "cdn.jsdelivr.net" not in body
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "query",
+    ["study=9223372036854775808", "study=-1", "study=99999999999999999999999", "study=1.5"],
+)
+@pytest.mark.parametrize(
+    "endpoint", ["targets", "descriptions", "anonymized-texts", "participants", "judgments", "jobs"]
+)
+def test_id_filters_out_of_range_answer_400_not_500(endpoint: str, query: str) -> None:
+    api = APIClient()
+    api.force_authenticate(make_user())
+    assert api.get(f"/api/{endpoint}/?{query}").status_code == 400
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("pk", ["9223372036854775808", "9" * 40])
+def test_path_ids_out_of_range_answer_404_not_500(client, pk: str) -> None:
+    api = APIClient()
+    api.force_authenticate(make_user())
+    assert api.get(f"/api/studies/{pk}/").status_code == 404
+    assert api.get(f"/api/jobs/{pk}/").status_code == 404
+    assert api.get("/api/judgments/?study=9223372036854775807").status_code == 200
