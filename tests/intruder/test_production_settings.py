@@ -250,3 +250,33 @@ def test_path_ids_out_of_range_answer_404_not_500(client, pk: str) -> None:
     assert api.get(f"/api/studies/{pk}/").status_code == 404
     assert api.get(f"/api/jobs/{pk}/").status_code == 404
     assert api.get("/api/judgments/?study=9223372036854775807").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_post_behind_a_proxy_on_another_host_needs_one_of_the_documented_fixes(settings):
+    # docs/operations.md, "Behind a proxy": the browser sends Origin https://..., but without a
+    # trusted proxy header the request looks like plain HTTP and CSRF refuses it (403).
+    settings.ALLOWED_HOSTS = ["study.example.org"]
+    make_user(username="carol", password="correct-horse-9")
+
+    def login(**headers: str) -> int:
+        client = Client(enforce_csrf_checks=True, HTTP_HOST="study.example.org")
+        client.get("/accounts/login/", **headers)
+        token = client.cookies["csrftoken"].value
+        form = {"username": "carol", "password": "correct-horse-9", "csrfmiddlewaretoken": token}
+        return client.post(
+            "/accounts/login/",
+            form,
+            HTTP_ORIGIN="https://study.example.org",
+            HTTP_X_FORWARDED_PROTO="https",
+            **headers,
+        ).status_code
+
+    assert login() == 403
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    assert login() == 302
+    settings.SECURE_PROXY_SSL_HEADER = None
+    settings.CSRF_TRUSTED_ORIGINS = ["https://study.example.org"]
+    assert login() == 302
+    settings.CSRF_TRUSTED_ORIGINS = []
+    assert login(**{"wsgi.url_scheme": "https"}) == 302  # what a trusted gunicorn sets
