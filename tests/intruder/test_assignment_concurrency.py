@@ -14,7 +14,7 @@ from django.db import connection, connections
 from intruder.models import Assignment, Judgment, Participant, PersonGroup, Study
 from intruder.services.assignment import assignment_next
 from intruder.services.judgments import judgment_submit
-from intruder.services.participants import participant_enroll
+from intruder.services.participants import participant_consent_give, participant_enroll
 from tests.intruder.factories import make_participant, make_study, make_text, make_texts
 
 pytestmark = [
@@ -140,7 +140,11 @@ def test_a_crowd_enrolling_at_the_same_moment_is_balanced_over_the_groups():
         make_texts(study=study, count=4, group=group)
 
     def enrol(index: int) -> None:
-        participant_enroll(study=Study.objects.get(pk=study.pk), prolific_pid=f"RACE{index:04d}")
+        # The group is chosen at consent, under the study's lock.
+        enrolment = participant_enroll(
+            study=Study.objects.get(pk=study.pk), prolific_pid=f"RACE{index:04d}"
+        )
+        participant_consent_give(participant=enrolment.participant)
 
     errors = run_threads(enrol, [(i,) for i in range(18)])
     assert errors == []
