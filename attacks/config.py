@@ -55,8 +55,11 @@ class TRIAConfig:
         default="public_knowledge", metadata={"help": "Background-knowledge (training) column."}
     )
     dev_set_column_name: str | None = field(
-        default="dev_abstract",
-        metadata={"help": "Column used to pick the best epoch; null disables selection."},
+        default=None,
+        metadata={
+            "help": "Column used to pick the best epoch; null (the reference's default) "
+            "disables selection and keeps the last epoch."
+        },
     )
     anonymize_background_knowledge: bool = field(
         default=True, metadata={"help": "Add B_D', the spaCy-NER-anonymized copy of B_D."}

@@ -30,6 +30,7 @@ def tria_run(tmp_path_factory, tiny_bert_dir):
     synthetic_frame().to_json(data, orient="records")
     config = TRIAConfig(
         data_file_path=str(data),
+        dev_set_column_name="dev_abstract",
         base_model_name=str(tiny_bert_dir),
         pretraining_epochs=1,
         pretraining_sliding_window="64-16",
