@@ -67,6 +67,13 @@ def test_parse_sliding_window(length: int, overlap: int):
     assert parse_sliding_window(f"{length}-{overlap}") == (length, overlap)
 
 
+@pytest.mark.parametrize("spec", ["No", "no", " NO "])
+def test_no_sliding_window_means_sentence_splitting(spec: str):
+    assert parse_sliding_window(spec) is None
+    config = TRIAConfig(finetuning_sliding_window=spec, pretraining_sliding_window=spec)
+    assert config.finetuning_window is None and config.pretraining_window is None
+
+
 def _without(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     return frame.drop(columns=[column])
 
