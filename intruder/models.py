@@ -85,6 +85,7 @@ class Study(models.Model):
     )
     is_open = models.BooleanField(default=True, help_text="Whether new participants may enrol.")
     prolific_study_id = models.CharField(
+        "Prolific study ID",
         max_length=64,
         blank=True,
         validators=[RegexValidator(PROLIFIC_ID_PATTERN, "Not a Prolific study ID.")],

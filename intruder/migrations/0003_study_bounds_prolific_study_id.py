@@ -36,7 +36,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='study',
             name='prolific_study_id',
-            field=models.CharField(blank=True, help_text="Prolific's STUDY_ID of this study: entry links with another STUDY_ID are refused. Empty = any STUDY_ID (pilots only).", max_length=64, validators=[django.core.validators.RegexValidator('^[A-Za-z0-9_-]{1,64}$', 'Not a Prolific study ID.')]),
+            field=models.CharField(blank=True, help_text="Prolific's STUDY_ID of this study: entry links with another STUDY_ID are refused. Empty = any STUDY_ID (pilots only).", max_length=64, validators=[django.core.validators.RegexValidator('^[A-Za-z0-9_-]{1,64}$', 'Not a Prolific study ID.')], verbose_name='Prolific study ID'),
         ),
         migrations.AlterField(
             model_name='study',

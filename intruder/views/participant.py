@@ -72,8 +72,8 @@ REFUSAL_PAGES = {
     EnrolmentRefused.FULL: (
         403,
         "This study is full",
-        "Every text in this study has all the judgments it needs. "
-        "Please return the study on Prolific.",
+        "Every text in this study has all the judgments it needs, or is being judged by "
+        "someone else right now. Please return the study on Prolific.",
     ),
     EnrolmentRefused.WRONG_STUDY: (
         403,
