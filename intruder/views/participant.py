@@ -103,8 +103,9 @@ STATUS_PAGES = {
     ),
     Step.TIMED_OUT: (
         "Time limit reached",
-        "The time limit for this study has passed, so your place was given to someone else. "
-        "Please return the study on Prolific.",
+        "The time limit for this study has passed (or your first text stayed unanswered "
+        "while others were waiting), so your place was given to someone else. Please return "
+        "the study on Prolific.",
     ),
     Step.NOTHING_LEFT: (
         "No texts available",
