@@ -10,9 +10,11 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
+from intruder.auth import DEMO_PASSWORD
 from intruder.demo import DEMO_DIR, load_demo
 from intruder.models import AnonymizedText, Description, Job, Study, TargetPerson
 from intruder.services import anonymization
+from intruder.services.participants import EnrolmentRefused, participant_enroll
 from tests.intruder.fake_anonymizer import FakeAnonymizer
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "anonymize" / "models"
@@ -117,3 +119,33 @@ def test_demo_with_the_shipped_model_masks_names(settings) -> None:
     assert all(t.spans for t in texts)
     leaking = [t.pk for t in texts if anonymization.leak_warnings(t)]
     assert len(leaking) <= 3, leaking
+
+
+@pytest.mark.django_db
+def test_the_demo_studies_both_admit_participants_only_in_demo_mode(
+    fake_anonymizer, settings
+) -> None:
+    # The two demo studies share their invented persons, i.e. they are linked: only the demo
+    # (INTRUDER_DEMO=1, set by scripts/demo.sh) keeps both open to new participants.
+    load_demo(password="pw-demo-test")
+    intruder = Study.objects.get(slug="demo-intruder")
+    settings.INTRUDER_DEMO = True
+    assert participant_enroll(study=intruder, prolific_pid="DEMOINTRUDER01").created
+    settings.INTRUDER_DEMO = False
+    with pytest.raises(EnrolmentRefused):
+        participant_enroll(study=intruder, prolific_pid="DEMOINTRUDER02")
+    # A PID that played the writer is refused as an intruder, in the demo too.
+    settings.INTRUDER_DEMO = True
+    collection = Study.objects.get(slug="demo-collection")
+    participant_enroll(study=collection, prolific_pid="DEMOWRITER01")
+    with pytest.raises(EnrolmentRefused):
+        participant_enroll(study=intruder, prolific_pid="DEMOWRITER01")
+
+
+@pytest.mark.django_db
+def test_the_well_known_demo_password_logs_in_only_in_demo_mode(fake_anonymizer, settings):
+    load_demo()
+    settings.INTRUDER_DEMO = False
+    assert authenticate(username="researcher", password=DEMO_PASSWORD) is None
+    settings.INTRUDER_DEMO = True
+    assert authenticate(username="researcher", password=DEMO_PASSWORD) is not None
