@@ -5,8 +5,10 @@ is locked"), and the worker died on its own after a 41 MB import. This runs a 20
 (made-up descriptions, written here) into one study of a fresh file-backed SQLite database
 while participant threads enrol, consent, read the instructions and claim a text in another
 study, and reports their errors and latencies, and the longest write transaction of the
-import. Two modes: the import as shipped (batches of WRITE_BATCH_ROWS rows per transaction)
-and everything in one transaction (as before the fix).
+import. Three ways of writing: as shipped (bulk inserts, WRITE_BATCH_ROWS rows per
+transaction), bulk inserts all in one transaction, and one INSERT per row in one transaction
+(the import before this change). The database settings are the shipped ones (WAL, BEGIN
+IMMEDIATE, 20 s busy timeout) in all three; participants run as threads of the same process.
 
     flock /tmp/heavy.lock python benchmarks/sqlite_import_contention.py \
         [--mb 20] [--participants 4] [--out benchmarks/results/sqlite_import_contention.json]
@@ -51,7 +53,22 @@ def synthetic_jsonl(megabytes: float, seed: int = 7) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_mode(batch_rows: int | None, content: str, participants: int) -> dict:
+def per_row_writes(study, batch, stored, report, created) -> None:
+    """The import's writes before batching: one INSERT per row, all in one transaction."""
+    from intruder.models import Description
+
+    for item in batch:
+        description = Description.objects.create(
+            study=study, target=stored[item.target_key], external_id=item.external_id,
+            text=item.text,
+        )  # fmt: skip
+        created.append(description.pk)
+        report.descriptions_created += 1
+
+
+def run_mode(
+    batch_rows: int | None, content: str, participants: int, per_row: bool = False
+) -> dict:
     from django.db import connection, connections
     from django.test import Client
     from django.urls import reverse
@@ -67,7 +84,7 @@ def run_mode(batch_rows: int | None, content: str, participants: int) -> dict:
 
     original_batch = imports.WRITE_BATCH_ROWS
     imports.WRITE_BATCH_ROWS = batch_rows or 10**9
-    real_write = imports._write_descriptions
+    real_write = per_row_writes if per_row else imports._write_descriptions
     holds: list[float] = []
 
     def timed_write(*args, **kwargs):
@@ -77,6 +94,7 @@ def run_mode(batch_rows: int | None, content: str, participants: int) -> dict:
         finally:
             holds.append(time.perf_counter() - started)
 
+    original_write = imports._write_descriptions
     imports._write_descriptions = timed_write
     done = threading.Event()
     results: list[tuple[float, int, str]] = []
@@ -116,7 +134,7 @@ def run_mode(batch_rows: int | None, content: str, participants: int) -> dict:
                 note = "server error"
             with lock:
                 results.append((time.perf_counter() - started, status, note))
-            time.sleep(0.2)
+            time.sleep(0.05)
         connections.close_all()
 
     # Warm up (URLconf, views, templates load on the first request), then measure.
@@ -132,11 +150,17 @@ def run_mode(batch_rows: int | None, content: str, participants: int) -> dict:
         thread.start()
     for thread in threads:
         thread.join()
-    imports._write_descriptions = real_write
+    imports._write_descriptions = original_write
     imports.WRITE_BATCH_ROWS = original_batch
     latencies = sorted(r[0] for r in results)
     return {
-        "batch_rows": batch_rows or "all (one transaction)",
+        "writes": (
+            "one INSERT per row, one transaction (before)"
+            if per_row
+            else f"bulk, {batch_rows} rows per transaction"
+            if batch_rows
+            else "bulk, all rows in one transaction"
+        ),
         "import": import_report,
         "longest_write_transaction_s": round(max(holds), 3) if holds else None,
         "write_transactions": len(holds),
@@ -172,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
 
     call_command("migrate", verbosity=0)
     content = synthetic_jsonl(args.mb)
-    modes = [run_mode(500, content, args.participants), run_mode(None, content, args.participants)]
+    modes = [
+        run_mode(500, content, args.participants),
+        run_mode(None, content, args.participants),
+        run_mode(None, content, args.participants, per_row=True),
+    ]
     result = {
         "file_mb": round(len(content) / 1e6, 1),
         "rows": content.count("\n"),
