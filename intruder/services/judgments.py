@@ -151,9 +151,9 @@ def judgment_submit(
             # Claim the assignment: only one request moves it from active (or, late, from
             # released) to completed. A late claim of a slot someone else holds now breaks
             # the slot constraint and lands in the except below.
-            claimed = Assignment.objects.filter(
-                pk=assignment.pk, status=assignment.status
-            ).update(status=Assignment.Status.COMPLETED, completed_at=now)
+            claimed = Assignment.objects.filter(pk=assignment.pk, status=assignment.status).update(
+                status=Assignment.Status.COMPLETED, completed_at=now
+            )
             if not claimed:
                 raise IntegrityError("assignment is no longer active")
             if late:

@@ -227,7 +227,9 @@ def home(request: HttpRequest, token: str) -> HttpResponse:
     return _render_step(request, participant, current)
 
 
-def _render_step(request: HttpRequest, participant: Participant, current: CurrentStep) -> HttpResponse:
+def _render_step(
+    request: HttpRequest, participant: Participant, current: CurrentStep
+) -> HttpResponse:
     study = participant.study
     token = participant.token
     step = current.step
