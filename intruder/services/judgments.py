@@ -12,6 +12,9 @@ from django.utils import timezone
 from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
 
+# Shown when neither yes nor no was chosen (the participant form and the preview).
+CHOICE_REQUIRED = "Please say whether you could identify the person."
+
 # Client-reported times above this are not plausible for one text and are ignored.
 MAX_CLIENT_TIME_MS = 24 * 3600 * 1000
 

@@ -43,7 +43,7 @@ from intruder.services.form_state import (
     judge_task_key,
     write_task_key,
 )
-from intruder.services.judgments import JudgmentRejected, judgment_submit
+from intruder.services.judgments import CHOICE_REQUIRED, JudgmentRejected, judgment_submit
 from intruder.services.participants import (
     CurrentStep,
     EnrolmentRefused,
@@ -127,7 +127,7 @@ class JudgmentForm(forms.Form):
         choices=[("yes", "Yes"), ("no", "No")],
         coerce=lambda value: value == "yes",
         widget=forms.RadioSelect,
-        error_messages={"required": "Please say whether you could identify the person."},
+        error_messages={"required": CHOICE_REQUIRED},
     )
     guessed_name = forms.CharField(required=False, max_length=200)
     revealing_text = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
