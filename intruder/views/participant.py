@@ -11,6 +11,7 @@ are shared with the researchers' preview (`views.preview`), which renders the sa
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from datetime import timedelta
@@ -306,7 +307,8 @@ def _render_step(
 def _seconds_left(assignment: Assignment, study: Study) -> int:
     """Return the seconds until the text's time limit (the rule of `assignment_expired`)."""
     deadline = assignment.assigned_at + timedelta(minutes=study.time_limit_minutes)
-    return max(0, int((deadline - timezone.now()).total_seconds()))
+    # Rounded up: the page never says "time is up" before the server would release the text.
+    return max(0, math.ceil((deadline - timezone.now()).total_seconds()))
 
 
 def time_warning_seconds(study: Study) -> int:
