@@ -191,3 +191,12 @@ def test_writer_enrolment_in_a_study_without_targets_is_refused(client):
     empty = make_study(kind=Study.Kind.COLLECTION)
     with pytest.raises(EnrolmentRefused):
         participant_enroll(study=empty, prolific_pid="ABC")
+
+
+def test_a_rejected_text_with_nul_characters_is_kept_without_them(client, study):
+    # PostgreSQL's jsonb cannot store NUL: the kept answer drops it rather than failing.
+    home = enter(client, study)
+    client.post(f"{home}consent/", {"decision": "agree"})
+    response = client.post(f"{home}write/", {"position": 1, "text": "Too\x00 short"})
+    assert response.status_code == 302
+    assert b">Too short</textarea>" in client.get(home).content
