@@ -429,14 +429,15 @@ def write(request: HttpRequest, token: str) -> HttpResponse:
     """Store one description; a rejected one is kept with its error and shown after redirect."""
     participant = _participant_or_404(token)
     form = DescriptionForm(request.POST)
+    form.is_valid()
+    position = form.cleaned_data.get("position")
     current = participant_current_step(participant=participant)
-    if not form.is_valid() or current.step != Step.WRITE:
-        return _home(participant)
-    position = form.cleaned_data["position"]
-    if position != current.task.position:
+    if current.step != Step.WRITE or position != current.task.position:
         # A stale tab posting a task already written (no-op) or one not reached yet.
         return _home(participant)
     try:
+        if form.errors:  # e.g. characters no text may hold
+            raise ValidationError({k: list(v) for k, v in form.errors.items()})
         description_submit(
             participant=participant, position=position, text=form.cleaned_data["text"]
         )
@@ -444,7 +445,7 @@ def write(request: HttpRequest, token: str) -> HttpResponse:
         form_state_keep(
             participant=participant,
             task=write_task_key(position),
-            values={"text": form.cleaned_data["text"]},
+            values={"text": request.POST.get("text", "")},
             errors=error.message_dict,
         )
     else:

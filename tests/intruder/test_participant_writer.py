@@ -199,4 +199,6 @@ def test_a_rejected_text_with_nul_characters_is_kept_without_them(client, study)
     client.post(f"{home}consent/", {"decision": "agree"})
     response = client.post(f"{home}write/", {"position": 1, "text": "Too\x00 short"})
     assert response.status_code == 302
-    assert b">Too short</textarea>" in client.get(home).content
+    page = client.get(home).content
+    assert b">Too short</textarea>" in page
+    assert b"Null characters are not allowed" in page
