@@ -4,8 +4,8 @@ The preview walks the real participant templates (consent, instructions, texts o
 tasks, debrief) with the study's own texts, and checks answers with the participants' own
 validation, but it never enrols a participant, claims a slot or stores an answer: nothing
 it does reaches the study's tables, exports or analyses. What it must remember between pages
-(which texts it drew, a rejected answer to show after the redirect) lives in the
-researcher's own session, passed in and out as a plain dict.
+(which texts it drew, a rejected answer to show after the redirect) is a plain dict that the
+view keeps in the researcher's browser.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from intruder.services.form_state import RejectedAnswer
 from intruder.services.judgments import CHOICE_REQUIRED, judgment_validate
 from intruder.services.writing import description_validate
 
+# The preview keeps a rejected answer in a cookie: a long text is shown cut at this length.
+MAX_KEPT_PREVIEW_CHARS = 3000
 RELEASE_FIRST = "release texts first"
 IMPORT_TARGETS_FIRST = "import targets first"
 
@@ -40,7 +42,7 @@ class PreviewPlan:
         return len(self.texts) or len(self.targets)
 
 
-def preview_session_new() -> dict:
+def preview_state_new() -> dict:
     """Return a fresh preview state (a new draw of texts or targets)."""
     return {"seed": secrets.randbelow(2**31), "rejected": {}}
 
@@ -92,7 +94,8 @@ def preview_answer_check(
                 other_knowledge=values.get("other_knowledge", ""),
             )
     except ValidationError as error:
-        state["rejected"] = {"task": task, "values": values, "errors": error.message_dict}
+        kept = {name: value[:MAX_KEPT_PREVIEW_CHARS] for name, value in values.items()}
+        state["rejected"] = {"task": task, "values": kept, "errors": error.message_dict}
         return error.message_dict
     state["rejected"] = {}
     return {}

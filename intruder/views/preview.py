@@ -2,9 +2,9 @@
 
 Every page is rendered from the participant templates with the study's own texts (or
 targets) and a "Preview - nothing is recorded" banner. Answers are checked as participants'
-are and follow post/redirect/get, errors included, but the only thing written is the
-researcher's own session (which texts were drawn, the rejected answer to show again):
-no participant, assignment, judgment or description is ever created.
+are and follow post/redirect/get, errors included, but nothing is written to the database,
+not even the session: what the preview must carry from page to page (which texts were drawn,
+a rejected answer to show again) travels in a signed cookie of the researcher's browser.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from django.contrib.auth.decorators import login_required
+from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -27,7 +28,7 @@ from intruder.services.preview import (
     preview_answer_check,
     preview_plan,
     preview_rejected,
-    preview_session_new,
+    preview_state_new,
 )
 from intruder.views.participant import (
     STATUS_PAGES,
@@ -36,7 +37,9 @@ from intruder.views.participant import (
     write_page_context,
 )
 
-SESSION_KEY = "intruder-preview"
+COOKIE_SALT = "intruder.preview"
+COOKIE_AGE = 12 * 3600
+MAX_COOKIE_BYTES = 3800
 JUDGMENT_FIELDS = ("self_identified", "guessed_name", "revealing_text", "other_knowledge")
 
 
@@ -48,20 +51,48 @@ def _study(request: HttpRequest, slug: str) -> Study:
     return study
 
 
-def _state(request: HttpRequest, study: Study, *, fresh: bool = False) -> dict:
-    states = request.session.setdefault(SESSION_KEY, {})
-    if fresh or study.slug not in states:
-        states[study.slug] = preview_session_new()
-        request.session.modified = True
-    return states[study.slug]
+def _cookie_name(study: Study) -> str:
+    return f"intruder_preview_{study.pk}"
+
+
+def _state(request: HttpRequest, study: Study) -> dict:
+    """Return the preview's state from its cookie, or a fresh one."""
+    try:
+        state = signing.loads(
+            request.COOKIES.get(_cookie_name(study), ""), salt=COOKIE_SALT, max_age=COOKIE_AGE
+        )
+    except signing.BadSignature:
+        return preview_state_new()
+    return state if isinstance(state, dict) and "seed" in state else preview_state_new()
+
+
+def _with_state(
+    request: HttpRequest, response: HttpResponse, study: Study, state: dict
+) -> HttpResponse:
+    """Store the preview's state in its cookie (a browser keeps at most ~4 KB of it)."""
+    value = signing.dumps(state, salt=COOKIE_SALT, compress=True)
+    if len(value) > MAX_COOKIE_BYTES:
+        # A very long rejected text: keep the errors, drop what was typed.
+        rejected = {**state.get("rejected", {}), "values": {}}
+        value = signing.dumps({**state, "rejected": rejected}, salt=COOKIE_SALT, compress=True)
+    response.set_cookie(
+        _cookie_name(study),
+        value,
+        max_age=COOKIE_AGE,
+        path=_url(study),
+        secure=request.is_secure(),
+        httponly=True,
+        samesite="Lax",
+    )
+    return response
 
 
 def _url(study: Study, step: str = "", number: int | None = None) -> str:
     if not step:
-        return reverse("researcher-study-preview", args=[study.slug])
+        return reverse("researcher-preview", args=[study.slug])
     if number is None:
-        return reverse("researcher-study-preview-step", args=[study.slug, step])
-    return reverse("researcher-study-preview-item", args=[study.slug, step, number])
+        return reverse("researcher-preview-step", args=[study.slug, step])
+    return reverse("researcher-preview-item", args=[study.slug, step, number])
 
 
 def _render(request: HttpRequest, study: Study, template: str, context: dict) -> HttpResponse:
@@ -90,8 +121,7 @@ def study_preview(
     """Show one preview page, or take its form and redirect to the next (stores nothing)."""
     study = _study(request, slug)
     if request.GET.get("restart"):
-        _state(request, study, fresh=True)
-        return redirect(_url(study))
+        return _with_state(request, redirect(_url(study)), study, preview_state_new())
     state = _state(request, study)
     plan = preview_plan(study=study, state=state)
     if plan.missing:
@@ -109,8 +139,7 @@ def study_preview(
     if handler is None or (study.kind == Study.Kind.COLLECTION and step == Step.INSTRUCTIONS):
         raise Http404("no such preview page")
     response = handler(request, study, plan, state, step, number)
-    request.session.modified = True  # the state dict may have changed in place
-    return response
+    return _with_state(request, response, study, state)
 
 
 def _consent(request, study, plan, state, step, number) -> HttpResponse:

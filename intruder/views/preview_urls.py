@@ -5,15 +5,15 @@ from django.urls import path
 from intruder.views import preview
 
 urlpatterns = [
-    path("<slug:slug>/preview/", preview.study_preview, name="researcher-study-preview"),
+    path("<slug:slug>/preview/", preview.study_preview, name="researcher-preview"),
     path(
         "<slug:slug>/preview/<str:step>/",
         preview.study_preview,
-        name="researcher-study-preview-step",
+        name="researcher-preview-step",
     ),
     path(
         "<slug:slug>/preview/<str:step>/<int:number>/",
         preview.study_preview,
-        name="researcher-study-preview-item",
+        name="researcher-preview-item",
     ),
 ]

@@ -6,7 +6,9 @@ import re
 
 import pytest
 from django.apps import apps
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from intruder.models import AnonymizedText, PersonGroup, Study, StudyMember
@@ -21,6 +23,7 @@ from tests.intruder.factories import (
 pytestmark = pytest.mark.django_db
 
 BANNER = "Preview - nothing is recorded"
+WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE)", re.IGNORECASE)
 
 
 def study_tables() -> dict[str, int]:
@@ -35,7 +38,7 @@ def logged_in(user) -> Client:
 
 
 def preview_url(study: Study) -> str:
-    return reverse("researcher-study-preview", args=[study.slug])
+    return reverse("researcher-preview", args=[study.slug])
 
 
 def follow(client: Client, url: str, data: dict | None = None) -> tuple[str, str]:
@@ -57,6 +60,15 @@ def test_intruder_preview_walks_every_page_and_records_nothing():
     make_texts(study=study, count=3)
     client = logged_in(study.owner)
     before = study_tables()
+    with CaptureQueriesContext(connection) as queries:
+        walk_intruder_preview(client, study)
+    # Not a row written anywhere, the session table included: the state is a signed cookie.
+    assert not [q["sql"] for q in queries.captured_queries if WRITES.match(q["sql"])]
+    assert study_tables() == before
+    assert not study.participants.exists()
+
+
+def walk_intruder_preview(client: Client, study: Study) -> None:
 
     _url, page = follow(client, preview_url(study))
     assert "<h1>Consent</h1>" in page and BANNER in page
@@ -79,9 +91,6 @@ def test_intruder_preview_walks_every_page_and_records_nothing():
     assert "Thank you" in page and study.completion_code in page and BANNER in page
     _url, page = follow(client, form_action(page), {})
     assert "End of the preview" in page and "app.prolific.com" not in page
-
-    assert study_tables() == before
-    assert not study.participants.exists()
 
 
 def test_collection_preview_shows_the_writing_tasks_and_stores_no_description():
@@ -146,3 +155,13 @@ def test_start_again_draws_afresh_and_unknown_pages_are_404():
     assert client.get(f"{preview_url(study)}text/5/").status_code == 404
     assert client.get(f"{preview_url(study)}write/1/").status_code == 404
     assert client.get(f"{preview_url(study)}nonsense/").status_code == 404
+
+
+def test_a_long_rejected_text_is_cut_to_fit_the_preview_cookie():
+    study = make_study(kind=Study.Kind.COLLECTION, min_description_chars=50)
+    make_target(study=study, group=PersonGroup.FAMOUS, name="Edda Sorensen")
+    client = logged_in(study.owner)
+    _url, page = follow(client, preview_url(study))
+    _url, page = follow(client, form_action(page), {"decision": "agree"})
+    _url, page = follow(client, form_action(page), {"text": "x" * 25_000})
+    assert "Please keep the description under 20000 characters" in page
