@@ -87,6 +87,13 @@ def message_pages(page, problems: list[str]) -> None:
     problems += _goto_and_audit(page, "/p/no-such-token/", "not-found")
     done = f.make_participant(study=study, status="completed")
     problems += _goto_and_audit(page, f"/p/{done.token}/", "message-completed")
+    declined = f.make_participant(study=study, status="returned")
+    problems += _goto_and_audit(page, f"/p/{declined.token}/", "message-returned")
+    late = f.make_participant(study=study, status="timed_out")
+    f.make_judgment(participant=late, text=f.make_text(study=study))
+    problems += _goto_and_audit(page, f"/p/{late.token}/", "message-timed-out-with-code")
+    closed = f.make_study(is_open=False)
+    problems += _goto_and_audit(page, f"/s/{closed.slug}/?PROLIFIC_PID=NEW1", "message-closed")
 
 
 def _goto_and_audit(page, url: str, name: str) -> list[str]:
