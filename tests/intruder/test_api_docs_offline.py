@@ -30,3 +30,4 @@ def test_api_docs_load_their_scripts_from_the_sites_own_static_files(path, bundl
         relative = asset.split(settings.STATIC_URL, 1)[1]
         assert finders.find(relative), f"{relative} is not a static file of this site"
     assert "cdn.jsdelivr.net" not in html and "unpkg.com" not in html
+    assert "fonts.googleapis.com" not in html
