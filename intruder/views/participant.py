@@ -234,7 +234,7 @@ def _render_step(
     study = participant.study
     token = participant.token
     step = current.step
-    context: dict = {"participant": participant, "study": study, "token": token}
+    context: dict = {"participant": participant, "study": study}
     if step == Step.CONSENT:
         context["form_action"] = reverse("participant-consent", args=[token])
         return render(request, "participant/consent.html", context)
@@ -272,7 +272,7 @@ def _render_step(
         return render(request, "participant/judge.html", context)
     context["draft_prefix"] = f"intruder-draft:{token}:"  # written drafts are stored: forget them
     if step == Step.DEBRIEF:
-        context |= debrief_page_context(study=study, participant=participant, current=current)
+        context |= debrief_page_context(study=study, current=current)
         context["form_action"] = reverse("participant-finish", args=[token])
         return render(request, "participant/debrief.html", context)
     if step == Step.COMPLETED:
@@ -376,9 +376,7 @@ class ShortRun:
     announced: int
 
 
-def debrief_page_context(
-    *, study: Study, participant: Participant | None, current: CurrentStep
-) -> dict:
+def debrief_page_context(*, study: Study, current: CurrentStep) -> dict:
     """Return the debrief's context: the code as text, and why a run ended early if it did."""
     short = None
     if study.kind == Study.Kind.INTRUDER and current.completed < study.items_per_participant:

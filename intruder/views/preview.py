@@ -199,7 +199,7 @@ def _debrief(request, study: Study, plan: PreviewPlan, state, step, number) -> H
         return redirect(_url(study, Step.COMPLETED))
     completed = plan.items if study.kind == Study.Kind.INTRUDER else 0
     current = CurrentStep(step=Step.DEBRIEF, completed=completed)
-    context = debrief_page_context(study=study, participant=None, current=current)
+    context = debrief_page_context(study=study, current=current)
     context["form_action"] = _url(study, Step.DEBRIEF)
     return _render(request, study, "debrief.html", context)
 
