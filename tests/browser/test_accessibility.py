@@ -150,8 +150,12 @@ def test_main_researcher_pages_pass_the_accessibility_audit(page) -> None:
         problems += _goto_and_audit(page, url, name)
     page.set_viewport_size({"width": 768, "height": 1024})  # tablet
     for name, url in [
+        ("study-list-tablet", "/r/"),
         ("study-detail-tablet", f"/r/{study.slug}/"),
+        ("study-form-tablet", f"/r/{study.slug}/edit/"),
         ("review-tablet", f"/r/{study.slug}/review/"),
+        ("review-text-tablet", f"/r/{study.slug}/review/{texts[0].pk}/"),
+        ("analysis-tablet", f"/r/{study.slug}/analysis/"),
     ]:
         problems += _goto_and_audit(page, url, name)
     assert not problems, "\n".join(problems)
