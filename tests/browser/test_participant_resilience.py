@@ -52,6 +52,9 @@ def test_back_and_reload_after_a_validation_error_never_resend_the_answer(page) 
     participant = Participant.objects.get()
     assert page.url.rstrip("/").endswith(participant.token)  # a GET page, after the redirect
 
+    # The page after the redirect starts at the field in error, with the typed text.
+    page.wait_for_function("() => document.activeElement.id === 'description'")
+
     page.reload()
     page.wait_for_selector(".errorlist")
     assert page.input_value("#description") == "Too short, but typed by hand."

@@ -48,12 +48,16 @@
     }
     var count = document.getElementById("char-count");
     var counter = document.getElementById("char-counter");
+    var reached = document.getElementById("char-minimum-reached");
     var min = parseInt(area.dataset.min, 10);
     function update() {
       // Count as the server does: line breaks unified, surrounding whitespace ignored.
       var n = area.value.replace(/\r\n?/g, "\n").trim().length;
       count.textContent = n;
       counter.className = n >= min ? "ok" : "muted";
+      // Screen readers hear the count when they ask (aria-describedby), and one message
+      // when the minimum is reached, not every keystroke.
+      reached.textContent = n >= min ? "Minimum length reached." : "";
     }
     area.addEventListener("input", update);
     update();
@@ -120,6 +124,10 @@
     tick();
     handle = setInterval(tick, 1000);
   }
+
+  // After a rejected answer (shown after the redirect), start at the first field in error.
+  var invalid = document.querySelector("[aria-invalid=true], .choices[aria-describedby] input");
+  if (invalid) invalid.focus();
 
   var area = document.getElementById("description");
   if (area) writerPage(area); else forgetStoredDrafts(null);
