@@ -165,3 +165,13 @@ def test_a_long_rejected_text_is_cut_to_fit_the_preview_cookie():
     _url, page = follow(client, form_action(page), {"decision": "agree"})
     _url, page = follow(client, form_action(page), {"text": "x" * 25_000})
     assert "Please keep the description under 20000 characters" in page
+
+
+def test_declining_consent_in_the_preview_shows_the_participants_page():
+    study = make_study()
+    make_texts(study=study, count=1)
+    client = logged_in(study.owner)
+    _url, page = follow(client, preview_url(study))
+    _url, page = follow(client, form_action(page), {"decision": "decline"})
+    assert "You have left this study" in page and BANNER in page
+    assert not study.participants.exists()
