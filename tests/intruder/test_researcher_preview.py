@@ -175,3 +175,11 @@ def test_declining_consent_in_the_preview_shows_the_participants_page():
     _url, page = follow(client, form_action(page), {"decision": "decline"})
     assert "You have left this study" in page and BANNER in page
     assert not study.participants.exists()
+
+
+def test_study_page_offers_the_preview_instead_of_a_real_enrolment():
+    study = make_study()
+    page = logged_in(study.owner).get(reverse("researcher-study", args=[study.slug]))
+    html = page.content.decode()
+    assert f'href="{preview_url(study)}"' in html
+    assert "PROLIFIC_PID=TEST" not in html
