@@ -59,7 +59,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
-    "drf_spectacular_sidecar",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc as static files: the docs work offline
     "axes",
     "intruder",
 ]
@@ -240,14 +240,14 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
-    # Swagger UI and Redoc from this site (no CDN: offline, and within the CSP).
     "PATH_CONVERTER_OVERRIDE": {
         "id": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999_999_999}
     },
+    "COMPONENT_SPLIT_REQUEST": True,
+    # /api/docs/ and /api/redoc/ load their JavaScript from our own static files, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "ParticipantStatusEnum": "intruder.models.Participant.Status",
         "AnonymizedTextStatusEnum": "intruder.models.AnonymizedText.Status",

@@ -12,12 +12,16 @@ from django.utils import timezone
 from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
 
+# Shown when neither yes nor no was chosen (the participant form and the preview).
+CHOICE_REQUIRED = "Please say whether you could identify the person."
+
 # Client-reported times above this are not plausible for one text and are ignored.
 MAX_CLIENT_TIME_MS = 24 * 3600 * 1000
 
 
 class JudgmentRejected(Exception):
-    """The judgment cannot be stored: unknown assignment, released (time limit) or withdrawn."""
+    """The judgment cannot be stored: unknown assignment, its slot went to someone else, or
+    the researcher withdrew the text."""
 
     UNKNOWN = "unknown"
     EXPIRED = "expired"
@@ -82,6 +86,18 @@ def judgment_validate(
     }
 
 
+def _late_answer_admissible(*, assignment: Assignment, participant: Participant) -> bool:
+    """Return whether a released assignment may still take its answer (slot aside).
+
+    Only an assignment released at the time limit: the text is still served and its
+    participant has neither finished nor left (a withdrawn text is not judged late).
+    """
+    return assignment.text.status == AnonymizedText.Status.RELEASED and participant.status in (
+        Participant.Status.STARTED,
+        Participant.Status.TIMED_OUT,
+    )
+
+
 def judgment_submit(
     *,
     participant: Participant,
@@ -96,8 +112,12 @@ def judgment_submit(
     """Store the participant's judgment of one assigned text, scored against its target.
 
     Idempotent: a second submit for the same assignment (double click, second tab, retried
-    request) returns the first judgment unchanged. A released assignment is refused, because
-    its slot may already belong to someone else.
+    request) returns the first judgment unchanged.
+
+    A late answer (its assignment was released at the time limit) is kept while its slot is
+    still free and the text still served, as Prolific does with a participant who is still
+    active and not yet replaced; the participant's time-out is then undone. Once someone
+    else holds the slot (the database's slot constraint decides) it is refused.
     """
     now = now or timezone.now()
     assignment = (
@@ -114,7 +134,8 @@ def judgment_submit(
         if existing is None:
             raise JudgmentRejected(JudgmentRejected.EXPIRED)
         return JudgmentSubmission(judgment=existing, created=False)
-    if assignment.status == Assignment.Status.RELEASED:
+    late = assignment.status == Assignment.Status.RELEASED
+    if late and not _late_answer_admissible(assignment=assignment, participant=participant):
         raise JudgmentRejected(JudgmentRejected.EXPIRED)
     if assignment.text.status != AnonymizedText.Status.RELEASED:
         # Withdrawn by the researcher while the participant held it: no judgment is stored.
@@ -135,14 +156,21 @@ def judgment_submit(
     )
     try:
         with transaction.atomic():
-            # Claim the assignment: only one request moves it from active to completed.
+            # Claim the assignment: only one request moves it from active (or, late, from
+            # released) to completed, and only while its text is still released. A late
+            # claim of a slot someone else holds now breaks the slot constraint and lands in
+            # the except below.
             claimed = Assignment.objects.filter(
                 pk=assignment.pk,
-                status=Assignment.Status.ACTIVE,
+                status=assignment.status,
                 text__status=AnonymizedText.Status.RELEASED,
             ).update(status=Assignment.Status.COMPLETED, completed_at=now)
             if not claimed:
                 raise IntegrityError("assignment is no longer active")
+            if late:
+                Participant.objects.filter(
+                    pk=participant.pk, status=Participant.Status.TIMED_OUT
+                ).update(status=Participant.Status.STARTED)
             judgment = Judgment(
                 assignment=assignment,
                 participant=participant,
