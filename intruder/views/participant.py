@@ -137,12 +137,6 @@ STATUS_PAGES = {
 }
 
 
-NUL_REMOVED = (
-    "Your text contained an invalid (NUL) character. We removed it: please check your text "
-    "and submit again."
-)
-
-
 class DescriptionForm(forms.Form):
     """Parse a writer's post; the service checks the minimum length."""
 
@@ -471,16 +465,11 @@ def write(request: HttpRequest, token: str) -> HttpResponse:
             participant=participant, position=position, text=form.cleaned_data["text"]
         )
     except ValidationError as error:
-        text, errors = request.POST.get("text", ""), error.message_dict
-        if "\x00" in text:
-            # NUL cannot be stored (PostgreSQL) and is never typed on purpose (a paste from a
-            # binary file): keep the text without it and say so, rather than lose it.
-            text, errors = text.replace("\x00", ""), {**errors, "text": [NUL_REMOVED]}
         form_state_keep(
             participant=participant,
             task=write_task_key(position),
-            values={"text": text},
-            errors=errors,
+            values={"text": request.POST.get("text", "")},
+            errors=error.message_dict,
         )
     else:
         form_state_clear(participant=participant)
