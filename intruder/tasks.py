@@ -53,3 +53,13 @@ def anonymize_study(job: Job, progress: Progress) -> dict[str, Any]:
         batch_size=int(job.params.get("batch_size", 8)),
         threshold=job.params.get("threshold"),
     )
+
+
+@register_task("construct_loss")
+def construct_loss(job: Job, progress: Progress) -> dict[str, Any]:
+    """Compute the construct loss tables (spaCy POS frequencies) of the job's study."""
+    from intruder.services.analysis_jobs import construct_loss_compute
+
+    if job.study is None:
+        raise ValueError("construct_loss needs a study")
+    return construct_loss_compute(study=job.study, progress=progress)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import statistics
+from datetime import datetime, timedelta
 from typing import Any
+
+from django.utils import timezone
 
 from django.db.models import Count, Q, QuerySet
 
@@ -123,14 +126,43 @@ def review_texts(study: Study, status: str = "") -> list[AnonymizedText]:
     return list(texts)
 
 
-def study_jobs(study: Study, limit: int = 10) -> QuerySet[Job]:
-    """Return the study's most recent jobs."""
-    return study.jobs.order_by("-created_at")[:limit]
+def study_jobs(study: Study, limit: int = 10, kinds: tuple[str, ...] = ()) -> list[Job]:
+    """Return the study's most recent jobs (of `kinds`, if given), each with its waiting_note."""
+    runs = study.jobs.order_by("-created_at")
+    if kinds:
+        runs = runs.filter(kind__in=kinds)
+    recent = list(runs[:limit])
+    for job in recent:
+        job.waiting_note = no_worker_note(job)
+    return recent
+
+
+# A polling worker claims a queued job within a second or two; a job still queued after this
+# long while no job anywhere shows a fresh heartbeat means no worker is running.
+WORKER_SILENT_AFTER = timedelta(seconds=20)
+
+
+def no_worker_note(job: Job, now: datetime | None = None) -> str:
+    """Return a plain warning when a queued job waits and no worker shows a sign of life."""
+    now = now or timezone.now()
+    if job.status != Job.Status.QUEUED or now - job.created_at < WORKER_SILENT_AFTER:
+        return ""
+    busy = Job.objects.filter(
+        status=Job.Status.RUNNING, heartbeat_at__gte=now - timedelta(minutes=1)
+    ).exists()
+    if busy:
+        return "Waiting: the worker is busy with another job."
+    waited = int((now - job.created_at).total_seconds() // 60)
+    return (
+        f"No worker has picked this job up ({waited} min queued, no job running): "
+        "start one with `python manage.py run_worker`."
+    )
 
 
 def job_status(job: Job) -> dict[str, Any]:
     """Return the JSON a progress bar polls."""
     return {
+        "waiting_note": no_worker_note(job),
         "id": job.pk,
         "kind": job.kind,
         "status": job.status,
