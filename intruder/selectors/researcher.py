@@ -6,9 +6,8 @@ import statistics
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.utils import timezone
-
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from intruder.models import AnonymizedText, Job, Participant, Study, StudyMember
 

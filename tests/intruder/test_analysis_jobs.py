@@ -103,6 +103,7 @@ def test_construct_loss_job_on_a_study_that_overflowed_pingouin(client):
     assert job.status == Job.Status.SUCCEEDED, job.error
     assert job.progress_done == job.progress_total == 1200
     _, done, tables = construct_loss_latest(study)
+    assert done is not None and done.result["n_texts"] == 400
     pron = tables["construct_loss"].set_index("pos").loc["PRON"]
     assert pron["n_texts"] == 400 and pron["t"] > 166.8
     assert pron["bf10"] == math.inf and pron["log10_bf10"] > 308
