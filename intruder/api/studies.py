@@ -80,6 +80,7 @@ class StudySettingsInputSerializer(serializers.Serializer):
     """Study settings a researcher may set; every one optional (defaults as on the model)."""
 
     title = serializers.CharField(max_length=200, required=False)
+    public_title = serializers.CharField(max_length=200, required=False, allow_blank=True)
     kind = serializers.ChoiceField(choices=Study.Kind.choices, required=False)
     items_per_participant = serializers.IntegerField(min_value=1, required=False)
     judgments_per_text = serializers.IntegerField(min_value=1, required=False)

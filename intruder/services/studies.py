@@ -10,6 +10,7 @@ from intruder.models import Study, StudyMember
 
 EDITABLE_FIELDS = (
     "title",
+    "public_title",
     "kind",
     "items_per_participant",
     "judgments_per_text",

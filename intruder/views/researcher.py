@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -23,7 +23,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from intruder.models import AnonymizedText, Job, PersonGroup, Study
+from intruder.models import AnonymizedText, Job, Study
 from intruder.selectors.researcher import (
     FLAGGED,
     job_status,
@@ -34,6 +34,8 @@ from intruder.selectors.researcher import (
     study_role,
 )
 from intruder.services import anonymization, exports, imports, jobs, studies
+from intruder.services.sources import study_sources_set
+from intruder.views.researcher_forms import ImportForm, StudyEditForm, StudyForm
 
 REVIEW_PAGE_SIZE = 50
 PLACEHOLDER_PATTERN = re.compile(r"\b(?:[A-Z]+(?:_[A-Z]+)*_\d+|PRONOUN|MR/MS|TITLE)\b")
@@ -54,35 +56,6 @@ def _can_edit(role: str) -> bool:
     return role in ("owner", "editor")
 
 
-class StudyForm(forms.ModelForm):
-    """Study settings; groups are picked from the three person groups."""
-
-    groups = forms.MultipleChoiceField(
-        choices=PersonGroup.choices,
-        required=False,
-        widget=forms.CheckboxSelectMultiple,
-        help_text="Groups whose texts intruders see (none ticked = all).",
-    )
-
-    class Meta:
-        model = Study
-        fields = ["slug", *studies.EDITABLE_FIELDS]
-        widgets = {
-            "consent_text": forms.Textarea(attrs={"rows": 5}),
-            "instructions_text": forms.Textarea(attrs={"rows": 5}),
-            "debrief_text": forms.Textarea(attrs={"rows": 5}),
-        }
-
-
-class StudyEditForm(StudyForm):
-    class Meta(StudyForm.Meta):
-        fields = list(studies.EDITABLE_FIELDS)
-
-
-class ImportForm(forms.Form):
-    file = forms.FileField(help_text="CSV or JSONL (.csv, .jsonl); see the README for fields.")
-
-
 @login_required
 @require_GET
 def study_list(request: HttpRequest) -> HttpResponse:
@@ -101,17 +74,32 @@ def progress_json(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"studies": [study_progress(s) for s in studies_visible_to(request.user)]})
 
 
+def _create_initial(request: HttpRequest) -> dict[str, Any]:
+    """Return initial values from the query string (?kind=intruder&source=SLUG)."""
+    initial: dict[str, Any] = {}
+    if request.GET.get("kind") in Study.Kind.values:
+        initial["kind"] = request.GET["kind"]
+    source = Study.objects.filter(slug=request.GET.get("source", "")).first()
+    if source is not None and study_role(request.user, source) is not None:
+        initial["source_studies"] = [source]
+        initial["kind"] = Study.Kind.INTRUDER
+    return initial
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def study_create(request: HttpRequest) -> HttpResponse:
     """Create a study owned by the current user."""
-    form = StudyForm(request.POST or None)
+    form = StudyForm(request.POST or None, user=request.user, initial=_create_initial(request))
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
+        sources = data.pop("source_studies", [])
         try:
-            study = studies.study_create(owner=request.user, **data)
+            with transaction.atomic():
+                study = studies.study_create(owner=request.user, **data)
+                study_sources_set(study=study, sources=sources)
         except ValidationError as exc:
-            form.add_error(None, exc)
+            form.add_service_error(exc)
         else:
             messages.success(request, f"Study “{study.title}” created.")
             return redirect("researcher-study", slug=study.slug)
@@ -123,14 +111,16 @@ def study_create(request: HttpRequest) -> HttpResponse:
 def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
     """Change a study's settings (owners and editors)."""
     study, _ = _study_for(request, slug, edit=True)
-    form = StudyEditForm(request.POST or None, instance=study)
+    form = StudyEditForm(request.POST or None, instance=study, user=request.user)
     if request.method == "POST" and form.is_valid():
         changes = {name: form.cleaned_data[name] for name in studies.EDITABLE_FIELDS}
         study.refresh_from_db()
         try:
-            studies.study_update(study=study, **changes)
+            with transaction.atomic():
+                studies.study_update(study=study, **changes)
+                study_sources_set(study=study, sources=form.cleaned_data["source_studies"])
         except ValidationError as exc:
-            form.add_error(None, exc)
+            form.add_service_error(exc)
         else:
             messages.success(request, "Study settings saved.")
             return redirect("researcher-study", slug=study.slug)

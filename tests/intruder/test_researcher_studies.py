@@ -58,7 +58,11 @@ def test_invalid_settings_are_shown_and_nothing_is_created() -> None:
         {**FORM, "judgments_per_text": 0, "identification_threshold": 1.5},
     )
     assert response.status_code == 200
-    assert "errorlist" in response.content.decode()
+    body = response.content.decode()
+    # Each error sits next to its field, in plain words, never as a constraint's name.
+    assert 'id="id_judgments_per_text_error"' in body
+    assert 'id="id_identification_threshold_error"' in body
+    assert "Constraint" not in body and "study_threshold_unit_interval" not in body
     assert not Study.objects.exists()
 
 
