@@ -70,8 +70,13 @@ def _count_by(queryset: QuerySet, field: str) -> dict[str, int]:
 
 def study_progress(study: Study) -> dict[str, Any]:
     """Return the live progress figures of one study."""
+    from intruder.selectors.monitoring import step_counts
+
     by_status = _count_by(Participant.objects.filter(study=study), "status")
     participants = {status: by_status.get(status, 0) for status in Participant.Status.values}
+    # "started" counts those still working; people waiting at the debrief are apart.
+    participants["at_debrief"] = step_counts(study).get("debrief", 0)
+    participants[Participant.Status.STARTED] -= participants["at_debrief"]
     text_status = _count_by(AnonymizedText.objects.filter(description__study=study), "status")
     judgments_per_text = list(
         servable_texts(study).annotate(n=Count("judgments")).values_list("n", flat=True)

@@ -24,6 +24,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from intruder.models import AnonymizedText, Job, Study
+from intruder.selectors.monitoring import study_is_full
 from intruder.selectors.researcher import (
     FLAGGED,
     job_status,
@@ -34,7 +35,11 @@ from intruder.selectors.researcher import (
     study_role,
 )
 from intruder.services import anonymization, exports, imports, jobs, studies
-from intruder.services.sources import study_sources_set
+from intruder.services.sources import (
+    descriptions_take_from_sources,
+    pending_source_descriptions,
+    study_sources_set,
+)
 from intruder.views.researcher_forms import ImportForm, StudyEditForm, StudyForm
 
 REVIEW_PAGE_SIZE = 50
@@ -60,11 +65,13 @@ def _can_edit(role: str) -> bool:
 @require_GET
 def study_list(request: HttpRequest) -> HttpResponse:
     """List the studies the researcher can see, with live progress."""
+    visible = studies_visible_to(request.user).select_related("owner")
     rows = [
         {"study": study, "progress": study_progress(study)}
-        for study in studies_visible_to(request.user).select_related("owner")
+        for study in visible.filter(archived_at__isnull=True)
     ]
-    return render(request, "researcher/study_list.html", {"rows": rows})
+    archived = list(visible.filter(archived_at__isnull=False).order_by("-archived_at"))
+    return render(request, "researcher/study_list.html", {"rows": rows, "archived": archived})
 
 
 @login_required
@@ -142,8 +149,14 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "import_form": ImportForm(),
         "entry_url": f"{entry}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
         f"&SESSION_ID={{{{%SESSION_ID%}}}}",
-        "example_entry_url": f"{entry}?PROLIFIC_PID=TEST{study.pk:04d}&STUDY_ID=demo&SESSION_ID=s1",
+        "full": study_is_full(study),
         "tables": list(exports.TABLES),
+        "sources": [
+            {"study": source, "taken": study.descriptions.filter(source__study=source).count()}
+            for source in study.source_studies.order_by("title")
+        ],
+        "pending_from_sources": pending_source_descriptions(study).count(),
+        "fed_studies": [s for s in study.fed_studies.all() if study_role(request.user, s)],
         "targets_by_group": dict(
             study.targets.order_by()
             .values("group")
@@ -180,6 +193,24 @@ def study_import(request: HttpRequest, slug: str) -> HttpResponse:
         f"targets ({report.targets_reused} existing reused), {report.anonymized_created} "
         "Textwash texts.",
     )
+    return redirect("researcher-study", slug=study.slug)
+
+
+@login_required
+@require_POST
+def study_take_from_sources(request: HttpRequest, slug: str) -> HttpResponse:
+    """Copy the source collection studies' new descriptions into this intruder study."""
+    study, _ = _study_for(request, slug, edit=True)
+    try:
+        report = descriptions_take_from_sources(study=study)
+    except ValidationError as exc:
+        messages.error(request, f"Nothing taken: {' '.join(exc.messages)}")
+    else:
+        messages.success(
+            request,
+            f"Took {report.descriptions_created} description(s) from the source studies "
+            f"({report.targets_created} new target(s)). Anonymize them next.",
+        )
     return redirect("researcher-study", slug=study.slug)
 
 

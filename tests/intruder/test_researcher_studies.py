@@ -106,6 +106,7 @@ def test_progress_counts_descriptions_judgments_per_text_and_participants() -> N
     }
     assert progress["participants"] == {
         "started": 1,
+        "at_debrief": 0,
         "completed": 1,
         "returned": 1,
         "timed_out": 0,
