@@ -52,7 +52,7 @@ class ParticipantRow:
 
 def duration_text(seconds: float) -> str:
     """Return a duration as "1 h 02 min", "3 min 05 s" or "42 s"."""
-    seconds = max(0, int(round(seconds)))
+    seconds = max(0, round(seconds))
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     if hours:

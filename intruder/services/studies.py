@@ -7,7 +7,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from intruder.models import Study, StudyMember
+from intruder.models import Study, StudyMember, new_completion_code
 
 EDITABLE_FIELDS = (
     "title",
@@ -77,9 +77,9 @@ def study_clone(*, study: Study, owner: Any, slug: str, title: str) -> Study:
     next wave of the same design, closed until its owner opens it.
     """
     settings = {name: getattr(study, name) for name in EDITABLE_FIELDS if name != "title"}
-    settings.update(
-        is_open=False, completion_code=Study._meta.get_field("completion_code").default()
-    )
+    # A fresh completion code: a code shared by two waves would let one wave's people
+    # claim completion of the other.
+    settings.update(is_open=False, completion_code=new_completion_code())
     clone = study_create(owner=owner, slug=slug, title=title, **settings)
     clone.source_studies.set(study.source_studies.all())
     for member in study.members.exclude(user=owner):
