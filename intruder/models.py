@@ -238,6 +238,12 @@ class Description(models.Model):
     def __str__(self) -> str:
         return self.external_id or f"description {self.pk}"
 
+    @property
+    def reference(self) -> str:
+        """Return the external id, or `description-<id>`: the name exports and analyses use,
+        and by which imported anonymized texts find their description."""
+        return self.external_id or f"description-{self.pk}"
+
 
 class WritingTask(models.Model):
     """One target a writer is asked to describe, in the order famous, semifamous, fictitious."""

@@ -34,7 +34,7 @@ def study_texts(study: Study) -> pd.DataFrame:
         {
             "text_id": text.pk,
             "description_id": text.description_id,
-            "external_id": text.description.external_id or f"description-{text.description_id}",
+            "external_id": text.description.reference,
             "target_key": text.description.target.key,
             "target_name": text.description.target.name,
             "group": text.description.target.group,
