@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +20,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from intruder.models import AnonymizedText, Description, Study
+from intruder.services.leaks import BLOCKING_KINDS, text_leak_findings
 
 MODEL_METHOD = "textwash-model"
 ORIGINAL_TEXTWASH_METHOD = "textwash-original"
@@ -275,36 +276,14 @@ def spans_with_string(
     return [*spans, *added]
 
 
-# Honorifics in aliases ("Dame Odette") are not identifying on their own.
-TITLE_WORDS = frozenset(
-    {"sir", "dame", "lord", "lady", "mrs", "miss", "the", "von", "van", "der", "del", "prof"}
-)
-
-
-def name_parts(names: Iterable[str]) -> list[str]:
-    """Return the names and their words of three or more letters (no titles), longest first."""
-    parts: set[str] = set()
-    for name in names:
-        name = name.strip()
-        if not name:
-            continue
-        parts.add(name)
-        parts.update(
-            w
-            for w in re.findall(r"[^\W\d_]+", name)
-            if len(w) >= 3 and w.casefold() not in TITLE_WORDS
-        )
-    return sorted(parts, key=len, reverse=True)
-
-
 def leak_warnings(text: AnonymizedText) -> list[str]:
-    """Return what of the target's name or aliases is still readable in the anonymized text."""
-    target = text.description.target
-    found = []
-    for part in name_parts([target.name, *target.aliases]):
-        if re.search(rf"(?<!\w){re.escape(part)}(?!\w)", text.text, flags=re.IGNORECASE):
-            found.append(part)
-    return [f"target name still present: {part!r}" for part in found]
+    """Return every possible leak the checks find in the text (`intruder.services.leaks`)."""
+    return [finding.message for finding in text_leak_findings(text)]
+
+
+def blocking_leaks(text: AnonymizedText) -> list[str]:
+    """Return the leaks that hold a draft back from bulk release (name, glued, name kind)."""
+    return [f.message for f in text_leak_findings(text) if f.kind in BLOCKING_KINDS]
 
 
 def anonymized_text_set_status(
@@ -333,7 +312,7 @@ def anonymized_text_set_status(
 def anonymized_texts_release(
     *, texts: QuerySet[AnonymizedText], user: Any, include_flagged: bool = False
 ) -> tuple[int, list[int]]:
-    """Release the drafts among `texts`, holding back those with leak warnings.
+    """Release the drafts among `texts`, holding back those with blocking leak warnings.
 
     Return how many were released and the ids held back.
     """
@@ -341,7 +320,7 @@ def anonymized_texts_release(
     held_back: list[int] = []
     drafts = texts.filter(status=AnonymizedText.Status.DRAFT).select_related("description__target")
     for text in drafts:
-        if not include_flagged and leak_warnings(text):
+        if not include_flagged and blocking_leaks(text):
             held_back.append(text.pk)
             continue
         released += AnonymizedText.objects.filter(

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from intruder.models import AnonymizedText
 from intruder.selectors.researcher import servable_texts
-from intruder.services import anonymization
+from intruder.services import anonymization, leaks
 from intruder.services.anonymization import (
     SpanEditError,
     StaleRevisionError,
@@ -75,7 +75,7 @@ def test_target_name_left_in_the_text_is_flagged(draft) -> None:
     ],
 )
 def test_name_parts_are_what_a_leak_check_looks_for(names: list[str], parts: list[str]) -> None:
-    assert sorted(anonymization.name_parts(names)) == sorted(parts)
+    assert sorted(leaks.name_parts(names)) == sorted(parts)
 
 
 def test_masking_a_string_masks_every_unmasked_occurrence(draft) -> None:
