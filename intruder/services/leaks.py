@@ -119,8 +119,7 @@ def _glued(text: str) -> list[LeakFinding]:
             )
         after = re.match(r"[^\W\d_]+", text[end:])
         if after and not (
-            placeholder.startswith(("NUMERIC", "DATE"))
-            and after.group().lower() in NUMBER_SUFFIXES
+            placeholder.startswith(("NUMERIC", "DATE")) and after.group().lower() in NUMBER_SUFFIXES
         ):
             found.append(
                 LeakFinding(
@@ -173,8 +172,7 @@ def _capitalised_in_clear(text: str) -> list[LeakFinding]:
     words = [
         m
         for m in CAPITALISED.finditer(text)
-        if m.group() not in FUNCTION_WORDS
-        and not any(s <= m.start() < e for s, e in placeholders)
+        if m.group() not in FUNCTION_WORDS and not any(s <= m.start() < e for s, e in placeholders)
     ]
     found: list[LeakFinding] = []
     index = 0
