@@ -137,9 +137,7 @@ def test_search_finds_texts_by_words_and_target(draft, query, expected):
     )
     client = Client()
     client.force_login(study.owner)
-    rows = client.get(reverse("researcher-review", args=[study.slug]), {"q": query}).context[
-        "rows"
-    ]
+    rows = client.get(reverse("researcher-review", args=[study.slug]), {"q": query}).context["rows"]
     assert len(rows) == expected
 
 
