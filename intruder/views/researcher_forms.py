@@ -77,7 +77,7 @@ HELP = {
     "0.75.",
     "is_open": "Untick to stop new enrolments; people already in may finish.",
     "source_studies": "Their writers' descriptions (and targets) are copied into this study "
-    "with their provenance, now and whenever you anonymize. Hold Ctrl/Cmd to pick several.",
+    "with their provenance, now and whenever you anonymize.",
 }
 
 
@@ -92,7 +92,9 @@ class StudyForm(forms.ModelForm):
     min_description_chars = forms.IntegerField(min_value=0, max_value=100_000, initial=500)
     time_limit_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
     identification_threshold = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.75)
-    source_studies = forms.ModelMultipleChoiceField(queryset=Study.objects.none(), required=False)
+    source_studies = forms.ModelMultipleChoiceField(
+        queryset=Study.objects.none(), required=False, widget=forms.CheckboxSelectMultiple
+    )
 
     class Meta:
         model = Study
