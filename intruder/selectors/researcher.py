@@ -180,10 +180,12 @@ def no_worker_note(job: Job, now: datetime | None = None) -> str:
     ).exists()
     if busy:
         return "Waiting: the worker is busy with another job."
-    waited = int((now - job.created_at).total_seconds() // 60)
+    from intruder.selectors.monitoring import duration_text
+
+    waited = duration_text((now - job.created_at).total_seconds())
     return (
-        f"No worker has picked this job up ({waited} min queued, no job running): "
-        "start one with `python manage.py run_worker`."
+        f"No worker has picked this job up (queued for {waited}, no job running): "
+        "start one with “python manage.py run_worker”."
     )
 
 

@@ -15,9 +15,11 @@
         row.querySelector(".progress").setAttribute("aria-valuenow", Math.round(j.progress_pct));
         const counts = j.progress_total ? `${j.progress_done}/${j.progress_total} ` : "";
         row.querySelector('[data-field="message"]').textContent = counts + j.message;
-        const waiting = row.querySelector('[data-field="waiting"]');
-        waiting.textContent = j.waiting_note;
-        waiting.hidden = !j.waiting_note;
+        const waiting = document.getElementById("job-waiting-" + j.id);
+        if (waiting) {
+          waiting.querySelector("p").textContent = j.waiting_note;
+          waiting.hidden = !j.waiting_note;
+        }
         if (j.finished) { row.dataset.finished = "1"; setTimeout(() => location.reload(), 800); }
         else open++;
       } catch (e) { open++; }
