@@ -6,7 +6,7 @@ intruders judge; the analysis runs, construct loss included.
 Background jobs run in the test's own process (`job_execute`, the worker's code path), as the
 live server's database is the test's. The anonymizer is the fast fake (`FakeAnonymizer`);
 construct loss uses the real spaCy tagger. Set INTRUDER_SCREENSHOTS=DIR to keep screenshots
-of every researcher page at desktop and phone width.
+of every researcher page at desktop, tablet and phone width (each is checked at all three).
 """
 
 from __future__ import annotations
@@ -43,14 +43,23 @@ WRITERS = {
 }
 
 
-def shoot(page, name: str) -> None:
-    """Keep a screenshot of the page at desktop and phone width (when asked to)."""
-    if not SHOTS:
-        return
-    Path(SHOTS).mkdir(parents=True, exist_ok=True)
-    for width, height, suffix in ((1280, 900, "desktop"), (390, 844, "phone")):
+def look_at(page, name: str) -> None:
+    """Check the page at desktop, tablet and phone width; keep screenshots when asked to."""
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+    for width, height, suffix in (
+        (1280, 900, "desktop"),
+        (820, 1180, "tablet"),
+        (390, 844, "phone"),
+    ):
         page.set_viewport_size({"width": width, "height": height})
-        page.screenshot(path=f"{SHOTS}/{name}-{suffix}.png", full_page=True)
+        if SHOTS:
+            page.screenshot(path=f"{SHOTS}/{name}-{suffix}.png", full_page=True)
+        # Wide tables scroll inside their box; the page itself never scrolls sideways.
+        scroll, inner = page.evaluate(
+            "() => [document.documentElement.scrollWidth, window.innerWidth]"
+        )
+        assert scroll <= inner, f"{name} at {suffix} width scrolls sideways ({scroll} > {inner})"
     page.set_viewport_size({"width": 1280, "height": 900})
 
 
@@ -136,7 +145,7 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     page.fill("#id_password", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_selector("text=Where the descriptions go")
-    shoot(page, "01-collection")
+    look_at(page, "01-collection")
     page.click("text=New intruder test from this collection")
     expect(page.locator("#id_kind")).to_have_value("intruder")
     # Fields of the other kind are hidden; a bad value is reported beside its field.
@@ -149,7 +158,7 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     page.fill("#id_identification_threshold", "1.5")
     page.click("text=Create study")
     expect(page.locator("#id_identification_threshold_error")).to_contain_text("1")
-    shoot(page, "02-study-form-error")
+    look_at(page, "02-study-form-error")
     page.fill("#id_identification_threshold", "0.75")
     page.click("text=Create study")
     page.wait_for_selector("text=Descriptions from collection studies")
@@ -161,7 +170,7 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     Job.objects.filter(study=study).update(created_at=study.created_at - timedelta(minutes=3))
     page.reload()
     expect(page.locator("tr.job-waiting")).to_contain_text("No worker")
-    shoot(page, "03-no-worker")
+    look_at(page, "03-no-worker")
     assert [job.status for job in run_jobs()] == ["succeeded"]
     page.reload()
     expect(page.locator("tr.job [data-field=status]").first).to_have_text("succeeded")
@@ -172,12 +181,12 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     page.fill("#review-q", "lighthouse")
     page.click("text=Filter")
     expect(page.locator("#review-texts tbody tr")).to_have_count(1)
-    shoot(page, "04-review-list")
+    look_at(page, "04-review-list")
     page.locator("#review-texts tbody a").first.click()
     page.wait_for_load_state("load")  # review.js is listening
     page.locator("#original a.span").first.click()
     expect(page.locator("#span-editor")).to_be_visible()
-    shoot(page, "05-span-editor")
+    look_at(page, "05-span-editor")
     page.select_option("#ed-category", "OTHER_IDENTIFYING_ATTRIBUTE")
     page.click("#ed-set-category")
     expect(page.locator(".anon-text").nth(1)).to_contain_text("OTHER_IDENTIFYING_ATTRIBUTE_1")
@@ -189,7 +198,7 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     page.select_option("#release-scope", "all")
     page.click("text=Continue…")
     page.wait_for_selector("text=Release 6 texts to intruders?")
-    shoot(page, "06-release-confirm")
+    look_at(page, "06-release-confirm")
     page.click("button:has-text('Release 6 texts')")
     page.wait_for_selector("text=Released 6 text(s).")
     participants_before = study.participants.count()
@@ -197,7 +206,7 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     page.get_by_role("link", name="I agree to take part").click()
     page.get_by_role("link", name="Start", exact=True).click()
     expect(page.locator(".anon-text")).to_contain_text("PERSON_FIRSTNAME_1")
-    shoot(page, "07-preview")
+    look_at(page, "07-preview")
     assert study.participants.count() == participants_before
 
     # 6. Intruders judge, in their own contexts.
@@ -212,7 +221,7 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     page.goto("/r/wave-1-intruders/participants/")
     expect(page.locator(".alert-full")).to_contain_text("Study full")
     expect(page.locator("#participants tbody tr")).to_have_count(3)
-    shoot(page, "08-participants")
+    look_at(page, "08-participants")
     page.goto("/r/wave-1-intruders/analysis/")
     expect(page.locator("h1")).to_contain_text("Analysis")
     assert "of 6 judged texts identified" in page.content()
@@ -220,4 +229,4 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     assert [job.status for job in run_jobs()] == ["succeeded"]
     page.reload()
     expect(page.locator("#construct_loss")).to_contain_text("Pronouns")
-    shoot(page, "09-analysis")
+    look_at(page, "09-analysis")
