@@ -122,6 +122,13 @@ class StudyForm(forms.ModelForm):
             if field.help_text:
                 field.widget.attrs["aria-describedby"] = f"id_{name}_help"
 
+    def clean(self) -> dict[str, Any]:
+        """Drop source studies from a collection study (their boxes may be hidden, not empty)."""
+        data = super().clean()
+        if data.get("kind") != Study.Kind.INTRUDER:
+            data["source_studies"] = []
+        return data
+
     def rows(self) -> list[tuple[forms.BoundField, str]]:
         """Return each field with the study kind it belongs to ("" = every kind)."""
         return [(self[name], KIND_FIELDS.get(name, "")) for name in self.fields]
