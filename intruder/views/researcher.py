@@ -542,6 +542,7 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
                 "held": held,
                 "unreviewed": unreviewed,
                 "flagged_released": flagged_released,
+                "unreviewed_released": sum(t.reviewed_at is None for t in release),
             },
         )
     released, held_back = anonymization.anonymized_texts_release(
