@@ -195,7 +195,7 @@ def study_import(request: HttpRequest, slug: str) -> HttpResponse:
         request,
         f"Imported {report.descriptions_created} descriptions, {report.targets_created} new "
         f"targets ({report.targets_reused} existing reused), {report.anonymized_created} "
-        "Textwash texts.",
+        "anonymized texts.",
     )
     return redirect("researcher-study", slug=study.slug)
 
