@@ -71,7 +71,7 @@ def study_list(request: HttpRequest) -> HttpResponse:
     """List the studies the researcher can see, with live progress."""
     visible = studies_visible_to(request.user).select_related("owner")
     rows = [
-        {"study": study, "progress": study_progress(study)}
+        {"study": study, "progress": study_progress(study), "full": study_is_full(study)}
         for study in visible.filter(archived_at__isnull=True)
     ]
     archived = list(visible.filter(archived_at__isnull=False).order_by("-archived_at"))
