@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from intruder.views import researcher, researcher_manage, researcher_monitor, researcher_preview
+from intruder.views import researcher, researcher_manage, researcher_monitor
 
 urlpatterns = [
     path("", researcher.study_list, name="researcher-studies"),
@@ -11,7 +11,6 @@ urlpatterns = [
     path("jobs/<int:pk>.json", researcher.job_status_json, name="researcher-job-status"),
     path("jobs/<int:pk>/retry/", researcher.job_retry, name="researcher-job-retry"),
     path("<slug:slug>/", researcher.study_detail, name="researcher-study"),
-    path("<slug:slug>/preview/", researcher_preview.study_preview, name="researcher-preview"),
     path(
         "<slug:slug>/participants/",
         researcher_monitor.study_participants,

@@ -22,6 +22,7 @@ from playwright.sync_api import expect
 from intruder.models import AnonymizedText, Job, Judgment, PersonGroup, Study
 from intruder.services import anonymization
 from intruder.services.jobs import job_execute
+from tests.browser.axe import AXE_JS, audit
 from tests.intruder import factories as f
 from tests.intruder.fake_anonymizer import FakeAnonymizer
 
@@ -44,7 +45,8 @@ WRITERS = {
 
 
 def look_at(page, name: str) -> None:
-    """Check the page at desktop, tablet and phone width; keep screenshots when asked to."""
+    """Check the page at desktop, tablet and phone width (no sideways scrolling, the axe-core
+    audit where installed); keep screenshots when asked to."""
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
     for width, height, suffix in (
@@ -60,6 +62,9 @@ def look_at(page, name: str) -> None:
             "() => [document.documentElement.scrollWidth, window.innerWidth]"
         )
         assert scroll <= inner, f"{name} at {suffix} width scrolls sideways ({scroll} > {inner})"
+        if AXE_JS.exists():  # the accessibility audit, where axe-core is installed
+            problems = audit(page, f"{name}-{suffix}")
+            assert not problems, "\n".join(problems)
     page.set_viewport_size({"width": 1280, "height": 900})
 
 
@@ -202,10 +207,11 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     page.click("button:has-text('Release 6 texts')")
     page.wait_for_selector("text=Released 6 text(s).")
     participants_before = study.participants.count()
-    page.goto("/r/wave-1-intruders/preview/")
-    page.get_by_role("link", name="I agree to take part").click()
-    page.get_by_role("link", name="Start", exact=True).click()
-    expect(page.locator(".anon-text")).to_contain_text("PERSON_FIRSTNAME_1")
+    page.goto("/r/wave-1-intruders/")
+    page.click("text=Preview as a participant")
+    page.click("text=I agree to take part")
+    page.click("button:has-text('Start')")
+    expect(page.locator("#anon-text")).to_contain_text("PERSON_FIRSTNAME_1")
     look_at(page, "07-preview")
     assert study.participants.count() == participants_before
 

@@ -1,18 +1,16 @@
-"""Preview records nothing; monitoring shows steps, times, plots and the full alert; study
-management (members, clone, archive) works without the admin."""
+"""Monitoring shows steps, times, plots and the full alert; study management (members, clone,
+archive) works without the admin. (The preview has its own tests: test_researcher_preview.py.)"""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from django.db import connection
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import AnonymizedText, Participant, Study, StudyMember
+from intruder.models import Study, StudyMember
 from intruder.selectors.monitoring import participant_rows, study_is_full
 from intruder.selectors.researcher import study_progress
 from tests.intruder.factories import (
@@ -21,9 +19,7 @@ from tests.intruder.factories import (
     make_member,
     make_participant,
     make_study,
-    make_target,
     make_text,
-    make_texts,
     make_user,
 )
 
@@ -36,53 +32,6 @@ def owner_client(study: Study) -> Client:
     client = Client()
     client.force_login(study.owner)
     return client
-
-
-def test_preview_walks_every_page_and_writes_nothing():
-    study = make_study(items_per_participant=2)
-    make_texts(study=study, count=3)
-    client = owner_client(study)
-    url = reverse("researcher-preview", args=[study.slug])
-    released = AnonymizedText.objects.filter(status="released")
-    before = (Participant.objects.count(), released.count())
-    with CaptureQueriesContext(connection) as queries:
-        page = client.get(url)
-        seen = [page.context["step"]]
-        while page.context["next_url"]:
-            page = client.get(page.context["next_url"])
-            seen.append(page.context["step"])
-    assert seen == ["consent", "instructions", "item", "item", "debrief"]
-    assert not [q["sql"] for q in queries.captured_queries if WRITES.match(q["sql"])]
-    assert (
-        Participant.objects.count(),
-        AnonymizedText.objects.filter(status="released").count(),
-    ) == before
-
-
-def test_preview_shows_only_anonymized_text_and_sends_no_answers():
-    study = make_study(items_per_participant=1)
-    text = make_text(study=study)
-    page = owner_client(study).get(
-        reverse("researcher-preview", args=[study.slug]), {"step": "item-1", "items": text.pk}
-    )
-    body = page.content.decode()
-    assert "PERSON_FIRSTNAME_1" in body and text.description.target.name not in body
-    assert "<form" not in body.split("</header>")[1]  # nothing on the page can post
-
-
-def test_preview_without_released_texts_says_release_texts_first():
-    study = make_study()
-    make_text(study=study, status="draft")
-    body = owner_client(study).get(reverse("researcher-preview", args=[study.slug])).content
-    assert "release texts first" in body.decode()
-
-
-def test_preview_of_a_collection_shows_the_writer_pages():
-    study = make_study(kind=Study.Kind.COLLECTION)
-    make_target(study=study, group="famous", name="Ada Quill")
-    page = owner_client(study).get(reverse("researcher-preview", args=[study.slug]))
-    page = owner_client(study).get(page.context["next_url"])
-    assert "Describe Ada Quill" in page.content.decode()
 
 
 def test_participants_page_shows_step_and_debrief_apart_from_started():

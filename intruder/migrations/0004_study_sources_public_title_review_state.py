@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('intruder', '0002_job_heartbeat'),
+        ('intruder', '0003_participant_form_state'),
     ]
 
     operations = [
