@@ -195,6 +195,33 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     page.select_option("#ed-category", "OTHER_IDENTIFYING_ATTRIBUTE")
     page.click("#ed-set-category")
     expect(page.locator(".anon-text").nth(1)).to_contain_text("OTHER_IDENTIFYING_ATTRIBUTE_1")
+    # Select the first "lighthouse" in the original and mask only that occurrence.
+    page.wait_for_load_state("load")
+    page.evaluate(
+        """() => {
+          const walker = document.createTreeWalker(
+            document.getElementById("original"), NodeFilter.SHOW_TEXT);
+          for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+            const at = n.textContent.indexOf("lighthouse");
+            if (at < 0) continue;
+            const range = document.createRange();
+            range.setStart(n, at);
+            range.setEnd(n, at + "lighthouse".length);
+            const selection = window.getSelection();
+            selection.removeAllRanges();
+            selection.addRange(range);
+            document.getElementById("original").dispatchEvent(
+              new MouseEvent("mouseup", {bubbles: true}));
+            return;
+          }
+        }"""
+    )
+    expect(page.locator("#needle")).to_have_value("lighthouse")
+    page.select_option("#mask-category", "OCCUPATION")
+    page.click("#mask-one")
+    anonymized = page.locator(".anon-text").nth(1)
+    expect(anonymized).to_contain_text("keeps a OCCUPATION_1 on a windy island")
+    expect(anonymized).to_contain_text("keeps a lighthouse")  # the other occurrence stays
     page.click("button:has-text('Mark reviewed')")
     expect(page.locator(".badge.reviewed")).to_be_visible()
 
