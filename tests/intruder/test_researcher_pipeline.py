@@ -138,3 +138,44 @@ def test_deleting_the_source_keeps_the_provenance(collection):
     Description.objects.filter(study=collection).delete()
     copy = study.descriptions.get()
     assert copy.source is None and copy.provenance["writer_pid"] == "WRITERPID1"
+
+
+def test_the_api_sets_sources_and_takes_descriptions(collection):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(collection.owner)
+    created = client.post(
+        "/api/studies/create/",
+        {
+            "slug": "api-intruders",
+            "title": "API",
+            "kind": "intruder",
+            "source_studies": [collection.pk],
+        },
+        format="json",
+    )
+    assert created.status_code == 201, created.data
+    assert created.data["source_studies"] == [collection.pk]
+    taken = client.post(f"/api/studies/{created.data['id']}/take/")
+    assert taken.data == {"descriptions_created": 1, "targets_created": 1, "targets_reused": 0}
+    stranger = make_study(kind=Study.Kind.COLLECTION)  # someone else's: not among "yours"
+    refused = client.patch(
+        f"/api/studies/{created.data['id']}/update/",
+        {"source_studies": [stranger.pk]},
+        format="json",
+    )
+    assert refused.status_code == 400 and "source_studies" in refused.data
+
+
+def test_the_api_refuses_viewers_taking_descriptions(collection):
+    from rest_framework.test import APIClient
+
+    from tests.intruder.factories import make_member
+
+    study = make_study()
+    study_sources_set(study=study, sources=[collection])
+    client = APIClient()
+    client.force_authenticate(make_member(study=study))
+    assert client.post(f"/api/studies/{study.pk}/take/").status_code == 403
+    assert not study.descriptions.exists()
