@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from intruder.views import researcher, researcher_manage, researcher_monitor
+from intruder.views import researcher, researcher_manage, researcher_monitor, researcher_review
 
 urlpatterns = [
     path("", researcher.study_list, name="researcher-studies"),
@@ -29,9 +29,11 @@ urlpatterns = [
     path("<slug:slug>/import/", researcher.study_import, name="researcher-study-import"),
     path("<slug:slug>/take/", researcher.study_take_from_sources, name="researcher-study-take"),
     path("<slug:slug>/anonymize/", researcher.study_anonymize, name="researcher-study-anonymize"),
-    path("<slug:slug>/review/", researcher.review_list, name="researcher-review"),
-    path("<slug:slug>/review/<int:pk>/", researcher.review_text, name="researcher-review-text"),
-    path("<slug:slug>/release/", researcher.release_bulk, name="researcher-release"),
+    path("<slug:slug>/review/", researcher_review.review_list, name="researcher-review"),
+    path(
+        "<slug:slug>/review/<int:pk>/", researcher_review.review_text, name="researcher-review-text"
+    ),
+    path("<slug:slug>/release/", researcher_review.release_bulk, name="researcher-release"),
     path(
         "<slug:slug>/export/<str:table>.<str:fmt>",
         researcher.export_table,
