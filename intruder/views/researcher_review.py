@@ -9,6 +9,7 @@ locking), so an edit made on a stale page is refused and nothing is overwritten.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib import messages
@@ -119,7 +120,7 @@ def _placeholders_marked(text: str) -> list[SafeString]:
     return pieces
 
 
-def highlight_anonymized(text: str, findings: list[LeakFinding] = ()) -> SafeString:
+def highlight_anonymized(text: str, findings: Sequence[LeakFinding] = ()) -> SafeString:
     """Return the anonymized text, escaped, placeholders marked and leak findings outlined."""
     pieces: list[SafeString] = []
     cursor = 0
