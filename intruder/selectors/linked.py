@@ -3,12 +3,13 @@
 Writers see their targets' names (and fictitious persons' profiles); an intruder who has been
 a writer of a linked study has seen the answers. Targets are rows of one study each, so two
 studies are linked when a target of one has the name of a target of the other (case
-ignored). Two studies of the same kind are never linked: nothing leaks between them.
+ignored), or when an intruder test takes the other's descriptions (`Study.source_studies`).
+Two studies of the same kind are never linked: nothing leaks between them.
 """
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import Lower
 
 from intruder.models import Participant, Study, TargetPerson
@@ -22,7 +23,13 @@ def studies_linked(*, study: Study) -> QuerySet[Study]:
         .annotate(lower=Lower("name"))
         .filter(lower__in=names)
     )
-    return Study.objects.exclude(pk=study.pk).exclude(kind=study.kind).filter(Exists(shared))
+    fed = Q(source_studies=study) | Q(fed_studies=study)  # an intruder test and its sources
+    return (
+        Study.objects.exclude(pk=study.pk)
+        .exclude(kind=study.kind)
+        .filter(Q(Exists(shared)) | fed)
+        .distinct()
+    )
 
 
 def studies_linked_open(*, study: Study) -> QuerySet[Study]:

@@ -12,7 +12,7 @@ urlpatterns = [
         name="researcher-preview-step",
     ),
     path(
-        "<slug:slug>/preview/<str:step>/<int:number>/",
+        "<slug:slug>/preview/<str:step>/<id:number>/",
         preview.study_preview,
         name="researcher-preview-item",
     ),

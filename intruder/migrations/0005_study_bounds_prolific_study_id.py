@@ -20,7 +20,7 @@ def clamp_study_settings(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('intruder', '0003_participant_form_state'),
+        ('intruder', '0004_study_sources_public_title_review_state'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
