@@ -53,3 +53,13 @@ def anonymize_study(job: Job, progress: Progress) -> dict[str, Any]:
         batch_size=int(job.params.get("batch_size", 8)),
         threshold=job.params.get("threshold"),
     )
+
+
+@register_task("attack_study")
+def attack_study(job: Job, progress: Progress) -> dict[str, Any]:
+    """Run an attack run's attacks on its study's texts, resuming from stored results."""
+    from intruder.models import AttackRun
+    from intruder.services.attack_runs import execute_attack_run
+
+    run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
+    return execute_attack_run(run=run, progress=progress)
