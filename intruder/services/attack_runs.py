@@ -26,13 +26,11 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count
 
+from intruder.attack_methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Study
 
 CHEAP_ATTACKS: tuple[str, ...] = ("tfidf", "bm25", "dense")
 ALL_ATTACKS: tuple[str, ...] = ("tria", *CHEAP_ATTACKS)
-CLEAR = "clear"
-SPACY_NER = "spacy-ner"
-MODEL_AT = "model@"
 # Beside the model's own threshold, one stricter and one looser anonymization.
 BASELINE_THRESHOLDS: tuple[float, ...] = (0.2, 0.6)
 DRIVING_WORDS = 8
@@ -57,17 +55,6 @@ def study_methods(study: Study) -> list[str]:
 def baseline_methods() -> list[str]:
     """Return the baselines made on the fly: clear text, spaCy NER, model at other thresholds."""
     return [CLEAR, SPACY_NER, *(f"{MODEL_AT}{t:g}" for t in BASELINE_THRESHOLDS)]
-
-
-def method_label(method: str) -> str:
-    """Return how a method is named on pages and in reports."""
-    if method == CLEAR:
-        return "clear text (ceiling, never served)"
-    if method == SPACY_NER:
-        return "spaCy NER masking (baseline, never served)"
-    if method.startswith(MODEL_AT):
-        return f"model at threshold {method[len(MODEL_AT) :]} (baseline, never served)"
-    return method
 
 
 def model_threshold(method: str) -> float:
@@ -227,7 +214,7 @@ class MethodTexts:
         """Return the descriptions that have a text under `method`."""
         if method in self._stored:
             return set(self._stored[method])
-        if method in (CLEAR, SPACY_NER) or method.startswith(MODEL_AT):
+        if is_baseline(method):
             return set(self.descriptions)
         return set()
 

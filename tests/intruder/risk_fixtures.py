@@ -41,3 +41,31 @@ def risk_study(*, per_person: int = 3, owner: Any = None) -> Study:
                 status=AnonymizedText.Status.DRAFT,
             )
     return study
+
+
+# How many of three intruders name each person (made up, to give humans a profile).
+HUMAN_HITS = {"orlena": 3, "bastian": 2, "maelis": 1, "corvin": 0}
+
+
+def add_judgments(study: Study) -> None:
+    """Let three made-up intruders judge every text; HUMAN_HITS of them name the person."""
+    from tests.intruder.factories import make_judgment, make_participant
+
+    intruders = [make_participant(study=study) for _ in range(3)]
+    texts = AnonymizedText.objects.filter(description__study=study).select_related(
+        "description__target"
+    )
+    for position, text in enumerate(texts, 1):
+        target = text.description.target
+        for slot, intruder in enumerate(intruders, 1):
+            named = slot <= HUMAN_HITS[target.key]
+            make_judgment(
+                participant=intruder,
+                text=text,
+                position=position,
+                slot=slot,
+                self_identified=named,
+                guessed_name=target.name if named else "",
+                cosine=1.0 if named else 0.0,
+                identified=named,
+            )
