@@ -4,6 +4,12 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.authtoken.views import ObtainAuthToken
 
+from intruder.api.attack_runs import (
+    AttackResultListApi,
+    AttackRunCreateApi,
+    AttackRunDetailApi,
+    AttackRunListApi,
+)
 from intruder.api.descriptions import DescriptionDetailApi, DescriptionListApi
 from intruder.api.jobs import JobDetailApi, JobListApi, JobRetryApi
 from intruder.api.judgments import JudgmentDetailApi, JudgmentListApi
@@ -48,6 +54,10 @@ urlpatterns = [
     path("participants/<int:pk>/", ParticipantDetailApi.as_view(), name="participant-detail"),
     path("judgments/", JudgmentListApi.as_view(), name="judgment-list"),
     path("judgments/<int:pk>/", JudgmentDetailApi.as_view(), name="judgment-detail"),
+    path("attack-runs/", AttackRunListApi.as_view(), name="attack-run-list"),
+    path("attack-runs/create/", AttackRunCreateApi.as_view(), name="attack-run-create"),
+    path("attack-runs/<int:pk>/", AttackRunDetailApi.as_view(), name="attack-run-detail"),
+    path("attack-results/", AttackResultListApi.as_view(), name="attack-result-list"),
     path("jobs/", JobListApi.as_view(), name="job-list"),
     path("jobs/<int:pk>/", JobDetailApi.as_view(), name="job-detail"),
     path("jobs/<int:pk>/retry/", JobRetryApi.as_view(), name="job-retry"),
