@@ -49,9 +49,13 @@ class DenseAttack(RetrievalAttack):
 
     def _scores(self, texts: list[str], progress: ProgressCallback | None) -> np.ndarray:
         scores = np.full((len(texts), len(self.names)), -1.0)
-        for row, text in enumerate(texts):
-            pieces = self._embed(word_chunks(text))
-            query = pieces.mean(axis=0)
+        # One encode call for every chunk of every document: batching, not a call per text.
+        chunks = [word_chunks(text) for text in texts]
+        embedded = self._embed([piece for pieces in chunks for piece in pieces])
+        start = 0
+        for row, pieces in enumerate(chunks):
+            query = embedded[start : start + len(pieces)].mean(axis=0)
+            start += len(pieces)
             query /= np.linalg.norm(query) or 1.0
             similarities = self.chunk_embeddings @ query
             np.maximum.at(scores[row], self.chunk_owner, similarities)

@@ -35,6 +35,9 @@ ALL_ATTACKS: tuple[str, ...] = ("tria", *CHEAP_ATTACKS)
 BASELINE_THRESHOLDS: tuple[float, ...] = (0.2, 0.6)
 DRIVING_WORDS = 8
 JOB_KIND = "attack_study"
+# Retrieval attacks rebuild their index in every fit, so one instance serves every fold and
+# keeps what it loaded (the dense encoder); TRIA gets a fresh instance per fold.
+REUSABLE_ATTACKS = frozenset(CHEAP_ATTACKS)
 
 AttackFactory = Callable[[str, Any], Any]
 
@@ -320,6 +323,7 @@ def execute_attack_run(
         (row["fold"], row["attack"], row["method"]): row["n"]
         for row in run.results.values("fold", "attack", "method").annotate(n=Count("pk"))
     }
+    instances: dict[str, Any] = {}
     for unit in _units(run, descriptions):
         in_unit = set(unit.description_ids)
         for name in run.attacks:
@@ -351,7 +355,9 @@ def execute_attack_run(
             background = prepared.background(unit.background, curate=curate)
             attack = None
             if background:
-                attack = factory(name, prepared.attack_config())
+                attack = instances.get(name) or factory(name, prepared.attack_config())
+                if name in REUSABLE_ATTACKS:
+                    instances[name] = attack
                 attack.fit(background)
             explainer = SharedTerms({k: "\n\n".join(parts) for k, parts in unit.background.items()})
             for method, ids in pending.items():
