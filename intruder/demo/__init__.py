@@ -155,7 +155,8 @@ def load_demo(
     report.released, report.held_back = anonymization.anonymized_texts_release(
         texts=model_texts, user=owner
     )
-    if model_texts.exists():
+    job = report.anonymization_job
+    if model_texts.exists() and (job is None or job.status == Job.Status.SUCCEEDED):
         from intruder.demo.risk import load_demo_judgments, run_demo_attacks
 
         report.judgments_created = load_demo_judgments(intruder)

@@ -55,12 +55,14 @@ def load_demo_judgments(study: Study) -> int:
                 aliases=target.aliases,
                 threshold=study.identification_threshold,
             )
-            positions[row["pid"]] = positions.get(row["pid"], 0) + 1
+            if row["pid"] not in positions:
+                positions[row["pid"]] = 1000 + intruder.assignments.count()
+            positions[row["pid"]] += 1
             slot = text.assignments.filter(status__in=["active", "completed"]).count() + 1
             assignment = Assignment.objects.create(
                 participant=intruder,
                 text=text,
-                position=1000 + positions[row["pid"]],  # after anything a player adds
+                position=positions[row["pid"]],  # far after the 5 items a player gets
                 slot=slot,
                 status=Assignment.Status.COMPLETED,
                 shown_at=now,
@@ -98,12 +100,20 @@ def _finished_or_run(study: Study, purpose: str, start: Any) -> AttackRun:
     return run
 
 
-def run_demo_attacks(study: Study, owner: Any) -> tuple[AttackRun, AttackRun]:
+def run_demo_attacks(
+    study: Study,
+    owner: Any,
+    *,
+    attacks: tuple[str, ...] = attack_runs.CHEAP_ATTACKS,
+    config: dict[str, Any] | None = None,
+) -> tuple[AttackRun, AttackRun]:
     """Leave the study with a finished risk check and a finished report run (cheap attacks)."""
     check = _finished_or_run(
         study,
         AttackRun.Purpose.RISK_CHECK,
-        lambda: attack_runs.risk_check_start(study=study, user=owner),
+        lambda: attack_runs.risk_check_start(
+            study=study, user=owner, attacks=attacks, config=config
+        ),
     )
     report = _finished_or_run(
         study,
@@ -111,8 +121,9 @@ def run_demo_attacks(study: Study, owner: Any) -> tuple[AttackRun, AttackRun]:
         lambda: attack_runs.attack_run_start(
             study=study,
             user=owner,
-            attacks=attack_runs.CHEAP_ATTACKS,
+            attacks=attacks,
             methods=[MODEL_METHOD, attack_runs.CLEAR, attack_runs.SPACY_NER],
+            config=config,
         ),
     )
     return check, report

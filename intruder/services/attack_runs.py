@@ -144,7 +144,14 @@ def attack_run_start(
     return run
 
 
-def risk_check_start(*, study: Study, user: Any, folds: int = 5) -> AttackRun:
+def risk_check_start(
+    *,
+    study: Study,
+    user: Any,
+    folds: int = 5,
+    attacks: Sequence[str] = CHEAP_ATTACKS,
+    config: dict[str, Any] | None = None,
+) -> AttackRun:
     """Queue the pre-release risk check: cheap attacks on the study's texts, background (b)."""
     methods = study_methods(study)
     if not methods:
@@ -152,9 +159,10 @@ def risk_check_start(*, study: Study, user: Any, folds: int = 5) -> AttackRun:
     return attack_run_start(
         study=study,
         user=user,
-        attacks=CHEAP_ATTACKS,
+        attacks=attacks,
         methods=methods,
         folds=folds,
+        config=config,
         purpose=AttackRun.Purpose.RISK_CHECK,
     )
 
