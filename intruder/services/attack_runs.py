@@ -50,6 +50,7 @@ def study_methods(study: Study) -> list[str]:
     """Return the anonymization methods the study holds texts of, sorted."""
     return sorted(
         AnonymizedText.objects.filter(description__study=study)
+        .order_by("method")  # not the model's ordering, which would make rows distinct
         .values_list("method", flat=True)
         .distinct()
     )

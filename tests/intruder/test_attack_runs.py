@@ -175,3 +175,8 @@ def test_results_are_unique_per_text_method_and_attack():
     )
     AttackResult.objects.bulk_create([duplicate], ignore_conflicts=True)
     assert run.results.count() == 4
+
+
+def test_study_methods_lists_each_method_once():
+    study = risk_study()
+    assert attack_runs.study_methods(study) == ["textwash-model"]
