@@ -312,7 +312,6 @@ def execute_attack_run(
 ) -> dict[str, Any]:
     """Run every attack on every method's texts, storing each fold's predictions as made."""
     from attacks.config import TRIAConfig
-    from attacks.explain import SharedTerms
     from attacks.prepared import PreparedTexts
     from attacks.registry import get_attack
 
@@ -368,11 +367,10 @@ def execute_attack_run(
                 if name in REUSABLE_ATTACKS:
                     instances[name] = attack
                 attack.fit(background)
-            explainer = SharedTerms({k: "\n\n".join(parts) for k, parts in unit.background.items()})
             for method, ids in pending.items():
                 chosen = texts.texts(method, ids)
                 rows = _predict_rows(
-                    run, unit, name, method, chosen, key_of, attack, prepared, curate, explainer
+                    run, unit, name, method, chosen, key_of, attack, prepared, curate
                 )
                 AttackResult.objects.bulk_create(rows, ignore_conflicts=True)
                 stored = run.results.count()
@@ -393,11 +391,15 @@ def _predict_rows(
     attack: Any,
     prepared: Any,
     curate: bool,
-    explainer: Any,
 ) -> list[AttackResult]:
-    """Predict the chosen texts and return their unsaved result rows."""
+    """Predict the chosen texts and return their unsaved result rows.
+
+    A TF-IDF hit also records the terms that carry the match (`TFIDFAttack.shared_terms`):
+    what a reviewer should mask.
+    """
     ids = list(chosen)
     originals = {d.pk: d.text for d in Description.objects.filter(pk__in=ids).only("pk", "text")}
+    documents: dict[str, str] = {}
     if attack is None:
         predictions = {i: None for i in ids}
     else:
@@ -428,10 +430,17 @@ def _predict_rows(
                 true_prob=prediction.true_prob if prediction else None,
                 top_k=[[n, round(float(p), 6)] for n, p in prediction.top_k] if prediction else [],
                 masked_share=masked_share(originals[i], text),
-                driving_words=explainer.top(text, predicted, DRIVING_WORDS) if rank == 1 else [],
+                driving_words=_driving_words(attack, documents.get(str(i), ""), predicted, rank),
             )
         )
     return rows
+
+
+def _driving_words(attack: Any, document: str, predicted: str, rank: int | None) -> list[str]:
+    """Return the TF-IDF terms behind a correct match (other attacks give no words)."""
+    if rank != 1 or not hasattr(attack, "shared_terms"):
+        return []
+    return [term for term, _ in attack.shared_terms(document, predicted, top=DRIVING_WORDS)]
 
 
 def trir_table(run: AttackRun) -> dict[str, dict[str, dict[str, Any]]]:
