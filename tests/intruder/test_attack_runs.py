@@ -7,6 +7,7 @@ import pytest
 from attacks.registry import get_attack
 from intruder.models import AttackResult, AttackRun, Job
 from intruder.services import attack_runs, jobs
+from tests.attacks.conftest import tiny_bert_dir  # noqa: F401 (a fixture)
 from tests.intruder.factories import make_description, make_user
 from tests.intruder.risk_fixtures import FACTS, FAST_CONFIG, risk_study
 
@@ -180,3 +181,24 @@ def test_results_are_unique_per_text_method_and_attack():
 def test_study_methods_lists_each_method_once():
     study = risk_study()
     assert attack_runs.study_methods(study) == ["textwash-model"]
+
+
+def test_tria_runs_per_fold_through_the_public_attack_interface(tiny_bert_dir):  # noqa: F811
+    study = risk_study(per_person=2)
+    config = {
+        **FAST_CONFIG,
+        "base_model_name": str(tiny_bert_dir),
+        "use_additional_pretraining": False,
+        "finetuning_epochs": 2,
+        "finetuning_batch_size": 8,
+        "finetuning_sliding_window": "32-8",
+        "precision": "fp32",
+    }
+    run = start(study, attacks=["tria", "tfidf"], methods=["clear"], folds=2, config=config)
+    job = jobs.job_execute(run.job.pk)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    tria = run.results.filter(attack="tria")
+    assert tria.count() == 8
+    assert all(r.true_prob is not None and len(r.top_k) == 4 for r in tria)
+    run.refresh_from_db()
+    assert set(run.summary["trir"]["clear"]) == {"tria", "tfidf", "strongest"}
