@@ -241,6 +241,14 @@ def main() -> int:
         walls[f"report_{name}"] = time.perf_counter() - t
         collect(summary, name, report, per_type, METHODS)
     summary["trir"] = pooled_trir(summary)
+    summary["pct_words_masked"] = {
+        method: sum(
+            summary["pct_words_masked_by_study"][s][method] * summary["texts_by_study"][s][method]
+            for s in STUDIES
+        )
+        / sum(summary["texts_by_study"][s][method] for s in STUDIES)
+        for method in summary["trir"]
+    }
     walls["total"] = time.perf_counter() - started
     (out / "report.html").write_text(combined_html(bodies), encoding="utf-8")
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
@@ -259,7 +267,11 @@ def collect(summary: dict, name: str, report: Any, per_type: Any, methods: dict)
     by_method = report.summary()["trir"]
     names = {v: k for k, v in methods.items()}
     summary.setdefault("trir_by_study", {})[name] = {
-        names.get(m, m): values for m, values in by_method.items()
+        names.get(m, m): {a: v for a, v in values.items() if a != "pct_words_masked"}
+        for m, values in by_method.items()
+    }
+    summary.setdefault("pct_words_masked_by_study", {})[name] = {
+        names.get(m, m): values["pct_words_masked"] for m, values in by_method.items()
     }
     texts = report.tables["trir_by_method"].set_index("method")["n_texts"]
     summary.setdefault("texts_by_study", {})[name] = {
