@@ -112,6 +112,15 @@ class AttackRunCreateApi(APIView):
         class Meta:
             ref_name = "AttackRunCreateInput"
 
+        def validate_config(self, value: dict) -> dict:
+            """Refuse keys that name server paths: only training settings come from a client."""
+            refused = sorted(set(value) & attack_runs.SERVER_CONFIG_KEYS)
+            if refused:
+                raise serializers.ValidationError(
+                    f"{', '.join(refused)} cannot be set through the API (server paths)"
+                )
+            return value
+
     @extend_schema(
         request=InputSerializer,
         responses={201: AttackRunListApi.OutputSerializer},

@@ -39,6 +39,12 @@ JOB_KIND = "attack_study"
 # keeps what it loaded (the dense encoder); TRIA gets a fresh instance per fold.
 REUSABLE_ATTACKS = frozenset(CHEAP_ATTACKS)
 
+# Config keys that name files and folders on the server: set by operators (CLI, benchmark),
+# never by an API client.
+SERVER_CONFIG_KEYS = frozenset(
+    {"cache_dir", "output_folder_path", "data_file_path", "base_model_name"}
+)
+
 AttackFactory = Callable[[str, Any], Any]
 
 

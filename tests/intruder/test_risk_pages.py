@@ -203,6 +203,12 @@ def test_api_starts_lists_and_pages_through_results(study_with_run):
         format="json",
     )
     assert bad.status_code == 400 and "no texts of method" in bad.content.decode()
+    paths = api.post(
+        "/api/attack-runs/create/",
+        {"study": study.pk, "methods": ["clear"], "config": {"cache_dir": "/etc"}},
+        format="json",
+    )
+    assert paths.status_code == 400 and "server paths" in paths.content.decode()
 
 
 def test_api_hides_other_researchers_runs_and_refuses_viewers(study_with_run):
