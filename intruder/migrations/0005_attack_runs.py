@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('intruder', '0002_job_heartbeat'),
+        ('intruder', '0004_study_sources_public_title_review_state'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
