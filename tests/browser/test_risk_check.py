@@ -9,7 +9,8 @@ import pytest
 
 from intruder.demo import load_demo
 from intruder.models import AttackRun
-from intruder.services import anonymization, jobs
+from intruder.services import anonymization, attack_runs, jobs
+from tests.browser.axe import audit, axe_available
 from tests.intruder.fake_anonymizer import FakeAnonymizer
 from tests.intruder.risk_fixtures import FAST_CONFIG
 
@@ -71,3 +72,25 @@ def test_researcher_runs_a_risk_check_and_sees_flags_on_the_review_page(page, de
     page.goto(f"/r/{demo_study.slug}/risk/?run={run.pk}")
     assert "Persons most at risk" in page.inner_text("body")
     shot(page, "risk_page_phone")
+
+
+def test_risk_pages_pass_the_accessibility_audit(page, demo_study):
+    axe_available()
+    run = attack_runs.risk_check_start(
+        study=demo_study, user=demo_study.owner, attacks=("tfidf",), config=FAST_CONFIG
+    )
+    jobs.job_execute(run.job.pk)
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", "researcher")
+    page.fill("input[name=password]", "pw-browser-demo")
+    page.click("button[type=submit], input[type=submit]")
+    problems: list[str] = []
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        for name, url in [
+            ("risk-page", f"/r/{demo_study.slug}/risk/?run={run.pk}"),
+            ("review-with-risk-flags", f"/r/{demo_study.slug}/review/"),
+        ]:
+            page.goto(url)
+            problems += audit(page, name)
+    assert not problems, "\n".join(problems)
