@@ -378,7 +378,16 @@ def written_summary(report: RiskReport, human_method: str, labels: dict[str, str
         best = stored.sort_values(key).iloc[0] if len(stored) else None
         text = "TRIR of the strongest adversary per method: " + "; ".join(pieces) + "."
         if best is not None and len(stored) > 1:
-            text += f" Of the study's methods, {best['label']} leaves the least machine risk."
+            runner_up = stored.sort_values(key).iloc[1]
+            gap = float(runner_up[key] - best[key])
+            se = float(np.nan_to_num(best.get(f"se_{STRONGEST}", np.nan)))
+            if gap > 2 * se:
+                text += f" Of the study's methods, {best['label']} leaves the least machine risk."
+            else:
+                text += (
+                    f" The study's methods leave about the same machine risk ({gap:.1f} "
+                    f"points apart, within 2 SE = {2 * se:.1f})."
+                )
         paragraphs.append(text)
     return paragraphs
 
