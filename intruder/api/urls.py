@@ -8,6 +8,12 @@ from drf_spectacular.views import (
 )
 from rest_framework.authtoken.views import ObtainAuthToken
 
+from intruder.api.attack_runs import (
+    AttackResultListApi,
+    AttackRunCreateApi,
+    AttackRunDetailApi,
+    AttackRunListApi,
+)
 from intruder.api.descriptions import DescriptionDetailApi, DescriptionListApi
 from intruder.api.jobs import JobDetailApi, JobListApi, JobRetryApi
 from intruder.api.judgments import JudgmentDetailApi, JudgmentListApi
@@ -67,6 +73,10 @@ urlpatterns = [
     path("participants/<id:pk>/", ParticipantDetailApi.as_view(), name="participant-detail"),
     path("judgments/", JudgmentListApi.as_view(), name="judgment-list"),
     path("judgments/<id:pk>/", JudgmentDetailApi.as_view(), name="judgment-detail"),
+    path("attack-runs/", AttackRunListApi.as_view(), name="attack-run-list"),
+    path("attack-runs/create/", AttackRunCreateApi.as_view(), name="attack-run-create"),
+    path("attack-runs/<id:pk>/", AttackRunDetailApi.as_view(), name="attack-run-detail"),
+    path("attack-results/", AttackResultListApi.as_view(), name="attack-result-list"),
     path("jobs/", JobListApi.as_view(), name="job-list"),
     path("jobs/<id:pk>/", JobDetailApi.as_view(), name="job-detail"),
     path("jobs/<id:pk>/retry/", JobRetryApi.as_view(), name="job-retry"),

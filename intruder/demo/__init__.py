@@ -55,6 +55,9 @@ class DemoReport:
     anonymization_job: Job | None = None
     released: int = 0
     held_back: list[int] = field(default_factory=list)
+    judgments_created: int = 0
+    risk_check: Any = None
+    risk_report: Any = None
 
 
 def _researcher(password: str) -> Any:
@@ -94,12 +97,16 @@ def _anonymize(study: Study, owner: Any) -> Job | None:
     return jobs.job_execute(job.pk)
 
 
-def load_demo(*, password: str = DEMO_PASSWORD, anonymize: bool = True) -> DemoReport:
+def load_demo(
+    *, password: str = DEMO_PASSWORD, anonymize: bool = True, attacks: bool = True
+) -> DemoReport:
     """Create the demo researcher, a collection study and an anonymized intruder study.
 
     With `anonymize`, descriptions still lacking a model anonymization go through an
     `anonymize_study` job run right here (the same code path as the worker), and the
-    resulting drafts without leak warnings are released.
+    resulting drafts without leak warnings are released. Invented intruder judgments are
+    added to the released texts, and with `attacks` a risk check and a report run of the
+    cheap attacks run here too (jobs again), so the risk report is there from the start.
     """
     with transaction.atomic():
         owner = _researcher(password)
@@ -120,7 +127,8 @@ def load_demo(*, password: str = DEMO_PASSWORD, anonymize: bool = True) -> DemoR
             title="Demo: who is described here?",
             kind=Study.Kind.INTRUDER,
             items_per_participant=5,
-            judgments_per_text=3,
+            # Three slots per text hold the invented demo judgments; two are left to play.
+            judgments_per_text=5,
             consent_text=CONSENT,
             instructions_text=INTRUDER_INSTRUCTIONS,
             debrief_text=DEBRIEF,
@@ -147,4 +155,11 @@ def load_demo(*, password: str = DEMO_PASSWORD, anonymize: bool = True) -> DemoR
     report.released, report.held_back = anonymization.anonymized_texts_release(
         texts=model_texts, user=owner
     )
+    job = report.anonymization_job
+    if model_texts.exists() and (job is None or job.status == Job.Status.SUCCEEDED):
+        from intruder.demo.risk import load_demo_judgments, run_demo_attacks
+
+        report.judgments_created = load_demo_judgments(intruder)
+        if attacks:
+            report.risk_check, report.risk_report = run_demo_attacks(intruder, owner)
     return report

@@ -147,8 +147,9 @@ class JobProgress:
     live progress and a crashed worker is recognised by its stale heartbeat.
     """
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, echo: Callable[[int, int, str], None] | None = None) -> None:
         self.job = job
+        self.echo = echo  # e.g. a CLI progress bar that mirrors the stored progress
 
     def __call__(self, done: int, total: int, message: str = "") -> None:
         now = timezone.now()
@@ -162,6 +163,8 @@ class JobProgress:
         Job.objects.filter(pk=self.job.pk).update(**fields)
         for name, value in fields.items():
             setattr(self.job, name, value)
+        if self.echo is not None:
+            self.echo(int(done), int(total), message)
 
 
 class _Heartbeat:
@@ -194,11 +197,19 @@ class _Heartbeat:
         self._thread.join()
 
 
-def job_run_claimed(job: Job, *, heartbeat_interval_s: float | None = None) -> Job:
-    """Run a job this process has claimed and record success or failure with its traceback."""
+def job_run_claimed(
+    job: Job,
+    *,
+    heartbeat_interval_s: float | None = None,
+    echo: Callable[[int, int, str], None] | None = None,
+) -> Job:
+    """Run a job this process has claimed and record success or failure with its traceback.
+
+    `echo(done, total, message)` also receives every progress call (a CLI progress bar).
+    """
     from intruder.tasks import get_task
 
-    progress = JobProgress(job)
+    progress = JobProgress(job, echo)
     try:
         function = get_task(job.kind)
         if heartbeat_interval_s:
@@ -225,7 +236,12 @@ def job_run_claimed(job: Job, *, heartbeat_interval_s: float | None = None) -> J
     return job
 
 
-def job_execute(job_id: int, *, heartbeat_interval_s: float | None = 30.0) -> Job | None:
+def job_execute(
+    job_id: int,
+    *,
+    heartbeat_interval_s: float | None = 30.0,
+    echo: Callable[[int, int, str], None] | None = None,
+) -> Job | None:
     """Claim one specific job and run it; the entry point of RQ workers and inline runs.
 
     Return None when the job is not queued (another worker has it, or it is finished).
@@ -233,7 +249,7 @@ def job_execute(job_id: int, *, heartbeat_interval_s: float | None = 30.0) -> Jo
     if not _claim_by_update(job_id, worker_name()):
         return None
     job = Job.objects.get(pk=job_id)
-    return job_run_claimed(job, heartbeat_interval_s=heartbeat_interval_s)
+    return job_run_claimed(job, heartbeat_interval_s=heartbeat_interval_s, echo=echo)
 
 
 def job_retry(*, job: Job) -> Job:

@@ -55,7 +55,7 @@ def test_demo_data_has_enough_persons_and_long_descriptions() -> None:
 
 @pytest.mark.django_db
 def test_load_demo_builds_both_studies_and_releases_texts(fake_anonymizer) -> None:
-    report = load_demo(password="pw-demo-test")
+    report = load_demo(password="pw-demo-test", attacks=False)
     assert authenticate(username="researcher", password="pw-demo-test") is not None
     collection = Study.objects.get(slug="demo-collection")
     intruder = Study.objects.get(slug="demo-intruder")
@@ -72,10 +72,10 @@ def test_load_demo_builds_both_studies_and_releases_texts(fake_anonymizer) -> No
 
 @pytest.mark.django_db
 def test_load_demo_twice_changes_nothing(fake_anonymizer, capsys) -> None:
-    call_command("load_demo", "--password", "pw-demo-test")
+    call_command("load_demo", "--password", "pw-demo-test", "--no-attacks")
     first = capsys.readouterr().out
     counts = (TargetPerson.objects.count(), Description.objects.count())
-    call_command("load_demo", "--password", "pw-demo-test")
+    call_command("load_demo", "--password", "pw-demo-test", "--no-attacks")
     assert (TargetPerson.objects.count(), Description.objects.count()) == counts
     assert AnonymizedText.objects.count() == 30
     assert Job.objects.count() == 1
@@ -89,11 +89,11 @@ def test_load_demo_reports_a_failed_anonymization_and_resumes(capsys) -> None:
     previous = anonymization.set_anonymizer(FakeAnonymizer(crash_after=10))
     try:
         with pytest.raises(Exception, match="simulated crash"):
-            call_command("load_demo")
+            call_command("load_demo", "--no-attacks")
         saved = AnonymizedText.objects.count()
         assert 0 < saved < 30
         anonymization.set_anonymizer(FakeAnonymizer())
-        call_command("load_demo")
+        call_command("load_demo", "--no-attacks")
         assert AnonymizedText.objects.count() == 30
         job = Job.objects.get()  # the failed job was retried, not replaced
         assert (job.status, job.attempts) == ("succeeded", 2)
@@ -110,7 +110,7 @@ def test_demo_with_the_shipped_model_masks_names(settings) -> None:
         pytest.skip(f"no shipped model under {MODEL_DIR}")
     previous = anonymization.set_anonymizer(None)
     try:
-        report = load_demo(password="pw-demo-test")
+        report = load_demo(password="pw-demo-test", attacks=False)
     finally:
         anonymization.set_anonymizer(previous)
     assert report.anonymization_job.status == "succeeded", report.anonymization_job.error
@@ -127,7 +127,7 @@ def test_the_demo_studies_both_admit_participants_only_in_demo_mode(
 ) -> None:
     # The two demo studies share their invented persons, i.e. they are linked: only the demo
     # (INTRUDER_DEMO=1, set by scripts/demo.sh) keeps both open to new participants.
-    load_demo(password="pw-demo-test")
+    load_demo(password="pw-demo-test", attacks=False)
     intruder = Study.objects.get(slug="demo-intruder")
     settings.INTRUDER_DEMO = True
     assert participant_enroll(study=intruder, prolific_pid="DEMOINTRUDER01").created
@@ -144,8 +144,37 @@ def test_the_demo_studies_both_admit_participants_only_in_demo_mode(
 
 @pytest.mark.django_db
 def test_the_well_known_demo_password_logs_in_only_in_demo_mode(fake_anonymizer, settings):
-    load_demo()
+    load_demo(attacks=False)
     settings.INTRUDER_DEMO = False
     assert authenticate(username="researcher", password=DEMO_PASSWORD) is None
     settings.INTRUDER_DEMO = True
     assert authenticate(username="researcher", password=DEMO_PASSWORD) is not None
+
+
+@pytest.mark.django_db
+def test_demo_leaves_judgments_a_finished_risk_check_and_a_report(fake_anonymizer) -> None:
+    from intruder.demo.risk import run_demo_attacks
+    from intruder.models import AttackRun, Judgment
+    from intruder.selectors.risk import run_report
+    from tests.intruder.risk_fixtures import FAST_CONFIG
+
+    report = load_demo(password="pw-demo-test", attacks=False)
+    intruder = report.intruder
+    assert (
+        report.judgments_created
+        == Judgment.objects.filter(text__description__study=intruder).count()
+        > 0
+    )
+    assert intruder.judgments_per_text - 3 >= 1  # room left for a person trying the demo
+    check, run = run_demo_attacks(
+        intruder, intruder.owner, attacks=("tfidf", "bm25"), config=FAST_CONFIG
+    )
+    assert check.purpose == AttackRun.Purpose.RISK_CHECK and check.job.status == "succeeded"
+    assert run.job.status == "succeeded"
+    risk = run_report(run)
+    assert "per_text" in risk.tables and risk.paragraphs
+    # Loading again adds nothing: same judgments, same two runs.
+    again = load_demo(password="pw-demo-test", attacks=False)
+    assert again.judgments_created == 0
+    run_demo_attacks(intruder, intruder.owner, attacks=("tfidf", "bm25"), config=FAST_CONFIG)
+    assert AttackRun.objects.count() == 2

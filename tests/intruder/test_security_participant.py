@@ -118,6 +118,44 @@ def assert_never_seen(everything: str, forbidden) -> None:
     assert leaked == []
 
 
+def poke_risk_pages_and_api(recorder: Recorder, study: Study) -> None:
+    """Request every risk page, download and API endpoint as the participant.
+
+    They hold originals, target names and machine guesses; a participant (with their cookie,
+    no login) is sent to the login page or refused by each, and nothing is started.
+    """
+    from intruder.models import AttackRun
+    from intruder.services import attack_runs, jobs
+    from tests.intruder.risk_fixtures import FAST_CONFIG
+
+    run = attack_runs.attack_run_start(
+        study=study,
+        user=study.owner,
+        attacks=["tfidf"],
+        methods=["clear", "textwash-model"],
+        background=AttackRun.Background.UPLOADED,
+        # One description per person: the originals themselves are the background here.
+        background_documents={d.target.key: d.text for d in study.descriptions.all()},
+        config=FAST_CONFIG,
+    )
+    assert jobs.job_execute(run.job.pk).status == "succeeded"
+    assert run.results.filter(true_rank=1).exists()  # there is something to leak
+    slug = study.slug
+    urls = [reverse("risk-page", args=[slug]), f"/api/attack-runs/{run.pk}/"]
+    urls += [
+        reverse("risk-download", args=[slug, run.pk, name])
+        for name in ("report.html", "report.pdf", "summary.json", "machine_per_text.csv")
+    ]
+    urls += ["/api/attack-runs/", f"/api/attack-results/?run={run.pk}", "/api/attack-results/"]
+    for url in urls:
+        assert recorder.get(url).status_code in (302, 401, 403), url
+    for url in (reverse("risk-check-start", args=[slug]), reverse("risk-run-start", args=[slug])):
+        assert recorder.post(url, {"attacks": ["tfidf"], "methods": ["clear"]}).status_code == 302
+    created = recorder.post("/api/attack-runs/create/", {"study": study.pk, "methods": ["clear"]})
+    assert created.status_code in (401, 403)
+    assert AttackRun.objects.filter(study=study).count() == 1
+
+
 def test_intruder_never_receives_originals_names_or_other_participants_data():
     study = make_study(
         kind=Study.Kind.INTRUDER,
@@ -194,6 +232,7 @@ def test_intruder_never_receives_originals_names_or_other_participants_data():
     me.post(f"{home}finish/")
     me.get(home)
     enter(me, study, "MYPID0001")
+    poke_risk_pages_and_api(me, study)
 
     everything = me.everything()
     # The walk really saw every text (3 slots each: the other intruder leaves room).

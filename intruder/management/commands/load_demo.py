@@ -32,13 +32,22 @@ class Command(BaseCommand):
             help="Where the site is served, for the printed links.",
         )
         parser.add_argument(
+            "--no-attacks",
+            action="store_true",
+            help="Skip the demo's risk check and attack run (cheap attacks, ~1 minute).",
+        )
+        parser.add_argument(
             "--no-anonymize",
             action="store_true",
             help="Leave anonymization to the worker (manage.py run_worker).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = load_demo(password=options["password"], anonymize=not options["no_anonymize"])
+        report = load_demo(
+            password=options["password"],
+            anonymize=not options["no_anonymize"],
+            attacks=not options["no_attacks"],
+        )
         job = report.anonymization_job
         if job is not None:
             if job.status != "succeeded":
@@ -52,6 +61,12 @@ class Command(BaseCommand):
             if counts:
                 self.stdout.write(f"imported {what}: {counts}")
         intruder = report.intruder
+        for run in (report.risk_check, report.risk_report):
+            if run is not None and run.job.status != "succeeded":
+                raise CommandError(
+                    f"attack run {run.pk} {run.job.status}: {run.job.message}\n{run.job.error}\n"
+                    "Run `manage.py load_demo` again: it resumes where it stopped."
+                )
         released = AnonymizedText.objects.filter(
             description__study=intruder, status=AnonymizedText.Status.RELEASED
         ).count()
@@ -79,6 +94,8 @@ class Command(BaseCommand):
                     f"    {base}/s/{intruder.slug}/"
                     "?PROLIFIC_PID=DEMOINTRUDER01&STUDY_ID=demo&SESSION_ID=i1",
                     "  Change the PROLIFIC_PID to play another participant.",
+                    f"  Risk report (humans vs machine): {base}/r/{intruder.slug}/risk/",
+                    f"  Risk flags before release: {base}/r/{intruder.slug}/review/",
                 ]
             )
         )

@@ -1,0 +1,167 @@
+"""Figures of the risk report (matplotlib): returned as figures, for SVG on pages and PDF pages."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from intruder.analysis.plots import to_svg
+from intruder.analysis.risk import STRONGEST
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from intruder.analysis.risk import RiskReport
+
+HUMAN_COLOUR = "#dd8452"
+ATTACK_COLOURS = {
+    "tria": "#4c72b0",
+    "tfidf": "#55a868",
+    "bm25": "#8172b3",
+    "dense": "#937860",
+    STRONGEST: "#c44e52",
+}
+
+
+def _attacks(table: pd.DataFrame) -> list[str]:
+    names = [c[len("trir_") :] for c in table.columns if c.startswith("trir_")]
+    return [n for n in names if n != STRONGEST] + [STRONGEST]
+
+
+def _se(table: pd.DataFrame, column: str) -> np.ndarray:
+    if column not in table:
+        return np.zeros(len(table))
+    return table[column].astype(float).fillna(0).to_numpy()
+
+
+def plot_rates(report: RiskReport, by: str) -> Figure | None:
+    """Bars of human % identified and each attack's TRIR (± SE) per person or group."""
+    table = report.tables.get(f"rates_{by}")
+    if table is None or table.empty:
+        return None
+    labels = (
+        [f"{n} ({g})" for n, g in zip(table["target_name"], table["group"], strict=True)]
+        if by == "target"
+        else table["group"].tolist()
+    )
+    series = []
+    if "human_pct_identified" in table:
+        series.append(("humans", "human_pct_identified", "human_se", HUMAN_COLOUR))
+    for attack in _attacks(table):
+        series.append((attack, f"trir_{attack}", f"se_{attack}", ATTACK_COLOURS.get(attack)))
+    height = max(2.5, 0.22 * len(table) * len(series) + 1.0)
+    figure, axes = plt.subplots(figsize=(7.5, height))
+    y = np.arange(len(table))
+    width = 0.8 / len(series)
+    for i, (name, column, se_column, colour) in enumerate(series):
+        axes.barh(
+            y + (i - (len(series) - 1) / 2) * width,
+            table[column].astype(float).fillna(0),
+            height=width,
+            xerr=_se(table, se_column),
+            color=colour,
+            label=name,
+            error_kw={"elinewidth": 0.8},
+        )
+    axes.set_yticks(y, labels, fontsize=8)
+    axes.invert_yaxis()
+    axes.set_xlim(0, 105)
+    axes.set_xlabel("% of texts re-identified (± SE)")
+    axes.legend(fontsize=8, loc="lower right")
+    return figure
+
+
+def plot_person_scatter(report: RiskReport) -> Figure | None:
+    """Per person: human % identified against the strongest adversary's TRIR, with rho."""
+    table = report.tables.get("rates_target")
+    if table is None or "human_pct_identified" not in table:
+        return None
+    data = table.dropna(subset=["human_pct_identified", f"trir_{STRONGEST}"])
+    if data.empty:
+        return None
+    figure, axes = plt.subplots(figsize=(5, 4.5))
+    for group, part in data.groupby("group"):
+        axes.scatter(part["human_pct_identified"], part[f"trir_{STRONGEST}"], label=group, s=25)
+    axes.plot([0, 100], [0, 100], color="grey", linestyle="--", linewidth=0.8)
+    axes.set_xlim(-3, 103)
+    axes.set_ylim(-3, 103)
+    axes.set_xlabel("humans: % of texts identified")
+    axes.set_ylabel("machine: strongest adversary TRIR (%)")
+    correlation = report.correlations.get(STRONGEST)
+    if correlation is not None and correlation.rho is not None:
+        axes.set_title(
+            f"Spearman rho = {correlation.rho:.2f} "
+            f"[{correlation.ci_low:.2f}, {correlation.ci_high:.2f}], n = {correlation.n}",
+            fontsize=9,
+        )
+    axes.legend(fontsize=8)
+    return figure
+
+
+def plot_roc(report: RiskReport) -> Figure | None:
+    """ROC of each attack's probability of the true person as a predictor of human success."""
+    if not report.roc:
+        return None
+    figure, axes = plt.subplots(figsize=(4.5, 4.5))
+    for attack, curve in report.roc.items():
+        axes.plot(
+            curve["fpr"],
+            curve["tpr"],
+            label=f"{attack} (AUC {curve['auc']:.2f})",
+            color=ATTACK_COLOURS.get(attack),
+        )
+    axes.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
+    axes.set_xlabel("false positive rate")
+    axes.set_ylabel("true positive rate")
+    axes.legend(fontsize=8, loc="lower right")
+    return figure
+
+
+def plot_risk_vs_masking(report: RiskReport) -> Figure | None:
+    """Per method: strongest TRIR against the share of words masked (risk vs utility)."""
+    table = report.tables.get("trir_by_method")
+    if table is None or table.empty:
+        return None
+    figure, axes = plt.subplots(figsize=(6, 4))
+    x = table["pct_words_masked"].astype(float)
+    y = table[f"trir_{STRONGEST}"].astype(float)
+    axes.scatter(x, y, color=ATTACK_COLOURS[STRONGEST])
+    for xi, yi, method in zip(x, y, table["method"], strict=True):
+        axes.annotate(method, (xi, yi), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    axes.set_xlabel("% of words masked")
+    axes.set_ylabel("strongest adversary TRIR (%)")
+    axes.set_ylim(-3, 105)
+    return figure
+
+
+MAKERS = {
+    "plot_rates_group": lambda r: plot_rates(r, "group"),
+    "plot_rates_target": lambda r: plot_rates(r, "target"),
+    "plot_person_scatter": plot_person_scatter,
+    "plot_roc": plot_roc,
+    "plot_risk_vs_masking": plot_risk_vs_masking,
+}
+PLOT_TITLES = {
+    "plot_rates_group": "Per group: humans beside the machine",
+    "plot_rates_target": "Per person: humans beside the machine",
+    "plot_person_scatter": "Per person: human vs machine rate",
+    "plot_roc": "ROC: the machine's probability as a predictor of human identification",
+    "plot_risk_vs_masking": "Risk vs words masked, per method",
+}
+
+
+def risk_figures(report: RiskReport) -> dict[str, Figure]:
+    """Return every figure the report's data support, by name."""
+    figures = {name: maker(report) for name, maker in MAKERS.items()}
+    return {name: figure for name, figure in figures.items() if figure is not None}
+
+
+def risk_svgs(report: RiskReport) -> dict[str, str]:
+    """Return every figure as inline SVG text."""
+    return {name: to_svg(figure) for name, figure in risk_figures(report).items()}

@@ -1,0 +1,129 @@
+"""The demo's human-vs-machine side: invented intruder judgments, a risk check and a report.
+
+`judgments.jsonl` holds answers of three invented demo intruders (DEMOJUDGE01-03) to the
+released texts, written for this project so the report has a human side from the first
+minute. The attack runs use the cheap attacks only, so the demo stays quick to start.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from intruder.models import AnonymizedText, Assignment, AttackRun, Judgment, Participant, Study
+from intruder.scoring import score_guess
+from intruder.services import attack_runs, jobs
+from intruder.services.anonymization import MODEL_METHOD
+
+DEMO_JUDGMENTS = "judgments.jsonl"
+
+
+def load_demo_judgments(study: Study) -> int:
+    """Store the invented judgments of released model texts once; return how many were new."""
+    from intruder.demo import DEMO_DIR
+
+    rows = [json.loads(line) for line in (DEMO_DIR / DEMO_JUDGMENTS).read_text().splitlines()]
+    texts = {
+        t.description.external_id: t
+        for t in AnonymizedText.objects.filter(
+            description__study=study, method=MODEL_METHOD, status=AnonymizedText.Status.RELEASED
+        ).select_related("description__target")
+    }
+    created = 0
+    now = timezone.now()
+    with transaction.atomic():
+        for pid in sorted({row["pid"] for row in rows}):
+            Participant.objects.get_or_create(
+                study=study,
+                prolific_pid=pid,
+                defaults={"status": Participant.Status.COMPLETED, "consented_at": now},
+            )
+        intruders = {p.prolific_pid: p for p in study.participants.all()}
+        positions: dict[str, int] = {}
+        for row in rows:
+            text = texts.get(row["text"])
+            intruder = intruders[row["pid"]]
+            if text is None or Judgment.objects.filter(participant=intruder, text=text).exists():
+                continue
+            target = text.description.target
+            score = score_guess(
+                target.name,
+                row.get("guessed_name", ""),
+                aliases=target.aliases,
+                threshold=study.identification_threshold,
+            )
+            if row["pid"] not in positions:
+                positions[row["pid"]] = 1000 + intruder.assignments.count()
+            positions[row["pid"]] += 1
+            slot = text.assignments.filter(status__in=["active", "completed"]).count() + 1
+            assignment = Assignment.objects.create(
+                participant=intruder,
+                text=text,
+                position=positions[row["pid"]],  # far after the 5 items a player gets
+                slot=slot,
+                status=Assignment.Status.COMPLETED,
+                shown_at=now,
+                completed_at=now,
+            )
+            Judgment.objects.create(
+                assignment=assignment,
+                participant=intruder,
+                text=text,
+                self_identified=row["self_identified"],
+                guessed_name=row.get("guessed_name", ""),
+                revealing_text=row.get("revealing_text", ""),
+                other_knowledge=row.get("other_knowledge", ""),
+                cosine=score.cosine,
+                identified=score.identified,
+                matched_alias=score.matched_alias,
+                token_set_ratio=score.token_set_ratio,
+                surname_match=score.surname_match,
+            )
+            created += 1
+    return created
+
+
+def _finished_or_run(study: Study, purpose: str, start: Any) -> AttackRun:
+    """Return the study's finished run of `purpose`; start (or resume) and run one here if none."""
+    run = study.attack_runs.filter(purpose=purpose).select_related("job").first()
+    if run is None:
+        run = start()
+    job = run.job
+    if job.status == job.Status.FAILED:
+        job = jobs.job_retry(job=job)
+    if job.status == job.Status.QUEUED:
+        jobs.job_execute(job.pk)
+    run.refresh_from_db()
+    return run
+
+
+def run_demo_attacks(
+    study: Study,
+    owner: Any,
+    *,
+    attacks: tuple[str, ...] = attack_runs.CHEAP_ATTACKS,
+    config: dict[str, Any] | None = None,
+) -> tuple[AttackRun, AttackRun]:
+    """Leave the study with a finished risk check and a finished report run (cheap attacks)."""
+    check = _finished_or_run(
+        study,
+        AttackRun.Purpose.RISK_CHECK,
+        lambda: attack_runs.risk_check_start(
+            study=study, user=owner, attacks=attacks, config=config
+        ),
+    )
+    report = _finished_or_run(
+        study,
+        AttackRun.Purpose.REPORT,
+        lambda: attack_runs.attack_run_start(
+            study=study,
+            user=owner,
+            attacks=attacks,
+            methods=[MODEL_METHOD, attack_runs.CLEAR, attack_runs.SPACY_NER],
+            config=config,
+        ),
+    )
+    return check, report

@@ -1,0 +1,129 @@
+"""Write a study's human-vs-machine risk report (HTML, PDF, CSV/JSON tables, plots) to a folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from intruder.analysis.risk_output import write_risk_report
+from intruder.models import AttackRun, Study
+from intruder.selectors.risk import latest_run, run_report
+from intruder.services import attack_runs
+from intruder.services.background_uploads import BackgroundUploadError, parse_background_upload
+
+
+class Command(BaseCommand):
+    help = (
+        "Write the risk report of a study's latest attack run (or of --run ID) to --out: "
+        "report.html, report.pdf, every table as CSV and JSON, summary.json and SVG plots. "
+        "With --attack, first run attacks on the study's texts here (resumable, with progress)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug", help="The study's slug.")
+        parser.add_argument("--out", required=True, type=Path, help="Folder for the report.")
+        parser.add_argument("--run", type=int, help="Report this attack run (default: latest).")
+        parser.add_argument(
+            "--attack", action="store_true", help="Start a new attack run and run it here first."
+        )
+        parser.add_argument(
+            "--attacks",
+            default=",".join(attack_runs.CHEAP_ATTACKS),
+            help="With --attack: comma-separated attacks (tria, tfidf, bm25, dense).",
+        )
+        parser.add_argument(
+            "--methods",
+            default="",
+            help="With --attack: comma-separated methods (default: the study's methods, clear, "
+            "spacy-ner).",
+        )
+        parser.add_argument("--folds", type=int, default=5, help="k of the k-fold background.")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--background",
+            type=Path,
+            help="With --attack: background documents per target (CSV, JSONL, or a .txt named "
+            "for its target key); default: the study's own descriptions, k-fold.",
+        )
+        parser.add_argument("--no-pdf", action="store_true", help="Skip report.pdf.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            study = Study.objects.get(slug=options["slug"])
+        except Study.DoesNotExist:
+            raise CommandError(f"no study with slug {options['slug']!r}") from None
+        if options["attack"]:
+            run = self._attack(study, options)
+        elif options["run"]:
+            run = study.attack_runs.filter(pk=options["run"]).first()
+            if run is None:
+                raise CommandError(f"study {study.slug} has no attack run {options['run']}")
+        else:
+            run = latest_run(study)
+            if run is None:
+                raise CommandError(
+                    f"study {study.slug} has no attack run yet: start one on its risk page, or "
+                    "rerun this command with --attack"
+                )
+        report = run_report(run)
+        title = f"Human vs machine re-identification risk: {study.title}"
+        written = write_risk_report(report, options["out"], title=title, pdf=not options["no_pdf"])
+        for warning in report.warnings:
+            self.stderr.write(self.style.WARNING(f"warning: {warning}"))
+        for paragraph in report.paragraphs:
+            self.stdout.write(paragraph)
+        self.stdout.write(f"wrote {len(written)} files to {options['out']}")
+
+    def _attack(self, study: Study, options: dict[str, Any]) -> AttackRun:
+        from tqdm import tqdm
+
+        from intruder.services.jobs import job_execute
+
+        methods = [m for m in options["methods"].split(",") if m] or [
+            *attack_runs.study_methods(study),
+            attack_runs.CLEAR,
+            attack_runs.SPACY_NER,
+        ]
+        documents: dict[str, str] = {}
+        background = AttackRun.Background.CROSS_VALIDATED
+        if options["background"]:
+            path: Path = options["background"]
+            try:
+                documents = parse_background_upload(path.read_bytes(), path.name)
+            except (OSError, BackgroundUploadError) as error:
+                raise CommandError(str(error)) from None
+            background = AttackRun.Background.UPLOADED
+        try:
+            run = attack_runs.attack_run_start(
+                study=study,
+                user=None,
+                attacks=[a for a in options["attacks"].split(",") if a],
+                methods=methods,
+                background=background,
+                background_documents=documents,
+                folds=options["folds"],
+                seed=options["seed"],
+            )
+        except attack_runs.AttackRunError as error:
+            raise CommandError(str(error)) from None
+        bar = tqdm(total=0, unit="result", desc=f"attack run {run.pk}")
+
+        def echo(done: int, total: int, message: str) -> None:
+            bar.total, bar.n = total, done
+            bar.set_postfix_str(message[:60])
+            bar.refresh()
+
+        try:
+            job_execute(run.job.pk, echo=echo)
+        finally:
+            bar.close()
+        run.refresh_from_db()
+        if run.job.status != "succeeded":
+            raise CommandError(
+                f"attack run {run.pk} {run.job.status}: {run.job.message}\n{run.job.error}\n"
+                f"Retry it (study page or API); it resumes from the {run.results.count()} "
+                "stored results."
+            )
+        return run

@@ -1,0 +1,484 @@
+"""Attack runs: machine re-identification of a study's own texts, stored per text as made.
+
+The single place the Django side calls the `attacks` library. A run attacks one or more
+"methods" (what is attacked) with one or more attacks:
+
+- every anonymization method present in the study (the model's output, imported Textwash
+  texts, researcher-edited texts): the stored texts;
+- baselines made on the fly and never served to anyone: `clear` (the original, the ceiling),
+  `spacy-ner` (spaCy NER masking) and `model@T` (the study's anonymizer at threshold T).
+
+Background knowledge is either (a) documents uploaded per target person, or (b) the study's
+own descriptions, cross-validated in k folds (`attacks.background`): a text is never in its
+own background, nor is another text by the same writer about the same person.
+
+Each attack is fitted once per fold and predicts every method's texts of that fold; the
+predictions are stored at once (one row per description, method and attack, unique in the
+database), so a crashed run that is retried skips what is stored and loses nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count
+
+from intruder.attack_methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
+from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Study
+
+CHEAP_ATTACKS: tuple[str, ...] = ("tfidf", "bm25", "dense")
+ALL_ATTACKS: tuple[str, ...] = ("tria", *CHEAP_ATTACKS)
+# Beside the model's own threshold, one stricter and one looser anonymization.
+BASELINE_THRESHOLDS: tuple[float, ...] = (0.2, 0.6)
+DRIVING_WORDS = 8
+JOB_KIND = "attack_study"
+# Retrieval attacks rebuild their index in every fit, so one instance serves every fold and
+# keeps what it loaded (the dense encoder); TRIA gets a fresh instance per fold.
+REUSABLE_ATTACKS = frozenset(CHEAP_ATTACKS)
+
+# Config keys that name files and folders on the server: set by operators (CLI, benchmark),
+# never by an API client.
+SERVER_CONFIG_KEYS = frozenset(
+    {"cache_dir", "output_folder_path", "data_file_path", "base_model_name"}
+)
+
+AttackFactory = Callable[[str, Any], Any]
+
+
+class AttackRunError(ValueError):
+    """Settings an attack run cannot use; the message says which and why."""
+
+
+def study_methods(study: Study) -> list[str]:
+    """Return the anonymization methods the study holds texts of, sorted."""
+    return sorted(
+        AnonymizedText.objects.filter(description__study=study)
+        .order_by("method")  # not the model's ordering, which would make rows distinct
+        .values_list("method", flat=True)
+        .distinct()
+    )
+
+
+def baseline_methods() -> list[str]:
+    """Return the baselines made on the fly: clear text, spaCy NER, model at other thresholds."""
+    return [CLEAR, SPACY_NER, *(f"{MODEL_AT}{t:g}" for t in BASELINE_THRESHOLDS)]
+
+
+def model_threshold(method: str) -> float:
+    """Return T of a `model@T` method; raise AttackRunError for a bad T."""
+    try:
+        value = float(method[len(MODEL_AT) :])
+    except ValueError:
+        raise AttackRunError(f"{method!r}: the threshold after '@' must be a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise AttackRunError(f"{method!r}: the threshold must lie in [0, 1]")
+    return value
+
+
+def _validate(study: Study, attacks: Sequence[str], methods: Sequence[str], folds: int) -> None:
+    if not attacks:
+        raise AttackRunError("choose at least one attack")
+    unknown = sorted(set(attacks) - set(ALL_ATTACKS))
+    if unknown:
+        raise AttackRunError(f"unknown attack(s) {unknown}; choose from {list(ALL_ATTACKS)}")
+    if not methods:
+        raise AttackRunError("choose at least one text version to attack")
+    present = set(study_methods(study))
+    for method in methods:
+        if method.startswith(MODEL_AT):
+            model_threshold(method)
+        elif method not in present and method not in (CLEAR, SPACY_NER):
+            raise AttackRunError(f"the study has no texts of method {method!r}")
+    if not 2 <= folds <= 20:
+        raise AttackRunError(f"k (folds) must lie between 2 and 20, got {folds}")
+
+
+def attack_run_start(
+    *,
+    study: Study,
+    user: Any,
+    attacks: Sequence[str],
+    methods: Sequence[str],
+    background: str = AttackRun.Background.CROSS_VALIDATED,
+    folds: int = 5,
+    seed: int = 0,
+    background_documents: dict[str, str] | None = None,
+    config: dict[str, Any] | None = None,
+    purpose: str = AttackRun.Purpose.REPORT,
+) -> AttackRun:
+    """Validate the settings, store the run and queue its job."""
+    from attacks.config import ConfigError, TRIAConfig
+    from intruder.services.jobs import job_enqueue
+
+    attacks, methods = list(dict.fromkeys(attacks)), list(dict.fromkeys(methods))
+    _validate(study, attacks, methods, int(folds))
+    if not study.descriptions.exists():
+        raise AttackRunError("the study has no descriptions to attack")
+    documents = background_documents or {}
+    if background == AttackRun.Background.UPLOADED:
+        keys = set(study.targets.values_list("key", flat=True))
+        unknown = sorted(set(documents) - keys)
+        if unknown:
+            raise AttackRunError(f"background documents for unknown target key(s): {unknown[:5]}")
+        if not documents:
+            raise AttackRunError("upload background documents, or use the study's own texts")
+    elif background != AttackRun.Background.CROSS_VALIDATED:
+        raise AttackRunError(f"unknown background {background!r}")
+    try:
+        TRIAConfig.from_dict(config or {})
+    except (ConfigError, TypeError) as error:
+        raise AttackRunError(f"attack config: {error}") from None
+    with transaction.atomic():
+        run = AttackRun(
+            study=study,
+            purpose=purpose,
+            attacks=attacks,
+            methods=methods,
+            background=background,
+            background_documents=documents,
+            folds=int(folds),
+            seed=int(seed),
+            config=config or {},
+            created_by=user,
+        )
+        run.full_clean()
+        run.save()
+        run.job = job_enqueue(kind=JOB_KIND, study=study, params={"run": run.pk}, created_by=user)
+        run.save(update_fields=["job"])
+    return run
+
+
+def risk_check_start(
+    *,
+    study: Study,
+    user: Any,
+    folds: int = 5,
+    attacks: Sequence[str] = CHEAP_ATTACKS,
+    config: dict[str, Any] | None = None,
+) -> AttackRun:
+    """Queue the pre-release risk check: cheap attacks on the study's texts, background (b)."""
+    methods = study_methods(study)
+    if not methods:
+        raise AttackRunError("the study has no anonymized texts to check yet")
+    return attack_run_start(
+        study=study,
+        user=user,
+        attacks=attacks,
+        methods=methods,
+        folds=folds,
+        config=config,
+        purpose=AttackRun.Purpose.RISK_CHECK,
+    )
+
+
+@dataclass
+class _Unit:
+    """Texts attacked together with one background (a fold, or everything for uploads)."""
+
+    fold: int | None
+    description_ids: list[int]
+    background: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
+    """Return the folds of a cross-validated run, or one unit with the uploaded background."""
+    if run.background == AttackRun.Background.UPLOADED:
+        return [
+            _Unit(
+                fold=None,
+                description_ids=[d.pk for d in descriptions],
+                background={key: [text] for key, text in run.background_documents.items()},
+            )
+        ]
+    from attacks.background import BackgroundRecord, cross_validation_folds
+
+    records = [
+        BackgroundRecord(
+            text_id=str(d.pk),
+            target=d.target.key,
+            writer=None if d.writer_id is None else str(d.writer_id),
+            text=d.text,
+        )
+        for d in descriptions
+    ]
+    text_of = {r.text_id: r.text for r in records}
+    return [
+        _Unit(
+            fold=fold.index,
+            description_ids=[int(i) for i in fold.test_ids],
+            background={key: [text_of[i] for i in ids] for key, ids in fold.background_ids.items()},
+        )
+        for fold in cross_validation_folds(records, k=run.folds, seed=run.seed)
+    ]
+
+
+class MethodTexts:
+    """The text of each description under each method; baselines are made when first asked."""
+
+    def __init__(self, descriptions: list[Description], anonymizer: Any = None) -> None:
+        self.descriptions = {d.pk: d for d in descriptions}
+        self.anonymizer = anonymizer
+        self._cache: dict[str, dict[int, tuple[str, int | None]]] = {}
+        self._stored: dict[str, dict[int, tuple[str, int]]] = {}
+        for text in AnonymizedText.objects.filter(description__in=descriptions).only(
+            "pk", "description_id", "method", "text"
+        ):
+            self._stored.setdefault(text.method, {})[text.description_id] = (text.text, text.pk)
+
+    def available(self, method: str) -> set[int]:
+        """Return the descriptions that have a text under `method`."""
+        if method in self._stored:
+            return set(self._stored[method])
+        if is_baseline(method):
+            return set(self.descriptions)
+        return set()
+
+    def texts(self, method: str, ids: Iterable[int]) -> dict[int, tuple[str, int | None]]:
+        """Return description id -> (text, stored AnonymizedText id or None)."""
+        ids = [i for i in ids if i in self.available(method)]
+        if method in self._stored:
+            return {i: self._stored[method][i] for i in ids}
+        cache = self._cache.setdefault(method, {})
+        missing = [i for i in ids if i not in cache]
+        if missing:
+            originals = [self.descriptions[i].text for i in missing]
+            for i, text in zip(missing, self._make(method, originals), strict=True):
+                cache[i] = (text, None)
+        return {i: cache[i] for i in ids}
+
+    def _make(self, method: str, originals: list[str]) -> list[str]:
+        if method == CLEAR:
+            return originals
+        if method == SPACY_NER:
+            return [r.text for r in _spacy_baseline().mask_many(originals)]
+        from intruder.services.anonymization import get_anonymizer
+
+        anonymizer = self.anonymizer or get_anonymizer()
+        results = anonymizer.anonymize_many(originals, threshold=model_threshold(method))
+        return [r.text for r in results]
+
+
+_spacy: Any = None
+
+
+def _spacy_baseline() -> Any:
+    global _spacy
+    if _spacy is None:
+        from anonymize.baseline_spacy import SpacyBaseline
+
+        _spacy = SpacyBaseline()
+    return _spacy
+
+
+def masked_share(original: str, anonymized: str) -> float | None:
+    """Return the share of the original's words that the anonymized text no longer has.
+
+    Words as `analysis.text.word_tokens` counts them, placeholders removed first: the
+    Table 9 "proportion anonymised", as a share in [0, 1].
+    """
+    from intruder.analysis.text import strip_placeholders, word_tokens
+
+    words = len(word_tokens(original))
+    if not words:
+        return None
+    kept = len(word_tokens(strip_placeholders(anonymized)))
+    return min(1.0, max(0.0, 1.0 - kept / words))
+
+
+def expected_results(run: AttackRun, texts: MethodTexts, ids: Iterable[int]) -> int:
+    """Return how many result rows a finished run holds."""
+    ids = set(ids)
+    return len(run.attacks) * sum(len(texts.available(m) & ids) for m in run.methods)
+
+
+def _fold_assignment(run: AttackRun, descriptions: list[Description]) -> list[Description]:
+    """Return the descriptions this run attacks, fixed at its first start.
+
+    Recorded in `summary["description_ids"]`, so a retry attacks the same texts in the same
+    folds even if descriptions were added meanwhile.
+    """
+    recorded = run.summary.get("description_ids")
+    if recorded is None:
+        run.summary = {**run.summary, "description_ids": [d.pk for d in descriptions]}
+        AttackRun.objects.filter(pk=run.pk).update(summary=run.summary)
+        return descriptions
+    keep = set(recorded)
+    return [d for d in descriptions if d.pk in keep]
+
+
+def execute_attack_run(
+    *,
+    run: AttackRun,
+    progress: Callable[..., None],
+    attack_factory: AttackFactory | None = None,
+    anonymizer: Any = None,
+) -> dict[str, Any]:
+    """Run every attack on every method's texts, storing each fold's predictions as made."""
+    from attacks.config import TRIAConfig
+    from attacks.prepared import PreparedTexts
+    from attacks.registry import get_attack
+
+    factory = attack_factory or get_attack
+    descriptions = list(
+        Description.objects.filter(study=run.study).select_related("target").order_by("pk")
+    )
+    descriptions = _fold_assignment(run, descriptions)
+    key_of = {d.pk: d.target.key for d in descriptions}
+    texts = MethodTexts(descriptions, anonymizer)
+    total = expected_results(run, texts, key_of)
+    stored = run.results.count()
+    progress(stored, total, "resuming" if stored else "starting")
+    config = TRIAConfig.from_dict(run.config)
+    prepared = PreparedTexts(config)
+    done_pairs = {
+        (row["fold"], row["attack"], row["method"]): row["n"]
+        for row in run.results.values("fold", "attack", "method").annotate(n=Count("pk"))
+    }
+    instances: dict[str, Any] = {}
+    for unit in _units(run, descriptions):
+        in_unit = set(unit.description_ids)
+        for name in run.attacks:
+            todo = [
+                method
+                for method in run.methods
+                if done_pairs.get((unit.fold, name, method), 0)
+                < len(texts.available(method) & in_unit)
+            ]
+            if not todo:
+                continue
+            have = set(
+                run.results.filter(attack=name, description_id__in=in_unit).values_list(
+                    "description_id", "method"
+                )
+            )
+            pending = {
+                method: sorted(
+                    i for i in texts.available(method) & in_unit if (i, method) not in have
+                )
+                for method in todo
+            }
+            pending = {m: ids for m, ids in pending.items() if ids}
+            if not pending:
+                continue
+            where = f"{name}, fold {unit.fold + 1}/{run.folds}" if unit.fold is not None else name
+            progress(stored, total, f"{where}: fitting")
+            curate = prepared.curates(name)
+            background = prepared.background(unit.background, curate=curate)
+            attack = None
+            if background:
+                attack = instances.get(name) or factory(name, prepared.attack_config())
+                if name in REUSABLE_ATTACKS:
+                    instances[name] = attack
+                attack.fit(background)
+            for method, ids in pending.items():
+                chosen = texts.texts(method, ids)
+                rows = _predict_rows(
+                    run, unit, name, method, chosen, key_of, attack, prepared, curate
+                )
+                AttackResult.objects.bulk_create(rows, ignore_conflicts=True)
+                stored = run.results.count()
+                progress(stored, total, f"{where}: {method_label(method)}")
+    run.refresh_from_db()
+    run.summary = {**run.summary, "trir": trir_table(run)}
+    run.save(update_fields=["summary"])
+    return {"run": run.pk, "results": run.results.count(), "expected": total}
+
+
+def _predict_rows(
+    run: AttackRun,
+    unit: _Unit,
+    name: str,
+    method: str,
+    chosen: dict[int, tuple[str, int | None]],
+    key_of: dict[int, str],
+    attack: Any,
+    prepared: Any,
+    curate: bool,
+) -> list[AttackResult]:
+    """Predict the chosen texts and return their unsaved result rows.
+
+    A TF-IDF hit also records the terms that carry the match (`TFIDFAttack.shared_terms`):
+    what a reviewer should mask.
+    """
+    ids = list(chosen)
+    originals = {d.pk: d.text for d in Description.objects.filter(pk__in=ids).only("pk", "text")}
+    documents: dict[str, str] = {}
+    if attack is None:
+        predictions = {i: None for i in ids}
+    else:
+        treated = prepared.documents([chosen[i][0] for i in ids], curate=curate)
+        documents = {str(i): t for i, t in zip(ids, treated, strict=True)}
+        found = attack.predict(
+            documents,
+            top_k=prepared.config.top_k,
+            true_names={str(i): key_of[i] for i in ids},
+        )
+        predictions = {int(p.doc_id): p for p in found}
+    rows = []
+    for i in ids:
+        text, stored_id = chosen[i]
+        prediction = predictions[i]
+        rank = prediction.true_rank if prediction else None
+        predicted = prediction.predicted_name if prediction else ""
+        rows.append(
+            AttackResult(
+                run=run,
+                description_id=i,
+                anonymized_text_id=stored_id,
+                method=method,
+                attack=name,
+                fold=unit.fold,
+                predicted_key=predicted,
+                true_rank=rank,
+                true_prob=prediction.true_prob if prediction else None,
+                top_k=[[n, round(float(p), 6)] for n, p in prediction.top_k] if prediction else [],
+                masked_share=masked_share(originals[i], text),
+                driving_words=_driving_words(attack, documents.get(str(i), ""), predicted, rank),
+            )
+        )
+    return rows
+
+
+def _driving_words(attack: Any, document: str, predicted: str, rank: int | None) -> list[str]:
+    """Return the TF-IDF terms behind a correct match (other attacks give no words)."""
+    if rank != 1 or not hasattr(attack, "shared_terms"):
+        return []
+    return [term for term, _ in attack.shared_terms(document, predicted, top=DRIVING_WORDS)]
+
+
+def trir_table(run: AttackRun) -> dict[str, dict[str, dict[str, Any]]]:
+    """Return method -> attack (and "strongest") -> {trir, n, correct, cap} of a run."""
+    from attacks.metrics import trir
+    from attacks.strongest import STRONGEST, strongest_adversary
+
+    by_method: dict[str, dict[str, list[Any]]] = {}
+    for result in run.results.select_related("description__target").order_by("pk"):
+        by_method.setdefault(result.method, {}).setdefault(result.attack, []).append(
+            prediction_of(result)
+        )
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for method, by_attack in by_method.items():
+        rows = {attack: trir(preds) for attack, preds in sorted(by_attack.items())}
+        rows[STRONGEST] = trir(strongest_adversary(by_attack))
+        table[method] = {
+            attack: {"trir": r.accuracy, "n": r.n, "correct": r.correct, "cap": r.cap}
+            for attack, r in rows.items()
+        }
+    return table
+
+
+def prediction_of(result: AttackResult) -> Any:
+    """Return a stored result as an `attacks.Prediction` (doc id = description id)."""
+    from attacks.base import Prediction
+
+    return Prediction(
+        doc_id=str(result.description_id),
+        true_name=result.description.target.key,
+        predicted_name=result.predicted_key,
+        true_rank=result.true_rank,
+        true_prob=result.true_prob,
+        top_k=[(str(n), float(p)) for n, p in result.top_k],
+    )

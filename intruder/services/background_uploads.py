@@ -1,0 +1,90 @@
+"""Parse uploaded background documents per target person: TXT, CSV or JSONL.
+
+- TXT: one file per person, named for the target key (`orlena.txt` -> key `orlena`);
+- CSV: columns `target` (the key) and `text`, one row per document;
+- JSONL: one object per line, `{"target": key, "text": ...}`.
+
+Several documents of one person are joined. Errors name the line and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+from pathlib import PurePath
+
+from attacks.background import TEXT_SEPARATOR
+
+
+class BackgroundUploadError(ValueError):
+    """A background file the platform cannot read; the message names the line and field."""
+
+
+def _decode(content: bytes, filename: str) -> str:
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise BackgroundUploadError(f"{filename}: not UTF-8 text ({error})") from None
+
+
+def _row(values: dict, where: str) -> tuple[str, str]:
+    target = values.get("target")
+    text = values.get("text")
+    if not isinstance(target, str) or not target.strip():
+        raise BackgroundUploadError(f"{where}, field 'target': missing or empty")
+    if not isinstance(text, str) or not text.strip():
+        raise BackgroundUploadError(f"{where}, field 'text': missing or empty")
+    return target.strip(), text.strip()
+
+
+def parse_background_upload(content: bytes, filename: str) -> dict[str, str]:
+    """Return target key -> background text from one uploaded file."""
+    suffix = PurePath(filename).suffix.lower()
+    text = _decode(content, filename)
+    pairs: list[tuple[str, str]] = []
+    if suffix == ".txt":
+        if not text.strip():
+            raise BackgroundUploadError(f"{filename}: the file is empty")
+        pairs.append((PurePath(filename).stem, text.strip()))
+    elif suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(text))
+        missing = {"target", "text"} - set(reader.fieldnames or [])
+        if missing:
+            raise BackgroundUploadError(
+                f"{filename}, line 1: missing column(s) {', '.join(sorted(missing))}"
+            )
+        for row in reader:
+            pairs.append(_row(row, f"{filename}, line {reader.line_num}"))
+    elif suffix in (".jsonl", ".json"):
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                values = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise BackgroundUploadError(f"{filename}, line {number}: {error.msg}") from None
+            if not isinstance(values, dict):
+                raise BackgroundUploadError(f"{filename}, line {number}: not a JSON object")
+            pairs.append(_row(values, f"{filename}, line {number}"))
+    else:
+        raise BackgroundUploadError(f"{filename}: use .txt, .csv or .jsonl")
+    if not pairs:
+        raise BackgroundUploadError(f"{filename}: no documents")
+    return merge_documents([pairs])
+
+
+def merge_documents(parts: Iterable[Iterable[tuple[str, str]]]) -> dict[str, str]:
+    """Join the documents of each target key, in upload order."""
+    joined: dict[str, list[str]] = {}
+    for pairs in parts:
+        for key, text in pairs:
+            joined.setdefault(key, []).append(text)
+    return {key: TEXT_SEPARATOR.join(texts) for key, texts in joined.items()}
+
+
+def parse_background_uploads(files: Iterable[tuple[str, bytes]]) -> dict[str, str]:
+    """Return target key -> background text from several uploaded files."""
+    parsed = [parse_background_upload(content, name) for name, content in files]
+    return merge_documents([list(p.items()) for p in parsed])

@@ -1,0 +1,200 @@
+"""Risk pages: attack runs of a study, the human-vs-machine report and its downloads.
+
+Login required; readers (owner, editor, viewer, superuser) see runs and reports, editors
+start runs. A user without a role gets 404, as on every researcher page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from intruder.analysis.risk import RISK_TABLE_TITLES
+from intruder.analysis.risk_output import (
+    pdf_bytes,
+    report_context,
+    standalone_html,
+    summary_json,
+    table_json,
+)
+from intruder.attack_methods import method_label
+from intruder.models import AttackRun, Study
+from intruder.selectors.researcher import can_edit_study, study_role
+from intruder.selectors.risk import latest_run, run_report
+from intruder.services import attack_runs
+from intruder.services.background_uploads import BackgroundUploadError, parse_background_uploads
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Accept several files (Django's documented recipe for multiple uploads)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data: Any, initial: Any = None) -> Any:
+        if isinstance(data, list | tuple):
+            return [super(MultipleFileField, self).clean(d, initial) for d in data]
+        return super().clean(data, initial)
+
+
+class AttackRunForm(forms.Form):
+    """The settings of a new attack run; choices depend on the study's methods."""
+
+    attacks = forms.MultipleChoiceField(
+        choices=[(a, a) for a in attack_runs.ALL_ATTACKS],
+        initial=list(attack_runs.CHEAP_ATTACKS),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="TRIA trains a transformer per fold: minutes to hours on a CPU.",
+    )
+    methods = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    background = forms.ChoiceField(
+        choices=AttackRun.Background.choices, initial=AttackRun.Background.CROSS_VALIDATED
+    )
+    folds = forms.IntegerField(min_value=2, max_value=20, initial=5, label="k (folds)")
+    seed = forms.IntegerField(min_value=0, initial=0)
+    documents = MultipleFileField(
+        required=False,
+        label="Background documents",
+        help_text="For uploaded background: TXT files named for the target key, or CSV/JSONL "
+        "with columns target and text.",
+    )
+
+    def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        methods = [*attack_runs.study_methods(study), *attack_runs.baseline_methods()]
+        self.fields["methods"].choices = [(m, method_label(m)) for m in methods]
+        self.fields["methods"].initial = [
+            *attack_runs.study_methods(study),
+            attack_runs.CLEAR,
+            attack_runs.SPACY_NER,
+        ]
+
+
+def _study_for(request: HttpRequest, slug: str, *, edit: bool = False) -> Study:
+    study = get_object_or_404(Study, slug=slug)
+    if study_role(request.user, study) is None or (
+        edit and not can_edit_study(request.user, study)
+    ):
+        raise Http404("no such study")
+    return study
+
+
+def _run_for(study: Study, run_id: Any) -> AttackRun:
+    try:
+        return study.attack_runs.select_related("job").get(pk=int(run_id))
+    except (TypeError, ValueError, AttackRun.DoesNotExist):
+        raise Http404("no such attack run") from None
+
+
+@login_required
+@require_GET
+def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show the study's attack runs, the form for a new one and the selected run's report."""
+    study = _study_for(request, slug)
+    run_id = request.GET.get("run")
+    run = _run_for(study, run_id) if run_id else latest_run(study)
+    context: dict[str, Any] = {
+        "study": study,
+        "can_edit": can_edit_study(request.user, study),
+        "runs": study.attack_runs.select_related("job")[:20],
+        "run": run,
+        "form": AttackRunForm(study=study),
+        "table_links": f"{run.pk}/" if run else "",
+    }
+    if run is not None and run.results.exists():
+        context.update(report_context(run_report(run)))
+    return render(request, "risk/risk_page.html", context)
+
+
+@login_required
+@require_POST
+def risk_run_start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Start an attack run from the form; errors come back as messages after a redirect."""
+    study = _study_for(request, slug, edit=True)
+    form = AttackRunForm(request.POST, request.FILES, study=study)
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            messages.error(request, f"{field}: {' '.join(errors)}")
+        return redirect("risk-page", slug=study.slug)
+    data = form.cleaned_data
+    documents: dict[str, str] = {}
+    try:
+        if data["background"] == AttackRun.Background.UPLOADED:
+            files = request.FILES.getlist("documents")
+            documents = parse_background_uploads((f.name, f.read()) for f in files)
+        run = attack_runs.attack_run_start(
+            study=study,
+            user=request.user,
+            attacks=data["attacks"],
+            methods=data["methods"],
+            background=data["background"],
+            background_documents=documents,
+            folds=data["folds"],
+            seed=data["seed"],
+        )
+    except (BackgroundUploadError, attack_runs.AttackRunError) as error:
+        messages.error(request, str(error))
+        return redirect("risk-page", slug=study.slug)
+    messages.success(request, f"Attack run {run.pk} queued as job {run.job_id}.")
+    return redirect(f"{reverse('risk-page', args=[study.slug])}?run={run.pk}")
+
+
+@login_required
+@require_POST
+def risk_check_start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Queue the pre-release risk check; back to the review page or the study page."""
+    study = _study_for(request, slug, edit=True)
+    try:
+        run = attack_runs.risk_check_start(study=study, user=request.user)
+    except attack_runs.AttackRunError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(
+            request,
+            f"Risk check {run.pk} queued as job {run.job_id}; flags appear on the review page "
+            "as results come in.",
+        )
+    target = "researcher-review" if request.POST.get("next") == "review" else "researcher-study"
+    return redirect(target, slug=study.slug)
+
+
+@login_required
+@require_GET
+def risk_download(request: HttpRequest, slug: str, run_id: int, name: str) -> HttpResponse:
+    """Download a run's report: report.html, report.pdf, summary.json or a table as CSV/JSON."""
+    study = _study_for(request, slug)
+    run = _run_for(study, run_id)
+    stem, _, fmt = name.rpartition(".")
+    report = run_report(run)
+    title = f"Human vs machine re-identification risk: {study.title} (run {run.pk})"
+    filename = f"{study.slug}-risk-{run.pk}-{name}"
+    if name == "report.html":
+        response = HttpResponse(standalone_html(report, title), content_type="text/html")
+    elif name == "report.pdf":
+        response = HttpResponse(pdf_bytes(report, title), content_type="application/pdf")
+    elif name == "summary.json":
+        response = HttpResponse(summary_json(report), content_type="application/json")
+    elif stem in RISK_TABLE_TITLES and fmt in ("csv", "json"):
+        frame = report.tables.get(stem)
+        if frame is None:
+            raise Http404("this run's data do not support that table")
+        if fmt == "csv":
+            response = HttpResponse(frame.to_csv(index=False), content_type="text/csv")
+        else:
+            response = HttpResponse(table_json(frame), content_type="application/json")
+    else:
+        raise Http404("no such download")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

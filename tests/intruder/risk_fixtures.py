@@ -1,0 +1,71 @@
+"""A small study of made-up persons for attack-run tests (written for the tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from intruder.models import AnonymizedText, Study
+from tests.intruder.factories import make_description, make_study, make_target
+
+# Each made-up person has facts that recur across descriptions, as in real crowd texts.
+FACTS = {
+    "orlena": ("Orlena Vasquith", "glassblower harbour Quellmar cobalt lanterns kiln"),
+    "bastian": ("Bastian Kreoll", "submarine cartographer Vennic trench pepper clarinet"),
+    "maelis": ("Maelis Dorrow", "beekeeper orchard Tillbury honey mead festival"),
+    "corvin": ("Corvin Aske", "lighthouse keeper fjord storms rowing seals"),
+}
+# Configs that keep attacks to milliseconds: no spaCy curation, no NER-masked copy.
+FAST_CONFIG: dict[str, Any] = {
+    "use_document_curation": False,
+    "anonymize_background_knowledge": False,
+    "cache_dir": "",
+}
+
+
+def risk_study(*, per_person: int = 3, owner: Any = None) -> Study:
+    """Return a study with `per_person` descriptions of each made-up person, anonymized."""
+    study = make_study(owner=owner)
+    for key, (name, facts) in FACTS.items():
+        target = make_target(study=study, key=key, name=name)
+        words = facts.split()
+        for n in range(per_person):
+            picked = " ".join(words[n % 2 :: 1])
+            text = (
+                f"{name} is someone I know well. They love {picked}. "
+                f"Writer {n} says the {words[n % len(words)]} matters most to {name}."
+            )
+            description = make_description(study=study, target=target, text=text)
+            AnonymizedText.objects.create(
+                description=description,
+                text=text.replace(name, "PERSON_FIRSTNAME_1 PERSON_LASTNAME_1"),
+                status=AnonymizedText.Status.DRAFT,
+            )
+    return study
+
+
+# How many of three intruders name each person (made up, to give humans a profile).
+HUMAN_HITS = {"orlena": 3, "bastian": 2, "maelis": 1, "corvin": 0}
+
+
+def add_judgments(study: Study) -> None:
+    """Let three made-up intruders judge every text; HUMAN_HITS of them name the person."""
+    from tests.intruder.factories import make_judgment, make_participant
+
+    intruders = [make_participant(study=study) for _ in range(3)]
+    texts = AnonymizedText.objects.filter(description__study=study).select_related(
+        "description__target"
+    )
+    for position, text in enumerate(texts, 1):
+        target = text.description.target
+        for slot, intruder in enumerate(intruders, 1):
+            named = slot <= HUMAN_HITS[target.key]
+            make_judgment(
+                participant=intruder,
+                text=text,
+                position=position,
+                slot=slot,
+                self_identified=named,
+                guessed_name=target.name if named else "",
+                cosine=1.0 if named else 0.0,
+                identified=named,
+            )

@@ -1,0 +1,204 @@
+"""Attack runs: settings validated, results stored per text, a crashed run resumes exactly."""
+
+from __future__ import annotations
+
+import pytest
+
+from attacks.registry import get_attack
+from intruder.models import AttackResult, AttackRun, Job
+from intruder.services import attack_runs, jobs
+from tests.attacks.conftest import tiny_bert_dir  # noqa: F401 (a fixture)
+from tests.intruder.factories import make_description, make_user
+from tests.intruder.risk_fixtures import FACTS, FAST_CONFIG, risk_study
+
+pytestmark = pytest.mark.django_db
+
+
+class Crash(RuntimeError):
+    """Simulated worker death."""
+
+
+def crashing_factory(after_fits: int):
+    """Return an attack factory whose fits crash after `after_fits` successful ones."""
+    fits = {"n": 0}
+
+    def factory(name, config):
+        attack = get_attack(name, config)
+        fit = attack.fit
+
+        def counting_fit(background, progress=None):
+            if fits["n"] >= after_fits:
+                raise Crash("worker died")
+            fits["n"] += 1
+            return fit(background, progress)
+
+        attack.fit = counting_fit
+        return attack
+
+    return factory
+
+
+def start(study, **overrides):
+    settings = {
+        "study": study,
+        "user": study.owner,
+        "attacks": ["tfidf", "bm25"],
+        "methods": ["textwash-model", "clear"],
+        "folds": 3,
+        "config": FAST_CONFIG,
+    }
+    settings.update(overrides)
+    return attack_runs.attack_run_start(**settings)
+
+
+def test_a_run_stores_one_result_per_text_method_and_attack_and_a_trir_table():
+    study = risk_study()
+    run = start(study)
+    assert run.job.kind == "attack_study" and run.job.params == {"run": run.pk}
+    job = jobs.job_execute(run.job.pk)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert run.results.count() == 12 * 2 * 2 == job.result["results"] == job.result["expected"]
+    assert job.progress_done == job.progress_total == 48
+    run.refresh_from_db()
+    clear = run.summary["trir"]["clear"]
+    assert set(clear) == {"tfidf", "bm25", "strongest"}
+    assert clear["strongest"]["trir"] >= max(clear["tfidf"]["trir"], clear["bm25"]["trir"])
+    assert clear["tfidf"]["trir"] > 50  # the clear text names the person
+    result = run.results.filter(method="clear", attack="tfidf", true_rank=1).first()
+    assert result.driving_words and result.fold in (0, 1, 2)
+    stored = run.results.filter(method="textwash-model").first()
+    assert stored.anonymized_text is not None and 0 < stored.masked_share < 1
+    assert run.results.filter(method="clear").first().masked_share == 0
+
+
+def test_a_crashed_run_resumes_without_losing_or_duplicating_results():
+    study = risk_study()
+    run = start(study)
+    job = jobs.job_execute(run.job.pk)  # a complete run, to compare with
+    complete = {
+        (r.description_id, r.method, r.attack): (r.predicted_key, r.true_rank, r.fold)
+        for r in run.results.all()
+    }
+    crashed = start(study)
+    claimed = jobs.job_claim_next()
+    assert claimed.pk == crashed.job.pk
+    from intruder.services.jobs import JobProgress
+
+    with pytest.raises(Crash):
+        attack_runs.execute_attack_run(
+            run=crashed, progress=JobProgress(claimed), attack_factory=crashing_factory(3)
+        )
+    partial = crashed.results.count()
+    assert 0 < partial < len(complete)
+    Job.objects.filter(pk=claimed.pk).update(status=Job.Status.FAILED)
+    job = jobs.job_retry(job=Job.objects.get(pk=claimed.pk))
+    job = jobs.job_execute(job.pk)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    resumed = {
+        (r.description_id, r.method, r.attack): (r.predicted_key, r.true_rank, r.fold)
+        for r in crashed.results.all()
+    }
+    assert resumed == complete
+    assert crashed.results.count() == len(complete)
+
+
+def test_a_retry_after_new_descriptions_attacks_the_texts_of_its_first_start():
+    study = risk_study()
+    run = start(study)
+    AttackRun.objects.filter(pk=run.pk).update(summary={"description_ids": []})
+    make_description(study=study, target=study.targets.first(), text="added later")
+    job = jobs.job_execute(run.job.pk)
+    assert job.status == Job.Status.SUCCEEDED
+    assert run.results.count() == 0
+
+
+def test_uploaded_background_attacks_every_text_once_without_folds():
+    study = risk_study()
+    documents = {key: facts for key, (_, facts) in FACTS.items() if key != "corvin"}
+    run = start(study, background=AttackRun.Background.UPLOADED, background_documents=documents)
+    job = jobs.job_execute(run.job.pk)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert set(run.results.values_list("fold", flat=True)) == {None}
+    corvin = run.results.filter(description__target__key="corvin")
+    assert corvin.exists() and all(r.true_rank is None for r in corvin)
+    run.refresh_from_db()
+    assert run.summary["trir"]["clear"]["tfidf"]["cap"] == pytest.approx(75.0)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"attacks": []}, "at least one attack"),
+        ({"attacks": ["gpt"]}, "unknown attack"),
+        ({"methods": ["presidio"]}, "no texts of method"),
+        ({"methods": ["model@1.5"]}, "must lie in"),
+        ({"methods": ["model@x"]}, "must be a number"),
+        ({"folds": 1}, "between 2 and 20"),
+        ({"config": {"bogus": 1}}, "unknown config key"),
+        ({"background": "uploaded", "background_documents": {}}, "upload background"),
+        ({"background": "uploaded", "background_documents": {"nobody": "x"}}, "unknown target"),
+    ],
+)
+def test_bad_settings_are_refused_before_anything_is_stored(overrides, message):
+    study = risk_study(per_person=1)
+    with pytest.raises(attack_runs.AttackRunError, match=message):
+        start(study, **overrides)
+    assert not AttackRun.objects.exists() and not Job.objects.exists()
+
+
+def test_risk_check_runs_the_cheap_attacks_on_every_stored_method():
+    study = risk_study(per_person=1)
+    run = attack_runs.risk_check_start(study=study, user=make_user())
+    assert run.purpose == AttackRun.Purpose.RISK_CHECK
+    assert run.attacks == list(attack_runs.CHEAP_ATTACKS)
+    assert run.methods == ["textwash-model"]
+
+
+def test_masked_share_counts_words_replaced_by_placeholders():
+    original = "Mira Okafor was born in Lagos"
+    assert attack_runs.masked_share(original, original) == 0
+    masked = "PERSON_FIRSTNAME_1 PERSON_LASTNAME_1 was born in LOCATION_1"
+    assert attack_runs.masked_share(original, masked) == pytest.approx(3 / 6)
+    assert attack_runs.masked_share("", "x") is None
+
+
+def test_results_are_unique_per_text_method_and_attack():
+    study = risk_study(per_person=1)
+    run = start(study, methods=["clear"], attacks=["tfidf"])
+    jobs.job_execute(run.job.pk)
+    first = run.results.first()
+    duplicate = AttackResult(
+        run=run,
+        description=first.description,
+        method=first.method,
+        attack=first.attack,
+        predicted_key="x",
+    )
+    AttackResult.objects.bulk_create([duplicate], ignore_conflicts=True)
+    assert run.results.count() == 4
+
+
+def test_study_methods_lists_each_method_once():
+    study = risk_study()
+    assert attack_runs.study_methods(study) == ["textwash-model"]
+
+
+def test_tria_runs_per_fold_through_the_public_attack_interface(tiny_bert_dir):  # noqa: F811
+    study = risk_study(per_person=2)
+    config = {
+        **FAST_CONFIG,
+        "base_model_name": str(tiny_bert_dir),
+        "use_additional_pretraining": False,
+        "finetuning_epochs": 2,
+        "finetuning_batch_size": 8,
+        "finetuning_sliding_window": "32-8",
+        "precision": "fp32",
+    }
+    run = start(study, attacks=["tria", "tfidf"], methods=["clear"], folds=2, config=config)
+    job = jobs.job_execute(run.job.pk)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    tria = run.results.filter(attack="tria")
+    assert tria.count() == 8
+    assert all(r.true_prob is not None and len(r.top_k) == 4 for r in tria)
+    run.refresh_from_db()
+    assert set(run.summary["trir"]["clear"]) == {"tria", "tfidf", "strongest"}
