@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "intruder",
+    "intruder.annotation",
 ]
 
 MIDDLEWARE = [

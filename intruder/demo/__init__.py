@@ -55,6 +55,7 @@ class DemoReport:
     anonymization_job: Job | None = None
     released: int = 0
     held_back: list[int] = field(default_factory=list)
+    annotation: Any = None
 
 
 def _researcher(password: str) -> Any:
@@ -147,4 +148,8 @@ def load_demo(*, password: str = DEFAULT_PASSWORD, anonymize: bool = True) -> De
     report.released, report.held_back = anonymization.anonymized_texts_release(
         texts=model_texts, user=owner
     )
+    if anonymize:
+        from intruder.annotation.demo import demo_annotation_load
+
+        report.annotation = demo_annotation_load(owner=owner, study=intruder)
     return report

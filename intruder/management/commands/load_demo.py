@@ -71,6 +71,7 @@ class Command(BaseCommand):
                     f"    {base}/s/{intruder.slug}/"
                     "?PROLIFIC_PID=DEMOINTRUDER01&STUDY_ID=demo&SESSION_ID=i1",
                     "  Change the PROLIFIC_PID to play another participant.",
+                    f"  PSI annotation project: {base}/annotate/demo-annotation/",
                 ]
             )
         )
