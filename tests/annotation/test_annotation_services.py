@@ -8,7 +8,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from anonymize.annotations.schema import AnnotatedDocument, Mention as LibraryMention
+from anonymize.annotations.schema import AnnotatedDocument
+from anonymize.annotations.schema import Mention as LibraryMention
 from intruder.annotation import services
 from intruder.annotation.models import Annotator, SuggestionDecision, Task
 from intruder.annotation.selectors import project_gold, task_state

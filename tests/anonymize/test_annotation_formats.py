@@ -231,7 +231,7 @@ def test_plain_documents_from_txt_csv_and_jsonl():
     assert read_documents("c.jsonl", '{"id": "x", "text": "Ann"}\n')[0].text == "Ann"
     with pytest.raises(FormatError, match="line 3: field 'text' is empty"):
         read_documents("b.csv", "id,text\n1,Ann\n2,\n")
-    with pytest.raises(FormatError, match="use a .txt"):
+    with pytest.raises(FormatError, match=r"use a \.txt"):
         read_documents("d.pdf", "x")
 
 
