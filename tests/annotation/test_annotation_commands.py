@@ -45,7 +45,17 @@ def annotated_project():
 def test_export_then_import_into_a_new_project_round_trips(fake_anonymizer, tmp_path, fmt):
     source = annotated_project()
     out = tmp_path / f"export.{ {'tab': 'json', 'doccano': 'jsonl', 'csv': 'csv'}[fmt] }"
-    call_command("export_annotations", "cmd", "--format", fmt, "--out", str(out))
+    call_command(
+        "export_annotations",
+        "cmd",
+        "--format",
+        fmt,
+        "--out",
+        str(out),
+        "--agreement",
+        str(tmp_path / "agreement.csv"),
+    )
+    assert "krippendorff_alpha" in (tmp_path / "agreement.csv").read_text().splitlines()[0]
     make_project(slug="copy", texts=TEXTS if fmt == "csv" else {}, suggest=False)
     call_command("import_annotations", "copy", str(out))
     tab_a, tab_b = tmp_path / "a.json", tmp_path / "b.json"
