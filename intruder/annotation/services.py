@@ -266,7 +266,9 @@ def task_next(*, annotator: Annotator, rng: random.Random | None = None) -> Task
         fewest = [d for d in candidates if d.held == candidates[0].held]
         document = rng.choice(fewest)
         taken = set(document.tasks.filter(status__in=HELD_STATUSES).values_list("slot", flat=True))
-        slot = next(s for s in range(1, project.annotators_per_text + 1) if s not in taken)
+        slot = next((s for s in range(1, project.annotators_per_text + 1) if s not in taken), 0)
+        if not slot:
+            continue  # filled up since the candidates were read
         try:
             with transaction.atomic():
                 return Task.objects.create(document=document, annotator=annotator, slot=slot)
