@@ -99,3 +99,38 @@ def test_accept_add_link_reload_and_export(page, project):
     assert mentions[0]["entity_id"] == mentions[1]["entity_id"]
     for m in mentions:
         assert TEXT[m["start_offset"] : m["end_offset"]] == m["span_text"]
+
+
+def test_work_done_offline_is_saved_when_the_connection_returns(page, project):
+    login(page)
+    page.goto(f"/annotate/{project.slug}/work/")
+    expect(page.locator(".mark.suggestion").first).to_be_visible()
+    page.context.set_offline(True)
+    assert page.evaluate(SELECT_INSIDE, ["nurse", 0, 5])
+    page.keyboard.press("3")
+    expect(page.locator("#save-status")).to_contain_text("Offline")
+    page.context.set_offline(False)
+    expect(page.locator("#save-status")).to_have_text("All changes saved", timeout=40_000)
+    page.reload()
+    expect(page.locator(".mark.mention", has_text="nurse")).to_have_count(1)
+
+
+def test_an_edit_from_a_stale_tab_shows_the_conflict_instead_of_overwriting(page, project):
+    login(page)
+    page.goto(f"/annotate/{project.slug}/work/")
+    expect(page.locator(".mark.suggestion").first).to_be_visible()
+    other = page.context.new_page()
+    other.goto(page.url)
+    expect(other.locator(".mark.suggestion").first).to_be_visible()
+    # The second tab saves first: it accepts "Orla".
+    other.locator(".mark.suggestion", has_text="Orla").first.click()
+    other.keyboard.press("Enter")
+    expect(other.locator("#save-status")).to_have_text("All changes saved")
+    # The first tab, still at the old revision, marks "nurse": the server refuses.
+    assert page.evaluate(SELECT_INSIDE, ["nurse", 0, 5])
+    page.keyboard.press("3")
+    expect(page.locator("#conflict")).to_be_visible()
+    page.click("#take-theirs")
+    expect(page.locator(".mark.mention", has_text="Orla")).to_have_count(1)
+    expect(page.locator(".mark.mention", has_text="nurse")).to_have_count(0)
+    expect(page.locator("#save-status")).to_have_text("All changes saved")
