@@ -111,6 +111,3 @@ def demo_annotation_load(*, owner: Any, study: Study) -> Project:
         )
     annotations_import(project=project, documents=layers)
     return project
-
-
-__all__ = ["SLUG", "demo_annotation_load"]

@@ -36,7 +36,8 @@ MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 PROLIFIC_QUERY = (
     "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 )
-SHORTCUT_KEYS = "123456789qwertyuiopasdfghjklzxcvbnm"
+# "x" rejects a suggestion, so no category gets it.
+SHORTCUT_KEYS = "123456789qwertyuiopasdfghjklzcvbnm"
 
 
 class ProjectForm(forms.ModelForm):
