@@ -17,24 +17,52 @@ from intruder.annotation.models import (
     ProjectMember,
     Task,
 )
+from intruder.models import AnonymizedText, Description, StudyMember
+
+
+def _study_annotator_projects(user: Any) -> Q:
+    """Match projects holding texts of a study where `user` has the "PSI annotator" role."""
+    studies = StudyMember.objects.filter(user=user, role=StudyMember.Role.ANNOTATOR).values(
+        "study_id"
+    )
+    descriptions = Description.objects.filter(study_id__in=studies).values_list("pk", flat=True)
+    texts = AnonymizedText.objects.filter(description__study_id__in=studies).values_list(
+        "pk", flat=True
+    )
+    return Q(
+        documents__source=Document.Source.DESCRIPTION,
+        documents__source_ref__in=[str(pk) for pk in descriptions],
+    ) | Q(
+        documents__source=Document.Source.ANONYMIZED,
+        documents__source_ref__in=[str(pk) for pk in texts],
+    )
 
 
 def projects_for_user(*, user: Any) -> QuerySet[Project]:
-    """Return the projects a researcher owns or is a member of (all for superusers)."""
+    """Return the projects a researcher owns, is a member of, or annotates through a study's
+    "PSI annotator" role (all for superusers)."""
     projects = Project.objects.all()
     if not user.is_superuser:
-        projects = projects.filter(Q(owner=user) | Q(members__user=user)).distinct()
+        mine = Q(owner=user) | Q(members__user=user) | _study_annotator_projects(user)
+        projects = Project.objects.filter(pk__in=Project.objects.filter(mine).values("pk"))
     return projects.annotate(n_documents=Count("documents", distinct=True))
 
 
 def project_role(*, project: Project, user: Any) -> str | None:
-    """Return "manager", "annotator" or None for a researcher on a project."""
+    """Return "manager", "annotator" or None for a researcher on a project.
+
+    A study's "PSI annotator" members annotate every project that holds the study's texts.
+    """
     if not user.is_authenticated:
         return None
     if user.is_superuser or project.owner_id == user.pk:
         return ProjectMember.Role.MANAGER
     member = project.members.filter(user=user).first()
-    return member.role if member else None
+    if member is not None:
+        return member.role
+    if Project.objects.filter(_study_annotator_projects(user), pk=project.pk).exists():
+        return ProjectMember.Role.ANNOTATOR
+    return None
 
 
 def annotator_get_by_token(*, token: str) -> Annotator | None:

@@ -175,3 +175,29 @@ def test_evaluate_page_scores_an_uploaded_system_file(fake_anonymizer):
         {"system": "file", "file": SimpleUploadedFile("sys.json", b'{"x": [[0, 1]]}')},
     )
     assert "not in the project" in broken.content.decode()
+
+
+def test_a_studys_psi_annotators_annotate_projects_over_its_texts(fake_anonymizer):
+    from intruder.models import StudyMember
+    from tests.intruder.factories import make_description, make_member, make_study
+
+    study = make_study()
+    make_description(study=study, text="Orla Brennick grew up in Dunmore.")
+    project = make_project(texts={})
+    services.documents_add_from_study(project=project, study=study, what="descriptions")
+    annotator, viewer = make_user(), make_user()
+    make_member(study=study, user=annotator, role=StudyMember.Role.ANNOTATOR)
+    make_member(study=study, user=viewer, role=StudyMember.Role.VIEWER)
+    page = reverse("annotation-project", kwargs={"slug": project.slug})
+    assert logged_in(annotator).get(page).status_code == 200
+    assert logged_in(viewer).get(page).status_code == 404
+    assert (
+        logged_in(annotator)
+        .get(reverse("annotation-agreement", kwargs={"slug": project.slug}))
+        .status_code
+        == 404
+    )
+    listed = logged_in(annotator).get(reverse("annotation-projects"))
+    assert project.title in listed.content.decode()
+    work = logged_in(annotator).get(reverse("annotation-work", kwargs={"slug": project.slug}))
+    assert work.status_code == 302 and "/task/" in work["Location"]
