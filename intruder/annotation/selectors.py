@@ -197,9 +197,10 @@ def suggestion_decision_counts(*, project: Project) -> dict[str, int]:
     result |= {row["decision"]: row["n"] for row in counts}
     suggested = sum(
         len(s)
-        for s in Task.objects.filter(document__project=project, status="submitted").values_list(
-            "document__suggestions", flat=True
-        )
+        # Imported layers never saw the suggestions: only work done on the platform counts.
+        for s in Task.objects.filter(
+            document__project=project, status="submitted", annotator__name=""
+        ).values_list("document__suggestions", flat=True)
     )
     result["suggested_in_submitted_tasks"] = suggested
     return result
