@@ -155,6 +155,12 @@ class Participant(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(auto_now=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    form_state = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The last rejected answer (what was typed and the errors), shown again after "
+        "the redirect; cleared when an answer is accepted.",
+    )
 
     class Meta:
         ordering = ["-started_at"]

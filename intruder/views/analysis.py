@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET
 from intruder.analysis.frames import AnalysisInputError
 from intruder.analysis.layouts import LAYOUT_TITLES, paper_layouts
 from intruder.analysis.paper import PAPER_AGREEMENT
-from intruder.analysis.plots import report_plots
+from intruder.analysis.plots import PLOT_TEXT, report_plots
 from intruder.analysis.report import TABLE_TITLES, records
 from intruder.models import Study
 from intruder.selectors.analysis import study_report
@@ -81,7 +81,10 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
         for name, frame in paper_layouts(report).items()
     ]
     # matplotlib's SVG writer escapes text (target names); no participant text is plotted.
-    plots = {name: mark_safe(svg) for name, svg in report_plots(report).items()}
+    plots = [
+        {"name": name, "title": PLOT_TEXT[name][0], "svg": mark_safe(svg)}
+        for name, svg in report_plots(report).items()
+    ]
     summary = report.summary()
     context: dict[str, Any] = {
         "study": study,

@@ -152,7 +152,6 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "import_form": ImportForm(),
         "entry_url": f"{entry}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
         f"&SESSION_ID={{{{%SESSION_ID%}}}}",
-        "example_entry_url": f"{entry}?PROLIFIC_PID=TEST{study.pk:04d}&STUDY_ID=demo&SESSION_ID=s1",
         "tables": list(exports.TABLES),
         "targets_by_group": dict(
             study.targets.order_by()
