@@ -146,6 +146,9 @@ def test_main_researcher_pages_pass_the_accessibility_audit(page) -> None:
         ("analysis", f"/r/{study.slug}/analysis/"),
         ("preview-consent", f"/r/{study.slug}/preview/"),
         ("preview-text", f"/r/{study.slug}/preview/text/1/"),
+        ("participants", f"/r/{study.slug}/participants/"),
+        ("manage", f"/r/{study.slug}/manage/"),
+        ("review-unreviewed", f"/r/{study.slug}/review/?status=unreviewed&q=a"),
     ]:
         problems += _goto_and_audit(page, url, name)
     page.set_viewport_size({"width": 768, "height": 1024})  # tablet
@@ -156,6 +159,7 @@ def test_main_researcher_pages_pass_the_accessibility_audit(page) -> None:
         ("review-tablet", f"/r/{study.slug}/review/"),
         ("review-text-tablet", f"/r/{study.slug}/review/{texts[0].pk}/"),
         ("analysis-tablet", f"/r/{study.slug}/analysis/"),
+        ("participants-tablet", f"/r/{study.slug}/participants/"),
     ]:
         problems += _goto_and_audit(page, url, name)
     assert not problems, "\n".join(problems)
