@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from anonymize.alignment import AlignedDocument
+from anonymize.annotations.training import annotation_splits, score_before
 from anonymize.corpus import SPLITS, default_corpus_dir, load_aligned_corpus, split_by_person
 from anonymize.encoding import CASE_CLASSES, IGNORE_INDEX, encode_text, token_targets
 from anonymize.labels import ID2LABEL, LABEL2ID
@@ -67,11 +68,16 @@ class TrainConfig:
     evaluate_splits: tuple[str, ...] = field(
         default=SPLITS, metadata={"help": "splits scored after training (metrics_<split>.json)"}
     )
+    annotations: Path | None = field(
+        default=None,
+        metadata={"help": "train on a TAB JSON export of annotations instead of the corpus"},
+    )
 
     def __post_init__(self) -> None:
         """Coerce paths and reject settings that would silently train nothing."""
         self.corpus_dir = Path(self.corpus_dir)
         self.output_dir = Path(self.output_dir)
+        self.annotations = Path(self.annotations) if self.annotations else None
         if self.max_length < 8:
             raise ValueError("max_length must be >= 8")
         if not 0 < self.stride <= self.max_length - 2:
@@ -169,8 +175,11 @@ def train(config: TrainConfig) -> dict[str, dict]:
 
     set_seed(config.seed)
     torch.set_num_threads(config.threads)
-    documents, report = load_aligned_corpus(config.corpus_dir)
-    splits = split_by_person(documents, seed=config.seed)
+    if config.annotations is not None:
+        splits, report = annotation_splits(config.annotations, seed=config.seed)
+    else:
+        documents, report = load_aligned_corpus(config.corpus_dir)
+        splits = split_by_person(documents, seed=config.seed)
     tokenizer = AutoTokenizer.from_pretrained(config.base_model or base_model_path())
     train_windows = build_windows(
         splits["train"], tokenizer, config.max_length, config.stride, config.case_feature
@@ -196,7 +205,10 @@ def train(config: TrainConfig) -> dict[str, dict]:
         "selected_epoch": selector.best_epoch,
     }
     (config.output_dir / "training_manifest.json").write_text(json.dumps(manifest, indent=1))
-    return evaluate_saved_model(config, splits)
+    metrics = evaluate_saved_model(config, splits)
+    if config.annotations is not None:
+        metrics |= score_before(config.base_model, splits, config.threads)
+    return metrics
 
 
 def score_in_memory(

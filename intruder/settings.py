@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI and Redoc as static files: the docs work offline
     "axes",
     "intruder",
+    "intruder.annotation",
 ]
 
 MIDDLEWARE = [

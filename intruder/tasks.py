@@ -55,6 +55,7 @@ def anonymize_study(job: Job, progress: Progress) -> dict[str, Any]:
         progress=progress,
         batch_size=int(job.params.get("batch_size", 8)),
         threshold=job.params.get("threshold"),
+        **{k: job.params[k] for k in ("method", "model_dir") if job.params.get(k)},
     )
     return {**result, "taken_from_sources": taken.descriptions_created}
 

@@ -58,6 +58,7 @@ class DemoReport:
     judgments_created: int = 0
     risk_check: Any = None
     risk_report: Any = None
+    annotation: Any = None
 
 
 def _researcher(password: str) -> Any:
@@ -162,4 +163,8 @@ def load_demo(
         report.judgments_created = load_demo_judgments(intruder)
         if attacks:
             report.risk_check, report.risk_report = run_demo_attacks(intruder, owner)
+    if anonymize:
+        from intruder.annotation.demo import demo_annotation_load
+
+        report.annotation = demo_annotation_load(owner=owner, study=intruder)
     return report

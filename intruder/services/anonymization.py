@@ -112,16 +112,23 @@ def anonymize_study_descriptions(
     batch_size: int = 8,
     threshold: float | None = None,
     anonymizer: Any = None,
+    method: str = MODEL_METHOD,
+    model_dir: str | None = None,
 ) -> dict[str, Any]:
     """Anonymize the study's descriptions with the model, saving each text as it is made.
 
-    Descriptions that already have a model anonymization are skipped, so a retried job
-    resumes where the crashed one stopped.
+    Descriptions that already have an anonymization of `method` are skipped, so a retried job
+    resumes where the crashed one stopped. A retrained model (`model_dir`) saves its texts
+    under a method of its own, beside the earlier ones, for review and release.
     """
+    if anonymizer is None and model_dir:
+        from anonymize import Anonymizer
+
+        anonymizer = Anonymizer.load(model_dir)
     anonymizer = anonymizer or get_anonymizer()
     descriptions = study.descriptions.order_by("id")
     total = descriptions.count()
-    pending = list(descriptions.exclude(anonymizations__method=MODEL_METHOD))
+    pending = list(descriptions.exclude(anonymizations__method=method))
     done = total - len(pending)
     skipped = done
     created = 0
@@ -132,7 +139,7 @@ def anonymize_study_descriptions(
             [d.text for d in batch], batch_size=batch_size, **_threshold_kwargs(threshold)
         )
         for description, result in zip(batch, results, strict=True):
-            if _save_model_anonymization(description, result, anonymizer.model_version):
+            if _save_model_anonymization(description, result, anonymizer.model_version, method):
                 created += 1
         done += len(batch)
         progress(done, total, "anonymized")
@@ -143,13 +150,15 @@ def _threshold_kwargs(threshold: float | None) -> dict[str, Any]:
     return {} if threshold is None else {"threshold": float(threshold)}
 
 
-def _save_model_anonymization(description: Description, result: Any, model_version: str) -> bool:
+def _save_model_anonymization(
+    description: Description, result: Any, model_version: str, method: str = MODEL_METHOD
+) -> bool:
     """Store one result; return False when another attempt stored it first."""
     try:
         with transaction.atomic():
             AnonymizedText.objects.create(
                 description=description,
-                method=MODEL_METHOD,
+                method=method,
                 model_version=str(model_version)[:100],
                 text=result.text,
                 spans=[span_to_dict(s) for s in result.spans],

@@ -96,6 +96,7 @@ class Command(BaseCommand):
                     "  Change the PROLIFIC_PID to play another participant.",
                     f"  Risk report (humans vs machine): {base}/r/{intruder.slug}/risk/",
                     f"  Risk flags before release: {base}/r/{intruder.slug}/review/",
+                    f"  PSI annotation project: {base}/annotate/demo-annotation/",
                 ]
             )
         )

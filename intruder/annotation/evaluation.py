@@ -1,0 +1,159 @@
+"""Evaluate an anonymizer against a project's annotations with TAB's metrics.
+
+Systems: the project's anonymizer at any threshold (or a model folder of one's own, for
+before/after comparisons), spaCy NER masking, or an uploaded TAB system-output file.
+`evaluation_write` leaves in a folder what `manage.py evaluate_anonymizer` promises:
+metrics.json (TAB's names), system_spans.json (TAB's system-output format), the tables as
+CSV, and the gold file, so TAB's own script can be run on the same pair.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from anonymize.annotations.formats import (
+    read_system_output,
+    system_output_to_json,
+    tab_documents_to_json,
+)
+from anonymize.annotations.schema import AnnotatedDocument, category_for_scheme
+from anonymize.annotations.tab_metrics import SystemSpan, TabScorer
+from intruder.annotation.models import Project
+from intruder.annotation.selectors import project_gold
+
+SUMMARY_KEYS = (
+    "recall_direct_entities",
+    "recall_quasi_entities",
+    "recall_all_entities",
+    "token_recall",
+    "mention_recall",
+    "token_precision",
+    "weighted_token_precision",
+    "mention_precision",
+    "weighted_mention_precision",
+    "token_f1",
+)
+
+
+class EvaluationError(ValueError):
+    """The evaluation cannot run (no annotations, bad system file); worded for the user."""
+
+
+@dataclass
+class Evaluation:
+    system: str
+    gold: list[AnnotatedDocument]
+    spans: dict[str, list[SystemSpan]]
+    metrics: dict[str, Any]
+
+
+def _system_spans(
+    project: Project,
+    gold: list[AnnotatedDocument],
+    system: str,
+    threshold: float | None,
+    model_dir: str | None,
+    upload: bytes | None,
+) -> tuple[str, dict[str, list[SystemSpan]]]:
+    texts = [d.text for d in gold]
+    ids = [d.doc_id for d in gold]
+    categories = tuple(project.categories)
+    if system == "model":
+        from anonymize.annotations.systems import model_spans
+
+        if model_dir:
+            from anonymize import Anonymizer
+
+            anonymizer = Anonymizer.load(model_dir)
+        else:
+            from intruder.services.anonymization import get_anonymizer
+
+            anonymizer = get_anonymizer()
+        if threshold is not None and not 0 <= threshold <= 1:
+            raise EvaluationError(f"threshold must be in [0, 1], got {threshold}")
+        found = model_spans(anonymizer, texts, threshold)
+        used = threshold if threshold is not None else getattr(anonymizer, "threshold", None)
+        name = f"model {anonymizer.model_version} @ threshold {used}"
+    elif system == "spacy":
+        from anonymize.annotations.systems import spacy_spans
+
+        found = spacy_spans(texts)
+        name = "spaCy NER (en_core_web_sm)"
+    else:
+        if upload is None:
+            raise EvaluationError("choose model, spacy or a system-output file")
+        try:
+            pairs = read_system_output(upload, dict(zip(ids, texts, strict=True)))
+        except ValueError as error:
+            raise EvaluationError(f"{system}: {error}") from None
+        return system, {i: [SystemSpan(s, e) for s, e in pairs.get(i, [])] for i in ids}
+    spans = {
+        doc_id: [
+            SystemSpan(s.start, s.end, category_for_scheme(s.category, categories))
+            for s in doc_spans
+        ]
+        for doc_id, doc_spans in zip(ids, found, strict=True)
+    }
+    return name, spans
+
+
+def evaluate_project(
+    *,
+    project: Project,
+    system: str,
+    threshold: float | None = None,
+    model_dir: str | None = None,
+    upload: bytes | None = None,
+) -> Evaluation:
+    """Score a system on the project's submitted annotations."""
+    gold = project_gold(project=project)
+    if not gold:
+        raise EvaluationError("no submitted annotations yet: nothing to evaluate against")
+    name, spans = _system_spans(project, gold, system, threshold, model_dir, upload)
+    metrics = TabScorer(gold).evaluate(spans)
+    metrics = {"system": name, "threshold": threshold, **metrics}
+    return Evaluation(name, gold, spans, metrics)
+
+
+def summary_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """Return (metric, value) rows of the headline measures."""
+    return [{"metric": key, "value": evaluation.metrics[key]} for key in SUMMARY_KEYS]
+
+
+def category_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """Return per-category precision, recall and F1 rows."""
+    return [
+        {"category": category, **values}
+        for category, values in evaluation.metrics["per_category"].items()
+    ]
+
+
+def evaluation_write(evaluation: Evaluation, out: Path) -> list[Path]:
+    """Write metrics.json, system_spans.json, gold_tab.json and the CSV tables to `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def dump(name: str, payload: Any) -> None:
+        path = out / name
+        path.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        written.append(path)
+
+    dump("metrics.json", evaluation.metrics)
+    pairs = {d: [(s.start, s.end) for s in spans] for d, spans in evaluation.spans.items()}
+    dump("system_spans.json", system_output_to_json(pairs))
+    dump("gold_tab.json", tab_documents_to_json(evaluation.gold))
+    for name, rows in (
+        ("summary.csv", summary_rows(evaluation)),
+        ("per_category.csv", category_rows(evaluation)),
+    ):
+        path = out / name
+        with path.open("w", newline="", encoding="utf-8") as sink:
+            writer = csv.DictWriter(sink, fieldnames=list(rows[0]) if rows else ["metric"])
+            writer.writeheader()
+            writer.writerows(rows)
+        written.append(path)
+    return written

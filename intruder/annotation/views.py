@@ -1,0 +1,415 @@
+"""Annotation pages: researchers (login) under /annotate/, crowd annotators (token) under /a/."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from anonymize.annotations.agreement import project_agreement
+from anonymize.annotations.formats import FormatError, read_documents
+from anonymize.annotations.schema import CONFIDENTIAL_STATUSES, DIRECT_BY_DEFAULT, IDENTIFIER_TYPES
+from intruder.annotation import selectors, services
+from intruder.annotation.evaluation import (
+    EvaluationError,
+    category_rows,
+    evaluate_project,
+    summary_rows,
+)
+from intruder.annotation.exports import (
+    FORMATS,
+    agreement_export,
+    export_bytes,
+    parse_annotation_file,
+)
+from intruder.annotation.models import Project, ProjectMember, Task
+from intruder.models import Study
+from intruder.services.participants import PROLIFIC_COMPLETE_URL
+
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+PROLIFIC_QUERY = (
+    "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+)
+# "x" rejects a suggestion, so no category gets it.
+SHORTCUT_KEYS = "123456789qwertyuiopasdfghjklzcvbnm"
+
+
+class ProjectForm(forms.ModelForm):
+    custom_categories = forms.CharField(
+        required=False, help_text="Custom scheme only: category names separated by commas."
+    )
+
+    class Meta:
+        model = Project
+        fields = [
+            "title",
+            "slug",
+            "scheme",
+            "annotators_per_text",
+            "texts_per_annotator",
+            "guidelines",
+            "pre_annotate",
+            "suggestion_threshold",
+            "show_others_work",
+            "is_open",
+        ]
+
+
+class TextsForm(forms.Form):
+    study = forms.ModelChoiceField(queryset=Study.objects.none(), required=False)
+    what = forms.ChoiceField(
+        choices=[("descriptions", "descriptions"), ("anonymized", "anonymized texts")],
+        required=False,
+    )
+    file = forms.FileField(required=False, help_text=".txt, .csv (id,text) or .jsonl")
+
+
+class EvaluateForm(forms.Form):
+    system = forms.ChoiceField(
+        choices=[("model", "the anonymizer"), ("spacy", "spaCy NER"), ("file", "uploaded file")]
+    )
+    threshold = forms.FloatField(required=False, min_value=0.0, max_value=1.0)
+    file = forms.FileField(required=False)
+
+
+def _project(request: HttpRequest, slug: str, manager: bool = True) -> tuple[Project, str]:
+    project = Project.objects.filter(slug=slug).first()
+    role = selectors.project_role(project=project, user=request.user) if project else None
+    if role is None or (manager and role != ProjectMember.Role.MANAGER):
+        raise Http404("No such project.")
+    return project, role
+
+
+@login_required
+@require_GET
+def project_list(request: HttpRequest) -> HttpResponse:
+    """List the researcher's annotation projects."""
+    projects = selectors.projects_for_user(user=request.user)
+    return render(request, "annotation/project_list.html", {"projects": projects})
+
+
+@login_required
+def project_create(request: HttpRequest) -> HttpResponse:
+    """Create a project (its scheme fixes the categories)."""
+    form = ProjectForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        custom = data.pop("custom_categories", "").split(",")
+        try:
+            project = services.project_create(owner=request.user, custom_categories=custom, **data)
+        except ValidationError as error:
+            form.add_error(None, error)
+        else:
+            return redirect("annotation-project", slug=project.slug)
+    return render(request, "annotation/project_form.html", {"form": form})
+
+
+@login_required
+@require_GET
+def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show a project's progress, its texts and what can be done with them."""
+    project, role = _project(request, slug, manager=False)
+    context = {"project": project, "role": role, "is_manager": role == "manager"}
+    if role == ProjectMember.Role.MANAGER:
+        documents = selectors.documents_with_counts(project=project)
+        context |= {
+            "progress": selectors.project_progress(project=project),
+            "documents": documents[:200],
+            "more_documents": max(0, documents.count() - 200),
+            "texts_form": _texts_form(request),
+            "decisions": selectors.suggestion_decision_counts(project=project),
+            "crowd_url": request.build_absolute_uri(
+                reverse("annotation-crowd-entry", kwargs={"slug": project.slug})
+            )
+            + PROLIFIC_QUERY,
+            "formats": sorted(FORMATS),
+        }
+    return render(request, "annotation/project_detail.html", context)
+
+
+def _texts_form(request: HttpRequest, data=None, files=None) -> TextsForm:
+    form = TextsForm(data, files)
+    studies = Study.objects.all()
+    if not request.user.is_superuser:
+        studies = studies.filter(owner=request.user) | studies.filter(members__user=request.user)
+    form.fields["study"].queryset = studies.distinct()
+    return form
+
+
+@login_required
+@require_POST
+def project_add_texts(request: HttpRequest, slug: str) -> HttpResponse:
+    """Add a study's texts or an uploaded file's documents, then compute suggestions."""
+    project, _ = _project(request, slug)
+    form = _texts_form(request, request.POST, request.FILES)
+    try:
+        if not form.is_valid():
+            raise ValidationError("choose a study or a file")
+        upload = form.cleaned_data.get("file")
+        if upload is not None:
+            if upload.size > MAX_UPLOAD_BYTES:
+                raise ValidationError("the file is larger than 20 MB")
+            documents = read_documents(upload.name, upload.read())
+            counts = services.documents_add(project=project, documents=documents)
+        elif form.cleaned_data.get("study") is not None:
+            counts = services.documents_add_from_study(
+                project=project,
+                study=form.cleaned_data["study"],
+                what=form.cleaned_data.get("what") or "descriptions",
+            )
+        else:
+            raise ValidationError("choose a study or a file")
+        services.suggestions_compute(project=project)
+    except FormatError as error:
+        messages.error(request, f"Nothing imported: {error}")
+    except ValidationError as error:
+        messages.error(request, f"Nothing imported: {'; '.join(error.messages)}")
+    except (FileNotFoundError, OSError) as error:
+        messages.warning(request, f"Texts added, but no suggestions (model not loaded: {error})")
+    else:
+        messages.success(request, f"Texts: {counts['created']} added, {counts['skipped']} known.")
+    return redirect("annotation-project", slug=project.slug)
+
+
+@login_required
+@require_POST
+def project_import(request: HttpRequest, slug: str) -> HttpResponse:
+    """Import annotations (TAB JSON, doccano JSONL, mention CSV) as submitted layers."""
+    project, _ = _project(request, slug)
+    upload = request.FILES.get("file")
+    if upload is None or upload.size > MAX_UPLOAD_BYTES:
+        messages.error(request, "Choose a file of at most 20 MB.")
+        return redirect("annotation-project", slug=project.slug)
+    try:
+        documents = parse_annotation_file(project=project, name=upload.name, data=upload.read())
+        counts = services.annotations_import(project=project, documents=documents)
+    except FormatError as error:
+        messages.error(request, f"{upload.name}: {error}. Nothing imported.")
+    except ValidationError as error:
+        messages.error(request, f"{upload.name}: {'; '.join(error.messages)}. Nothing imported.")
+    else:
+        messages.success(request, f"Imported {counts}.")
+    return redirect("annotation-project", slug=project.slug)
+
+
+@login_required
+@require_GET
+def work_next(request: HttpRequest, slug: str) -> HttpResponse:
+    """Send the researcher to their open task or a newly claimed one."""
+    project, _ = _project(request, slug, manager=False)
+    annotator = services.annotator_for_user(project=project, user=request.user)
+    task = services.task_next(annotator=annotator)
+    if task is None:
+        messages.info(request, "Every text has all its annotators, or you annotated them all.")
+        return redirect("annotation-project", slug=project.slug)
+    return redirect("annotation-task", slug=project.slug, pk=task.pk)
+
+
+def _annotate_context(project: Project, task: Task, api_url: str, submit_url: str) -> dict:
+    categories = list(project.categories)
+    return {
+        "project": project,
+        "task": task,
+        "config": {
+            "api": api_url,
+            "categories": [
+                {"name": name, "key": SHORTCUT_KEYS[i] if i < len(SHORTCUT_KEYS) else ""}
+                for i, name in enumerate(categories)
+            ],
+            "identifierTypes": list(IDENTIFIER_TYPES),
+            "confidential": list(CONFIDENTIAL_STATUSES),
+            "directByDefault": sorted(c for c in categories if c in DIRECT_BY_DEFAULT),
+            "taskId": task.pk,
+        },
+        "submit_url": submit_url,
+    }
+
+
+@never_cache
+@login_required
+@require_GET
+def task_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The annotation page for one of the researcher's own tasks."""
+    project, _ = _project(request, slug, manager=False)
+    task = Task.objects.filter(
+        pk=pk, document__project=project, annotator__user=request.user
+    ).first()
+    if task is None:
+        raise Http404("No such task.")
+    context = _annotate_context(
+        project,
+        task,
+        reverse("annotation-api", kwargs={"pk": task.pk}),
+        reverse("annotation-submit", kwargs={"slug": slug, "pk": task.pk}),
+    )
+    return render(request, "annotation/annotate.html", context | {"researcher": True})
+
+
+@login_required
+@require_POST
+def task_done(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Submit the researcher's task and go on to the next text."""
+    project, _ = _project(request, slug, manager=False)
+    task = Task.objects.filter(
+        pk=pk, document__project=project, annotator__user=request.user
+    ).first()
+    if task is None:
+        raise Http404("No such task.")
+    services.task_submit(task=task)
+    return redirect("annotation-work", slug=slug)
+
+
+@login_required
+@require_GET
+def agreement(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show inter-annotator agreement for the project and each annotator pair."""
+    project, _ = _project(request, slug)
+    if request.GET.get("format") in ("json", "csv"):
+        fmt = request.GET["format"]
+        response = HttpResponse(
+            agreement_export(project=project, fmt=fmt),
+            content_type="application/json" if fmt == "json" else "text/csv",
+        )
+        response["Content-Disposition"] = f'attachment; filename="{slug}-agreement.{fmt}"'
+        return response
+    result = project_agreement(selectors.project_gold(project=project))
+    return render(request, "annotation/agreement.html", {"project": project, "result": result})
+
+
+@login_required
+def evaluate(request: HttpRequest, slug: str) -> HttpResponse:
+    """Evaluate the anonymizer, spaCy or an uploaded system output with TAB's metrics."""
+    project, _ = _project(request, slug)
+    form = EvaluateForm(request.POST or None, request.FILES or None)
+    context = {"project": project, "form": form}
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        upload = data.get("file")
+        try:
+            evaluation = evaluate_project(
+                project=project,
+                system=upload.name if data["system"] == "file" and upload else data["system"],
+                threshold=data.get("threshold"),
+                upload=upload.read() if upload else None,
+            )
+        except EvaluationError as error:
+            form.add_error(None, str(error))
+        except (FileNotFoundError, OSError) as error:
+            form.add_error(None, f"the model could not be loaded: {error}")
+        else:
+            context |= {
+                "evaluation": evaluation,
+                "summary": summary_rows(evaluation),
+                "categories": category_rows(evaluation),
+            }
+    return render(request, "annotation/evaluate.html", context)
+
+
+@login_required
+@require_GET
+def export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    """Download the submitted annotations as TAB JSON, doccano JSONL or CSV."""
+    project, _ = _project(request, slug)
+    if fmt not in FORMATS:
+        raise Http404("Unknown format.")
+    content_type = {"tab": "application/json", "doccano": "application/jsonl", "csv": "text/csv"}
+    response = HttpResponse(export_bytes(project=project, fmt=fmt), content_type=content_type[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{slug}-{fmt}{FORMATS[fmt]}"'
+    return response
+
+
+# Crowd annotators ---------------------------------------------------------------------------
+
+
+def _crowd_message(request: HttpRequest, title: str, text: str, status: int = 200, **extra):
+    return render(
+        request,
+        "annotation/crowd_message.html",
+        {"title": title, "text": text, **extra},
+        status=status,
+    )
+
+
+@never_cache
+@require_GET
+def crowd_entry(request: HttpRequest, slug: str) -> HttpResponse:
+    """Enrol (or resume) a crowd annotator from a Prolific link."""
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        raise Http404("No such study.")
+    try:
+        annotator = services.annotator_enroll(
+            project=project, prolific_pid=request.GET.get("PROLIFIC_PID", "")
+        )
+    except services.EnrolmentRefused as refusal:
+        return _crowd_message(request, "Cannot start", str(refusal), status=403)
+    return redirect("annotation-crowd-home", token=annotator.token)
+
+
+def _crowd(token: str):
+    annotator = selectors.annotator_get_by_token(token=token)
+    if annotator is None:
+        raise Http404("No such session.")
+    return annotator
+
+
+@never_cache
+@require_GET
+def crowd_home(request: HttpRequest, token: str) -> HttpResponse:
+    """Show the guidelines first, then the current text, then the completion page."""
+    annotator = _crowd(token)
+    project = annotator.project
+    if annotator.instructions_seen_at is None:
+        return render(
+            request, "annotation/crowd_instructions.html", {"project": project, "token": token}
+        )
+    task = None
+    if annotator.status == annotator.Status.STARTED:
+        try:
+            task = services.task_next(annotator=annotator)
+        except RuntimeError:
+            return _crowd_message(request, "Busy", "Please reload in a few seconds.", status=503)
+    if task is None:
+        services.annotator_complete(annotator=annotator)
+        return _crowd_message(
+            request,
+            "Thank you!",
+            "You have annotated every text we had for you.",
+            completion_url=PROLIFIC_COMPLETE_URL.format(code=project.completion_code),
+        )
+    done = annotator.tasks.filter(status=Task.Status.SUBMITTED).count()
+    context = _annotate_context(
+        project,
+        task,
+        reverse("annotation-crowd-api", kwargs={"token": token, "pk": task.pk}),
+        reverse("annotation-crowd-submit", kwargs={"token": token}),
+    )
+    context |= {"number": done + 1, "total": project.texts_per_annotator, "token": token}
+    return render(request, "annotation/annotate.html", context)
+
+
+@never_cache
+@require_POST
+def crowd_start(request: HttpRequest, token: str) -> HttpResponse:
+    """Record that the guidelines were read."""
+    annotator = _crowd(token)
+    services.annotator_instructions_confirm(annotator=annotator)
+    return redirect("annotation-crowd-home", token=token)
+
+
+@never_cache
+@require_POST
+def crowd_submit(request: HttpRequest, token: str) -> HttpResponse:
+    """Submit the current text (only the one shown: a stale tab's post changes nothing)."""
+    annotator = _crowd(token)
+    task_id = request.POST.get("task", "")
+    task = annotator.tasks.filter(status=Task.Status.ACTIVE).first()
+    if task is not None and str(task.pk) == task_id:
+        services.task_submit(task=task)
+    return redirect("annotation-crowd-home", token=token)

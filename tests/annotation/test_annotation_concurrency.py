@@ -1,0 +1,114 @@
+"""Real concurrency on PostgreSQL: crowd annotators race for the last slots and save twice."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+
+import pytest
+from django.db import connection, connections
+
+from anonymize.annotations.schema import AnnotatedDocument
+from intruder.annotation import services
+from intruder.annotation.models import Task
+from tests.intruder.factories import make_user
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql",
+        reason="threaded race test needs PostgreSQL (set DATABASE_URL); SQLite locks writers",
+    ),
+]
+
+ANNOTATORS = 12
+DOCUMENTS = 5
+PER_TEXT = 2
+
+
+def run_threads(target, args_list):
+    barrier = threading.Barrier(len(args_list))
+    errors = []
+
+    def wrapped(*args):
+        try:
+            barrier.wait()
+            target(*args)
+        except Exception as error:  # collected and asserted on below
+            errors.append(repr(error))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=wrapped, args=args) for args in args_list]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    return errors
+
+
+def test_racing_annotators_never_over_assign_a_text():
+    project = services.project_create(
+        owner=make_user(),
+        slug="race",
+        title="race",
+        scheme="textwash",
+        annotators_per_text=PER_TEXT,
+        texts_per_annotator=3,
+        pre_annotate=False,
+    )
+    services.documents_add(
+        project=project,
+        documents=[AnnotatedDocument(f"d{i}", f"Text {i} about Orla.") for i in range(DOCUMENTS)],
+    )
+    annotators = [
+        services.annotator_enroll(project=project, prolific_pid=f"RACE{i:03d}")
+        for i in range(ANNOTATORS)
+    ]
+
+    def work(annotator, seed):
+        rng = random.Random(seed)
+        while (task := services.task_next(annotator=annotator, rng=rng)) is not None:
+            services.task_submit(task=task)
+
+    errors = run_threads(work, [(a, i) for i, a in enumerate(annotators)])
+    assert errors == []
+    per_document = Counter(Task.objects.values_list("document__doc_id", flat=True))
+    assert per_document == {f"d{i}": PER_TEXT for i in range(DOCUMENTS)}
+
+
+def test_two_tabs_saving_at_once_one_wins_and_one_gets_a_conflict():
+    project = services.project_create(
+        owner=make_user(), slug="tabs", title="tabs", scheme="textwash", pre_annotate=False
+    )
+    services.documents_add(project=project, documents=[AnnotatedDocument("d", "Orla met Ivo.")])
+    task = services.task_next(
+        annotator=services.annotator_for_user(project=project, user=project.owner)
+    )
+    outcomes = []
+
+    def save(word):
+        start = task.document.text.index(word)
+        try:
+            services.task_save(
+                task=Task.objects.get(pk=task.pk),
+                revision=0,
+                mentions=[
+                    {
+                        "start": start,
+                        "end": start + len(word),
+                        "entity_type": "PERSON_FIRSTNAME",
+                        "identifier_type": "DIRECT",
+                        "entity": word,
+                    }
+                ],
+            )
+            outcomes.append("saved")
+        except services.SaveConflict:
+            outcomes.append("conflict")
+
+    assert run_threads(save, [("Orla",), ("Ivo",)]) == []
+    assert sorted(outcomes) == ["conflict", "saved"]
+    assert Task.objects.get(pk=task.pk).revision == 1 and task.mentions.count() == 1

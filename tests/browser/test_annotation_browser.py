@@ -1,0 +1,136 @@
+"""A researcher annotates in a real browser: accept a suggestion, add a span, link it to an
+entity, reload, and find it all saved; the TAB export then holds exactly that."""
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from anonymize.annotations.schema import AnnotatedDocument
+from intruder.annotation import services
+from intruder.services import anonymization
+from tests.intruder.factories import make_user
+from tests.intruder.fake_anonymizer import FakeAnonymizer
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# The emoji before "nurse" makes JavaScript's UTF-16 offsets differ from Python's.
+TEXT = "Yesterday I met Orla Brennick in Dunmore 🏔 and later the nurse Orla went home."
+
+SELECT_INSIDE = """([word, from, to]) => {
+  const box = document.getElementById("ann-text");
+  const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+  let node;
+  while ((node = walker.nextNode())) {
+    const at = node.textContent.indexOf(word);
+    if (at >= 0) {
+      const range = document.createRange();
+      range.setStart(node, at + from);
+      range.setEnd(node, at + to);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      box.dispatchEvent(new MouseEvent("mouseup", {bubbles: true}));
+      return true;
+    }
+  }
+  return false;
+}"""
+
+
+@pytest.fixture
+def project():
+    previous = anonymization.set_anonymizer(FakeAnonymizer())
+    owner = make_user(username="ines", password="annotate-pw-1")
+    project = services.project_create(
+        owner=owner, slug="browser-ann", title="Browser annotation", scheme="textwash"
+    )
+    services.documents_add(project=project, documents=[AnnotatedDocument("t1", TEXT)])
+    services.suggestions_compute(project=project)
+    yield project
+    anonymization.set_anonymizer(previous)
+
+
+def login(page):
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", "ines")
+    page.fill("input[name=password]", "annotate-pw-1")
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_url("**/r/**")
+
+
+def test_accept_add_link_reload_and_export(page, project):
+    login(page)
+    page.goto(f"/annotate/{project.slug}/work/")
+    status = page.locator("#save-status")
+    suggestion = page.locator(".mark.suggestion", has_text="Orla").first
+    expect(suggestion).to_be_visible()
+
+    # Accept the model's suggestion "Orla" with the keyboard.
+    suggestion.click()
+    page.keyboard.press("Enter")
+    expect(page.locator(".mark.mention", has_text="Orla")).to_have_count(1)
+    expect(status).to_have_text("All changes saved")
+
+    # Select from inside "nurse" (snapped to the whole word) and press 3 (OCCUPATION).
+    assert page.evaluate(SELECT_INSIDE, ["nurse", 1, 4])
+    page.keyboard.press("3")
+    nurse = page.locator(".mark.mention", has_text="nurse")
+    expect(nurse).to_have_count(1)
+    # Link "the nurse" to Orla's entity (the accepted suggestion's).
+    page.select_option("#field-entity", "PERSON_FIRSTNAME_1")
+    expect(status).to_have_text("All changes saved")
+
+    page.reload()
+    expect(page.locator(".mark.mention", has_text="Orla")).to_have_count(1)
+    page.locator(".mark.mention", has_text="nurse").click()
+    expect(page.locator("#field-entity")).to_have_value("PERSON_FIRSTNAME_1")
+    expect(page.locator(".mark.linked", has_text="Orla")).to_have_count(1)
+
+    page.click("#submit-task")
+    page.wait_for_url(f"**/annotate/{project.slug}/")
+    exported = json.loads(page.request.get(f"/annotate/{project.slug}/export/tab/").body())
+    (document,) = exported
+    mentions = document["annotations"]["ines"]["entity_mentions"]
+    assert [(m["span_text"], m["entity_type"], m["edit_type"]) for m in mentions] == [
+        ("Orla", "PERSON_FIRSTNAME", "check"),
+        ("nurse", "OCCUPATION", "insert"),
+    ]
+    assert mentions[0]["entity_id"] == mentions[1]["entity_id"]
+    for m in mentions:
+        assert TEXT[m["start_offset"] : m["end_offset"]] == m["span_text"]
+
+
+def test_work_done_offline_is_saved_when_the_connection_returns(page, project):
+    login(page)
+    page.goto(f"/annotate/{project.slug}/work/")
+    expect(page.locator(".mark.suggestion").first).to_be_visible()
+    page.context.set_offline(True)
+    assert page.evaluate(SELECT_INSIDE, ["nurse", 0, 5])
+    page.keyboard.press("3")
+    expect(page.locator("#save-status")).to_contain_text("Offline")
+    page.context.set_offline(False)
+    expect(page.locator("#save-status")).to_have_text("All changes saved", timeout=40_000)
+    page.reload()
+    expect(page.locator(".mark.mention", has_text="nurse")).to_have_count(1)
+
+
+def test_an_edit_from_a_stale_tab_shows_the_conflict_instead_of_overwriting(page, project):
+    login(page)
+    page.goto(f"/annotate/{project.slug}/work/")
+    expect(page.locator(".mark.suggestion").first).to_be_visible()
+    other = page.context.new_page()
+    other.goto(page.url)
+    expect(other.locator(".mark.suggestion").first).to_be_visible()
+    # The second tab saves first: it accepts "Orla".
+    other.locator(".mark.suggestion", has_text="Orla").first.click()
+    other.keyboard.press("Enter")
+    expect(other.locator("#save-status")).to_have_text("All changes saved")
+    # The first tab, still at the old revision, marks "nurse": the server refuses.
+    assert page.evaluate(SELECT_INSIDE, ["nurse", 0, 5])
+    page.keyboard.press("3")
+    expect(page.locator("#conflict")).to_be_visible()
+    page.click("#take-theirs")
+    expect(page.locator(".mark.mention", has_text="Orla")).to_have_count(1)
+    expect(page.locator(".mark.mention", has_text="nurse")).to_have_count(0)
+    expect(page.locator("#save-status")).to_have_text("All changes saved")
