@@ -61,7 +61,7 @@ NUMBER_WORDS = (
 )
 # A year as Textwash labels it (DATE), any other digit run is NUMERIC.
 YEAR = re.compile(r"1[0-9]{3}|20[0-9]{2}")
-YEAR_LIST = re.compile(r"\d{4}(?:\s*[-./ ]\s*\d{2,4})+")
+YEAR_LIST = re.compile(r"(?:1[0-9]{3}|20[0-9]{2})(?:\s*[-./ ]\s*\d{2,4})+")
 
 
 class Rule:
