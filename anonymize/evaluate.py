@@ -342,18 +342,23 @@ def run_evaluation(
 
 
 def rules_ablation_rows(anonymizer, documents: Sequence[AlignedDocument]) -> list[dict]:
-    """Score the model with no rules, each rule alone, and all rules (one model pass).
+    """Score the model with no rules, each rule alone, the default and all rules (one pass).
 
     Besides agreement with Textwash's labels, each row counts the words the rules add and the
     gold-PSI words left unmasked, the privacy side that agreement alone hides.
     """
     from anonymize.labels import validate_categories
-    from anonymize.rules import RULE_ORDER
+    from anonymize.rules import DEFAULT_RULES, RULE_ORDER
 
     predictions = anonymizer.predict_words([d.text for d in documents])
     selected = validate_categories(None)
     saved = anonymizer.rules
-    configurations = {"none": (), **{name: (name,) for name in RULE_ORDER}, "all": RULE_ORDER}
+    configurations = {
+        "none": (),
+        **{name: (name,) for name in RULE_ORDER},
+        "default": DEFAULT_RULES,
+        "all": RULE_ORDER,
+    }
     rows = []
     try:
         for label, rules in configurations.items():
