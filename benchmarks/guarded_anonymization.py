@@ -135,15 +135,16 @@ def construct_loss_summary(originals: list[str], anonymized: list[str], frequenc
         pd.DataFrame({"original": originals, "anonymized": anonymized}),
         original_frequencies=frequencies,
     )
-    rows = json.loads(table.to_json(orient="records"))
-    changed = [r["pos"] for r in rows if r["bf10"] is not None and r["bf10"] > 3]
+    changed = table.loc[table["bf10"] > 3, "pos"].tolist()  # inf (|t| huge) counts as > 3
+    ntok = table.set_index("pos").loc["ntok"]
+    table["bf10"] = table["bf10"].replace(float("inf"), 1e308)  # JSON has no Infinity
     return {
         "pos_variables_changed_bf10_gt_3": len(changed),
-        "variables": len(rows),
+        "variables": len(table),
         "changed": changed,
-        "mean_ntok_original": next(r["mean_original"] for r in rows if r["pos"] == "ntok"),
-        "mean_ntok_anonymized": next(r["mean_anonymized"] for r in rows if r["pos"] == "ntok"),
-        "table": rows,
+        "mean_ntok_original": float(ntok["mean_original"]),
+        "mean_ntok_anonymized": float(ntok["mean_anonymized"]),
+        "table": json.loads(table.to_json(orient="records")),
     }
 
 
@@ -318,11 +319,6 @@ def main() -> int:
             entry["seconds_note"] = "Textwash's published outputs: not re-run, no time"
         else:
             entry["seconds"] = round(seconds[method], 1)
-        if frequencies is not None:
-            log(f"construct loss: {method}")
-            entry["construct_loss"] = construct_loss_summary(
-                [by_id[i]["original"] for i in ids], [texts[method][i] for i in ids], frequencies
-            )
         summary_methods[method] = entry
 
     summary = {
@@ -351,7 +347,16 @@ def main() -> int:
         "seconds_total": round(time.perf_counter() - started, 1),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
     }
+    # Written before the construct-loss stage, so a failure there keeps the attack results.
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if frequencies is not None:
+        for method in METHODS:
+            log(f"construct loss: {method}")
+            summary_methods[method]["construct_loss"] = construct_loss_summary(
+                [by_id[i]["original"] for i in ids], [texts[method][i] for i in ids], frequencies
+            )
+        summary["seconds_total"] = round(time.perf_counter() - started, 1)
+        (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     with (out / "texts.jsonl").open("w", encoding="utf-8") as sink:
         for i in ids:
             sink.write(json.dumps({"id": i, **{m: texts[m][i] for m in METHODS}}) + "\n")

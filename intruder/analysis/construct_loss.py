@@ -122,7 +122,12 @@ def paired_bayes_factor(original: np.ndarray, anonymized: np.ndarray) -> tuple[f
             return np.nan, np.nan, "identical in every text: no test"
         return np.nan, np.nan, "the same difference in every text: t undefined"
     t = float(stats.ttest_rel(original, anonymized).statistic)
-    return t, float(pg.bayesfactor_ttest(t, n, paired=True)), ""
+    try:
+        return t, float(pg.bayesfactor_ttest(t, n, paired=True)), ""
+    except (ZeroDivisionError, OverflowError):
+        # pingouin's integral underflows to 0 for very large |t| (about 100 with 1000 pairs):
+        # the evidence for a difference is beyond float range, BF10 is infinite.
+        return t, np.inf, "BF10 beyond float range (very large |t|)"
 
 
 def bf01_of(bf10: float) -> float:

@@ -149,3 +149,15 @@ def test_cli_bad_input_names_the_line_and_field(tmp_path, row, message):
     )
     assert code == 2
     assert message in stderr.getvalue()
+
+
+def test_cli_no_anonymize_guards_rows_without_spans_as_they_are(tmp_path):
+    texts, background, output = tmp_path / "t.jsonl", tmp_path / "b.jsonl", tmp_path / "o.jsonl"
+    _write_jsonl(texts, [{"id": "d1", "text": "She paints and loves origami.", "target": "zora"}])
+    _write_jsonl(background, [{"name": n, "text": t} for n, t in BACKGROUND.items()])
+    argv = ["guard", "--input", str(texts), "--background", str(background), "--k", "2"]
+    code = guard_main([*argv, "--no-anonymize", "--output", str(output), "--quiet"])
+    assert code == 0
+    [row] = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [s["category"] for s in row["spans"]] == [GUARD_CATEGORY]
+    assert row["ranks_after"]["tfidf"] >= 2
