@@ -63,20 +63,37 @@ def read_documents(path: Path) -> tuple[dict[str, str], dict[str, str]]:
 
 def command_run(args: argparse.Namespace) -> int:
     """Fit an attack on the config's data file and write all outputs."""
-    from attacks.runner import run_from_config
+    from attacks.runner import attack_names, run_from_config, run_many_from_config
 
+    names = attack_names(args.attack)
     config = TRIAConfig.from_json(args.config)
     if args.data:
         config.data_file_path = args.data
     out_dir = Path(args.out or config.output_folder_path)
     progress = None if args.no_progress else TqdmProgress()
-    result = run_from_config(config, args.attack, out_dir, progress)
-    for column, values in result.final["trir"].items():
-        print(
-            f"TRIR {column}: {values['accuracy']:.1f}% (n={values['n']}, cap {values['cap']:.0f}%)"
-        )
+    if len(names) == 1:
+        result = run_from_config(config, names[0], out_dir, progress)
+        for column, values in result.final["trir"].items():
+            print(
+                f"TRIR {column}: {values['accuracy']:.1f}% "
+                f"(n={values['n']}, cap {values['cap']:.0f}%)"
+            )
+    else:
+        many = run_many_from_config(config, names, out_dir, progress)
+        print_trir_table(many.final["trir_by_attack"])
     print(f"outputs in {out_dir}")
     return 0
+
+
+def print_trir_table(trir_by_attack: dict[str, dict[str, float]]) -> None:
+    """Print TRIR (%) with one row per column and one column per attack."""
+    attacks = list(trir_by_attack)
+    columns = sorted({c for values in trir_by_attack.values() for c in values})
+    width = max(len(c) for c in columns) if columns else 6
+    print("TRIR %".ljust(width) + "".join(f"{a:>10}" for a in attacks))
+    for column in columns:
+        cells = "".join(f"{trir_by_attack[a].get(column, float('nan')):>10.1f}" for a in attacks)
+        print(column.ljust(width) + cells)
 
 
 def command_predict(args: argparse.Namespace) -> int:
@@ -103,7 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="fit an attack and compute TRIR per anonymization column")
     run.add_argument("--config", required=True, help="JSON config (reference keys)")
-    run.add_argument("--attack", default="tria", choices=sorted(ATTACKS))
+    run.add_argument(
+        "--attack",
+        default="tria",
+        help=f"one of {sorted(ATTACKS)}, a comma list, or 'all'; with several, each writes to "
+        "OUT/<attack>/ and OUT/final.json adds the strongest adversary (trir_by_attack)",
+    )
     run.add_argument("--out", help="output directory (default: output_folder_path)")
     run.add_argument("--data", help="override data_file_path")
     run.add_argument("--no-progress", action="store_true", help="hide progress bars")

@@ -11,13 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from attacks.base import Attack, Prediction, ProgressCallback
-from attacks.config import TRIAConfig
+from attacks.config import ConfigError, TRIAConfig
 from attacks.data import TRIADataset, load_dataset
 from attacks.metrics import trir
-from attacks.registry import get_attack
+from attacks.registry import ATTACKS, get_attack
+from attacks.strongest import STRONGEST, reidentified_by, strongest_adversary
 from attacks.tria import TRIAAttack, set_seed
 
 RESULTS_CSV = "results.csv"
+REIDENTIFICATION_CSV = "reidentification.csv"
+ALL_ATTACKS = "all"
 FINAL_JSON = "final.json"
 PREDICTIONS_JSONL = "predictions.jsonl"
 PREDICTIONS_CSV = "predictions.csv"
@@ -142,4 +145,126 @@ def run_from_config(
     dataset = load_dataset(None, config)
     result = run_attack(dataset, config, attack_name, progress)
     write_outputs(result, out_dir or config.output_folder_path)
+    return result
+
+
+def attack_names(spec: str) -> list[str]:
+    """Return the attacks named by ``spec``: one name, a comma list, or 'all' (cheap first)."""
+    if spec == ALL_ATTACKS:
+        # The cheap attacks first, so their results are on disk before TRIA's long training.
+        return sorted(ATTACKS, key=lambda name: (name == "tria", name))
+    names = [part.strip() for part in spec.split(",") if part.strip()]
+    unknown = [name for name in names if name not in ATTACKS]
+    if unknown or not names:
+        raise ConfigError(
+            f"unknown attack(s) {unknown or [spec]}; choose from {sorted(ATTACKS)} or 'all'"
+        )
+    return list(dict.fromkeys(names))
+
+
+@dataclass
+class MultiRunResult:
+    """Hold the runs of several attacks on one dataset and their strongest adversary."""
+
+    runs: dict[str, RunResult]
+    final: dict[str, Any]
+
+    def predictions_by_column(self) -> dict[str, dict[str, list[Prediction]]]:
+        """Return column -> attack -> predictions."""
+        columns = {c for run in self.runs.values() for c in run.predictions}
+        return {
+            column: {
+                attack: run.predictions[column]
+                for attack, run in self.runs.items()
+                if column in run.predictions
+            }
+            for column in sorted(columns)
+        }
+
+
+def run_attacks(
+    dataset: TRIADataset,
+    config: TRIAConfig,
+    names: list[str],
+    progress: ProgressCallback | None = None,
+    on_run: Callable[[str, RunResult], None] | None = None,
+) -> MultiRunResult:
+    """Run every attack in ``names`` on the same data and add the strongest adversary.
+
+    The attacks share the pretreatment through ``config.cache_dir``. ``on_run`` receives
+    each attack's result as soon as it finishes, so a caller can write it out before the
+    next (possibly long) attack starts.
+    """
+    runs: dict[str, RunResult] = {}
+    for name in names:
+        runs[name] = run_attack(dataset, config, name, progress)
+        if on_run is not None:
+            on_run(name, runs[name])
+    result = MultiRunResult(runs, {})
+    by_column = result.predictions_by_column()
+    trir_by_attack: dict[str, dict[str, float]] = {
+        name: {c: trir(p).accuracy for c, p in run.predictions.items()}
+        for name, run in runs.items()
+    }
+    trir_by_attack[STRONGEST] = {
+        column: trir(strongest_adversary(by_attack)).accuracy
+        for column, by_attack in by_column.items()
+    }
+    result.final = {
+        "attacks": names,
+        "config": config.to_dict(),
+        "individuals_in_background": len(dataset.background),
+        "trir_by_attack": trir_by_attack,
+        "strongest": {
+            column: trir(strongest_adversary(by_attack)).to_dict()
+            for column, by_attack in by_column.items()
+        },
+        "wall_seconds": {name: run.final["wall_seconds"] for name, run in runs.items()},
+    }
+    return result
+
+
+def write_reidentification_csv(result: MultiRunResult, path: Path) -> None:
+    """Write one row per column and document: which attacks rank the true person first."""
+    names = list(result.runs)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["column", "doc_id", "true_name", *names, STRONGEST, "reidentified_by"])
+        for column, by_attack in result.predictions_by_column().items():
+            hits = reidentified_by(by_attack)
+            true_names = {p.doc_id: p.true_name for preds in by_attack.values() for p in preds}
+            for doc_id, attacks in hits.items():
+                writer.writerow(
+                    [column, doc_id, true_names[doc_id]]
+                    + [int(name in attacks) for name in names]
+                    + [int(bool(attacks)), ";".join(attacks)]
+                )
+
+
+def write_multi_outputs(result: MultiRunResult, out_dir: str | Path) -> Path:
+    """Write the combined final.json and reidentification.csv under ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / FINAL_JSON).write_text(json.dumps(result.final, indent=2), encoding="utf-8")
+    write_reidentification_csv(result, out_dir / REIDENTIFICATION_CSV)
+    return out_dir
+
+
+def run_many_from_config(
+    config: TRIAConfig,
+    names: list[str],
+    out_dir: str | Path | None = None,
+    progress: ProgressCallback | None = None,
+) -> MultiRunResult:
+    """Run several attacks on the config's data file; each writes to ``out_dir/<attack>``."""
+    out_dir = Path(out_dir or config.output_folder_path)
+    dataset = load_dataset(None, config)
+    result = run_attacks(
+        dataset,
+        config,
+        names,
+        progress,
+        on_run=lambda name, run: write_outputs(run, out_dir / name),
+    )
+    write_multi_outputs(result, out_dir)
     return result

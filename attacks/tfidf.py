@@ -26,3 +26,19 @@ class TFIDFAttack(RetrievalAttack):
             return np.zeros((0, len(self.names)))
         # Rows are L2-normalised by the vectorizer, so the dot product is the cosine.
         return (self.vectorizer.transform(texts) @ self.matrix.T).toarray()
+
+    def shared_terms(self, text: str, name: str, top: int = 10) -> list[tuple[str, float]]:
+        """Return the terms that carry ``text``'s similarity to ``name``'s profile, largest first.
+
+        A cosine of L2-normalised vectors is the sum over terms of the two weights' product,
+        so each product is that term's exact share of the score.
+        """
+        if name not in self.names:
+            raise KeyError(f"no profile for {name!r}")
+        document = self.vectorizer.transform(self._pretreat([text], None))
+        profile = self.matrix[self.names.index(name)]
+        contributions = document.multiply(profile).tocoo()
+        terms = self.vectorizer.get_feature_names_out()
+        cells = zip(contributions.col, contributions.data, strict=True)
+        pairs = sorted(((str(terms[j]), float(v)) for j, v in cells), key=lambda pair: -pair[1])
+        return pairs[:top]

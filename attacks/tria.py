@@ -26,7 +26,7 @@ from attacks.config import TRIAConfig
 from attacks.curation import anonymize_with_ner, curate_texts, open_cache
 from attacks.data import DocumentSet
 from attacks.metrics import trir
-from attacks.windows import Windows, batch_indices, build_windows, iterate_batches
+from attacks.windows import Windows, batch_indices, iterate_batches, make_windows
 
 MODEL_SUBDIR = "model"
 
@@ -502,11 +502,15 @@ class TRIAAttack(Attack):
         self.device = resolve_device()
         self.finetune_result: FinetuneResult | None = None
 
+    def _windows(self, texts: list[str], window: tuple[int, int] | None) -> Windows:
+        """Window ``texts``; sentence splitting caps a sentence at the model's input length."""
+        max_length = min(self.tokenizer.model_max_length, 512)
+        return make_windows(self.tokenizer, texts, window, max_length)
+
     def _prepare_eval_sets(
         self, sets: dict[str, DocumentSet], progress: ProgressCallback | None
     ) -> dict[str, EvalSet]:
         """Pretreat and window the evaluation sets once, before training."""
-        length, overlap = self.config.finetuning_window
         column_of = []
         all_texts = []
         for column, documents in sets.items():
@@ -523,7 +527,7 @@ class TRIAAttack(Attack):
             eval_sets[column] = EvalSet(
                 doc_ids,
                 dict(documents.true_names),
-                build_windows(self.tokenizer, texts, length, overlap),
+                self._windows(texts, self.config.finetuning_window),
             )
         return eval_sets
 
@@ -575,12 +579,11 @@ class TRIAAttack(Attack):
         timer.record("pretreatment", time.perf_counter() - start)
 
         start = time.perf_counter()
-        length, overlap = config.finetuning_window
-        train_windows = build_windows(self.tokenizer, train_texts, length, overlap)
+        train_windows = self._windows(train_texts, config.finetuning_window)
         labels = [label_of[train_names[i]] for i in train_windows.doc_index]
         pre_windows = None
         if config.use_additional_pretraining and config.pretraining_epochs:
-            pre_windows = build_windows(self.tokenizer, train_texts, *config.pretraining_window)
+            pre_windows = self._windows(train_texts, config.pretraining_window)
         timer.record(
             "windowing",
             time.perf_counter() - start,
@@ -633,7 +636,7 @@ class TRIAAttack(Attack):
             raise RuntimeError("fit or load the attack before predicting")
         doc_ids = list(documents)
         texts = pretreat_documents([documents[d] for d in doc_ids], self.config, progress)
-        windows = build_windows(self.tokenizer, texts, *self.config.finetuning_window)
+        windows = self._windows(texts, self.config.finetuning_window)
         start = time.perf_counter()
         logits = window_logits(
             self.model,

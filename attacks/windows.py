@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import logging
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -61,6 +63,68 @@ def build_windows(tokenizer, texts: Sequence[str], length: int, overlap: int) ->
             input_ids.append([cls_id, *window, sep_id])
             doc_index.append(index)
     return Windows(input_ids, doc_index)
+
+
+@functools.cache
+def _sentencizer():
+    """Return a rule-based spaCy sentence splitter (the reference disables everything else)."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+def split_sentences(text: str) -> list[str]:
+    """Return the sentences of each non-blank paragraph, tokens joined by spaces (reference)."""
+    nlp = _sentencizer()
+    sentences = []
+    for paragraph in text.split("\n"):
+        if paragraph.strip():
+            for sentence in nlp(paragraph).sents:
+                joined = " ".join(token.text for token in sentence)
+                if joined.strip():
+                    sentences.append(joined)
+    return sentences
+
+
+def build_sentence_windows(tokenizer, texts: Sequence[str], max_length: int) -> Windows:
+    """Return one [CLS] sentence [SEP] window per sentence (the reference's "No" setting).
+
+    Sentences longer than ``max_length`` tokens are dropped, as the reference drops them; a
+    document left with no sentence gets one empty window so it still gets a prediction.
+    """
+    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
+    input_ids: list[list[int]] = []
+    doc_index: list[int] = []
+    for index, text in enumerate(texts):
+        kept = 0
+        sentences = split_sentences(text)
+        for ids in tokenize_texts(tokenizer, sentences):
+            if len(ids) + 2 > max_length:
+                logging.getLogger(__name__).warning(
+                    "sentence of %d tokens in document %d dropped (max %d)",
+                    len(ids) + 2,
+                    index,
+                    max_length,
+                )
+                continue
+            input_ids.append([cls_id, *ids, sep_id])
+            doc_index.append(index)
+            kept += 1
+        if not kept:
+            input_ids.append([cls_id, sep_id])
+            doc_index.append(index)
+    return Windows(input_ids, doc_index)
+
+
+def make_windows(
+    tokenizer, texts: Sequence[str], window: tuple[int, int] | None, max_length: int = 512
+) -> Windows:
+    """Return sliding windows for ``window = (length, overlap)``, or sentences for None."""
+    if window is None:
+        return build_sentence_windows(tokenizer, texts, max_length)
+    return build_windows(tokenizer, texts, *window)
 
 
 def batch_indices(

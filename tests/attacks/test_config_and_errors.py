@@ -67,6 +67,13 @@ def test_parse_sliding_window(length: int, overlap: int):
     assert parse_sliding_window(f"{length}-{overlap}") == (length, overlap)
 
 
+@pytest.mark.parametrize("spec", ["No", "no", " NO "])
+def test_no_sliding_window_means_sentence_splitting(spec: str):
+    assert parse_sliding_window(spec) is None
+    config = TRIAConfig(finetuning_sliding_window=spec, pretraining_sliding_window=spec)
+    assert config.finetuning_window is None and config.pretraining_window is None
+
+
 def _without(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     return frame.drop(columns=[column])
 
@@ -84,10 +91,9 @@ def _duplicate_name(frame: pd.DataFrame) -> pd.DataFrame:
     [
         (lambda f: _without(f, "public_knowledge"), "missing column"),
         (lambda f: _without(f, "name"), "missing column"),
-        (lambda f: _without(f, "dev_abstract"), "missing column"),
         (_empty_background, "background knowledge column 'public_knowledge' is empty"),
         (_duplicate_name, "duplicate individual name"),
-        (lambda f: f[["name", "public_knowledge", "dev_abstract"]], "no anonymization column"),
+        (lambda f: f[["name", "public_knowledge"]], "no anonymization column"),
     ],
 )
 def test_bad_data_raises_clear_error_and_writes_nothing(corrupt, message: str, tmp_path: Path):
@@ -101,6 +107,26 @@ def test_bad_data_raises_clear_error_and_writes_nothing(corrupt, message: str, t
     out = tmp_path / "out"
     assert cli_main(["run", "--config", str(config), "--attack", "tfidf", "--out", str(out)]) == 2
     assert not out.exists()
+
+
+def test_a_named_dev_column_must_exist_and_cannot_be_the_only_text(tmp_path: Path):
+    config = TRIAConfig(dev_set_column_name="dev_abstract")
+    data = tmp_path / "bad.csv"
+    _without(synthetic_frame(), "dev_abstract").to_csv(data, index=False)
+    with pytest.raises(DatasetError, match="missing column"):
+        load_dataset(data, config)
+    synthetic_frame()[["name", "public_knowledge", "dev_abstract"]].to_csv(data, index=False)
+    with pytest.raises(DatasetError, match="no anonymization column"):
+        load_dataset(data, config)
+
+
+def test_default_config_has_no_dev_set_like_the_reference(tmp_path: Path):
+    data = tmp_path / "d.csv"
+    _without(synthetic_frame(), "dev_abstract").to_csv(data, index=False)
+    dataset = load_dataset(data, TRIAConfig())
+    assert TRIAConfig().dev_set_column_name is None
+    assert dataset.dev_set is None
+    assert dataset.method_columns == ["clear_abstract", "masked_abstract"]
 
 
 def test_cli_rejects_unknown_config_key_without_writing(tmp_path: Path):
@@ -120,8 +146,9 @@ def test_csv_and_json_load_the_same_dataset(tmp_path: Path):
     frame = synthetic_frame()
     frame.to_json(tmp_path / "d.json", orient="records")
     frame.to_csv(tmp_path / "d.csv", index=False)
-    from_json = load_dataset(tmp_path / "d.json", TRIAConfig())
-    from_csv = load_dataset(tmp_path / "d.csv", TRIAConfig())
+    config = TRIAConfig(dev_set_column_name="dev_abstract")
+    from_json = load_dataset(tmp_path / "d.json", config)
+    from_csv = load_dataset(tmp_path / "d.csv", config)
     assert from_json.background == from_csv.background
     assert from_json.method_columns == ["clear_abstract", "masked_abstract"]
     assert from_json.dev_set is not None and len(from_json.dev_set) == 4

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,9 @@ import pytest
 from attacks import TRIAConfig, get_attack, load_attack, load_dataset, trir
 from attacks.base import Prediction
 from attacks.cli import main as cli_main
+from attacks.config import ConfigError
 from attacks.metrics import TRIRResult
+from attacks.runner import attack_names
 from tests.attacks.builders import PEOPLE
 
 
@@ -49,6 +53,33 @@ def test_cli_run_writes_results_final_and_predictions(synthetic_json: Path, tmp_
     assert (out / "model" / "attack.json").is_file()
 
 
+def test_cli_runs_several_attacks_and_adds_the_strongest(synthetic_json: Path, tmp_path: Path):
+    config = tmp_path / "config.json"
+    TRIAConfig(data_file_path=str(synthetic_json), cache_dir=str(tmp_path / "c")).to_json(config)
+    out = tmp_path / "run"
+    args = ["run", "--config", str(config), "--attack", "tfidf,bm25", "--out", str(out)]
+    assert cli_main([*args, "--no-progress"]) == 0
+    final = json.loads((out / "final.json").read_text())
+    by_attack = final["trir_by_attack"]
+    assert set(by_attack) == {"tfidf", "bm25", "strongest"}
+    for column, value in by_attack["strongest"].items():
+        assert value >= max(by_attack["tfidf"][column], by_attack["bm25"][column])
+    assert by_attack["strongest"]["clear_abstract"] == 100.0
+    assert (out / "tfidf" / "final.json").is_file() and (out / "bm25" / "final.json").is_file()
+    rows = list(csv.DictReader((out / "reidentification.csv").open()))
+    clear = [r for r in rows if r["column"] == "clear_abstract"]
+    assert len(clear) == len(PEOPLE)
+    assert all(r["strongest"] == "1" and r["reidentified_by"] for r in clear)
+
+
+def test_attack_names_expand_all_with_tria_last():
+    assert attack_names("all")[-1] == "tria"
+    assert set(attack_names("all")) == {"tria", "bm25", "tfidf", "dense"}
+    assert attack_names("bm25, tfidf,bm25") == ["bm25", "tfidf"]
+    with pytest.raises(ConfigError, match="unknown attack"):
+        attack_names("tfidf,lda")
+
+
 def test_trir_reports_cap_for_individuals_absent_from_background():
     predictions = [
         Prediction("a", "Ann", "Ann", 1, 0.9),
@@ -83,3 +114,19 @@ def test_absent_individual_gets_no_rank(synthetic_json: Path, tmp_path: Path):
 def test_unknown_attack_name_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown attack 'bert'"):
         get_attack("bert")
+
+
+def test_tfidf_shared_terms_sum_to_the_cosine(synthetic_json: Path, tmp_path: Path):
+    config = TRIAConfig(cache_dir=str(tmp_path / "cache"))
+    dataset = load_dataset(synthetic_json, config)
+    attack = get_attack("tfidf", config)
+    attack.fit(dataset.background)
+    text = "the glassblower raced sled dogs on the glacier"
+    name = "Orlena Vasquith"
+    terms = attack.shared_terms(text, name, top=1000)
+    cosine = attack._scores(attack._pretreat([text], None), None)[0][attack.names.index(name)]
+    assert sum(v for _, v in terms) == pytest.approx(cosine)
+    assert [v for _, v in terms] == sorted((v for _, v in terms), reverse=True)
+    assert "glassblower" in {term for term, _ in terms}
+    with pytest.raises(KeyError):
+        attack.shared_terms(text, "Nobody Known")

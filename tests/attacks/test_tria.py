@@ -15,8 +15,10 @@ from attacks.tria import (
     clip_gradients,
     fused_adamw_available,
     make_optimizer,
+    pretreat_background,
     training_attention,
 )
+from attacks.windows import split_sentences
 from tests.attacks.builders import PEOPLE
 
 
@@ -30,6 +32,7 @@ def tria_run(tmp_path_factory, tiny_bert_dir):
     synthetic_frame().to_json(data, orient="records")
     config = TRIAConfig(
         data_file_path=str(data),
+        dev_set_column_name="dev_abstract",
         base_model_name=str(tiny_bert_dir),
         pretraining_epochs=1,
         pretraining_sliding_window="64-16",
@@ -116,6 +119,24 @@ def test_cli_predict_writes_jsonl(tria_run, tmp_path):
     )
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert all(r["predicted_name"] == r["true_name"] for r in rows)
+
+
+def test_sentence_splitting_trains_and_predicts_every_document(tiny_config_values):
+    values = {
+        **tiny_config_values,
+        "finetuning_sliding_window": "No",
+        "use_additional_pretraining": False,
+        "finetuning_epochs": 2,
+    }
+    config = TRIAConfig.from_dict(values)
+    dataset = load_dataset(None, config)
+    result = run_attack(dataset, config, "tria")
+    windowing = result.attack.stats["stages"]["windowing"]
+    train_texts, _ = pretreat_background(dataset.background, config, None)
+    background_sentences = sum(max(len(split_sentences(text)), 1) for text in train_texts)
+    assert windowing["finetuning_windows"] == background_sentences
+    for column, documents in dataset.document_sets.items():
+        assert len(result.predictions[column]) == len(documents)
 
 
 def test_progress_callback_reports_every_stage(tiny_config_values):

