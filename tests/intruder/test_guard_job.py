@@ -1,0 +1,65 @@
+"""The guard as a study job: background (b) from the study itself, spans stored like an edit."""
+
+from __future__ import annotations
+
+import pytest
+
+from intruder import tasks
+from intruder.models import AnonymizedText
+from intruder.services.anonymization import MODEL_METHOD
+from intruder.services.guarding import guard_study_texts
+from tests.intruder.factories import make_description, make_study, make_target
+
+pytestmark = pytest.mark.django_db
+
+# Made-up persons; each writer mentions the person's one telling hobby.
+HOBBIES = {"alma": "pottery", "bruno": "chess", "cleo": "baking", "zora": "origami"}
+
+
+def study_with_guardable_texts(status: str = AnonymizedText.Status.DRAFT):
+    study = make_study()
+    for key, hobby in HOBBIES.items():
+        target = make_target(study=study, key=key, name=key.title())
+        for variant in range(3):
+            text = (
+                f"PERSON paints rivers{' daily' * variant} and teaches drawing, and loves {hobby}."
+            )
+            description = make_description(study=study, target=target, text=text)
+            AnonymizedText.objects.create(
+                description=description,
+                method=MODEL_METHOD,
+                text="PERSON_FIRSTNAME_1" + text[6:],
+                spans=[{"start": 0, "end": 6, "category": "PERSON_FIRSTNAME"}],
+                status=status,
+            )
+    return study
+
+
+def test_guard_job_masks_the_telling_word_and_reports_ranks():
+    study = study_with_guardable_texts()
+    calls = []
+    result = guard_study_texts(study=study, progress=lambda *a, **kw: calls.append(a), k=2, folds=3)
+    assert result["guarded"] == 12
+    # Persons early in name order win ties (as the attacks rank ties); their texts can run out
+    # of budget and are flagged, never passed as safe.
+    assert all(row["flagged"] == (row["reason"] == "budget spent") for row in result["texts"])
+    assert result["flagged"] == sum(row["flagged"] for row in result["texts"])
+    zora = [row for row in result["texts"] if row["target"] == "zora"]
+    assert all(row["masked_words"] == ["origami"] for row in zora)
+    assert all(row["rank_before"]["tfidf"] == 1 for row in zora)
+    assert all(rank >= 2 for row in zora for rank in row["rank_after"].values())
+    stored = AnonymizedText.objects.get(pk=zora[0]["text_id"])
+    assert "origami" not in stored.text and "REIDENTIFYING_1" in stored.text
+    assert stored.revision == 2
+    assert calls[-1][:2] == (12, 12)
+
+
+def test_guard_job_leaves_released_texts_alone():
+    study = study_with_guardable_texts(status=AnonymizedText.Status.RELEASED)
+    result = guard_study_texts(study=study, progress=lambda *a, **kw: None, k=2, folds=3)
+    assert result["guarded"] == 0 and result["skipped"] == {"released": 12}
+    assert not AnonymizedText.objects.filter(revision__gt=1).exists()
+
+
+def test_guard_job_is_registered_as_a_task_kind():
+    assert tasks.get_task("guard_study") is tasks.guard_study
