@@ -212,6 +212,39 @@ def study_anonymize(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("researcher-study", slug=study.slug)
 
 
+class GuardForm(forms.Form):
+    """Settings of a "make texts k-anonymous against the machine" job."""
+
+    k = forms.IntegerField(min_value=2, max_value=1000, initial=5)
+    budget = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.3)
+
+
+@login_required
+@require_POST
+def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
+    """Queue a job that masks what lets the machine attacks rank each draft's person."""
+    study, _ = _study_for(request, slug, edit=True)
+    form = GuardForm(request.POST)
+    if not form.is_valid():
+        errors = "; ".join(f"{field}: {' '.join(e)}" for field, e in form.errors.items())
+        messages.error(request, f"Not queued: {errors}")
+        return redirect("researcher-review", slug=study.slug)
+    running = study.jobs.filter(
+        kind="guard_study", status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
+    ).first()
+    if running is not None:
+        messages.info(request, f"Guard job {running.pk} is already {running.status}.")
+    else:
+        job = jobs.job_enqueue(
+            kind="guard_study",
+            study=study,
+            created_by=request.user,
+            params={"k": form.cleaned_data["k"], "budget": form.cleaned_data["budget"]},
+        )
+        messages.success(request, f"Guard job {job.pk} queued; a worker runs it.")
+    return redirect("researcher-review", slug=study.slug)
+
+
 def _job_for(request: HttpRequest, pk: int, *, edit: bool = False) -> Job:
     job = get_object_or_404(Job.objects.select_related("study"), pk=pk)
     if job.study is None:
@@ -256,7 +289,19 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     page = max(1, int(page_arg)) if page_arg.isdigit() else 1
     total = len(texts)
     page_texts = texts[(page - 1) * REVIEW_PAGE_SIZE : page * REVIEW_PAGE_SIZE]
-    rows = [{"text": t, "warnings": anonymization.leak_warnings(t)} for t in page_texts]
+    guard_job = study.jobs.filter(kind="guard_study").order_by("-created_at").first()
+    guarded = {}
+    if guard_job is not None and guard_job.status == Job.Status.SUCCEEDED:
+        for row in (guard_job.result or {}).get("texts", []):
+            ranks = [
+                (attack, before, row["rank_after"].get(attack))
+                for attack, before in row["rank_before"].items()
+            ]
+            guarded[row["text_id"]] = {**row, "ranks": ranks}
+    rows = [
+        {"text": t, "warnings": anonymization.leak_warnings(t), "guard": guarded.get(t.pk)}
+        for t in page_texts
+    ]
     flagged = len(review_texts(study, FLAGGED))
     return render(
         request,
@@ -271,6 +316,8 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
             "has_next": page * REVIEW_PAGE_SIZE < total,
             "total": total,
             "flagged_drafts": flagged,
+            "guard_job": guard_job,
+            "guard_form": GuardForm(),
         },
     )
 

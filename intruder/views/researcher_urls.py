@@ -15,6 +15,7 @@ urlpatterns = [
     path("<slug:slug>/import/", researcher.study_import, name="researcher-study-import"),
     path("<slug:slug>/anonymize/", researcher.study_anonymize, name="researcher-study-anonymize"),
     path("<slug:slug>/review/", researcher.review_list, name="researcher-review"),
+    path("<slug:slug>/review/guard/", researcher.study_guard, name="researcher-study-guard"),
     path("<slug:slug>/review/<int:pk>/", researcher.review_text, name="researcher-review-text"),
     path("<slug:slug>/release/", researcher.release_bulk, name="researcher-release"),
     path(
