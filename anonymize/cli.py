@@ -87,6 +87,7 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
     """Anonymize a JSONL file/stream or a folder of .txt files."""
     from anonymize.labels import validate_categories
     from anonymize.model import Anonymizer
+    from anonymize.rules import resolve_rules
 
     try:
         validate_categories(_entities(args.entities))
@@ -95,6 +96,11 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
         return EXIT_BAD_INPUT
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         print(f"error: --threshold must be in [0, 1], got {args.threshold}", file=stderr)
+        return EXIT_BAD_INPUT
+    try:
+        resolve_rules(args.rules)
+    except ValueError as error:
+        print(f"error: --rules: {error}", file=stderr)
         return EXIT_BAD_INPUT
     if (args.input_dir is None) != (args.output_dir is None):
         print("error: --input-dir and --output-dir go together", file=stderr)
@@ -114,13 +120,9 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
             return _refuse(errors, stderr)
         records = [item.record for item in parsed if isinstance(item, InputRecord)]
         texts = [record["text"] for record in records]
-    try:
-        anonymizer = Anonymizer.load(
-            args.model_dir, threads=args.threads, precision=args.precision, rules=args.rules
-        )
-    except ValueError as error:
-        print(f"error: --rules: {error}", file=stderr)
-        return EXIT_BAD_INPUT
+    anonymizer = Anonymizer.load(
+        args.model_dir, threads=args.threads, precision=args.precision, rules=args.rules
+    )
     results = anonymizer.anonymize_many(
         texts,
         batch_size=args.batch_size,
