@@ -161,3 +161,12 @@ def test_cli_no_anonymize_guards_rows_without_spans_as_they_are(tmp_path):
     [row] = [json.loads(line) for line in output.read_text().splitlines()]
     assert [s["category"] for s in row["spans"]] == [GUARD_CATEGORY]
     assert row["ranks_after"]["tfidf"] >= 2
+
+
+def test_attacks_without_an_exact_scorer_are_asked_through_predict(attacks):
+    # Under another name the TF-IDF attack is scored leave-one-out through its own predict,
+    # the path dense retrieval and TRIA take.
+    item = GuardItem("d1", TEXT, "zora", list(NAME_SPAN))
+    [result] = guard_texts([item], {"generic": attacks["tfidf"]}, GuardConfig(k=2))
+    assert result.masked_words == ["origami"]
+    assert result.ranks_before == {"generic": 1} and result.ranks_after["generic"] >= 2
