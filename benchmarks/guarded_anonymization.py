@@ -47,7 +47,9 @@ from guard import GuardConfig, GuardItem, fit_attacks, guard_texts  # noqa: E402
 
 GUARD_ATTACKS = ("tfidf", "bm25")
 EVAL_ATTACKS = ("tfidf", "bm25", "dense")
-GUARD_KS = (2, 5, 10)
+# k = 15 (the person among the 6 least likely of 20) is beyond the list: it shows
+# how far the curve goes within the budget.
+GUARD_KS = (2, 5, 10, 15)
 METHODS = (
     "clear",
     "textwash",
@@ -233,7 +235,7 @@ def main() -> int:
         results = guard_texts(
             items,
             guard_attacks,
-            GuardConfig(k=max(GUARD_KS), budget=args.budget),
+            GuardConfig(k=max(GUARD_KS), budget=args.budget, checkpoints=GUARD_KS),
             progress=lambda done, total: done % 50 == 0 and log(f"  guarded {done}/{total}"),
             verify=False,
         )
@@ -382,7 +384,10 @@ def plot(methods: dict[str, Any], chance: float, path: Path) -> None:
     for method, entry in methods.items():
         x, y = entry["words_masked_pct"], entry["trir"][STRONGEST]
         axes.scatter([x], [y], s=40, color="tab:red" if "guarded" in method else "tab:blue")
-        axes.annotate(method, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        # model and model+rules lie on top of each other: alternate the label side.
+        below = method in ("model", "textwash")
+        offset = (5, -10) if below else (5, 4)
+        axes.annotate(method, (x, y), textcoords="offset points", xytext=offset, fontsize=8)
         if "trir_guard" in entry:
             axes.scatter([x], [entry["trir_guard"][STRONGEST]], marker="x", color="tab:gray")
     axes.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance ({chance:g}%)")

@@ -46,6 +46,10 @@ class GuardConfig:
         default=8,
         metadata={"help": "candidates an attack without an exact scorer re-ranks per step"},
     )
+    checkpoints: tuple[int, ...] = field(
+        default=(),
+        metadata={"help": "smaller k whose crossing is verified too, for GuardResult.at_k"},
+    )
 
     def __post_init__(self) -> None:
         if self.k < 2:
@@ -106,7 +110,11 @@ class GuardResult:
         }
 
     def at_k(self, k: int) -> tuple[str, list[Span], int, bool]:
-        """Return (text, spans, words masked by the guard, flagged) had the run stopped at k."""
+        """Return (text, spans, words masked by the guard, flagged) had the run stopped at k.
+
+        Step ranks come from the attacks' own predict at `k` and at `GuardConfig.checkpoints`,
+        from the exact scorers elsewhere; pass every k you will ask for as a checkpoint.
+        """
         if self.document is None:
             raise ValueError("this result does not keep its document")
         if all(rank is None or rank >= k for rank in self.ranks_before.values()):
@@ -134,6 +142,19 @@ def _ranks(scorers: Sequence[Scorer], document: GuardDocument, masked: frozenset
         total += float(log_p[0])
         ranks[scorer.name] = int(rank[0])
     return total, ranks
+
+
+def _predicted_ranks(
+    scorers: Sequence[Scorer], document: GuardDocument, masked: frozenset[int]
+) -> dict[str, int]:
+    """Return each attack's rank of the true person from its own predict on the rendered text."""
+    rendered = {document.doc_id: document.render(masked)}
+    truth = {document.doc_id: document.target}
+    ranks = {}
+    for scorer in scorers:
+        [prediction] = scorer.attack.predict(rendered, top_k=1, true_names=truth)
+        ranks[scorer.name] = prediction.true_rank or len(scorer.attack.names) + 1
+    return ranks
 
 
 def _best_unit(
@@ -176,19 +197,28 @@ def guard_document(
     """Mask `document` greedily until every scorer ranks its target at >= k, or flag it."""
     started = time.perf_counter()
     masked: frozenset[int] = frozenset()
-    current, ranks = _ranks(scorers, document, masked)
-    ranks_before: dict[str, int | None] = dict(ranks)
-    for scorer in scorers:
-        if scorer.column(document) is None:
-            ranks_before[scorer.name] = None  # no background for this person: cannot rank it
-    active = [s for s in scorers if ranks_before[s.name] is not None]
-    ranks = {name: rank for name, rank in ranks.items() if ranks_before[name] is not None}
+    # No background for the person: the attack cannot rank them, nothing to guard against.
+    active = [s for s in scorers if s.column(document) is not None]
+    current, _ = _ranks(active, document, masked)
+    ranks = _predicted_ranks(active, document, masked)
+    ranks_before: dict[str, int | None] = {s.name: ranks.get(s.name) for s in scorers}
     budget_words = max(1, math.floor(config.budget * document.word_count))
     steps: list[GuardStep] = []
     step_masks: list[frozenset[int]] = []
     reason = "rank >= k under every attack"
     flagged = False
-    while active and any(rank < config.k for rank in ranks.values()):
+    low = min(ranks.values(), default=config.k)
+    pending_checkpoints = sorted(c for c in config.checkpoints if low < c < config.k)
+    while active:
+        if all(rank >= config.k for rank in ranks.values()):
+            # The exact scorers rebuild curated text from per-token pieces, but spaCy sees the
+            # rendered text, where a neighbour's lemma can change: confirm with the attacks'
+            # own predict, and keep masking while any of them still ranks the person < k.
+            ranks = _predicted_ranks(active, document, masked)
+            if steps:
+                steps[-1].ranks = dict(ranks)
+            if all(rank >= config.k for rank in ranks.values()):
+                break
         units = document.units(masked, config.phrases)
         spent = len(masked)
         units = [u for u in units if spent + len(u.tokens - masked) <= budget_words]
@@ -201,6 +231,10 @@ def guard_document(
         newly = len(unit.tokens - masked)
         masked = masked | unit.tokens
         current, ranks = _ranks(active, document, masked)
+        if any(c <= min(ranks.values()) for c in pending_checkpoints):
+            # A smaller k is reached on the way: confirm it, so `at_k` answers verified ranks.
+            ranks = _predicted_ranks(active, document, masked)
+            pending_checkpoints = [c for c in pending_checkpoints if c > min(ranks.values())]
         steps.append(GuardStep(unit.value, newly, dict(ranks)))
         step_masks.append(masked)
     if not active:

@@ -87,8 +87,11 @@ def test_exact_scorers_match_the_attacks_predict_on_rendered_text(attacks):
 
 def test_one_run_answers_every_smaller_k(attacks):
     item = GuardItem("d1", TEXT, "zora", list(NAME_SPAN))
-    [result] = guard_texts([item], attacks, GuardConfig(k=4))
+    [result] = guard_texts([item], attacks, GuardConfig(k=4, checkpoints=(2,)))
     text_k2, _, words_k2, flagged_k2 = result.at_k(2)
+    for attack in attacks.values():
+        [prediction] = attack.predict({"d1": text_k2}, true_names={"d1": "zora"})
+        assert prediction.true_rank >= 2
     assert not flagged_k2 and words_k2 <= result.words_masked_by_guard
     assert "origami" not in text_k2
 
