@@ -37,7 +37,10 @@ class Study(models.Model):
         INTRUDER = "intruder", "Motivated-intruder test"
 
     slug = models.SlugField(unique=True)
-    title = models.CharField(max_length=200)
+    title = models.CharField(max_length=200, help_text="Internal name, seen by researchers only.")
+    public_title = models.CharField(
+        max_length=200, blank=True, help_text="Shown to participants; empty = the title."
+    )
     kind = models.CharField(max_length=20, choices=Kind.choices)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_studies"
@@ -59,6 +62,16 @@ class Study(models.Model):
         default=0.75, help_text="Character cosine at or above which a guess counts as identified."
     )
     is_open = models.BooleanField(default=True, help_text="Whether new participants may enrol.")
+    source_studies = models.ManyToManyField(
+        "self",
+        symmetrical=False,
+        blank=True,
+        related_name="fed_studies",
+        help_text="Intruder tests: the collection studies whose descriptions they take.",
+    )
+    archived_at = models.DateTimeField(
+        null=True, blank=True, help_text="Archived studies are closed and listed apart."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -80,6 +93,11 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def participant_title(self) -> str:
+        """Return the title participants see (never the internal one when a public one is set)."""
+        return self.public_title or self.title
 
 
 class StudyMember(models.Model):
@@ -155,6 +173,12 @@ class Participant(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(auto_now=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    form_state = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The last rejected answer (what was typed and the errors), shown again after "
+        "the redirect; cleared when an answer is accepted.",
+    )
 
     class Meta:
         ordering = ["-started_at"]
@@ -182,11 +206,29 @@ class Description(models.Model):
     )
     external_id = models.CharField(max_length=100, blank=True)
     text = models.TextField()
+    source = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="copies",
+        help_text="The collection study's description this one was taken from.",
+    )
+    provenance = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Where the text came from: source_study, source_description_id, writer_pid.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["id"]
         constraints = [
+            models.UniqueConstraint(
+                fields=["study", "source"],
+                condition=Q(source__isnull=False),
+                name="description_source_taken_once",
+            ),
             models.UniqueConstraint(
                 fields=["study", "external_id"],
                 condition=~Q(external_id=""),
@@ -201,6 +243,12 @@ class Description(models.Model):
 
     def __str__(self) -> str:
         return self.external_id or f"description {self.pk}"
+
+    @property
+    def reference(self) -> str:
+        """Return the external id, or `description-<id>`: the name exports and analyses use,
+        and by which imported anonymized texts find their description."""
+        return self.external_id or f"description-{self.pk}"
 
 
 class WritingTask(models.Model):
@@ -255,6 +303,9 @@ class AnonymizedText(models.Model):
     )
     reviewed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a researcher marked it reviewed; edits clear it."
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

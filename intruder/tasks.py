@@ -42,17 +42,31 @@ def get_task(kind: str) -> TaskFunction:
 
 @register_task("anonymize_study")
 def anonymize_study(job: Job, progress: Progress) -> dict[str, Any]:
-    """Anonymize every description of the job's study that has no model anonymization yet."""
+    """Take new descriptions from the source studies, then anonymize every description of
+    the job's study that has no model anonymization yet."""
     from intruder.services.anonymization import anonymize_study_descriptions
+    from intruder.services.sources import descriptions_take_from_sources
 
     if job.study is None:
         raise ValueError("anonymize_study needs a study")
-    return anonymize_study_descriptions(
+    taken = descriptions_take_from_sources(study=job.study)
+    result = anonymize_study_descriptions(
         study=job.study,
         progress=progress,
         batch_size=int(job.params.get("batch_size", 8)),
         threshold=job.params.get("threshold"),
     )
+    return {**result, "taken_from_sources": taken.descriptions_created}
+
+
+@register_task("construct_loss")
+def construct_loss(job: Job, progress: Progress) -> dict[str, Any]:
+    """Compute the construct loss tables (spaCy POS frequencies) of the job's study."""
+    from intruder.services.analysis_jobs import construct_loss_compute
+
+    if job.study is None:
+        raise ValueError("construct_loss needs a study")
+    return construct_loss_compute(study=job.study, progress=progress)
 
 
 @register_task("guard_study")

@@ -9,6 +9,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("r/", include("intruder.views.researcher_urls")),
     path("r/", include("intruder.views.analysis_urls")),
+    path("r/", include("intruder.views.preview_urls")),
     path("api/", include("intruder.api.urls")),
     path("", include("intruder.views.participant_urls")),
     # The bare site address leads researchers to their pages (login first); participants

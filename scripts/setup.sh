@@ -15,3 +15,17 @@ else
     python -m pip install -q -e . 2>&1 | grep -v "is ignored" || true
 fi
 python -c "import torch, transformers, django" || { echo "setup: install failed" >&2; exit 1; }
+# Test tools from npm (package.json: axe-core for the browser tests' accessibility audit).
+# Installed from the lock file; nothing from node_modules is served by the site.
+if [ "${1:-}" = "--dev" ]; then
+    if command -v npm >/dev/null 2>&1; then
+        # Already installed at the locked version: nothing to fetch (works offline).
+        node -e "const l = require('./package-lock.json').packages['node_modules/axe-core'];
+                 process.exit(require('./node_modules/axe-core/package.json').version === l.version ? 0 : 1)" \
+            2>/dev/null \
+            || npm ci --no-audit --no-fund --loglevel=error >/dev/null \
+            || { echo "setup: npm ci failed" >&2; exit 1; }
+    else
+        echo "setup: npm not found; the accessibility audit needs it (apt-get install npm)" >&2
+    fi
+fi

@@ -4,9 +4,10 @@
 #
 # Usage: scripts/test.sh [pytest args...]      (the args go to both pytest runs)
 #
-# What it installs where missing (Debian, as root or via sudo): the `postgresql` server and
+# What it installs where missing (Debian, as root or via sudo): the `postgresql` server,
 # `chromium` (driven by Playwright's Python package through executable_path; never
-# `playwright install`). Everything Python comes from pyproject.toml via scripts/setup.sh.
+# `playwright install`) and `npm`. Everything Python comes from pyproject.toml, and axe-core
+# (the browser tests' accessibility audit) from package.json, via scripts/setup.sh --dev.
 #
 # Environment:
 #   TEST_PG_URL=postgres://...   use this PostgreSQL server instead of starting one
@@ -40,6 +41,7 @@ install_system_packages() {
     [ -n "${TEST_PG_URL:-}" ] || [ "${TEST_SKIP_PG:-0}" = 1 ] || [ -n "$(pg_bindir)" ] \
         || missing+=(postgresql)
     [ -x /usr/bin/chromium ] || missing+=(chromium)
+    command -v npm >/dev/null 2>&1 || missing+=(npm)  # axe-core for the accessibility audit
     [ ${#missing[@]} -gt 0 ] || return 0
     log "installing Debian packages: ${missing[*]}"
     if ! command -v apt-get >/dev/null 2>&1; then

@@ -4,8 +4,10 @@ Per text, the frequency of every Universal POS tag (spaCy `en_core_web_sm_vbspac
 tagger + attribute ruler, as the paper's spacyr did with UD tags) and the number of words
 `ntok` (tokens that are neither punctuation, symbol nor space) are counted in the original
 and the anonymized text. Each variable is compared with a paired Bayesian t-test (JZS prior,
-r = 0.707, Rouder et al. 2009): BF10 = pingouin.bayesfactor_ttest(t, n, paired=True) with t
-from the paired t-test, BF01 = 1 / BF10.
+r = 0.707, Rouder et al. 2009) with t from the paired t-test, BF01 = 1 / BF10. The Bayes factor
+is computed in log space (`intruder.analysis.bayes`, the same values as
+pingouin.bayesfactor_ttest where that one does not overflow), so a paper-sized study with
+|t| > 100 gets `log10_bf10` exactly and BF10 = inf as a bound instead of a crash.
 
 map_placeholders=True first merges each placeholder into one token and gives it the POS it
 stands for (`text.PLACEHOLDER_POS`: PRONOUN -> PRON, names/places/organisations -> PROPN,
@@ -15,15 +17,15 @@ NUMERIC/DATE -> NUM, OCCUPATION -> NOUN), the recovery the paper suggests in 3.2
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pingouin as pg
 from scipy import stats
 
+from intruder.analysis.bayes import bf10_from_log, jzs_log_bf10
 from intruder.analysis.frames import require_columns
 from intruder.analysis.text import PLACEHOLDER_POS, placeholder_spans
 
@@ -60,6 +62,7 @@ COLUMNS = [
     "t",
     "bf10",
     "bf01",
+    "log10_bf10",
     "note",
 ]
 
@@ -100,19 +103,27 @@ def pos_frequencies(
     map_placeholders: bool = False,
     placeholders: Sequence[Iterable[str]] | None = None,
     batch_size: int = 32,
+    progress: Callable[[int], None] | None = None,
 ) -> pd.DataFrame:
-    """Return one row per text with the count of every UPOS tag and `ntok`."""
+    """Return one row per text with the count of every UPOS tag and `ntok`.
+
+    `progress(texts_tagged_so_far)` is called after every batch (background jobs show it).
+    """
     rows = []
     for index, doc in enumerate(nlp.pipe((t or "" for t in texts), batch_size=batch_size)):
         if map_placeholders:
             doc = map_placeholder_pos(doc, placeholders[index] if placeholders else ())
         rows.append(count_pos(doc))
+        if progress is not None and ((index + 1) % batch_size == 0 or index + 1 == len(texts)):
+            progress(index + 1)
     frame = pd.DataFrame(rows, columns=list(UPOS_DESCRIPTIONS)).fillna(0).astype(int)
     return frame
 
 
-def paired_bayes_factor(original: np.ndarray, anonymized: np.ndarray) -> tuple[float, float, str]:
-    """Return (t, BF10, note) of a paired JZS Bayesian t-test; NaN where undefined."""
+def paired_log_bayes_factor(
+    original: np.ndarray, anonymized: np.ndarray
+) -> tuple[float, float, str]:
+    """Return (t, ln BF10, note) of a paired JZS Bayesian t-test; NaN where undefined."""
     n = len(original)
     if n < 2:
         return np.nan, np.nan, "needs >= 2 texts"
@@ -122,12 +133,22 @@ def paired_bayes_factor(original: np.ndarray, anonymized: np.ndarray) -> tuple[f
             return np.nan, np.nan, "identical in every text: no test"
         return np.nan, np.nan, "the same difference in every text: t undefined"
     t = float(stats.ttest_rel(original, anonymized).statistic)
-    try:
-        return t, float(pg.bayesfactor_ttest(t, n, paired=True)), ""
-    except (ZeroDivisionError, OverflowError):
-        # pingouin's integral underflows to 0 for very large |t| (about 100 with 1000 pairs):
-        # the evidence for a difference is beyond float range, BF10 is infinite.
-        return t, np.inf, "BF10 beyond float range (very large |t|)"
+    return t, jzs_log_bf10(t, n), ""
+
+
+def paired_bayes_factor(original: np.ndarray, anonymized: np.ndarray) -> tuple[float, float, str]:
+    """Return (t, BF10, note) of a paired JZS Bayesian t-test; BF10 = inf beyond a float."""
+    t, log_bf10, note = paired_log_bayes_factor(original, anonymized)
+    bf10, note = _bf10_with_note(log_bf10, note)
+    return t, bf10, note
+
+
+def _bf10_with_note(log_bf10: float, note: str) -> tuple[float, str]:
+    """Return BF10 from its log, noting when it is only a bound (inf)."""
+    if np.isnan(log_bf10):
+        return np.nan, note
+    bf10 = bf10_from_log(log_bf10)
+    return bf10, "BF10 beyond the largest float: see log10_bf10" if np.isinf(bf10) else note
 
 
 def bf01_of(bf10: float) -> float:
@@ -143,12 +164,14 @@ def construct_loss(
     map_placeholders: bool = False,
     per_100_words: bool = False,
     original_frequencies: pd.DataFrame | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> pd.DataFrame:
     """Return Table 2: per POS tag, mean frequency original vs anonymized, t, BF10, BF01.
 
     per_100_words=True compares rates per 100 words instead of counts (ntok stays a count).
     `original_frequencies` (from `pos_frequencies` of the originals) saves tagging them again
-    when both the plain and the mapped table are wanted.
+    when both the plain and the mapped table are wanted. `progress` receives the number of
+    anonymized texts tagged so far.
     """
     require_columns(texts, ["original", "anonymized"], "texts")
     nlp = nlp or load_pos_pipeline()
@@ -158,7 +181,9 @@ def construct_loss(
     if original_frequencies is None:
         original_frequencies = pos_frequencies(texts["original"].tolist(), nlp)
     original = original_frequencies.copy()
-    anonymized = pos_frequencies(texts["anonymized"].tolist(), nlp, map_placeholders, placeholders)
+    anonymized = pos_frequencies(
+        texts["anonymized"].tolist(), nlp, map_placeholders, placeholders, progress=progress
+    )
     if per_100_words:
         for frame in (original, anonymized):
             words = frame["ntok"].replace(0, np.nan)
@@ -167,7 +192,10 @@ def construct_loss(
     rows = []
     for pos, description in UPOS_DESCRIPTIONS.items():
         pairs = pd.DataFrame({"o": original[pos], "a": anonymized[pos]}).dropna()
-        t, bf10, note = paired_bayes_factor(pairs["o"].to_numpy(float), pairs["a"].to_numpy(float))
+        t, log_bf10, note = paired_log_bayes_factor(
+            pairs["o"].to_numpy(float), pairs["a"].to_numpy(float)
+        )
+        bf10, note = _bf10_with_note(log_bf10, note)
         rows.append(
             {
                 "pos": pos,
@@ -179,6 +207,7 @@ def construct_loss(
                 "t": t,
                 "bf10": bf10,
                 "bf01": bf01_of(bf10),
+                "log10_bf10": log_bf10 / np.log(10),
                 "note": note,
             }
         )

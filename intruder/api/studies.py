@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -21,9 +22,19 @@ from intruder.api.access import can_edit_study, studies_visible_to, study_role
 from intruder.api.filters import StudyFilter
 from intruder.models import PersonGroup, Study
 from intruder.selectors.researcher import study_progress
+from intruder.services.sources import descriptions_take_from_sources, study_sources_set
 from intruder.services.studies import EDITABLE_FIELDS, study_create, study_update
 
-STUDY_FIELDS = ["id", "slug", "owner", *EDITABLE_FIELDS, "created_at", "updated_at"]
+STUDY_FIELDS = [
+    "id",
+    "slug",
+    "owner",
+    *EDITABLE_FIELDS,
+    "source_studies",
+    "archived_at",
+    "created_at",
+    "updated_at",
+]
 
 
 class StudyListApi(generics.ListAPIView):
@@ -80,6 +91,7 @@ class StudySettingsInputSerializer(serializers.Serializer):
     """Study settings a researcher may set; every one optional (defaults as on the model)."""
 
     title = serializers.CharField(max_length=200, required=False)
+    public_title = serializers.CharField(max_length=200, required=False, allow_blank=True)
     kind = serializers.ChoiceField(choices=Study.Kind.choices, required=False)
     items_per_participant = serializers.IntegerField(min_value=1, required=False)
     judgments_per_text = serializers.IntegerField(min_value=1, required=False)
@@ -94,6 +106,30 @@ class StudySettingsInputSerializer(serializers.Serializer):
     time_limit_minutes = serializers.IntegerField(min_value=1, required=False)
     identification_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
     is_open = serializers.BooleanField(required=False)
+    source_studies = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Ids of the collection studies whose descriptions an intruder test takes.",
+    )
+
+
+def _with_sources(request: Request, data: dict[str, Any], write: Any) -> Study:
+    """Run `write(**settings)` and set the study's source studies, all or nothing."""
+    ids = data.pop("source_studies", None)
+    sources = None
+    if ids is not None:
+        visible = studies_visible_to(request.user).filter(pk__in=ids)
+        if visible.count() != len(set(ids)):
+            raise ValidationError({"source_studies": ["no such study among yours"]})
+        sources = list(visible)
+    try:
+        with transaction.atomic():
+            study = write(**data)
+            if sources is not None:
+                study_sources_set(study=study, sources=sources)
+    except DjangoValidationError as error:
+        _raise_as_api_error(error)
+    return study
 
 
 class StudyCreateApi(APIView):
@@ -115,10 +151,11 @@ class StudyCreateApi(APIView):
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            study = study_create(owner=request.user, **data.validated_data)
-        except DjangoValidationError as error:
-            _raise_as_api_error(error)
+        study = _with_sources(
+            request,
+            dict(data.validated_data),
+            lambda **settings: study_create(owner=request.user, **settings),
+        )
         output = StudyDetailApi.OutputSerializer(study, context={"request": request})
         return Response(output.data, status=status.HTTP_201_CREATED)
 
@@ -141,9 +178,30 @@ class StudyUpdateApi(APIView):
             raise PermissionDenied("viewers cannot change a study")
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            study = study_update(study=study, **data.validated_data)
-        except DjangoValidationError as error:
-            _raise_as_api_error(error)
+        study = _with_sources(
+            request,
+            dict(data.validated_data),
+            lambda **changes: study_update(study=study, **changes),
+        )
         output = StudyDetailApi.OutputSerializer(study, context={"request": request})
         return Response(output.data)
+
+
+class StudyTakeApi(APIView):
+    """Copy the source collection studies' new descriptions (and targets) into the study."""
+
+    class OutputSerializer(serializers.Serializer):
+        descriptions_created = serializers.IntegerField()
+        targets_created = serializers.IntegerField()
+        targets_reused = serializers.IntegerField()
+
+    @extend_schema(request=None, responses={200: OutputSerializer}, operation_id="studies_take")
+    def post(self, request: Request, pk: int) -> Response:
+        study = get_object_or_404(studies_visible_to(request.user), pk=pk)
+        if not can_edit_study(request.user, study):
+            raise PermissionDenied("viewers cannot change a study")
+        try:
+            report = descriptions_take_from_sources(study=study)
+        except DjangoValidationError as error:
+            _raise_as_api_error(error)
+        return Response(self.OutputSerializer(report.as_dict()).data)

@@ -65,6 +65,7 @@ class AnonymizedTextListApi(StudyScopedListApi):
                 "status",
                 "revision",
                 "reviewed_by",
+                "reviewed_at",
                 "leak_warnings",
                 "created_at",
                 "updated_at",

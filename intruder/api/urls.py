@@ -8,7 +8,13 @@ from intruder.api.descriptions import DescriptionDetailApi, DescriptionListApi
 from intruder.api.jobs import JobDetailApi, JobListApi, JobRetryApi
 from intruder.api.judgments import JudgmentDetailApi, JudgmentListApi
 from intruder.api.participants import ParticipantDetailApi, ParticipantListApi
-from intruder.api.studies import StudyCreateApi, StudyDetailApi, StudyListApi, StudyUpdateApi
+from intruder.api.studies import (
+    StudyCreateApi,
+    StudyDetailApi,
+    StudyListApi,
+    StudyTakeApi,
+    StudyUpdateApi,
+)
 from intruder.api.targets import TargetDetailApi, TargetListApi
 from intruder.api.texts import (
     AnonymizedTextDetailApi,
@@ -28,6 +34,7 @@ urlpatterns = [
     path("studies/create/", StudyCreateApi.as_view(), name="study-create"),
     path("studies/<int:pk>/", StudyDetailApi.as_view(), name="study-detail"),
     path("studies/<int:pk>/update/", StudyUpdateApi.as_view(), name="study-update"),
+    path("studies/<int:pk>/take/", StudyTakeApi.as_view(), name="study-take"),
     path("targets/", TargetListApi.as_view(), name="target-list"),
     path("targets/<int:pk>/", TargetDetailApi.as_view(), name="target-detail"),
     path("descriptions/", DescriptionListApi.as_view(), name="description-list"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from django.db.models import Q
+from django.db.models import Count, Q
 
 from intruder.analysis import report as analysis_report
 from intruder.analysis.frames import JUDGMENT_COLUMNS, TEXT_COLUMNS
@@ -34,7 +34,7 @@ def study_texts(study: Study) -> pd.DataFrame:
         {
             "text_id": text.pk,
             "description_id": text.description_id,
-            "external_id": text.description.external_id or f"description-{text.description_id}",
+            "external_id": text.description.reference,
             "target_key": text.description.target.key,
             "target_name": text.description.target.name,
             "group": text.description.target.group,
@@ -89,6 +89,39 @@ def study_judgments(study: Study) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(JUDGMENT_COLUMNS))
 
 
+def missing_texts_note(study: Study) -> str:
+    """Say what a study without analysable texts holds and what it still needs."""
+    descriptions = study.descriptions.count()
+    by_status = dict(
+        AnonymizedText.objects.filter(description__study=study)
+        .order_by()
+        .values("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    anonymized = sum(by_status.values())
+    if not descriptions:
+        return (
+            "The study has no descriptions yet: import them, or take them from a collection "
+            "study (study page), then anonymize, review and release them."
+        )
+    if not anonymized:
+        return (
+            f"The study has {descriptions} description(s) but no anonymized text: run "
+            "“Anonymize descriptions” on the study page, then review and release them."
+        )
+    drafts = by_status.get(AnonymizedText.Status.DRAFT, 0)
+    withdrawn = by_status.get(AnonymizedText.Status.WITHDRAWN, 0)
+    released = by_status.get(AnonymizedText.Status.RELEASED, 0)
+    shown = f" in the groups shown ({', '.join(study.groups)})" if study.groups else ""
+    return (
+        f"The study has {descriptions} description(s) and {anonymized} anonymized text(s): "
+        f"{drafts} draft(s), {withdrawn} withdrawn, {released} released, but no released "
+        f"text{shown} and no judgment yet. Release texts on the review page; analyses use "
+        "released or judged texts."
+    )
+
+
 def study_report(
     study: Study,
     *,
@@ -97,10 +130,14 @@ def study_report(
     nlp: Any | None = None,
 ) -> analysis_report.Report:
     """Run every analysis of `study` at its identification threshold (or `threshold`)."""
-    return analysis_report.run_all(
+    texts = study_texts(study)
+    report = analysis_report.run_all(
         study_judgments(study),
-        study_texts(study),
+        texts,
         study.identification_threshold if threshold is None else threshold,
-        include_construct_loss=include_construct_loss,
+        include_construct_loss=include_construct_loss and not texts.empty,
         nlp=nlp,
     )
+    if texts.empty:
+        report.warnings = [missing_texts_note(study)]
+    return report

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import statistics
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from intruder.models import AnonymizedText, Job, Participant, Study, StudyMember
 
@@ -68,8 +70,13 @@ def _count_by(queryset: QuerySet, field: str) -> dict[str, int]:
 
 def study_progress(study: Study) -> dict[str, Any]:
     """Return the live progress figures of one study."""
+    from intruder.selectors.monitoring import step_counts
+
     by_status = _count_by(Participant.objects.filter(study=study), "status")
     participants = {status: by_status.get(status, 0) for status in Participant.Status.values}
+    # "started" counts those still working; people waiting at the debrief are apart.
+    participants["at_debrief"] = step_counts(study).get("debrief", 0)
+    participants[Participant.Status.STARTED] -= participants["at_debrief"]
     text_status = _count_by(AnonymizedText.objects.filter(description__study=study), "status")
     judgments_per_text = list(
         servable_texts(study).annotate(n=Count("judgments")).values_list("n", flat=True)
@@ -105,32 +112,87 @@ def study_progress(study: Study) -> dict[str, Any]:
 
 
 FLAGGED = "flagged"
+POSSIBLE = "possible"
+UNREVIEWED = "unreviewed"
+REVIEWED = "reviewed"
 
 
-def review_texts(study: Study, status: str = "") -> list[AnonymizedText]:
-    """Return the study's anonymized texts for review, by status or FLAGGED (leaking drafts)."""
-    from intruder.services.anonymization import leak_warnings
+def review_texts(study: Study, status: str = "", query: str = "") -> list[AnonymizedText]:
+    """Return the study's anonymized texts for review, filtered.
+
+    `status`: a text status; FLAGGED (drafts held back by a blocking leak warning), POSSIBLE
+    (drafts with any leak warning), UNREVIEWED or REVIEWED drafts. `query` matches the
+    anonymized text, the original, the target's name or key, or the description's id.
+    """
+    from intruder.services.anonymization import blocking_leaks, leak_warnings
 
     texts = (
         AnonymizedText.objects.filter(description__study=study)
         .select_related("description__target")
         .order_by("description_id", "method")
     )
+    query = query.strip()
+    if query:
+        texts = texts.filter(
+            Q(text__icontains=query)
+            | Q(description__text__icontains=query)
+            | Q(description__target__name__icontains=query)
+            | Q(description__target__key__icontains=query)
+            | Q(description__external_id__icontains=query)
+        )
+    drafts = texts.filter(status=AnonymizedText.Status.DRAFT)
     if status == FLAGGED:
-        return [t for t in texts.filter(status=AnonymizedText.Status.DRAFT) if leak_warnings(t)]
+        return [t for t in drafts if blocking_leaks(t)]
+    if status == POSSIBLE:
+        return [t for t in drafts if leak_warnings(t)]
+    if status == UNREVIEWED:
+        return list(drafts.filter(reviewed_at__isnull=True))
+    if status == REVIEWED:
+        return list(texts.filter(reviewed_at__isnull=False))
     if status in AnonymizedText.Status.values:
         texts = texts.filter(status=status)
     return list(texts)
 
 
-def study_jobs(study: Study, limit: int = 10) -> QuerySet[Job]:
-    """Return the study's most recent jobs."""
-    return study.jobs.order_by("-created_at")[:limit]
+def study_jobs(study: Study, limit: int = 10, kinds: tuple[str, ...] = ()) -> list[Job]:
+    """Return the study's most recent jobs (of `kinds`, if given), each with its waiting_note."""
+    runs = study.jobs.order_by("-created_at")
+    if kinds:
+        runs = runs.filter(kind__in=kinds)
+    recent = list(runs[:limit])
+    for job in recent:
+        job.waiting_note = no_worker_note(job)
+    return recent
+
+
+# A polling worker claims a queued job within a second or two; a job still queued after this
+# long while no job anywhere shows a fresh heartbeat means no worker is running.
+WORKER_SILENT_AFTER = timedelta(seconds=20)
+
+
+def no_worker_note(job: Job, now: datetime | None = None) -> str:
+    """Return a plain warning when a queued job waits and no worker shows a sign of life."""
+    now = now or timezone.now()
+    if job.status != Job.Status.QUEUED or now - job.created_at < WORKER_SILENT_AFTER:
+        return ""
+    busy = Job.objects.filter(
+        status=Job.Status.RUNNING, heartbeat_at__gte=now - timedelta(minutes=1)
+    ).exists()
+    if busy:
+        return "Waiting: the worker is busy with another job."
+    from intruder.selectors.monitoring import duration_text
+
+    waited = duration_text((now - job.created_at).total_seconds())
+    return (
+        f"No worker has picked this job up (queued for {waited}, no job running): "
+        "start one with “python manage.py run_worker”."
+    )
 
 
 def job_status(job: Job) -> dict[str, Any]:
     """Return the JSON a progress bar polls."""
     return {
+        "waiting_note": no_worker_note(job),
         "id": job.pk,
         "kind": job.kind,
         "status": job.status,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +20,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from intruder.models import AnonymizedText, Description, Study
+from intruder.services.leaks import BLOCKING_KINDS, text_leak_findings
 
 MODEL_METHOD = "textwash-model"
 ORIGINAL_TEXTWASH_METHOD = "textwash-original"
@@ -226,6 +227,8 @@ def _anonymized_text_update(
         text=text_value,
         revision=F("revision") + 1,
         reviewed_by=user,
+        # A changed text must be looked at again before it counts as reviewed.
+        reviewed_at=None,
         updated_at=timezone.now(),
         **fields,
     )
@@ -238,10 +241,72 @@ def _anonymized_text_update(
 
 
 def spans_without(spans: Sequence[dict[str, Any]], index: int) -> list[dict[str, Any]]:
-    """Return the spans with the one at `index` removed."""
+    """Return the spans with the one at `index` removed (unmask just that occurrence)."""
     if not 0 <= index < len(spans):
         raise SpanEditError(f"no span number {index}")
     return [s for i, s in enumerate(spans) if i != index]
+
+
+def spans_without_same(spans: Sequence[dict[str, Any]], index: int) -> list[dict[str, Any]]:
+    """Return the spans without every span of the same text as the one at `index`."""
+    if not 0 <= index < len(spans):
+        raise SpanEditError(f"no span number {index}")
+    same = spans[index]["text"].casefold()
+    return [s for s in spans if s["text"].casefold() != same]
+
+
+def spans_with_category(
+    spans: Sequence[dict[str, Any]], index: int, category: str
+) -> list[dict[str, Any]]:
+    """Return the spans with the one at `index` given another category."""
+    if not 0 <= index < len(spans):
+        raise SpanEditError(f"no span number {index}")
+    if category not in categories():
+        raise SpanEditError(f"unknown category {category!r}")
+    changed = [dict(s) for s in spans]
+    changed[index].update(category=category, placeholder="")
+    return changed
+
+
+def spans_with_bounds(
+    original: str, spans: Sequence[dict[str, Any]], index: int, start: int, end: int
+) -> list[dict[str, Any]]:
+    """Return the spans with the one at `index` moved to cover original[start:end]."""
+    if not 0 <= index < len(spans):
+        raise SpanEditError(f"no span number {index}")
+    if not 0 <= start < end <= len(original):
+        raise SpanEditError(f"{start}-{end} is not a stretch of the original text")
+    changed = [dict(s) for s in spans]
+    changed[index].update(start=start, end=end, text=original[start:end], placeholder="")
+    return changed
+
+
+def spans_with_range(
+    original: str, spans: Sequence[dict[str, Any]], start: int, end: int, category: str
+) -> list[dict[str, Any]]:
+    """Return the spans plus one covering original[start:end] (mask just this occurrence)."""
+    if not 0 <= start < end <= len(original):
+        raise SpanEditError(f"{start}-{end} is not a stretch of the original text")
+    if category not in categories():
+        raise SpanEditError(f"unknown category {category!r}")
+    return [*spans, {"start": start, "end": end, "category": category, "score": 1.0}]
+
+
+def anonymized_text_mark_reviewed(
+    *, text: AnonymizedText, user: Any, expected_revision: int, reviewed: bool = True
+) -> AnonymizedText:
+    """Mark the text as reviewed (or not) at the revision the reviewer saw."""
+    updated = AnonymizedText.objects.filter(pk=text.pk, revision=expected_revision).update(
+        reviewed_at=timezone.now() if reviewed else None,
+        reviewed_by=user,
+        updated_at=timezone.now(),
+    )
+    if not updated:
+        raise StaleRevisionError(
+            f"text {text.pk} changed since revision {expected_revision}; look at it again"
+        )
+    text.refresh_from_db()
+    return text
 
 
 def spans_with_string(
@@ -275,36 +340,14 @@ def spans_with_string(
     return [*spans, *added]
 
 
-# Honorifics in aliases ("Dame Odette") are not identifying on their own.
-TITLE_WORDS = frozenset(
-    {"sir", "dame", "lord", "lady", "mrs", "miss", "the", "von", "van", "der", "del", "prof"}
-)
-
-
-def name_parts(names: Iterable[str]) -> list[str]:
-    """Return the names and their words of three or more letters (no titles), longest first."""
-    parts: set[str] = set()
-    for name in names:
-        name = name.strip()
-        if not name:
-            continue
-        parts.add(name)
-        parts.update(
-            w
-            for w in re.findall(r"[^\W\d_]+", name)
-            if len(w) >= 3 and w.casefold() not in TITLE_WORDS
-        )
-    return sorted(parts, key=len, reverse=True)
-
-
 def leak_warnings(text: AnonymizedText) -> list[str]:
-    """Return what of the target's name or aliases is still readable in the anonymized text."""
-    target = text.description.target
-    found = []
-    for part in name_parts([target.name, *target.aliases]):
-        if re.search(rf"(?<!\w){re.escape(part)}(?!\w)", text.text, flags=re.IGNORECASE):
-            found.append(part)
-    return [f"target name still present: {part!r}" for part in found]
+    """Return every possible leak the checks find in the text (`intruder.services.leaks`)."""
+    return [finding.message for finding in text_leak_findings(text)]
+
+
+def blocking_leaks(text: AnonymizedText) -> list[str]:
+    """Return the leaks that hold a draft back from bulk release (name, glued, name kind)."""
+    return [f.message for f in text_leak_findings(text) if f.kind in BLOCKING_KINDS]
 
 
 def anonymized_text_set_status(
@@ -330,18 +373,40 @@ def anonymized_text_set_status(
     return text
 
 
-def anonymized_texts_release(
-    *, texts: QuerySet[AnonymizedText], user: Any, include_flagged: bool = False
-) -> tuple[int, list[int]]:
-    """Release the drafts among `texts`, holding back those with leak warnings.
+def release_plan(
+    *, texts: QuerySet[AnonymizedText], include_flagged: bool = False, reviewed_only: bool = False
+) -> tuple[list[AnonymizedText], list[AnonymizedText], int]:
+    """Return (drafts to release, drafts held back for a leak, drafts left as not reviewed)."""
+    drafts = texts.filter(status=AnonymizedText.Status.DRAFT).select_related("description__target")
+    unreviewed = 0
+    if reviewed_only:
+        unreviewed = drafts.filter(reviewed_at__isnull=True).count()
+        drafts = drafts.filter(reviewed_at__isnull=False)
+    release, held = [], []
+    for text in drafts:
+        (held if not include_flagged and blocking_leaks(text) else release).append(text)
+    return release, held, unreviewed
 
-    Return how many were released and the ids held back.
+
+def anonymized_texts_release(
+    *,
+    texts: QuerySet[AnonymizedText],
+    user: Any,
+    include_flagged: bool = False,
+    reviewed_only: bool = False,
+) -> tuple[int, list[int]]:
+    """Release the drafts among `texts`, holding back those with blocking leak warnings
+    (and, with `reviewed_only`, those nobody marked reviewed).
+
+    Return how many were released and the ids held back for a leak.
     """
     released = 0
     held_back: list[int] = []
     drafts = texts.filter(status=AnonymizedText.Status.DRAFT).select_related("description__target")
+    if reviewed_only:
+        drafts = drafts.filter(reviewed_at__isnull=False)
     for text in drafts:
-        if not include_flagged and leak_warnings(text):
+        if not include_flagged and blocking_leaks(text):
             held_back.append(text.pk)
             continue
         released += AnonymizedText.objects.filter(

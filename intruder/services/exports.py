@@ -4,6 +4,12 @@ Tables: judgments (one row per judgment with text id, target, group, participant
 scores), descriptions, anonymized_texts (with spans), participants, targets. Columns are
 flat scalars except `spans`/`aliases`/`profile`, which are JSON strings in CSV and lists or
 objects in JSONL.
+
+targets, descriptions and anonymized_texts import back as they are
+(`intruder.services.imports`), into the same study or another: a description's
+`external_id` (or, where it has none, the `description-<id>` name the analyses use too) is
+how anonymized texts find their description. Judgments and participants record what
+happened on the platform and are not imported.
 """
 
 from __future__ import annotations
@@ -26,6 +32,12 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
+def _writer_pid(description: Description) -> str:
+    if description.writer is not None:
+        return description.writer.prolific_pid
+    return str(description.provenance.get("writer_pid") or "")
+
+
 def judgment_rows(study: Study) -> Iterator[dict[str, Any]]:
     """Yield one row per judgment of the study's intruders."""
     judgments = (
@@ -39,7 +51,7 @@ def judgment_rows(study: Study) -> Iterator[dict[str, Any]]:
             "judgment_id": j.pk,
             "text_id": j.text_id,
             "description_id": j.text.description_id,
-            "description_external_id": j.text.description.external_id,
+            "description_external_id": j.text.description.reference,
             "method": j.text.method,
             "target_key": target.key,
             "target_name": target.name,
@@ -66,11 +78,13 @@ def description_rows(study: Study) -> Iterator[dict[str, Any]]:
     for d in study.descriptions.select_related("target", "writer").order_by("id"):
         yield {
             "description_id": d.pk,
-            "external_id": d.external_id,
+            "external_id": d.reference,
             "target_key": d.target.key,
             "target_name": d.target.name,
             "group": d.target.group,
-            "writer_pid": d.writer.prolific_pid if d.writer else None,
+            "writer_pid": _writer_pid(d),
+            "source_study": d.provenance.get("source_study", ""),
+            "source_description_id": d.provenance.get("source_description_id"),
             "text": d.text,
             "chars": len(d.text),
             "created_at": _iso(d.created_at),
@@ -88,12 +102,13 @@ def anonymized_text_rows(study: Study) -> Iterator[dict[str, Any]]:
         yield {
             "text_id": t.pk,
             "description_id": t.description_id,
-            "description_external_id": t.description.external_id,
+            "description_external_id": t.description.reference,
             "target_key": t.description.target.key,
             "group": t.description.target.group,
             "method": t.method,
             "model_version": t.model_version,
             "status": t.status,
+            "reviewed_at": _iso(t.reviewed_at),
             "revision": t.revision,
             "text": t.text,
             "spans": t.spans,
@@ -144,12 +159,12 @@ COLUMNS: dict[str, list[str]] = {
     ],
     "descriptions": [
         "description_id", "external_id", "target_key", "target_name", "group",
-        "writer_pid", "text", "chars", "created_at",
+        "writer_pid", "source_study", "source_description_id", "text", "chars", "created_at",
     ],
     "anonymized_texts": [
         "text_id", "description_id", "description_external_id", "target_key", "group",
-        "method", "model_version", "status", "revision", "text", "spans", "n_spans",
-        "updated_at",
+        "method", "model_version", "status", "reviewed_at", "revision", "text", "spans",
+        "n_spans", "updated_at",
     ],
     "participants": [
         "participant_id", "prolific_pid", "prolific_study_id", "prolific_session_id",

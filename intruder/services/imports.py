@@ -5,13 +5,20 @@ each error names the line and the field. Two kinds of rows, told apart by their 
 
 - target rows: `name`, `group` (or `type`), optional `key`, `aliases` (JSON list, or a
   string separated by ';' or '|'), `wikipedia_url`, `profile` (JSON object);
-- description rows: `text` (or `original`), a target given by `target` (a key) or by
-  `person` + `type`/`group` (created when new), optional `id`/`external_id`, and optional
-  `textwash`: an already anonymized version, stored as AnonymizedText method
-  "textwash-original" so a study can replicate the paper's texts.
+- description rows: `text` (or `original`), a target given by `target` or `target_key` (a
+  key; with `target_name` and `group` a new person is created under that key) or by
+  `person` + `type`/`group` (created when new), optional `id`/`external_id`, provenance
+  (`writer_pid`, `source_study`, `source_description_id`), and optional `textwash`: an
+  already anonymized version, stored as AnonymizedText method "textwash-original" so a
+  study can replicate the paper's texts;
+- anonymized-text rows (they have `method` or `spans`): `description_external_id` (the
+  description's external id, or `description-<id>` for one without), `text`, `spans`
+  (JSON list), `method`, `model_version`, `status`, `revision`.
 
-The Textwash study files (`textwash_study/*.jsonl`: id, study, type, item, person, original,
-textwash) are description rows in this format.
+So the platform's own exports of targets, descriptions and anonymized texts import as they
+are. The Textwash study files (`textwash_study/*.jsonl`: id, study, type, item, person,
+original, textwash) are description rows in this format. Judgments and participants exports
+are refused with a reason: they record what happened on the platform.
 """
 
 from __future__ import annotations
@@ -19,19 +26,31 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
+from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
 from intruder.models import AnonymizedText, Description, PersonGroup, Study, TargetPerson
-from intruder.services.anonymization import ORIGINAL_TEXTWASH_METHOD
+from intruder.services.anonymization import (
+    ORIGINAL_TEXTWASH_METHOD,
+    SpanEditError,
+    validate_spans,
+)
 
 FORMATS = ("csv", "jsonl")
 TEXT_FIELDS = ("text", "original")
+ANONYMIZED_MARKERS = ("method", "spans")
+PROVENANCE_FIELDS = ("writer_pid", "source_study", "source_description_id")
+# Columns that only the platform's judgments / participants exports have.
+NOT_IMPORTED = {"judgment_id": "judgments", "participant_id": "participants"}
+DESCRIPTION_REFERENCE = re.compile(r"description-(\d+)")
 MAX_ERRORS = 200
 
 
@@ -89,6 +108,20 @@ class _Description:
     text: str
     target_key: str
     textwash: str = ""
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Anonymized:
+    line: int
+    description: Description
+    method: str
+    model_version: str
+    text: str
+    spans: list[dict[str, Any]]
+    status: str
+    revision: int
+    reviewed_at: datetime | None = None
 
 
 def detect_format(filename: str) -> str:
@@ -257,7 +290,8 @@ def _parse_description(
     if len(external_id) > 100:
         errors.append(RowError(line, id_field, "longer than 100 characters"))
     textwash = _string(row, "textwash", line, errors)
-    key = _string(row, "target", line, errors)
+    key_field = _first(row, ("target", "target_key"))
+    key = _string(row, key_field, line, errors)
     person = _string(row, "person", line, errors)
     group = _group(row, line, errors, required=False)
     implied = None
@@ -266,9 +300,115 @@ def _parse_description(
     elif not key:
         key = slugify(person)[:100]
         implied = _Target(line=line, key=key, name=_display_name(person), group=group)
+    elif _string(row, "target_name", line, errors):
+        # The descriptions export names the target by key, name and group: enough to create it.
+        implied = _Target(line=line, key=key, name=row["target_name"].strip(), group=group)
+    provenance = {
+        name: _string(row, name, line, errors) for name in PROVENANCE_FIELDS if row.get(name)
+    }
+    if "source_description_id" in provenance:
+        if not provenance["source_description_id"].isdigit():
+            errors.append(RowError(line, "source_description_id", "must be a whole number"))
+        else:
+            provenance["source_description_id"] = int(provenance["source_description_id"])
     if len(errors) != count:
         return None
-    return _Description(line, external_id, text, key, textwash), implied
+    description = _Description(line, external_id, text, key, textwash, provenance)
+    return description, implied
+
+
+def _json_list(row: dict[str, Any], name: str, line: int, errors: list[RowError]) -> list[Any]:
+    value = row.get(name)
+    if value in (None, ""):
+        return []
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            errors.append(RowError(line, name, "not valid JSON"))
+            return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        errors.append(RowError(line, name, "must be a JSON list of objects"))
+        return []
+    return value
+
+
+def _find_description(study: Study, reference: str, known: dict[str, Description]) -> Any:
+    """Return the study's description named `reference` (external id or description-<id>)."""
+    if reference in known:
+        return known[reference]
+    match = DESCRIPTION_REFERENCE.fullmatch(reference)
+    if match:
+        return study.descriptions.filter(pk=int(match.group(1)), external_id="").first()
+    return None
+
+
+def _parse_anonymized(
+    study: Study,
+    row: dict[str, Any],
+    line: int,
+    errors: list[RowError],
+    known: dict[str, Description],
+) -> _Anonymized | None:
+    """Return an anonymized text of one of the study's descriptions, checked."""
+    count = len(errors)
+    ref_field = _first(row, ("description_external_id", "description"))
+    reference = _string(row, ref_field, line, errors)
+    description = _find_description(study, reference, known) if reference else None
+    if reference and description is None:
+        errors.append(
+            RowError(
+                line,
+                ref_field,
+                f"no description {reference!r} in the study: import the descriptions first",
+            )
+        )
+    elif not reference and len(errors) == count:
+        errors.append(RowError(line, ref_field, "required: the description this text anonymizes"))
+    text = _string(row, "text", line, errors)
+    if not text and len(errors) == count:
+        errors.append(RowError(line, "text", "required and must not be empty"))
+    method = _string(row, "method", line, errors) or "imported"
+    if len(method) > 50:
+        errors.append(RowError(line, "method", "longer than 50 characters"))
+    status = _string(row, "status", line, errors) or AnonymizedText.Status.DRAFT
+    if status not in AnonymizedText.Status.values:
+        errors.append(
+            RowError(
+                line,
+                "status",
+                f"{status!r} is not one of {', '.join(AnonymizedText.Status.values)}",
+            )
+        )
+    revision_text = _string(row, "revision", line, errors) or "1"
+    if not revision_text.isdigit() or int(revision_text) < 1:
+        errors.append(RowError(line, "revision", "must be a whole number from 1"))
+    reviewed_text = _string(row, "reviewed_at", line, errors)
+    try:
+        reviewed_at = parse_datetime(reviewed_text) if reviewed_text else None
+    except ValueError:
+        reviewed_at = None
+    if reviewed_text and reviewed_at is None:
+        errors.append(RowError(line, "reviewed_at", "not an ISO date and time"))
+    spans = _json_list(row, "spans", line, errors)
+    if description is not None and spans:
+        try:
+            spans = validate_spans(description.text, spans)
+        except (SpanEditError, KeyError, TypeError, ValueError) as exc:
+            errors.append(RowError(line, "spans", f"do not fit the description: {exc}"))
+    if len(errors) != count:
+        return None
+    return _Anonymized(
+        line=line,
+        description=description,
+        method=method,
+        model_version=_string(row, "model_version", line, errors)[:100],
+        text=text,
+        spans=spans,
+        status=status,
+        revision=int(revision_text),
+        reviewed_at=reviewed_at,
+    )
 
 
 def _same_target(a: _Target, b: _Target | TargetPerson) -> bool:
@@ -277,9 +417,18 @@ def _same_target(a: _Target, b: _Target | TargetPerson) -> bool:
 
 def validate_rows(
     study: Study, rows: list[tuple[int, dict[str, Any]]]
-) -> tuple[dict[str, _Target], list[_Description]]:
-    """Return the targets to create or reuse and the descriptions; raise on any error."""
+) -> tuple[dict[str, _Target], list[_Description], list[_Anonymized]]:
+    """Return the targets to create or reuse, the descriptions and the anonymized texts;
+    raise on any error."""
     errors: list[RowError] = []
+    anonymized: list[_Anonymized] = []
+    known = {d.external_id: d for d in study.descriptions.exclude(external_id="")}
+    taken = set(
+        AnonymizedText.objects.filter(description__study=study).values_list(
+            "description_id", "method"
+        )
+    )
+    anonymized_lines: dict[tuple[int, str], int] = {}
     existing_targets = {t.key: t for t in study.targets.all()}
     existing_ids = set(
         study.descriptions.exclude(external_id="").values_list("external_id", flat=True)
@@ -320,7 +469,36 @@ def validate_rows(
         targets[target.key] = target
 
     for line, row in rows:
-        if any(row.get(name) is not None for name in TEXT_FIELDS):
+        refused = next((table for column, table in NOT_IMPORTED.items() if column in row), None)
+        if refused is not None:
+            raise ImportValidationError(
+                [
+                    RowError(
+                        line,
+                        "(file)",
+                        f"this is a {refused} export: {refused} record what happened on "
+                        "the platform and are not imported (targets, descriptions and "
+                        "anonymized texts are)",
+                    )
+                ]
+            )
+        if any(name in row for name in ANONYMIZED_MARKERS):
+            parsed_text = _parse_anonymized(study, row, line, errors, known)
+            if parsed_text is not None:
+                key = (parsed_text.description.pk, parsed_text.method)
+                if key in taken:
+                    errors.append(
+                        RowError(
+                            line,
+                            "method",
+                            f"the description already has a {parsed_text.method!r} text",
+                        )
+                    )
+                elif key in anonymized_lines:
+                    errors.append(RowError(line, "method", f"repeats line {anonymized_lines[key]}"))
+                anonymized_lines.setdefault(key, line)
+                anonymized.append(parsed_text)
+        elif any(row.get(name) is not None for name in TEXT_FIELDS):
             parsed = _parse_description(row, line, errors)
             if parsed is None:
                 continue
@@ -329,7 +507,9 @@ def validate_rows(
                 add_target(implied, "person")
             if description.external_id:
                 id_field = _first(row, ("id", "external_id"))
-                if description.external_id in existing_ids:
+                if description.external_id in existing_ids or (
+                    _find_description(study, description.external_id, {}) is not None
+                ):
                     errors.append(
                         RowError(
                             line,
@@ -367,13 +547,13 @@ def validate_rows(
             )
     if errors:
         raise ImportValidationError(errors)
-    return targets, descriptions
+    return targets, descriptions, anonymized
 
 
 def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> ImportReport:
     """Validate a whole CSV/JSONL file, then write its targets and descriptions at once."""
     rows = parse_rows(content, fmt)
-    targets, descriptions = validate_rows(study, rows)
+    targets, descriptions, anonymized = validate_rows(study, rows)
     report = ImportReport()
     with transaction.atomic():
         stored: dict[str, TargetPerson] = {t.key: t for t in study.targets.all()}
@@ -400,6 +580,7 @@ def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> Import
                 target=stored[item.target_key],
                 external_id=item.external_id,
                 text=item.text,
+                provenance=item.provenance,
             )
             report.descriptions_created += 1
             if item.textwash:
@@ -411,4 +592,16 @@ def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> Import
                     spans=[],
                 )
                 report.anonymized_created += 1
+        for text in anonymized:
+            AnonymizedText.objects.create(
+                description=text.description,
+                method=text.method,
+                model_version=text.model_version,
+                text=text.text,
+                spans=text.spans,
+                status=text.status,
+                revision=text.revision,
+                reviewed_at=text.reviewed_at,
+            )
+            report.anonymized_created += 1
     return report

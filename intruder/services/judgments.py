@@ -9,15 +9,18 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from intruder.models import Assignment, Judgment, Participant
+from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
+
+# Shown when neither yes nor no was chosen (the participant form and the preview).
+CHOICE_REQUIRED = "Please say whether you could identify the person."
 
 # Client-reported times above this are not plausible for one text and are ignored.
 MAX_CLIENT_TIME_MS = 24 * 3600 * 1000
 
 
 class JudgmentRejected(Exception):
-    """The judgment cannot be stored: unknown assignment, or it was released (time limit)."""
+    """The judgment cannot be stored: unknown assignment, or its slot went to someone else."""
 
     UNKNOWN = "unknown"
     EXPIRED = "expired"
@@ -81,6 +84,18 @@ def judgment_validate(
     }
 
 
+def _late_answer_admissible(*, assignment: Assignment, participant: Participant) -> bool:
+    """Return whether a released assignment may still take its answer (slot aside).
+
+    Only an assignment released at the time limit: the text is still served and its
+    participant has neither finished nor left (a withdrawn text is not judged late).
+    """
+    return assignment.text.status == AnonymizedText.Status.RELEASED and participant.status in (
+        Participant.Status.STARTED,
+        Participant.Status.TIMED_OUT,
+    )
+
+
 def judgment_submit(
     *,
     participant: Participant,
@@ -95,8 +110,12 @@ def judgment_submit(
     """Store the participant's judgment of one assigned text, scored against its target.
 
     Idempotent: a second submit for the same assignment (double click, second tab, retried
-    request) returns the first judgment unchanged. A released assignment is refused, because
-    its slot may already belong to someone else.
+    request) returns the first judgment unchanged.
+
+    A late answer (its assignment was released at the time limit) is kept while its slot is
+    still free and the text still served, as Prolific does with a participant who is still
+    active and not yet replaced; the participant's time-out is then undone. Once someone
+    else holds the slot (the database's slot constraint decides) it is refused.
     """
     now = now or timezone.now()
     assignment = (
@@ -113,7 +132,8 @@ def judgment_submit(
         if existing is None:
             raise JudgmentRejected(JudgmentRejected.EXPIRED)
         return JudgmentSubmission(judgment=existing, created=False)
-    if assignment.status == Assignment.Status.RELEASED:
+    late = assignment.status == Assignment.Status.RELEASED
+    if late and not _late_answer_admissible(assignment=assignment, participant=participant):
         raise JudgmentRejected(JudgmentRejected.EXPIRED)
     answers = judgment_validate(
         self_identified=self_identified,
@@ -131,12 +151,18 @@ def judgment_submit(
     )
     try:
         with transaction.atomic():
-            # Claim the assignment: only one request moves it from active to completed.
-            claimed = Assignment.objects.filter(
-                pk=assignment.pk, status=Assignment.Status.ACTIVE
-            ).update(status=Assignment.Status.COMPLETED, completed_at=now)
+            # Claim the assignment: only one request moves it from active (or, late, from
+            # released) to completed. A late claim of a slot someone else holds now breaks
+            # the slot constraint and lands in the except below.
+            claimed = Assignment.objects.filter(pk=assignment.pk, status=assignment.status).update(
+                status=Assignment.Status.COMPLETED, completed_at=now
+            )
             if not claimed:
                 raise IntegrityError("assignment is no longer active")
+            if late:
+                Participant.objects.filter(
+                    pk=participant.pk, status=Participant.Status.TIMED_OUT
+                ).update(status=Participant.Status.STARTED)
             judgment = Judgment(
                 assignment=assignment,
                 participant=participant,

@@ -7,7 +7,7 @@ import random
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from intruder.models import Description, Participant, WritingTask
+from intruder.models import Description, Participant, Study, WritingTask
 from intruder.selectors.participant import study_groups, writer_target_pool
 
 MAX_DESCRIPTION_CHARS = 20_000
@@ -41,19 +41,10 @@ def description_text_normalize(text: str) -> str:
     return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
-def description_submit(*, participant: Participant, position: int, text: str) -> Description:
-    """Store the writer's description for the task at `position`.
-
-    Enforces the study's minimum length. Idempotent: a task already written keeps its first
-    description (a double submit or a second tab neither duplicates nor overwrites it).
-    """
-    task = participant.writing_tasks.select_related("target").filter(position=position).first()
-    if task is None:
-        raise ValidationError({"position": "There is no such description task."})
-    if task.description_id is not None:
-        return task.description
+def description_validate(*, study: Study, text: str) -> str:
+    """Return the text as it would be stored, or raise ValidationError (too short or long)."""
     cleaned = description_text_normalize(text)
-    minimum = participant.study.min_description_chars
+    minimum = study.min_description_chars
     if len(cleaned) < minimum:
         raise ValidationError(
             {
@@ -65,6 +56,21 @@ def description_submit(*, participant: Participant, position: int, text: str) ->
         raise ValidationError(
             {"text": f"Please keep the description under {MAX_DESCRIPTION_CHARS} characters."}
         )
+    return cleaned
+
+
+def description_submit(*, participant: Participant, position: int, text: str) -> Description:
+    """Store the writer's description for the task at `position`.
+
+    Enforces the study's minimum length. Idempotent: a task already written keeps its first
+    description (a double submit or a second tab neither duplicates nor overwrites it).
+    """
+    task = participant.writing_tasks.select_related("target").filter(position=position).first()
+    if task is None:
+        raise ValidationError({"position": "There is no such description task."})
+    if task.description_id is not None:
+        return task.description
+    cleaned = description_validate(study=participant.study, text=text)
     description = Description(
         study=participant.study, target=task.target, writer=participant, text=cleaned
     )

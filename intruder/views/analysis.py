@@ -2,8 +2,9 @@
 
 Login required; access as on the other researcher pages (owner, editor, viewer, superuser,
 via `selectors.researcher.study_role`): a user without a role gets 404, so a study's
-existence is not revealed. Construct loss runs spaCy over every text, so the page computes it
-only on request (?construct=1).
+existence is not revealed. Construct loss runs spaCy over every text (minutes on a paper-sized
+study), so it runs as a background job started from the page; the page and the downloads
+show the latest successful run.
 """
 
 from __future__ import annotations
@@ -12,24 +13,32 @@ import json
 from typing import Any
 
 import pandas as pd
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from intruder.analysis.frames import AnalysisInputError
 from intruder.analysis.layouts import LAYOUT_TITLES, paper_layouts
 from intruder.analysis.paper import PAPER_AGREEMENT
-from intruder.analysis.plots import report_plots
+from intruder.analysis.plots import PLOT_TEXT, report_plots
 from intruder.analysis.report import TABLE_TITLES, records
 from intruder.models import Study
 from intruder.selectors.analysis import study_report
-from intruder.selectors.researcher import study_role
+from intruder.selectors.researcher import can_edit_study, study_jobs, study_role
+from intruder.services.analysis_jobs import (
+    CONSTRUCT_LOSS_JOB,
+    CONSTRUCT_TABLES,
+    construct_loss_job_start,
+    construct_loss_latest,
+)
 
 # Tables shown folded on the page (long, or for downloading more than reading).
 FOLDED_TABLES = frozenset({"per_text", "anonymisability_features", "rates_target"})
-CONSTRUCT_TABLES = frozenset({"construct_loss", "construct_loss_mapped"})
 
 
 def _study_for(request: HttpRequest, slug: str) -> Study:
@@ -38,6 +47,15 @@ def _study_for(request: HttpRequest, slug: str) -> Study:
     if study_role(request.user, study) is None:
         raise Http404("no such study")
     return study
+
+
+def _report_with_construct_loss(study: Study) -> tuple[Any, Any]:
+    """Return the study's report with the latest construct loss tables, and that job."""
+    report = study_report(study)
+    _, done, tables = construct_loss_latest(study)
+    report.tables.update(tables)
+    report.tables = {n: report.tables[n] for n in TABLE_TITLES if n in report.tables}
+    return report, done
 
 
 def html_table(frame: pd.DataFrame) -> SafeString:
@@ -59,9 +77,8 @@ def html_table(frame: pd.DataFrame) -> SafeString:
 def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     """Show every analysis of the study, with plots and downloads."""
     study = _study_for(request, slug)
-    with_construct = request.GET.get("construct") == "1"
     try:
-        report = study_report(study, include_construct_loss=with_construct)
+        report, construct_job = _report_with_construct_loss(study)
     except AnalysisInputError as error:
         return render(
             request, "analysis/study_analysis_error.html", {"study": study, "error": error}
@@ -81,7 +98,10 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
         for name, frame in paper_layouts(report).items()
     ]
     # matplotlib's SVG writer escapes text (target names); no participant text is plotted.
-    plots = {name: mark_safe(svg) for name, svg in report_plots(report).items()}
+    plots = [
+        {"name": name, "title": PLOT_TEXT[name][0], "svg": mark_safe(svg)}
+        for name, svg in report_plots(report).items()
+    ]
     summary = report.summary()
     context: dict[str, Any] = {
         "study": study,
@@ -90,7 +110,9 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
         "sections": sections,
         "layouts": layouts,
         "plots": plots,
-        "with_construct": with_construct,
+        "construct_job": construct_job,
+        "construct_jobs": study_jobs(study, limit=3, kinds=(CONSTRUCT_LOSS_JOB,)),
+        "can_edit": can_edit_study(request.user, study),
         "paper_agreement": PAPER_AGREEMENT.get(report.paper_match.study)
         if report.paper_match
         else None,
@@ -106,7 +128,7 @@ def analysis_table(request: HttpRequest, slug: str, table: str, fmt: str) -> Htt
     if fmt not in ("csv", "json") or (table not in TABLE_TITLES and table != "summary"):
         raise Http404("no such table")
     try:
-        report = study_report(study, include_construct_loss=table in CONSTRUCT_TABLES)
+        report, _ = _report_with_construct_loss(study)
     except AnalysisInputError as error:
         return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
     if table == "summary":
@@ -115,6 +137,8 @@ def analysis_table(request: HttpRequest, slug: str, table: str, fmt: str) -> Htt
         body, frame = json.dumps(report.summary(), indent=1), None
     else:
         frame = report.tables.get(table)
+        if frame is None and table in CONSTRUCT_TABLES:
+            raise Http404("construct loss has not been computed yet: start it on the page")
         if frame is None:
             raise Http404("this study's data do not support that table (see the warnings)")
         body = (
@@ -126,3 +150,18 @@ def analysis_table(request: HttpRequest, slug: str, table: str, fmt: str) -> Htt
     response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{table}.{fmt}"'
     return response
+
+
+@login_required
+@require_POST
+def construct_loss_start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Queue the construct loss job (spaCy over every text) unless one is under way."""
+    study = _study_for(request, slug)
+    if not can_edit_study(request.user, study):
+        raise PermissionDenied("viewers cannot start jobs")
+    job, created = construct_loss_job_start(study=study, user=request.user)
+    if created:
+        messages.success(request, f"Construct loss job {job.pk} queued; progress below.")
+    else:
+        messages.info(request, f"Construct loss job {job.pk} is already {job.status}.")
+    return redirect(f"{reverse('analysis-study', kwargs={'slug': study.slug})}#construct-loss")

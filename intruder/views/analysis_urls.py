@@ -7,6 +7,11 @@ from intruder.views import analysis
 urlpatterns = [
     path("<slug:slug>/analysis/", analysis.study_analysis, name="analysis-study"),
     path(
+        "<slug:slug>/analysis/construct-loss/",
+        analysis.construct_loss_start,
+        name="analysis-construct-loss",
+    ),
+    path(
         "<slug:slug>/analysis/<str:table>.<str:fmt>",
         analysis.analysis_table,
         name="analysis-table",

@@ -2,32 +2,49 @@
 
 Entry: /s/<study slug>/?PROLIFIC_PID=..&STUDY_ID=..&SESSION_ID=.. enrols (or finds) the
 participant and redirects to /p/<token>/, the one page that always shows their current step.
-Every form posts to its own URL and redirects back (post/redirect/get), so reloading any page
-never resubmits, and the services make a repeated post a no-op.
+Every form posts to its own URL and redirects back (post/redirect/get), errors included: a
+rejected answer is kept on the participant (`services.form_state`) and shown after the
+redirect, so reloading any page or going back never resubmits, and the services make a
+repeated post a no-op. The page builders (`write_page_context`, `judge_page_context`, ...)
+are shared with the researchers' preview (`views.preview`), which renders the same templates.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
+from datetime import timedelta
 
 from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from intruder.models import Participant, PersonGroup, Study
+from intruder.models import Assignment, Participant, PersonGroup, Study, TargetPerson
 from intruder.selectors.participant import (
     Step,
+    assignment_completed_count,
     intruder_text_view,
     participant_get_by_token,
     study_get_by_slug,
     writing_task_counts,
 )
 from intruder.services.assignment import AssignmentBusy
-from intruder.services.judgments import JudgmentRejected, judgment_submit
+from intruder.services.form_state import (
+    RejectedAnswer,
+    form_state_clear,
+    form_state_for,
+    form_state_keep,
+    judge_task_key,
+    write_task_key,
+)
+from intruder.services.judgments import CHOICE_REQUIRED, JudgmentRejected, judgment_submit
 from intruder.services.participants import (
     CurrentStep,
     EnrolmentRefused,
@@ -84,8 +101,9 @@ STATUS_PAGES = {
     ),
     Step.TIMED_OUT: (
         "Time limit reached",
-        "The time limit for this study has passed, so your place was given to someone else. "
-        "Please return the study on Prolific.",
+        "The time limit for this study has passed before you had finished a text, so your "
+        "place was given to someone else. Please return the study on Prolific "
+        "(\u201cReturn submission\u201d).",
     ),
     Step.NOTHING_LEFT: (
         "No texts available",
@@ -110,7 +128,7 @@ class JudgmentForm(forms.Form):
         choices=[("yes", "Yes"), ("no", "No")],
         coerce=lambda value: value == "yes",
         widget=forms.RadioSelect,
-        error_messages={"required": "Please say whether you could identify the person."},
+        error_messages={"required": CHOICE_REQUIRED},
     )
     guessed_name = forms.CharField(required=False, max_length=200)
     revealing_text = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
@@ -137,8 +155,16 @@ def _message(
     status: int = 200,
     study: Study | None = None,
     completion_url: str = "",
+    extra: dict | None = None,
 ) -> HttpResponse:
-    context = {"title": title, "text": text, "study": study, "completion_url": completion_url}
+    context = {
+        **(extra or {}),
+        "title": title,
+        "text": text,
+        "study": study,
+        "completion_url": completion_url,
+        "completion_code": study.completion_code if study and completion_url else "",
+    }
     return render(request, "participant/message.html", context, status=status)
 
 
@@ -203,67 +229,159 @@ def home(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _render_step(
-    request: HttpRequest,
-    participant: Participant,
-    current: CurrentStep,
-    *,
-    form: forms.Form | None = None,
-    errors: dict[str, list[str]] | None = None,
-    status: int = 200,
+    request: HttpRequest, participant: Participant, current: CurrentStep
 ) -> HttpResponse:
     study = participant.study
-    context: dict = {"participant": participant, "study": study, "token": participant.token}
+    token = participant.token
     step = current.step
+    context: dict = {"participant": participant, "study": study}
     if step == Step.CONSENT:
-        return render(request, "participant/consent.html", context, status=status)
+        context["form_action"] = reverse("participant-consent", args=[token])
+        return render(request, "participant/consent.html", context)
     if step == Step.INSTRUCTIONS:
-        return render(request, "participant/instructions.html", context, status=status)
+        context["form_action"] = reverse("participant-instructions", args=[token])
+        return render(request, "participant/instructions.html", context)
     if step == Step.WRITE:
         done, total = writing_task_counts(participant=participant)
         task = current.task
+        context |= write_page_context(
+            study=study,
+            target=task.target,
+            position=task.position,
+            number=done + 1,
+            total=total,
+            rejected=form_state_for(participant=participant, task=write_task_key(task.position)),
+        )
         context |= {
-            "task": task,
-            "target": task.target,
-            "is_famous": task.target.group == PersonGroup.FAMOUS,
-            "is_semifamous": task.target.group == PersonGroup.SEMIFAMOUS,
-            "is_fictitious": task.target.group == PersonGroup.FICTITIOUS,
-            "profile": task.target.profile or {},
-            "number": done + 1,
-            "total": total,
-            "progress_pct": int(100 * done / total) if total else 0,
-            "form": form,
-            "text_value": form.data.get("text", "") if form is not None else "",
-            "errors": errors or {},
-            "min_chars": study.min_description_chars,
+            "form_action": reverse("participant-write", args=[token]),
+            # The browser keeps the unsent draft under this key (cleared once it is stored).
+            "draft_key": f"intruder-draft:{token}:{task.position}",
+            "draft_prefix": f"intruder-draft:{token}:",
         }
-        return render(request, "participant/write.html", context, status=status)
+        return render(request, "participant/write.html", context)
     if step == Step.JUDGE:
         assignment = current.assignment
-        done = current.completed
-        total = study.items_per_participant
-        context |= {
-            "assignment": assignment,
-            "segments": _text_segments(intruder_text_view(text=assignment.text)),
-            "number": done + 1,
-            "total": total,
-            "progress_pct": int(100 * done / total) if total else 0,
-            "values": form.data if form is not None else {},
-            "errors": errors or {},
-        }
-        return render(request, "participant/judge.html", context, status=status)
+        context |= judge_page_context(
+            study=study,
+            assignment=assignment,
+            number=current.completed + 1,
+            rejected=form_state_for(participant=participant, task=judge_task_key(assignment.pk)),
+            seconds_left=_seconds_left(assignment, study),
+        )
+        context["form_action"] = reverse("participant-judge", args=[token])
+        return render(request, "participant/judge.html", context)
+    context["draft_prefix"] = f"intruder-draft:{token}:"  # written drafts are stored: forget them
     if step == Step.DEBRIEF:
-        return render(request, "participant/debrief.html", context, status=status)
+        context |= debrief_page_context(study=study, current=current)
+        context["form_action"] = reverse("participant-finish", args=[token])
+        return render(request, "participant/debrief.html", context)
     if step == Step.COMPLETED:
         return _message(
             request,
             title="You have already completed this study",
             text="Thank you. You cannot take part again. If Prolific has not recorded your "
-            "submission yet, use the button below.",
+            "submission yet, enter the completion code below on Prolific, or use the button.",
             study=study,
             completion_url=prolific_completion_url(study=study),
+            extra=context,
         )
+    if step == Step.TIMED_OUT:
+        judged = assignment_completed_count(participant=participant)
+        if judged:
+            # Work done before the limit is paid for, as Prolific expects (docs/participants.md).
+            return _message(
+                request,
+                title="Time limit reached",
+                text=f"The time for your text ran out and it was given to someone else, so "
+                f"the study ends here for you. Your answers to the {judged} "
+                f"text{'s' if judged != 1 else ''} you finished are saved, and they count: "
+                "please submit the completion code below on Prolific.",
+                study=study,
+                completion_url=prolific_completion_url(study=study),
+                extra=context,
+            )
     title, text = STATUS_PAGES[step]
-    return _message(request, title=title, text=text, study=study)
+    return _message(request, title=title, text=text, study=study, extra=context)
+
+
+def _seconds_left(assignment: Assignment, study: Study) -> int:
+    """Return the seconds until the text's time limit (the rule of `assignment_expired`)."""
+    deadline = assignment.assigned_at + timedelta(minutes=study.time_limit_minutes)
+    # Rounded up: the page never says "time is up" before the server would release the text.
+    return max(0, math.ceil((deadline - timezone.now()).total_seconds()))
+
+
+def time_warning_seconds(study: Study) -> int:
+    """Return how long before the time limit the page warns: a fifth of it, 1 to 5 minutes."""
+    return int(min(300, max(60, study.time_limit_minutes * 60 // 5)))
+
+
+def write_page_context(
+    *,
+    study: Study,
+    target: TargetPerson,
+    position: int,
+    number: int,
+    total: int,
+    rejected: RejectedAnswer | None,
+) -> dict:
+    """Return the context of a writer's description page."""
+    return {
+        "position": position,
+        "target": target,
+        "is_famous": target.group == PersonGroup.FAMOUS,
+        "is_semifamous": target.group == PersonGroup.SEMIFAMOUS,
+        "is_fictitious": target.group == PersonGroup.FICTITIOUS,
+        "profile": target.profile or {},
+        "number": number,
+        "total": total,
+        "progress_done": number - 1,
+        "progress_pct": int(100 * (number - 1) / total) if total else 0,
+        "text_value": rejected.values.get("text", "") if rejected else "",
+        "errors": rejected.errors if rejected else {},
+        "min_chars": study.min_description_chars,
+    }
+
+
+def judge_page_context(
+    *,
+    study: Study,
+    assignment: Assignment | object,
+    number: int,
+    rejected: RejectedAnswer | None,
+    seconds_left: int,
+) -> dict:
+    """Return the context of an intruder's text page (`assignment` needs `pk` and `text`)."""
+    total = study.items_per_participant
+    return {
+        "assignment_id": assignment.pk,
+        "segments": _text_segments(intruder_text_view(text=assignment.text)),
+        "number": number,
+        "total": total,
+        "progress_done": number - 1,
+        "progress_pct": int(100 * (number - 1) / total) if total else 0,
+        "values": rejected.values if rejected else {},
+        "errors": rejected.errors if rejected else {},
+        "seconds_left": seconds_left,
+        "time_limit_minutes": study.time_limit_minutes,
+        "warn_seconds": time_warning_seconds(study),
+    }
+
+
+@dataclass(frozen=True)
+class ShortRun:
+    """An intruder who finished with fewer texts than announced, because the pool ran out."""
+
+    judged: int
+    announced: int
+
+
+def debrief_page_context(*, study: Study, current: CurrentStep) -> dict:
+    """Return the debrief's context: the code as text, and why a run ended early if it did."""
+    short = None
+    if study.kind == Study.Kind.INTRUDER and current.completed < study.items_per_participant:
+        short = ShortRun(judged=current.completed, announced=study.items_per_participant)
+    return {"completion_code": study.completion_code, "short": short}
 
 
 def _text_segments(view) -> list[tuple[bool, str]]:
@@ -306,39 +424,48 @@ def instructions(request: HttpRequest, token: str) -> HttpResponse:
 @never_cache
 @require_POST
 def write(request: HttpRequest, token: str) -> HttpResponse:
-    """Store one description; too short re-shows the page with the text kept."""
+    """Store one description; a rejected one is kept with its error and shown after redirect."""
     participant = _participant_or_404(token)
     form = DescriptionForm(request.POST)
+    form.is_valid()
+    position = form.cleaned_data.get("position")
     current = participant_current_step(participant=participant)
-    if not form.is_valid() or current.step != Step.WRITE:
-        return _home(participant)
-    position = form.cleaned_data["position"]
-    if position != current.task.position:
+    if current.step != Step.WRITE or position != current.task.position:
         # A stale tab posting a task already written (no-op) or one not reached yet.
         return _home(participant)
     try:
+        if form.errors:  # e.g. characters no text may hold
+            raise ValidationError({k: list(v) for k, v in form.errors.items()})
         description_submit(
             participant=participant, position=position, text=form.cleaned_data["text"]
         )
     except ValidationError as error:
-        return _render_step(
-            request, participant, current, form=form, errors=error.message_dict, status=400
+        form_state_keep(
+            participant=participant,
+            task=write_task_key(position),
+            values={"text": request.POST.get("text", "")},
+            errors=error.message_dict,
         )
+    else:
+        form_state_clear(participant=participant)
     return _home(participant)
+
+
+# Late answers come from participants the sweep has just timed out (services.judgments).
+JUDGING_STATUSES = (Participant.Status.STARTED, Participant.Status.TIMED_OUT)
 
 
 @never_cache
 @require_POST
 def judge(request: HttpRequest, token: str) -> HttpResponse:
-    """Store one judgment; missing answers re-show the same text with the answers kept."""
+    """Store one judgment; a rejected one is kept with its errors and shown after redirect."""
     participant = _participant_or_404(token)
     form = JudgmentForm(request.POST)
-    if "assignment_id" not in request.POST or participant.status != Participant.Status.STARTED:
+    if "assignment_id" not in request.POST or participant.status not in JUDGING_STATUSES:
         return _home(participant)
     if not form.is_valid():
-        return _judgment_reshown(
-            request, participant, form, form.errors, request.POST.get("assignment_id", "")
-        )
+        _keep_rejected_judgment(participant, request.POST, form.errors)
+        return _home(participant)
     data = form.cleaned_data
     try:
         judgment_submit(
@@ -351,29 +478,25 @@ def judge(request: HttpRequest, token: str) -> HttpResponse:
             client_time_ms=data["client_ms"],
         )
     except JudgmentRejected:
-        return _home(participant)
+        pass
     except ValidationError as error:
-        return _judgment_reshown(
-            request, participant, form, error.message_dict, str(data["assignment_id"])
-        )
+        _keep_rejected_judgment(participant, request.POST, error.message_dict)
+    else:
+        form_state_clear(participant=participant)
     return _home(participant)
 
 
-def _judgment_reshown(
-    request: HttpRequest,
-    participant: Participant,
-    form: forms.Form,
-    errors: dict[str, list[str]],
-    assignment_id: str,
-) -> HttpResponse:
-    """Re-show the text with the answers kept and the errors, if it is still the current one.
-
-    A post for another text (a stale tab) just goes back to the participant's current page.
-    """
-    current = participant_current_step(participant=participant)
-    if current.step != Step.JUDGE or str(current.assignment.pk) != assignment_id:
-        return _home(participant)
-    return _render_step(request, participant, current, form=form, errors=errors, status=400)
+def _keep_rejected_judgment(
+    participant: Participant, posted: dict, errors: dict[str, list[str]]
+) -> None:
+    """Keep the typed answers for the text they were typed for (shown only on its page)."""
+    fields = ("self_identified", "guessed_name", "revealing_text", "other_knowledge")
+    form_state_keep(
+        participant=participant,
+        task=judge_task_key(posted.get("assignment_id", "")),
+        values={name: posted.get(name, "") for name in fields},
+        errors={name: list(messages) for name, messages in errors.items()},
+    )
 
 
 @never_cache

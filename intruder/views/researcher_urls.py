@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from intruder.views import researcher
+from intruder.views import researcher, researcher_manage, researcher_monitor, researcher_review
 
 urlpatterns = [
     path("", researcher.study_list, name="researcher-studies"),
@@ -11,13 +11,30 @@ urlpatterns = [
     path("jobs/<int:pk>.json", researcher.job_status_json, name="researcher-job-status"),
     path("jobs/<int:pk>/retry/", researcher.job_retry, name="researcher-job-retry"),
     path("<slug:slug>/", researcher.study_detail, name="researcher-study"),
+    path(
+        "<slug:slug>/participants/",
+        researcher_monitor.study_participants,
+        name="researcher-participants",
+    ),
+    path("<slug:slug>/manage/", researcher_manage.study_manage, name="researcher-manage"),
+    path("<slug:slug>/clone/", researcher_manage.study_clone, name="researcher-clone"),
+    path("<slug:slug>/archive/", researcher_manage.study_archive, name="researcher-archive"),
+    path("<slug:slug>/members/", researcher_manage.member_add, name="researcher-member-add"),
+    path(
+        "<slug:slug>/members/<int:user_id>/remove/",
+        researcher_manage.member_remove,
+        name="researcher-member-remove",
+    ),
     path("<slug:slug>/edit/", researcher.study_edit, name="researcher-study-edit"),
     path("<slug:slug>/import/", researcher.study_import, name="researcher-study-import"),
+    path("<slug:slug>/take/", researcher.study_take_from_sources, name="researcher-study-take"),
     path("<slug:slug>/anonymize/", researcher.study_anonymize, name="researcher-study-anonymize"),
-    path("<slug:slug>/review/", researcher.review_list, name="researcher-review"),
-    path("<slug:slug>/review/guard/", researcher.study_guard, name="researcher-study-guard"),
-    path("<slug:slug>/review/<int:pk>/", researcher.review_text, name="researcher-review-text"),
-    path("<slug:slug>/release/", researcher.release_bulk, name="researcher-release"),
+    path("<slug:slug>/review/", researcher_review.review_list, name="researcher-review"),
+    path(
+        "<slug:slug>/review/<int:pk>/", researcher_review.review_text, name="researcher-review-text"
+    ),
+    path("<slug:slug>/release/", researcher_review.release_bulk, name="researcher-release"),
+    path("<slug:slug>/review/guard/", researcher_review.study_guard, name="researcher-study-guard"),
     path(
         "<slug:slug>/export/<str:table>.<str:fmt>",
         researcher.export_table,

@@ -69,7 +69,11 @@ def test_command_writes_every_table_with_hand_checked_numbers(study, tmp_path):
     for name in ("per_text", "agreement_overall", "leakage_identified", "anonymisability"):
         assert (tmp_path / f"{name}.csv").is_file()
         assert isinstance(json.loads((tmp_path / f"{name}.json").read_text()), list)
-    assert (tmp_path / "plot_target_rates.svg").read_text().startswith("<svg")
+    plot = (tmp_path / "plot_target_rates.svg").read_text()
+    assert plot.startswith("<svg")
+    # Titled and described for screen readers (an image with a text alternative).
+    assert 'role="img"' in plot.split(">", 1)[0]
+    assert "<title>Texts identified per target</title><desc>Horizontal bar chart" in plot
     layout = pd.read_csv(tmp_path / "layout_table4_7.csv")
     assert list(layout["Name"]) == ["Nora Quill", "Otto Brand"]
     summary = json.loads((tmp_path / "summary.json").read_text())

@@ -246,15 +246,30 @@ def test_second_tab_racing_for_a_text_gets_the_same_assignment(study, monkeypatc
     assert Assignment.objects.filter(participant=participant).count() == 1
 
 
-def test_judgment_on_a_released_assignment_is_refused(study):
+def test_judgment_on_a_released_assignment_whose_slot_was_taken_is_refused(study):
     make_texts(study=study, count=1)
     participant = make_participant(study=study)
     assignment = assignment_next(participant=participant)
     later = timezone.now() + timedelta(minutes=study.time_limit_minutes + 1)
     assignments_release_expired(study=study, now=later)
+    # Someone else gets the freed slot before the late answer arrives.
+    make_assignment(participant=make_participant(study=study), text=assignment.text, slot=1)
     with pytest.raises(JudgmentRejected):
         judge(participant, assignment)
     assert not Judgment.objects.exists()
+
+
+def test_late_judgment_on_a_released_assignment_with_its_slot_free_is_kept(study):
+    make_texts(study=study, count=1)
+    participant = make_participant(study=study)
+    assignment = assignment_next(participant=participant)
+    later = timezone.now() + timedelta(minutes=study.time_limit_minutes + 1)
+    assignments_release_expired(study=study, now=later)
+    judge(participant, assignment)
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.COMPLETED and assignment.slot == 1
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.STARTED
 
 
 def test_candidates_break_ties_with_the_injected_rng(study):

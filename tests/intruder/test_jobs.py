@@ -150,7 +150,7 @@ def test_crashed_anonymization_resumes_without_redoing_saved_texts(fake_anonymiz
     job = jobs.job_execute(job.pk, heartbeat_interval_s=None)
     assert job.status == "succeeded"
     assert job.attempts == 2
-    assert job.result == {"created": 5, "skipped": 2, "total": 7}
+    assert job.result == {"created": 5, "skipped": 2, "total": 7, "taken_from_sources": 0}
     assert sum(resumed.calls) == 5  # only the unfinished descriptions reached the model
     texts = AnonymizedText.objects.filter(description__study=study)
     assert texts.count() == 7

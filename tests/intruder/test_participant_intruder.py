@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import Assignment, Judgment, Participant, PersonGroup, Study
+from intruder.models import AnonymizedText, Assignment, Judgment, Participant, PersonGroup, Study
 from intruder.services.assignment import assignment_next
 from intruder.services.judgments import (
     JudgmentRejected,
@@ -77,6 +77,9 @@ def test_full_intruder_flow_judges_n_texts_and_ends_at_prolific(client, study):
         assert response.status_code == 302
     debrief = client.get(home)
     assert study.debrief_text.encode() in debrief.content
+    # The code is shown as text too, and a full run needs no explanation.
+    assert f'id="completion-code">{study.completion_code}<'.encode() in debrief.content
+    assert b"short-run" not in debrief.content
     finish = client.post(f"{home}finish/")
     assert finish["Location"].endswith(f"?cc={study.completion_code}")
     participant = Participant.objects.get()
@@ -121,18 +124,36 @@ def test_missing_follow_up_answers_reshow_the_same_text_with_answers_kept(client
     client.post(f"{home}instructions/")
     assignment_id = current_assignment_id(client.get(home))
     response = client.post(
-        f"{home}judge/", {"assignment_id": assignment_id, "self_identified": "yes"}
+        f"{home}judge/",
+        {"assignment_id": assignment_id, "self_identified": "yes", "revealing_text": "the boat"},
     )
-    assert response.status_code == 400
-    assert b"Please say who you think it is" in response.content
-    assert current_assignment_id(response) == assignment_id
-    none_chosen = client.post(f"{home}judge/", {"assignment_id": assignment_id})
-    assert b"Please say whether you could identify the person" in none_chosen.content
-    no_without_knowledge = client.post(
-        f"{home}judge/", {"assignment_id": assignment_id, "self_identified": "no"}
-    )
-    assert b"what you can tell about the person" in no_without_knowledge.content
+    # Post/redirect/get on errors too; the page after the redirect shows the answers kept.
+    assert response.status_code == 302 and response["Location"] == home
+    page = client.get(home)
+    assert b"Please say who you think it is" in page.content
+    assert b">the boat</textarea>" in page.content
+    assert b'value="yes" checked' in page.content
+    assert current_assignment_id(page) == assignment_id
+    client.post(f"{home}judge/", {"assignment_id": assignment_id})
+    assert b"Please say whether you could identify the person" in client.get(home).content
+    client.post(f"{home}judge/", {"assignment_id": assignment_id, "self_identified": "no"})
+    assert b"what you can tell about the person" in client.get(home).content
     assert not Judgment.objects.exists()
+
+
+def test_answers_kept_for_one_text_never_show_on_another(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    first = current_assignment_id(client.get(home))
+    client.post(f"{home}judge/", {"assignment_id": first, "self_identified": "yes"})
+    client.post(
+        f"{home}judge/",
+        {"assignment_id": first, "self_identified": "no", "other_knowledge": "A sailor"},
+    )
+    page = client.get(home)
+    assert current_assignment_id(page) != first
+    assert b"errorlist" not in page.content and b"checked" not in page.content
+    assert Participant.objects.get().form_state == {}
 
 
 def test_double_submit_neither_duplicates_nor_overwrites(client, study):
@@ -224,8 +245,30 @@ def test_pool_running_out_gives_fewer_items_and_finishes(client):
             f"{home}judge/",
             {"assignment_id": assignment_id, "self_identified": "no", "other_knowledge": "x"},
         )
-    assert study.debrief_text.encode() in client.get(home).content
+    debrief = client.get(home).content.decode()
+    assert study.debrief_text in debrief
+    # "Text 1 of 5" then finishing after two needs a plain explanation.
+    assert "You judged 2 of the 5 texts we announced" in debrief
+    assert "counts as complete" in debrief
     assert client.post(f"{home}finish/")["Location"].startswith("https://app.prolific.com/")
+
+
+def test_late_answer_for_a_withdrawn_text_is_refused(study):
+    participant = make_participant(study=study, group=PersonGroup.FAMOUS)
+    participant.consented_at = participant.instructions_seen_at = timezone.now()
+    participant.save()
+    assignment = assignment_next(participant=participant)
+    Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.RELEASED)
+    assignment.text.status = AnonymizedText.Status.WITHDRAWN
+    assignment.text.save()
+    with pytest.raises(JudgmentRejected):
+        judgment_submit(
+            participant=participant,
+            assignment_id=assignment.pk,
+            self_identified=False,
+            other_knowledge="x",
+        )
+    assert not Judgment.objects.exists()
 
 
 def test_no_text_left_at_the_start_asks_to_return(client):
@@ -239,21 +282,68 @@ def test_no_text_left_at_the_start_asks_to_return(client):
     assert client.post(f"{home}finish/")["Location"] == home
 
 
-def test_timed_out_participant_sees_the_time_limit_page(client, study):
-    home = enter(client, study)
-    client.post(f"{home}instructions/")
-    assignment_id = current_assignment_id(client.get(home))
+def _expire(assignment_id: int, study: Study) -> None:
     Assignment.objects.filter(pk=assignment_id).update(
         assigned_at=timezone.now() - timedelta(minutes=study.time_limit_minutes + 1)
     )
-    page = client.get(home)
+
+
+def test_late_answer_is_kept_while_nobody_else_has_the_text(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    assignment_id = current_assignment_id(client.get(home))
+    _expire(assignment_id, study)
+    page = client.get(home)  # the expired text is released and the participant timed out
     assert b"Time limit reached" in page.content
+    assert b"Please return the study" in page.content  # nothing judged yet: no code owed
+    assert b"completion code" not in page.content
     late = client.post(
         f"{home}judge/",
         {"assignment_id": assignment_id, "self_identified": "no", "other_knowledge": "x"},
     )
     assert late.status_code == 302
+    judgment = Judgment.objects.get()
+    assert judgment.assignment_id == assignment_id and judgment.other_knowledge == "x"
+    assert Assignment.objects.get(pk=assignment_id).status == Assignment.Status.COMPLETED
+    # The time-out is undone: the participant goes on with their next text.
+    assert Participant.objects.get().status == Participant.Status.STARTED
+    assert b"Text 2 of 3" in client.get(home).content
+
+
+def test_late_answer_is_refused_once_the_text_went_to_someone_else(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    assignment_id = current_assignment_id(client.get(home))
+    _expire(assignment_id, study)
+    client.get(home)
+    released = Assignment.objects.get(pk=assignment_id)
+    other = make_participant(study=study, group=PersonGroup.FAMOUS)
+    Assignment.objects.create(participant=other, text=released.text, position=1, slot=released.slot)
+    client.post(
+        f"{home}judge/",
+        {"assignment_id": assignment_id, "self_identified": "no", "other_knowledge": "x"},
+    )
     assert not Judgment.objects.exists()
+    assert Participant.objects.get(pk=released.participant_id).status == (
+        Participant.Status.TIMED_OUT
+    )
+
+
+def test_timed_out_participant_with_judged_texts_gets_the_completion_code(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    first = current_assignment_id(client.get(home))
+    client.post(
+        f"{home}judge/", {"assignment_id": first, "self_identified": "no", "other_knowledge": "x"}
+    )
+    second = current_assignment_id(client.get(home))
+    _expire(second, study)
+    page = client.get(home).content.decode()
+    assert "Time limit reached" in page
+    assert "Your answers to the 1 text you finished are saved" in page
+    assert f'id="completion-code">{study.completion_code}<' in page
+    assert f"complete?cc={study.completion_code}" in page
+    assert "return the study" not in page.lower()
     assert Participant.objects.get().status == Participant.Status.TIMED_OUT
 
 
@@ -280,3 +370,17 @@ def test_item_pages_read_the_database_a_bounded_number_of_times(
         )
     assert response.status_code == 302
     assert Judgment.objects.count() == 1
+
+
+def test_text_page_counts_down_from_the_time_the_text_was_handed_out(client, study):
+    home = enter(client, study)
+    client.post(f"{home}instructions/")
+    assignment_id = current_assignment_id(client.get(home))
+    Assignment.objects.filter(pk=assignment_id).update(
+        assigned_at=timezone.now() - timedelta(minutes=study.time_limit_minutes - 3)
+    )
+    page = client.get(home).content.decode()
+    seconds_left = int(re.search(r'data-seconds-left="(\d+)"', page).group(1))
+    assert 170 <= seconds_left <= 180
+    # Warned a fifth of the limit before it runs out, between one and five minutes.
+    assert 'data-warn-seconds="300"' in page

@@ -141,15 +141,29 @@ def test_full_writer_flow_ends_at_the_prolific_completion_url(client, study):
     assert Description.objects.filter(writer=participant).count() == 3
 
 
-def test_too_short_description_reshows_the_page_with_the_text_kept(client, study):
+def test_too_short_description_redirects_and_reshows_the_page_with_the_text_kept(client, study):
     home = enter(client, study)
     client.post(f"{home}consent/", {"decision": "agree"})
     response = client.post(f"{home}write/", {"position": 1, "text": "Too short but kept"})
-    assert response.status_code == 400
-    body = response.content.decode()
-    assert f"at least {MIN_CHARS} characters" in body
-    assert re.search(r"<textarea[^>]*>Too short but kept</textarea>", body)
+    # Post/redirect/get on errors too: the browser's history holds only the GET page.
+    assert response.status_code == 302 and response["Location"] == home
+    for _reload in range(2):
+        body = client.get(home).content.decode()
+        assert f"at least {MIN_CHARS} characters" in body
+        assert re.search(r"<textarea[^>]*>Too short but kept</textarea>", body)
     assert not Description.objects.exists()
+
+
+def test_an_accepted_description_forgets_the_rejected_one(client, study):
+    home = enter(client, study)
+    client.post(f"{home}consent/", {"decision": "agree"})
+    client.post(f"{home}write/", {"position": 1, "text": "Too short"})
+    assert Participant.objects.get().form_state["task"] == "write:1"
+    client.post(f"{home}write/", {"position": 1, "text": LONG_TEXT})
+    assert Participant.objects.get().form_state == {}
+    body = client.get(home).content.decode()
+    assert "Description 2 of 3" in body
+    assert "Too short" not in body and "errorlist" not in body
 
 
 def test_reload_shows_the_same_task_and_stale_posts_change_nothing(client, study):
@@ -177,3 +191,14 @@ def test_writer_enrolment_in_a_study_without_targets_is_refused(client):
     empty = make_study(kind=Study.Kind.COLLECTION)
     with pytest.raises(EnrolmentRefused):
         participant_enroll(study=empty, prolific_pid="ABC")
+
+
+def test_a_rejected_text_with_nul_characters_is_kept_without_them(client, study):
+    # PostgreSQL's jsonb cannot store NUL: the kept answer drops it rather than failing.
+    home = enter(client, study)
+    client.post(f"{home}consent/", {"decision": "agree"})
+    response = client.post(f"{home}write/", {"position": 1, "text": "Too\x00 short"})
+    assert response.status_code == 302
+    page = client.get(home).content
+    assert b">Too short</textarea>" in page
+    assert b"Null characters are not allowed" in page

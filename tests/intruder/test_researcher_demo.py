@@ -115,5 +115,5 @@ def test_demo_with_the_shipped_model_masks_names(settings) -> None:
     texts = AnonymizedText.objects.filter(description__study__slug="demo-intruder")
     assert texts.count() == 30
     assert all(t.spans for t in texts)
-    leaking = [t.pk for t in texts if anonymization.leak_warnings(t)]
+    leaking = [t.pk for t in texts if "target name" in " ".join(anonymization.leak_warnings(t))]
     assert len(leaking) <= 3, leaking

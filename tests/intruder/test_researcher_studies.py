@@ -58,7 +58,11 @@ def test_invalid_settings_are_shown_and_nothing_is_created() -> None:
         {**FORM, "judgments_per_text": 0, "identification_threshold": 1.5},
     )
     assert response.status_code == 200
-    assert "errorlist" in response.content.decode()
+    body = response.content.decode()
+    # Each error sits next to its field, in plain words, never as a constraint's name.
+    assert 'id="id_judgments_per_text_error"' in body
+    assert 'id="id_identification_threshold_error"' in body
+    assert "Constraint" not in body and "study_threshold_unit_interval" not in body
     assert not Study.objects.exists()
 
 
@@ -102,6 +106,7 @@ def test_progress_counts_descriptions_judgments_per_text_and_participants() -> N
     }
     assert progress["participants"] == {
         "started": 1,
+        "at_debrief": 0,
         "completed": 1,
         "returned": 1,
         "timed_out": 0,
@@ -137,3 +142,25 @@ def test_detail_page_shows_the_prolific_entry_link() -> None:
     client.force_login(study.owner)
     body = client.get(reverse("researcher-study", kwargs={"slug": "entry-test"})).content.decode()
     assert "/s/entry-test/?PROLIFIC_PID={{%PROLIFIC_PID%}}" in body
+
+
+def test_a_model_refusal_is_shown_next_to_its_field_in_plain_words() -> None:
+    from django.core.exceptions import ValidationError
+
+    from intruder.views.researcher_forms import StudyForm
+
+    form = StudyForm(data={**FORM, "slug": "fresh"})
+    assert form.is_valid(), form.errors
+    form.add_service_error(ValidationError({"time_limit_minutes": ["Too long for Prolific."]}))
+    assert form.errors["time_limit_minutes"] == ["Too long for Prolific."]
+    assert "__all__" not in form.errors
+
+
+def test_a_collection_study_ignores_ticked_source_studies() -> None:
+    source = make_study(kind="collection")
+    client = Client()
+    client.force_login(source.owner)
+    data = {**FORM, "slug": "other-writers", "kind": "collection", "source_studies": [source.pk]}
+    response = client.post(reverse("researcher-study-create"), data)
+    assert response.status_code == 302
+    assert not Study.objects.get(slug="other-writers").source_studies.exists()

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from intruder.analysis.frames import AnalysisInputError
 from intruder.analysis.report import write_report
 from intruder.models import Study
 from intruder.selectors.analysis import study_report
@@ -43,11 +44,14 @@ class Command(BaseCommand):
         threshold = options["threshold"]
         if threshold is not None and not 0.0 <= threshold <= 1.0:
             raise CommandError(f"--threshold must lie in [0, 1], got {threshold}")
-        report = study_report(
-            study,
-            include_construct_loss=not options["no_construct_loss"],
-            threshold=threshold,
-        )
+        try:
+            report = study_report(
+                study,
+                include_construct_loss=not options["no_construct_loss"],
+                threshold=threshold,
+            )
+        except AnalysisInputError as error:
+            raise CommandError(f"the study's data cannot be analysed: {error}") from None
         written = write_report(report, options["out"], plots=not options["no_plots"])
         for warning in report.warnings:
             self.stderr.write(self.style.WARNING(f"warning: {warning}"))

@@ -1,0 +1,30 @@
+// Poll every unfinished job row (templates/researcher/_jobs.html) and reload when one ends.
+(function () {
+  const rows = Array.from(document.querySelectorAll("tr.job")).filter(r => !r.dataset.finished);
+  if (!rows.length) return;
+  async function poll() {
+    let open = 0;
+    for (const row of rows) {
+      if (row.dataset.finished) continue;
+      try {
+        const r = await fetch(row.dataset.jobUrl, {credentials: "same-origin"});
+        if (!r.ok) continue;
+        const j = await r.json();
+        row.querySelector('[data-field="status"]').textContent = j.status;
+        row.querySelector('[data-field="bar"]').style.width = j.progress_pct + "%";
+        row.querySelector(".progress").setAttribute("aria-valuenow", Math.round(j.progress_pct));
+        const counts = j.progress_total ? `${j.progress_done}/${j.progress_total} ` : "";
+        row.querySelector('[data-field="message"]').textContent = counts + j.message;
+        const waiting = document.getElementById("job-waiting-" + j.id);
+        if (waiting) {
+          waiting.querySelector("p").textContent = j.waiting_note;
+          waiting.hidden = !j.waiting_note;
+        }
+        if (j.finished) { row.dataset.finished = "1"; setTimeout(() => location.reload(), 800); }
+        else open++;
+      } catch (e) { open++; }
+    }
+    if (open) setTimeout(poll, 1500);
+  }
+  poll();
+})();

@@ -1,0 +1,210 @@
+"""Forms of the researcher pages: study settings in plain words, import, members.
+
+Every bound a study setting has is checked on its form field, so a bad value is reported next
+to that field; whatever the model still refuses (its validators and database constraints)
+is moved next to the field it concerns, and a constraint's internal name never reaches the
+page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+
+from intruder.models import PersonGroup, Study, StudyMember
+from intruder.services import studies
+
+# Fields that only mean something for one kind of study; the form shows them for that kind.
+KIND_FIELDS: dict[str, str] = {
+    "min_description_chars": Study.Kind.COLLECTION,
+    "items_per_participant": Study.Kind.INTRUDER,
+    "judgments_per_text": Study.Kind.INTRUDER,
+    "instructions_text": Study.Kind.INTRUDER,
+    "time_limit_minutes": Study.Kind.INTRUDER,
+    "identification_threshold": Study.Kind.INTRUDER,
+    "source_studies": Study.Kind.INTRUDER,
+}
+
+# Database constraint -> (field, message in plain words), for errors the form did not catch.
+CONSTRAINT_FIELDS: dict[str, tuple[str, str]] = {
+    "study_threshold_unit_interval": ("identification_threshold", "Enter a number from 0 to 1."),
+    "study_judgments_per_text_positive": ("judgments_per_text", "Enter 1 or more."),
+    "study_items_positive": ("items_per_participant", "Enter 1 or more."),
+}
+
+LABELS = {
+    "slug": "Short name for links",
+    "title": "Internal title",
+    "public_title": "Title shown to participants",
+    "kind": "Kind of study",
+    "items_per_participant": "Texts per intruder",
+    "judgments_per_text": "Intruders per text",
+    "min_description_chars": "Shortest accepted description (characters)",
+    "groups": "Person groups",
+    "consent_text": "Consent page",
+    "instructions_text": "Instructions for intruders",
+    "debrief_text": "Debrief page",
+    "completion_code": "Prolific completion code",
+    "time_limit_minutes": "Time limit per text (minutes)",
+    "identification_threshold": "Name-match threshold (0 to 1)",
+    "is_open": "Open for new participants",
+    "source_studies": "Take descriptions from these collection studies",
+}
+HELP = {
+    "slug": "Letters, digits and hyphens. It is part of the participant link (/s/SHORT-NAME/) "
+    "and cannot be changed later.",
+    "title": "Seen by researchers only.",
+    "public_title": "What participants see in the page header. Leave empty to show the "
+    "internal title; a neutral title avoids priming participants.",
+    "items_per_participant": "How many anonymized texts each intruder judges (fewer when "
+    "the pool runs short).",
+    "judgments_per_text": "How many different intruders judge each released text; the study "
+    "is full when every text has this many.",
+    "min_description_chars": "Writers cannot submit a description shorter than this.",
+    "groups": "Writers describe, and intruders see texts about, persons of the ticked "
+    "groups. None ticked: all three.",
+    "consent_text": "Shown before anything else; declining ends the study without a code.",
+    "instructions_text": "Shown once before the first text.",
+    "debrief_text": "Shown at the end, before the completion link.",
+    "completion_code": "The code Prolific expects; participants who finish are sent to "
+    "Prolific with it.",
+    "time_limit_minutes": "A text left unanswered this long is given to someone else.",
+    "identification_threshold": "A guess names the person when its character cosine "
+    "similarity to the true name (or an alias) reaches this value. The Textwash paper used "
+    "0.75.",
+    "is_open": "Untick to stop new enrolments; people already in may finish.",
+    "source_studies": "Their writers' descriptions (and targets) are copied into this study "
+    "with their provenance, now and whenever you anonymize.",
+}
+
+
+class StudyForm(forms.ModelForm):
+    """Study settings; bounds are checked per field so errors appear beside the field."""
+
+    groups = forms.MultipleChoiceField(
+        choices=PersonGroup.choices, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    items_per_participant = forms.IntegerField(min_value=1, max_value=1000, initial=10)
+    judgments_per_text = forms.IntegerField(min_value=1, max_value=1000, initial=3)
+    min_description_chars = forms.IntegerField(min_value=0, max_value=100_000, initial=500)
+    time_limit_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
+    identification_threshold = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.75)
+    source_studies = forms.ModelMultipleChoiceField(
+        queryset=Study.objects.none(), required=False, widget=forms.CheckboxSelectMultiple
+    )
+
+    class Meta:
+        model = Study
+        fields = ["slug", *studies.EDITABLE_FIELDS]
+        widgets = {
+            "consent_text": forms.Textarea(attrs={"rows": 4}),
+            "instructions_text": forms.Textarea(attrs={"rows": 4}),
+            "debrief_text": forms.Textarea(attrs={"rows": 4}),
+        }
+
+    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from intruder.selectors.researcher import studies_visible_to
+
+        collections = Study.objects.filter(kind=Study.Kind.COLLECTION)
+        if user is not None:
+            collections = collections.filter(pk__in=studies_visible_to(user).values("pk"))
+        if self.instance.pk:
+            collections = collections.exclude(pk=self.instance.pk)
+            self.fields["source_studies"].initial = list(self.instance.source_studies.all())
+        self.fields["source_studies"].queryset = collections.order_by("title")
+        for name, field in self.fields.items():
+            field.label = LABELS.get(name, field.label)
+            field.help_text = HELP.get(name, "")
+            if field.help_text:
+                field.widget.attrs["aria-describedby"] = f"id_{name}_help"
+
+    def clean(self) -> dict[str, Any]:
+        """Drop source studies from a collection study (their boxes may be hidden, not empty)."""
+        data = super().clean()
+        if data.get("kind") != Study.Kind.INTRUDER:
+            data["source_studies"] = []
+        return data
+
+    def rows(self) -> list[tuple[forms.BoundField, str]]:
+        """Return each field with the study kind it belongs to ("" = every kind)."""
+        return [(self[name], KIND_FIELDS.get(name, "")) for name in self.fields]
+
+    def _post_clean(self) -> None:
+        """Validate the model, moving constraint errors beside the field they concern."""
+        try:
+            super()._post_clean()
+        finally:
+            for error in list(self._errors.get("__all__", [])):
+                for name, (field, message) in CONSTRAINT_FIELDS.items():
+                    if name in str(error):
+                        self._errors["__all__"].remove(error)
+                        if not self._errors["__all__"]:
+                            del self._errors["__all__"]
+                        if field in self.fields:
+                            self.add_error(field, message)
+                        break
+
+    def add_service_error(self, error: ValidationError) -> None:
+        """Show a service's ValidationError on the fields it names (else on the form)."""
+        if hasattr(error, "error_dict"):
+            for field, errors in error.error_dict.items():
+                self.add_error(field if field in self.fields else None, errors)
+        else:
+            self.add_error(None, error)
+
+
+class StudyEditForm(StudyForm):
+    class Meta(StudyForm.Meta):
+        fields = list(studies.EDITABLE_FIELDS)
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(
+        label="File to import",
+        help_text="CSV or JSONL (.csv, .jsonl): targets, descriptions or anonymized texts, "
+        "including this platform's own exports.",
+    )
+
+
+class MemberForm(forms.Form):
+    """Give an existing account a role on the study."""
+
+    username = forms.CharField(label="Username", max_length=150)
+    role = forms.ChoiceField(
+        label="Role",
+        choices=[
+            (StudyMember.Role.EDITOR, "Editor: may change the study"),
+            (StudyMember.Role.VIEWER, "Viewer: may only look"),
+        ],
+    )
+
+    def clean_username(self) -> Any:
+        name = self.cleaned_data["username"].strip()
+        user = get_user_model().objects.filter(username=name).first()
+        if user is None:
+            raise ValidationError(f"No account is called “{name}”.")
+        return user
+
+
+class CloneForm(forms.Form):
+    """Name the copy of a study."""
+
+    slug = forms.SlugField(label=LABELS["slug"], help_text=HELP["slug"])
+    title = forms.CharField(label=LABELS["title"], max_length=200)
+
+    def clean_slug(self) -> str:
+        slug = self.cleaned_data["slug"]
+        if Study.objects.filter(slug=slug).exists():
+            raise ValidationError("A study with this short name already exists.")
+        return slug
+
+
+class GuardForm(forms.Form):
+    """Settings of a "make texts k-anonymous against the machine" job."""
+
+    k = forms.IntegerField(min_value=2, max_value=1000, initial=5)
+    budget = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.3)

@@ -1,0 +1,49 @@
+"""The accessibility audit: axe-core (from npm, package.json) run inside the real page.
+
+`scripts/setup.sh --dev` installs axe-core with `npm ci`; it is injected with Playwright's
+`add_script_tag`, so it audits the page as the browser rendered it (styles, scripts and
+hidden elements included). WCAG 2.x A and AA rules; serious and critical violations fail.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+AXE_JS = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+FAILING_IMPACTS = ("serious", "critical")
+WCAG_AA_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+# Screenshots of every audited page, for a person to look at (e.g. INTRUDER_SCREENSHOTS=var/shots).
+SCREENSHOT_DIR = os.environ.get("INTRUDER_SCREENSHOTS", "")
+
+
+def axe_available() -> None:
+    """Skip (or under CI fail) when axe-core is not installed."""
+    if AXE_JS.exists():
+        return
+    reason = f"axe-core not installed at {AXE_JS} (run `npm ci` or scripts/setup.sh --dev)"
+    if os.environ.get("INTRUDER_REQUIRE_BROWSER") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def audit(page, name: str) -> list[str]:
+    """Run axe-core on the page; return its serious/critical violations as readable lines."""
+    if SCREENSHOT_DIR:
+        width = page.viewport_size["width"] if page.viewport_size else 0
+        Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=f"{SCREENSHOT_DIR}/{name}-{width}.png", full_page=True)
+    page.add_script_tag(path=str(AXE_JS))
+    result = page.evaluate(
+        "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, "
+        "resultTypes: ['violations']})",
+        WCAG_AA_TAGS,
+    )
+    return [
+        f"{name} ({page.url}): [{v['impact']}] {v['id']}: {v['help']} -> "
+        + "; ".join(" ".join(node["target"]) for node in v["nodes"][:5])
+        for v in result["violations"]
+        if v["impact"] in FAILING_IMPACTS
+    ]

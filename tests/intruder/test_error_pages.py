@@ -1,0 +1,37 @@
+"""404, 403 and 500 pages come in the site's style and say what to do next."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client, RequestFactory
+from django.views.defaults import server_error
+
+from tests.intruder.factories import make_member, make_study
+
+pytestmark = pytest.mark.django_db
+
+
+def test_unknown_address_gets_the_sites_404_page():
+    response = Client().get("/p/no-such-token/")
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "<h1>Page not found</h1>" in page
+    assert "intruder/site.css" in page
+    assert "open the study again from Prolific" in page
+
+
+def test_viewer_who_tries_to_edit_gets_the_sites_403_page():
+    study = make_study()
+    client = Client()
+    client.force_login(make_member(study=study))
+    response = client.get(f"/r/{study.slug}/edit/")
+    assert response.status_code == 403
+    assert "<h1>Not allowed</h1>" in response.content.decode()
+
+
+def test_server_error_page_renders_without_a_request_context():
+    # Django renders 500.html with an empty context: the template must not need one.
+    response = server_error(RequestFactory().get("/"))
+    assert response.status_code == 500
+    page = response.content.decode()
+    assert "<h1>Something went wrong</h1>" in page and "intruder/site.css" in page
