@@ -87,6 +87,7 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
     """Anonymize a JSONL file/stream or a folder of .txt files."""
     from anonymize.labels import validate_categories
     from anonymize.model import Anonymizer
+    from anonymize.rules import resolve_rules
 
     try:
         validate_categories(_entities(args.entities))
@@ -95,6 +96,11 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
         return EXIT_BAD_INPUT
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         print(f"error: --threshold must be in [0, 1], got {args.threshold}", file=stderr)
+        return EXIT_BAD_INPUT
+    try:
+        resolve_rules(args.rules)
+    except ValueError as error:
+        print(f"error: --rules: {error}", file=stderr)
         return EXIT_BAD_INPUT
     if (args.input_dir is None) != (args.output_dir is None):
         print("error: --input-dir and --output-dir go together", file=stderr)
@@ -114,7 +120,9 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
             return _refuse(errors, stderr)
         records = [item.record for item in parsed if isinstance(item, InputRecord)]
         texts = [record["text"] for record in records]
-    anonymizer = Anonymizer.load(args.model_dir, threads=args.threads, precision=args.precision)
+    anonymizer = Anonymizer.load(
+        args.model_dir, threads=args.threads, precision=args.precision, rules=args.rules
+    )
     results = anonymizer.anonymize_many(
         texts,
         batch_size=args.batch_size,
@@ -185,6 +193,8 @@ def command_evaluate(args: argparse.Namespace, stdout: TextIO) -> int:
         with_baseline=not args.no_baseline,
         output=args.output,
         save_metrics=args.save_metrics,
+        rules=args.rules,
+        rules_ablation=args.rules_ablation,
         emit=lambda line: print(line, file=stdout),
     )
     return 0
@@ -223,6 +233,20 @@ def _add_precision_argument(parser: argparse.ArgumentParser) -> None:
         choices=PRECISIONS,
         default="auto",
         help="bf16 autocast where the CPU has native bf16 (auto), or force fp32/bf16",
+    )
+
+
+def _add_rules_argument(parser: argparse.ArgumentParser) -> None:
+    from anonymize.rules import DEFAULT_RULES, RULE_ORDER
+
+    parser.add_argument(
+        "--rules",
+        default="default",
+        help=(
+            "deterministic masking rules added to the model's spans: 'default' "
+            f"({','.join(DEFAULT_RULES) or 'none'}), 'all', 'none' or a comma list of "
+            f"{','.join(RULE_ORDER)}"
+        ),
     )
 
 
@@ -279,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-size", type=int, default=16, help="windows per forward pass")
     run.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     _add_precision_argument(run)
+    _add_rules_argument(run)
     run.add_argument(
         "--skip-errors",
         action="store_true",
@@ -294,6 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--split", default="test", choices=("train", "dev", "test"))
     evaluate.add_argument("--threshold", type=float, default=None, help="P(PSI) threshold")
     _add_precision_argument(evaluate)
+    _add_rules_argument(evaluate)
+    evaluate.add_argument(
+        "--rules-ablation",
+        action="store_true",
+        help="also score no rules, each rule alone and all rules (one model pass)",
+    )
     evaluate.add_argument("--no-baseline", action="store_true", help="skip the spaCy baseline")
     evaluate.add_argument("--output", default=None, help="write all metrics to this JSON file")
     evaluate.add_argument(

@@ -300,6 +300,8 @@ def run_evaluation(
     output: str | Path | None,
     save_metrics: bool = False,
     precision: str = "auto",
+    rules: str | Sequence[str] | None = "default",
+    rules_ablation: bool = False,
     emit: Callable[[str], None] = print,
 ) -> dict[str, dict]:
     """Score the model (and the spaCy baseline) on one split, print the table, save JSON."""
@@ -310,7 +312,7 @@ def run_evaluation(
     documents = documents_of_split(
         model_path, Path(corpus_dir) if corpus_dir else default_corpus_dir(), split
     )
-    anonymizer = Anonymizer.load(model_path, precision=precision)
+    anonymizer = Anonymizer.load(model_path, precision=precision, rules=rules)
     if threshold is not None:
         anonymizer.threshold = threshold
     model_metrics = evaluate_documents(anonymizer, documents)
@@ -327,9 +329,81 @@ def run_evaluation(
     emit(
         f"split={split} documents={len(documents)} persons="
         f"{len({d.person for d in documents})} threshold={anonymizer.threshold} "
-        f"precision={anonymizer.precision}"
+        f"precision={anonymizer.precision} rules={','.join(anonymizer.rules) or 'none'}"
     )
     format_table(systems, emit)
+    report: dict[str, object] = {"split": split, "systems": systems}
+    if rules_ablation:
+        report["rules_ablation"] = rules_ablation_rows(anonymizer, documents)
+        format_ablation(report["rules_ablation"], emit)
     if output:
-        write_metrics({"split": split, "systems": systems}, Path(output))
+        write_metrics(report, Path(output))
     return systems
+
+
+def rules_ablation_rows(anonymizer, documents: Sequence[AlignedDocument]) -> list[dict]:
+    """Score the model with no rules, each rule alone, the default and all rules (one pass).
+
+    Besides agreement with Textwash's labels, each row counts the words the rules add and the
+    gold-PSI words left unmasked, the privacy side that agreement alone hides.
+    """
+    from anonymize.labels import validate_categories
+    from anonymize.rules import DEFAULT_RULES, RULE_ORDER
+
+    predictions = anonymizer.predict_words([d.text for d in documents])
+    selected = validate_categories(None)
+    saved = anonymizer.rules
+    configurations = {
+        "none": (),
+        **{name: (name,) for name in RULE_ORDER},
+        "default": DEFAULT_RULES,
+        "all": RULE_ORDER,
+    }
+    rows = []
+    try:
+        for label, rules in configurations.items():
+            anonymizer.rules = rules
+            predicted = [
+                word_categories_from_spans(
+                    d.words, anonymizer.find_spans(d.text, p, selected, anonymizer.threshold)
+                )
+                for d, p in zip(documents, predictions, strict=True)
+            ]
+            scored = evaluate_predictions(documents, predicted)
+            gold_psi_missed = masked = 0
+            for document, categories in zip(documents, predicted, strict=True):
+                for gold, category in zip(document.labels, categories, strict=True):
+                    masked += category != NONE
+                    gold_psi_missed += (
+                        gold is not None and category_of(gold) != NONE and category == NONE
+                    )
+            rows.append(
+                {
+                    "rules": label,
+                    "weighted_f1_psi": round(scored["psi_categories"]["weighted"]["f1"], 4),
+                    "binary_psi_f1": round(scored["binary_psi"]["f1"], 4),
+                    "binary_psi_precision": round(scored["binary_psi"]["precision"], 4),
+                    "binary_psi_recall": round(scored["binary_psi"]["recall"], 4),
+                    "name_leak_documents": scored["name_leak"]["documents_leaking"],
+                    "words_masked": masked,
+                    "gold_psi_words_unmasked": gold_psi_missed,
+                }
+            )
+    finally:
+        anonymizer.rules = saved
+    return rows
+
+
+def format_ablation(rows: Sequence[dict], emit: Callable[[str], None] = print) -> None:
+    """Print the rules ablation, one line per configuration."""
+    emit(
+        f"{'rules':<18}{'weighted F1':>12}{'binary F1':>10}{'bin P':>8}{'bin R':>8}"
+        f"{'leaks':>6}{'masked':>8}{'PSI missed':>11}"
+    )
+    for row in rows:
+        emit(
+            f"{row['rules']:<18}{row['weighted_f1_psi']:>12.4f}{row['binary_psi_f1']:>10.4f}"
+            f"{row['binary_psi_precision']:>8.4f}{row['binary_psi_recall']:>8.4f}"
+            f"{row['name_leak_documents']:>6}{row['words_masked']:>8}"
+            f"{row['gold_psi_words_unmasked']:>11}"
+        )

@@ -25,6 +25,12 @@ TEXTWASH_CATEGORIES: tuple[str, ...] = (
 RULE_LIKE_CATEGORIES: tuple[str, ...] = ("NUMERIC", "PRONOUN")
 CATEGORIES: tuple[str, ...] = TEXTWASH_CATEGORIES + RULE_LIKE_CATEGORIES
 
+# Words masked by the risk guard (`guard/`) because they let a machine attacker rank the
+# described person; not a PSI type the model predicts, so not in CATEGORIES (or BIO_LABELS).
+GUARD_CATEGORY = "REIDENTIFYING"
+# Every category a span may carry: what the model predicts plus the guard's.
+SPAN_CATEGORIES: tuple[str, ...] = (*CATEGORIES, GUARD_CATEGORY)
+
 # PRONOUN carries no index; titles are rendered as MR/MS or TITLE like Textwash does.
 UNINDEXED_CATEGORIES: frozenset[str] = frozenset({"PRONOUN"})
 

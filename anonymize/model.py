@@ -21,6 +21,7 @@ from anonymize.placeholders import (
     normalise_value,
     render,
 )
+from anonymize.rules import apply_rules, resolve_rules
 from anonymize.windows import Window, sliding_windows, stitch_window_outputs
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "textwash-minilm"
@@ -265,11 +266,14 @@ class Anonymizer:
         stride: int = DEFAULT_STRIDE,
         threshold: float = DEFAULT_THRESHOLD,
         precision: str = "fp32",
+        rules: str | Sequence[str] | None = "default",
     ) -> None:
         """Wrap a loaded model; use `Anonymizer.load` to get the shipped one.
 
         `precision` "bf16" runs the matmuls in bf16 autocast (the shipped model was trained
-        that way); "auto" picks it where the CPU computes bf16 natively.
+        that way); "auto" picks it where the CPU computes bf16 natively. `rules` names the
+        deterministic guarantees of `anonymize.rules` added to the model's spans ("default",
+        "all", "none" or a list of names).
         """
         self.model = model
         self.tokenizer = tokenizer
@@ -279,6 +283,7 @@ class Anonymizer:
         self.threshold = threshold
         self.precision = resolve_precision(precision)
         self.labels = LabelSpace(model.config.id2label)
+        self.rules = resolve_rules(rules)
         # Models trained with the capitalisation feature read it from token type ids.
         self.case_feature = bool(getattr(model.config, "case_feature", False))
 
@@ -374,7 +379,8 @@ class Anonymizer:
         spans = decode_spans(text, predictions, self.labels, every_category, threshold)
         spans = numbers_keep_their_suffix(text, spans)
         spans = join_hyphenated_names(text, spans)
-        return [s for s in harmonise_mentions(text, spans) if s.category in entities]
+        spans = apply_rules(text, harmonise_mentions(text, spans), self.rules)
+        return [s for s in spans if s.category in entities]
 
     def anonymize(
         self,

@@ -75,18 +75,21 @@ def open_cache(cache_dir: str | Path | None, kind: str) -> TextCache:
     return TextCache(Path(cache_dir) / "pretreatment" / f"{kind}-{spacy_model_id()}.json")
 
 
+def curated_piece(token: Any, stop_words: frozenset[str] | set[str]) -> str | None:
+    """Return what one spaCy token adds to its curated text, or None when it is dropped.
+
+    As in the reference, stop words are matched on the surface form (case-sensitive).
+    """
+    if token.text in stop_words:
+        return None
+    lemma = SPECIAL_CHARACTERS.sub("", token.lemma_ or token.text)
+    return lemma if lemma == "." else " " + lemma
+
+
 def curate_doc(doc: Any) -> str:
     """Return the curated text of a parsed spaCy doc: lemmas, no stop words or specials."""
     stop_words = load_spacy().Defaults.stop_words
-    pieces = []
-    for token in doc:
-        # As in the reference, stop words are matched on the surface form (case-sensitive).
-        if token.text in stop_words:
-            continue
-        lemma = token.lemma_ or token.text
-        lemma = SPECIAL_CHARACTERS.sub("", lemma)
-        pieces.append(lemma if lemma == "." else " " + lemma)
-    return "".join(pieces)
+    return "".join(piece for token in doc if (piece := curated_piece(token, stop_words)))
 
 
 def ner_anonymize_doc(doc: Any) -> str:

@@ -13,6 +13,8 @@ from attacks.tria import default_base_model, resolve_device
 # all-MiniLM-L6-v2 reads at most 256 word pieces; 120 words stay under it.
 CHUNK_WORDS = 120
 PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+# Query texts embedded per encoder call (progress is reported after each call).
+QUERY_TEXTS_PER_CALL = 64
 
 
 def word_chunks(text: str, size: int = CHUNK_WORDS) -> list[str]:
@@ -70,16 +72,18 @@ class DenseAttack(RetrievalAttack):
 
     def _scores(self, texts: list[str], progress: ProgressCallback | None) -> np.ndarray:
         scores = np.full((len(texts), len(self.names)), -1.0)
-        # One encode call for every chunk of every document: batching, not a call per text.
-        chunks = [word_chunks(text) for text in texts]
-        embedded = self._embed([piece for pieces in chunks for piece in pieces])
-        start = 0
-        for row, pieces in enumerate(chunks):
-            query = embedded[start : start + len(pieces)].mean(axis=0)
-            start += len(pieces)
-            query /= np.linalg.norm(query) or 1.0
-            similarities = self.chunk_embeddings @ query
-            np.maximum.at(scores[row], self.chunk_owner, similarities)
+        # Chunks of many texts are embedded in one call: one call per text spent most of its
+        # time on per-call overhead and batches of one or two chunks.
+        for first in range(0, len(texts), QUERY_TEXTS_PER_CALL):
+            group = [word_chunks(t) for t in texts[first : first + QUERY_TEXTS_PER_CALL]]
+            embeddings = self._embed([chunk for chunks in group for chunk in chunks])
+            cursor = 0
+            for offset, chunks in enumerate(group):
+                query = embeddings[cursor : cursor + len(chunks)].mean(axis=0)
+                cursor += len(chunks)
+                query /= np.linalg.norm(query) or 1.0
+                similarities = self.chunk_embeddings @ query
+                np.maximum.at(scores[first + offset], self.chunk_owner, similarities)
             if progress:
-                progress("prediction", row + 1, len(texts))
+                progress("prediction", min(first + QUERY_TEXTS_PER_CALL, len(texts)), len(texts))
         return scores

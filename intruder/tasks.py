@@ -78,3 +78,21 @@ def attack_study(job: Job, progress: Progress) -> dict[str, Any]:
 
     run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
     return execute_attack_run(run=run, progress=progress)
+
+
+@register_task("guard_study")
+def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
+    """Make the study's unreleased model anonymizations k-anonymous against the machine."""
+    from intruder.services.guarding import guard_study_texts
+
+    if job.study is None:
+        raise ValueError("guard_study needs a study")
+    params = job.params or {}
+    return guard_study_texts(
+        study=job.study,
+        progress=progress,
+        k=int(params.get("k", 5)),
+        attacks=tuple(params.get("attacks", ("tfidf", "bm25"))),
+        budget=float(params.get("budget", 0.3)),
+        folds=int(params.get("folds", 5)),
+    )

@@ -14,6 +14,7 @@ PLACEHOLDER_CATEGORIES: tuple[str, ...] = (
     "EMAIL_ADDRESS",
     "PHONE_NUMBER",
     "ORGANIZATION",
+    "REIDENTIFYING",  # anonymize.labels.GUARD_CATEGORY: words the risk guard masked
     "OCCUPATION",
     "LOCATION",
     "ADDRESS",
@@ -53,6 +54,7 @@ PLACEHOLDER_POS: dict[str, str] = {
     "TITLE": "PROPN",
     "MR/MS": "PROPN",
     "REDACTED": "X",
+    "REIDENTIFYING": "X",  # any word class; the guard masks content words
 }
 _BRACKETED_CATEGORY = {
     "firstname": "PERSON_FIRSTNAME",

@@ -43,10 +43,10 @@ class StatusError(ValueError):
 
 
 def categories() -> tuple[str, ...]:
-    """Return the PSI categories a researcher can mask with."""
-    from anonymize.labels import CATEGORIES
+    """Return the categories a span may carry: the PSI types plus the risk guard's."""
+    from anonymize.labels import SPAN_CATEGORIES
 
-    return tuple(CATEGORIES)
+    return tuple(SPAN_CATEGORIES)
 
 
 def get_anonymizer() -> Any:

@@ -214,3 +214,10 @@ class CloneForm(forms.Form):
         if Study.objects.filter(slug=slug).exists():
             raise ValidationError("A study with this short name already exists.")
         return slug
+
+
+class GuardForm(forms.Form):
+    """Settings of a "make texts k-anonymous against the machine" job."""
+
+    k = forms.IntegerField(min_value=2, max_value=1000, initial=5)
+    budget = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.3)

@@ -20,11 +20,12 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from intruder.models import AnonymizedText, Study
+from intruder.models import AnonymizedText, Job, Study
 from intruder.selectors.researcher import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
-from intruder.services import anonymization
+from intruder.services import anonymization, jobs
 from intruder.services.leaks import BLOCKING_KINDS, LeakFinding, text_leak_findings
 from intruder.views.researcher import _can_edit, _study_for
+from intruder.views.researcher_forms import GuardForm
 
 REVIEW_PAGE_SIZE = 50
 PLACEHOLDER_PATTERN = re.compile(r"\b(?:[A-Z]+(?:_[A-Z]+)*_\d+|PRONOUN|MR/MS|TITLE)\b")
@@ -63,7 +64,11 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     total = len(texts)
     page = _page_number(request.GET.get("page", "1"), total)
     page_texts = texts[(page - 1) * REVIEW_PAGE_SIZE : page * REVIEW_PAGE_SIZE]
-    rows = [{"text": t, "findings": text_leak_findings(t)} for t in page_texts]
+    guard_job, guarded = latest_guard_results(study)
+    rows = [
+        {"text": t, "findings": text_leak_findings(t), "guard": guarded.get(t.pk)}
+        for t in page_texts
+    ]
     for row in rows:
         row["blocking"] = [f for f in row["findings"] if f.kind in BLOCKING_KINDS]
     flagged = len(review_texts(study, FLAGGED))
@@ -88,8 +93,24 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
             "total": total,
             "flagged_drafts": flagged,
             "unreviewed": len(review_texts(study, UNREVIEWED)),
+            "guard_job": guard_job,
+            "guard_form": GuardForm(),
         },
     )
+
+
+def latest_guard_results(study: Study) -> tuple[Job | None, dict[int, dict[str, Any]]]:
+    """Return the study's latest guard job and, once it succeeded, its row per text id."""
+    guard_job = study.jobs.filter(kind="guard_study").order_by("-created_at").first()
+    guarded: dict[int, dict[str, Any]] = {}
+    if guard_job is not None and guard_job.status == Job.Status.SUCCEEDED:
+        for row in (guard_job.result or {}).get("texts", []):
+            ranks = [
+                (attack, before, row["rank_after"].get(attack))
+                for attack, before in row["rank_before"].items()
+            ]
+            guarded[row["text_id"]] = {**row, "ranks": ranks}
+    return guard_job, guarded
 
 
 def highlight_original(original: str, spans: list[dict[str, Any]]) -> SafeString:
@@ -326,4 +347,30 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
             f"Held back {len(held_back)} draft(s) with leak warnings; review them (filter: "
             "held back for a leak).",
         )
+    return redirect("researcher-review", slug=study.slug)
+
+
+@login_required
+@require_POST
+def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
+    """Queue a job that masks what lets the machine attacks rank each draft's person."""
+    study, _ = _study_for(request, slug, edit=True)
+    form = GuardForm(request.POST)
+    if not form.is_valid():
+        errors = "; ".join(f"{field}: {' '.join(e)}" for field, e in form.errors.items())
+        messages.error(request, f"Not queued: {errors}")
+        return redirect("researcher-review", slug=study.slug)
+    running = study.jobs.filter(
+        kind="guard_study", status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
+    ).first()
+    if running is not None:
+        messages.info(request, f"Guard job {running.pk} is already {running.status}.")
+    else:
+        job = jobs.job_enqueue(
+            kind="guard_study",
+            study=study,
+            created_by=request.user,
+            params={"k": form.cleaned_data["k"], "budget": form.cleaned_data["budget"]},
+        )
+        messages.success(request, f"Guard job {job.pk} queued; a worker runs it.")
     return redirect("researcher-review", slug=study.slug)

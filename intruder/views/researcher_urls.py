@@ -34,6 +34,7 @@ urlpatterns = [
         "<slug:slug>/review/<id:pk>/", researcher_review.review_text, name="researcher-review-text"
     ),
     path("<slug:slug>/release/", researcher_review.release_bulk, name="researcher-release"),
+    path("<slug:slug>/review/guard/", researcher_review.study_guard, name="researcher-study-guard"),
     path(
         "<slug:slug>/export/<str:table>.<str:fmt>",
         researcher.export_table,

@@ -110,14 +110,25 @@ def fake_anonymizer_factory(minilm_tokenizer):
     """Return a builder of Anonymizers backed by FakeTokenClassifier for given words."""
     from anonymize.model import Anonymizer
 
-    def build(word_categories: dict[str, str], max_length: int = 256, stride: int = 192):
+    def build(
+        word_categories: dict[str, str],
+        max_length: int = 256,
+        stride: int = 192,
+        rules: str = "none",
+    ):
+        """Build one; rules are off unless asked, so model tests see only the model's spans."""
         token_categories = {
             minilm_tokenizer.convert_tokens_to_ids(word.lower()): category
             for word, category in word_categories.items()
         }
         model = FakeTokenClassifier(token_categories)
         return Anonymizer(
-            model, minilm_tokenizer, "fake-00000000", max_length=max_length, stride=stride
+            model,
+            minilm_tokenizer,
+            "fake-00000000",
+            max_length=max_length,
+            stride=stride,
+            rules=rules,
         )
 
     return build

@@ -111,6 +111,7 @@ def test_folder_mode_writes_one_anonymized_file_per_text(tiny_model_dir, tmp_pat
         (["--entities", "CITY"], "unknown categories ['CITY']"),
         (["--threshold", "2"], "--threshold must be in [0, 1]"),
         (["--input-dir", "x"], "--input-dir and --output-dir go together"),
+        (["--rules", "digits,typo"], "--rules: unknown rules ['typo']"),
     ],
 )
 def test_bad_options_are_explained(flags, message, tiny_model_dir):

@@ -98,3 +98,22 @@ def test_threshold_choice_puts_name_leaks_first(fake_anonymizer_factory):
     assert [row["name_leak_rate"] for row in chosen["candidates"]] == [1.0, 1.0]
     chosen = choose_threshold(fake, [align_record(record)], candidates=(0.5, 0.9))
     assert chosen["threshold"] == 0.5
+
+
+def test_rules_ablation_scores_each_rule_and_counts_missed_psi(fake_anonymizer_factory):
+    from anonymize.evaluate import rules_ablation_rows
+
+    fake = fake_anonymizer_factory({"lisbon": "LOCATION"})
+    record = {
+        "id": "dev_3",
+        "person": "mara quillfeather",
+        "type": "famous",
+        "original": "She moved to Lisbon in 1990 with 3 cats.",
+        "textwash": "PRONOUN moved to LOCATION_1 in DATE_1 with NUMERIC_1 cats.",
+    }
+    rows = {row["rules"]: row for row in rules_ablation_rows(fake, [align_record(record)])}
+    assert {"none", "digits", "default", "all"} <= set(rows)
+    assert rows["digits"]["gold_psi_words_unmasked"] == rows["none"]["gold_psi_words_unmasked"] - 2
+    assert rows["digits"]["weighted_f1_psi"] > rows["none"]["weighted_f1_psi"]
+    assert rows["urls"] == {**rows["none"], "rules": "urls"}
+    assert fake.rules == ()  # the anonymizer's own rules are restored

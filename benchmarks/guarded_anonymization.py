@@ -1,0 +1,404 @@
+"""Risk-guided anonymization on Textwash study 2: what k-anonymity against the machine costs.
+
+Usage (heavy: run under the shared lock)::
+
+    flock /tmp/heavy.lock python benchmarks/guarded_anonymization.py --out DIR
+
+For each method (clear text, Textwash's outputs, the project's model, model + deterministic
+rules, the guard at k = 2, 5, 10 on top of model + rules, and a blunt baseline masking every
+non-stop word) it reports TRIR under every held-out attack and the strongest adversary, the
+share of words masked, construct loss (POS frequencies, `intruder.analysis.construct_loss`)
+and the time.
+
+The guard must not grade itself. Background (b), k-fold (`attacks.background`, 5 folds):
+each text is attacked with the other folds' descriptions of the 20 persons. Inside every
+fold, each person's background descriptions are split in two halves: the guard's attacks
+(TF-IDF and BM25) are fitted on the guard half only, and the attackers that measure TRIR
+(TF-IDF, BM25 and dense retrieval) on the evaluation half only. The guard's own TRIR (its
+attacks, its half) is reported beside it as `trir_guard`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import difflib
+import json
+import os
+import platform
+import random
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from anonymize import Anonymizer, Span, render  # noqa: E402
+from anonymize.labels import validate_categories  # noqa: E402
+from anonymize.rules import RULE_ORDER  # noqa: E402
+from attacks import TRIAConfig, trir  # noqa: E402
+from attacks.background import BackgroundRecord, cross_validation_folds  # noqa: E402
+from attacks.strongest import STRONGEST, strongest_adversary  # noqa: E402
+from guard import GuardConfig, GuardItem, fit_attacks, guard_texts  # noqa: E402
+
+GUARD_ATTACKS = ("tfidf", "bm25")
+EVAL_ATTACKS = ("tfidf", "bm25", "dense")
+# k = 15 (the person among the 6 least likely of 20) is beyond the issue's list: it shows
+# how far the curve goes within the budget.
+GUARD_KS = (2, 5, 10, 15)
+METHODS = (
+    "clear",
+    "textwash",
+    "model",
+    "model+rules",
+    *(f"guarded_k{k}" for k in GUARD_KS),
+    "all_content_words",
+)
+WORD = re.compile(r"\w+")
+
+
+def shared_data_dir() -> Path:
+    """Return ../shared/data or $SHARED_DATA_DIR."""
+    return Path(os.environ.get("SHARED_DATA_DIR", REPO.parent / "shared" / "data"))
+
+
+def neural_precision() -> contextlib.AbstractContextManager:
+    """Return bf16 autocast for the dense encoder where the CPU has native bf16, else a no-op.
+
+    The same lever the anonymizer and TRIA use (`precision="auto"`); it halves the dense
+    attack's encoding time here, which dominates the benchmark.
+    """
+    import torch
+
+    from anonymize.model import cpu_supports_bf16
+
+    if cpu_supports_bf16():
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def load_study(path: Path, limit_per_person: int | None) -> list[dict]:
+    """Return the study rows, optionally the first `limit_per_person` texts of each person."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    if limit_per_person:
+        seen: dict[str, int] = {}
+        kept = []
+        for row in rows:
+            seen[row["person"]] = seen.get(row["person"], 0) + 1
+            if seen[row["person"]] <= limit_per_person:
+                kept.append(row)
+        rows = kept
+    return rows
+
+
+def words_masked_share(original: str, anonymized: str) -> tuple[int, int]:
+    """Return (original words not kept in the anonymized text, original words).
+
+    One measure for every method, spans or not (Textwash's outputs have none): words are
+    aligned with difflib, and an original word counts as masked unless it survives unchanged.
+    """
+    before = WORD.findall(original)
+    after = WORD.findall(anonymized)
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    kept = sum(block.size for block in matcher.get_matching_blocks())
+    return len(before) - kept, len(before)
+
+
+def split_halves(ids: list[str], seed: int) -> tuple[list[str], list[str]]:
+    """Return a seeded (guard half, evaluation half) of one person's background ids."""
+    shuffled = sorted(ids)
+    random.Random(seed).shuffle(shuffled)
+    return shuffled[0::2], shuffled[1::2]
+
+
+def content_word_spans(text: str) -> list[Span]:
+    """Return a span over every word that is not a stop word (the blunt baseline)."""
+    from guard.document import prepare_documents
+
+    document = prepare_documents([("x", text, "x", [])])[0]
+    return [
+        Span(t.start, t.end, t.text, "OTHER_IDENTIFYING_ATTRIBUTE", "", 1.0)
+        for t in document.tokens
+        if t.candidate
+    ]
+
+
+def construct_loss_summary(originals: list[str], anonymized: list[str], frequencies) -> dict:
+    """Return the Table-2 construct-loss rows and how many POS variables changed (BF10 > 3)."""
+    import pandas as pd
+
+    from intruder.analysis.construct_loss import construct_loss
+
+    table = construct_loss(
+        pd.DataFrame({"original": originals, "anonymized": anonymized}),
+        original_frequencies=frequencies,
+    )
+    changed = table.loc[table["bf10"] > 3, "pos"].tolist()  # inf (|t| huge) counts as > 3
+    ntok = table.set_index("pos").loc["ntok"]
+    table["bf10"] = table["bf10"].replace(float("inf"), 1e308)  # JSON has no Infinity
+    return {
+        "pos_variables_changed_bf10_gt_3": len(changed),
+        "variables": len(table),
+        "changed": changed,
+        "mean_ntok_original": float(ntok["mean_original"]),
+        "mean_ntok_anonymized": float(ntok["mean_anonymized"]),
+        "table": json.loads(table.to_json(orient="records")),
+    }
+
+
+def _bf16() -> bool:
+    from anonymize.model import cpu_supports_bf16
+
+    return cpu_supports_bf16()
+
+
+def main() -> int:
+    """Run the benchmark and write DIR/summary.json, DIR/texts.jsonl and the plot."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--data", default=None, help="study2.jsonl (default: shared data)")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--budget", type=float, default=0.4, help="guard budget (share of words)")
+    parser.add_argument("--limit-per-person", type=int, default=None, help="smoke runs only")
+    parser.add_argument("--no-construct-loss", action="store_true")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    data = Path(args.data) if args.data else shared_data_dir() / "textwash_study" / "study2.jsonl"
+    if not data.is_file():
+        print(f"error: {data} not found (set SHARED_DATA_DIR)", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    rows = load_study(data, args.limit_per_person)
+    by_id = {r["id"]: r for r in rows}
+    ids = [r["id"] for r in rows]
+    target = {r["id"]: r["person"] for r in rows}
+    seconds: dict[str, float] = {m: 0.0 for m in METHODS}
+    log = lambda message: print(f"[{time.perf_counter() - started:7.1f}s] {message}", flush=True)  # noqa: E731
+
+    # 1. Anonymize: the model once, its spans with and without the rules.
+    log(f"{len(rows)} texts, {len(set(target.values()))} persons; anonymizing")
+    anonymizer = Anonymizer.load(rules="none")
+    tick = time.perf_counter()
+    predictions = anonymizer.predict_words([by_id[i]["original"] for i in ids])
+    model_seconds = time.perf_counter() - tick
+    every = validate_categories(None)
+    spans_of: dict[str, dict[str, list[Span]]] = {"model": {}, "model+rules": {}}
+    for method, rules in (("model", ()), ("model+rules", RULE_ORDER)):
+        tick = time.perf_counter()
+        anonymizer.rules = rules
+        for doc_id, prediction in zip(ids, predictions, strict=True):
+            text = by_id[doc_id]["original"]
+            spans_of[method][doc_id] = anonymizer.find_spans(
+                text, prediction, every, anonymizer.threshold
+            )
+        seconds[method] = model_seconds + time.perf_counter() - tick
+    texts: dict[str, dict[str, str]] = {
+        "clear": {i: by_id[i]["original"] for i in ids},
+        "textwash": {i: by_id[i]["textwash"] for i in ids},
+    }
+    for method in ("model", "model+rules"):
+        texts[method] = {i: render(by_id[i]["original"], spans_of[method][i]) for i in ids}
+    tick = time.perf_counter()
+    texts["all_content_words"] = {
+        i: render(by_id[i]["original"], content_word_spans(by_id[i]["original"])) for i in ids
+    }
+    seconds["all_content_words"] = time.perf_counter() - tick
+
+    # 2. Folds: background (b), each fold's background split into a guard and an eval half.
+    records = [BackgroundRecord(i, target[i], None, by_id[i]["original"]) for i in ids]
+    folds = cross_validation_folds(records, k=args.folds, seed=args.seed)
+    config = TRIAConfig(cache_dir=str(out / "cache"), seed=args.seed)
+    predictions_by: dict[str, dict[str, list]] = {m: {a: [] for a in EVAL_ATTACKS} for m in METHODS}
+    guard_predictions: dict[str, dict[str, list]] = {
+        f"guarded_k{k}": {a: [] for a in GUARD_ATTACKS} for k in GUARD_KS
+    }
+    guard_rows: list[dict] = []
+    for fold in folds:
+        guard_background, eval_background = {}, {}
+        for person, background_ids in fold.background_ids.items():
+            guard_ids, eval_ids = split_halves(background_ids, args.seed + fold.index)
+            guard_background[person] = "\n\n".join(by_id[i]["original"].strip() for i in guard_ids)
+            eval_background[person] = "\n\n".join(by_id[i]["original"].strip() for i in eval_ids)
+        log(f"fold {fold.index}: {len(fold.test_ids)} texts; fitting guard attacks")
+        guard_attacks = fit_attacks(guard_background, GUARD_ATTACKS, config)
+        items = [
+            GuardItem(i, by_id[i]["original"], target[i], list(spans_of["model+rules"][i]))
+            for i in fold.test_ids
+        ]
+        tick = time.perf_counter()
+        results = guard_texts(
+            items,
+            guard_attacks,
+            GuardConfig(k=max(GUARD_KS), budget=args.budget, checkpoints=GUARD_KS),
+            progress=lambda done, total: done % 50 == 0 and log(f"  guarded {done}/{total}"),
+            verify=False,
+        )
+        guard_seconds = time.perf_counter() - tick
+        for k in GUARD_KS:
+            method = f"guarded_k{k}"
+            texts.setdefault(method, {})
+            for result in results:
+                text, _, words, flagged = result.at_k(k)
+                texts[method][result.doc_id] = text
+                guard_rows.append(
+                    {
+                        "id": result.doc_id,
+                        "k": k,
+                        "words_masked_by_guard": words,
+                        "flagged": flagged,
+                        "rank_before": result.ranks_before,
+                    }
+                )
+            # at_k replays one run; the run's time is charged to each k in full (upper bound).
+            seconds[method] += guard_seconds + seconds["model+rules"] * len(items) / len(ids)
+            fold_texts = {i: texts[method][i] for i in fold.test_ids}
+            for name, attack in guard_attacks.items():
+                guard_predictions[method][name] += attack.predict(
+                    fold_texts, top_k=1, true_names=target
+                )
+        log(f"fold {fold.index}: guard done in {guard_seconds:.0f}s; fitting held-out attacks")
+        with neural_precision():
+            eval_attacks = fit_attacks(eval_background, EVAL_ATTACKS, config)
+            # Methods often agree on a text (a guard that had nothing to do leaves model+rules
+            # as it was): each distinct text is attacked once and its prediction shared.
+            unique: dict[str, str] = {}
+            key_of: dict[tuple[str, str], str] = {}
+            for method in METHODS:
+                for i in fold.test_ids:
+                    key = f"{i}\x00{texts[method][i]}"
+                    unique.setdefault(key, texts[method][i])
+                    key_of[(method, i)] = key
+            truth = {key: target[key.split("\x00", 1)[0]] for key in unique}
+            for name, attack in eval_attacks.items():
+                shared = {p.doc_id: p for p in attack.predict(unique, top_k=1, true_names=truth)}
+                for method in METHODS:
+                    for i in fold.test_ids:
+                        prediction = copy.copy(shared[key_of[(method, i)]])
+                        prediction.doc_id = i
+                        predictions_by[method][name].append(prediction)
+        log(f"fold {fold.index}: held-out attacks done")
+
+    # 3. Scores.
+    summary_methods: dict[str, Any] = {}
+    frequencies = None
+    if not args.no_construct_loss:
+        from intruder.analysis.construct_loss import load_pos_pipeline, pos_frequencies
+
+        frequencies = pos_frequencies([by_id[i]["original"] for i in ids], load_pos_pipeline())
+    for method in METHODS:
+        by_attack = predictions_by[method]
+        entry: dict[str, Any] = {
+            "trir": {
+                **{a: round(trir(p).accuracy, 2) for a, p in by_attack.items()},
+                STRONGEST: round(trir(strongest_adversary(by_attack)).accuracy, 2),
+            },
+            "mean_true_rank": {a: trir(p).mean_true_rank for a, p in by_attack.items()},
+        }
+        masked = total = 0
+        for i in ids:
+            m, n = words_masked_share(by_id[i]["original"], texts[method][i])
+            masked, total = masked + m, total + n
+        entry["words_masked_pct"] = round(100.0 * masked / max(total, 1), 2)
+        if method in guard_predictions:
+            own = guard_predictions[method]
+            entry["trir_guard"] = {
+                **{a: round(trir(p).accuracy, 2) for a, p in own.items()},
+                STRONGEST: round(trir(strongest_adversary(own)).accuracy, 2),
+            }
+            k = int(method.removeprefix("guarded_k"))
+            mine = [r for r in guard_rows if r["k"] == k]
+            entry["flagged_pct"] = round(100.0 * sum(r["flagged"] for r in mine) / len(mine), 2)
+            entry["guard_words_pct"] = round(
+                100.0 * sum(r["words_masked_by_guard"] for r in mine) / max(total, 1), 2
+            )
+        if method == "textwash":
+            entry["seconds_note"] = "Textwash's published outputs: not re-run, no time"
+        else:
+            entry["seconds"] = round(seconds[method], 1)
+        summary_methods[method] = entry
+
+    summary = {
+        "data": str(data.name),
+        "texts": len(ids),
+        "persons": len(set(target.values())),
+        "chance_trir_pct": round(100.0 / len(set(target.values())), 2),
+        "folds": args.folds,
+        "background": (
+            "(b) k-fold over the study's own descriptions (attacks.background); each fold's "
+            "background split per person into a guard half and an evaluation half"
+        ),
+        "guard_attacks": list(GUARD_ATTACKS),
+        "eval_attacks": list(EVAL_ATTACKS),
+        "not_run": {
+            "tria": (
+                "TRIA is not among the held-out attackers: fine-tuning it per fold (5 folds) "
+                "takes hours on the shared 2-core CPU; dense retrieval is the held-out "
+                "neural attacker"
+            )
+        },
+        "dense_precision": "bf16 autocast" if _bf16() else "fp32",
+        "guard": {"ks": list(GUARD_KS), "budget": args.budget, "phrases": True},
+        "rules": list(RULE_ORDER),
+        "methods": summary_methods,
+        "seconds_total": round(time.perf_counter() - started, 1),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+    }
+    # Written before the construct-loss stage, so a failure there keeps the attack results.
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if frequencies is not None:
+        for method in METHODS:
+            log(f"construct loss: {method}")
+            summary_methods[method]["construct_loss"] = construct_loss_summary(
+                [by_id[i]["original"] for i in ids], [texts[method][i] for i in ids], frequencies
+            )
+        summary["seconds_total"] = round(time.perf_counter() - started, 1)
+        (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    with (out / "texts.jsonl").open("w", encoding="utf-8") as sink:
+        for i in ids:
+            sink.write(json.dumps({"id": i, **{m: texts[m][i] for m in METHODS}}) + "\n")
+    plot(summary_methods, summary["chance_trir_pct"], out / "trir_vs_words_masked.png")
+    log(f"wrote {out / 'summary.json'}")
+    for method, entry in summary_methods.items():
+        guard = entry.get("trir_guard", {}).get(STRONGEST)
+        print(
+            f"{method:<18} TRIR {entry['trir']}  words masked {entry['words_masked_pct']}%"
+            + (f"  guard's own strongest {guard}%" if guard is not None else "")
+        )
+    return 0
+
+
+def plot(methods: dict[str, Any], chance: float, path: Path) -> None:
+    """Draw held-out strongest TRIR against words masked, one point per method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for method, entry in methods.items():
+        x, y = entry["words_masked_pct"], entry["trir"][STRONGEST]
+        axes.scatter([x], [y], s=40, color="tab:red" if "guarded" in method else "tab:blue")
+        # model and model+rules lie on top of each other: alternate the label side.
+        below = method in ("model", "textwash")
+        offset = (5, -10) if below else (5, 4)
+        axes.annotate(method, (x, y), textcoords="offset points", xytext=offset, fontsize=8)
+        if "trir_guard" in entry:
+            axes.scatter([x], [entry["trir_guard"][STRONGEST]], marker="x", color="tab:gray")
+    axes.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance ({chance:g}%)")
+    axes.set_xlabel("words masked (%)")
+    axes.set_ylabel("TRIR, strongest held-out attacker (%)")
+    axes.set_title("Textwash study 2: re-identification vs masking (x = guard's own TRIR)")
+    axes.legend(loc="upper right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Command line: `python -m guard guard --input texts.jsonl --background bg.jsonl --k 5`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from anonymize import Span
+from anonymize.labels import SPAN_CATEGORIES
+
+EXIT_BAD_INPUT = 2
+DEFAULT_ATTACKS = "tfidf,bm25"
+
+
+class GuardInputError(ValueError):
+    """A problem with the input, naming the file, line and field."""
+
+
+def _read_jsonl(path: Path, required: Sequence[str]) -> list[tuple[int, dict]]:
+    """Return (line number, object) per non-empty line; raise naming every bad line."""
+    rows, problems = [], []
+    try:
+        raw_lines = path.read_bytes().splitlines()
+    except OSError as error:
+        raise GuardInputError(f"{path}: {error.strerror}") from None
+    for number, raw in enumerate(raw_lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            problems.append(
+                f"{path.name} line {number}: not valid UTF-8 (column {error.start + 1})"
+            )
+            continue
+        except json.JSONDecodeError as error:
+            problems.append(f"{path.name} line {number}: malformed JSON ({error.msg})")
+            continue
+        if not isinstance(record, dict):
+            problems.append(f"{path.name} line {number}: expected a JSON object")
+            continue
+        missing = [key for key in required if not isinstance(record.get(key), str)]
+        if missing:
+            fields = ", ".join(map(repr, missing))
+            problems.append(f"{path.name} line {number}: missing or non-string field {fields}")
+            continue
+        rows.append((number, record))
+    if problems:
+        raise GuardInputError("\n".join(problems))
+    return rows
+
+
+def _spans_of(record: dict, number: int, name: str) -> list[Span] | None:
+    """Return the row's spans (None when it has none), checked against its text."""
+    if "spans" not in record:
+        return None
+    text = record["text"]
+    spans = []
+    for position, item in enumerate(record["spans"] or []):
+        where = f"{name} line {number}: spans[{position}]"
+        try:
+            start, end, category = int(item["start"]), int(item["end"]), str(item["category"])
+        except (KeyError, TypeError, ValueError):
+            raise GuardInputError(f"{where}: needs integer start, end and a category") from None
+        if not 0 <= start < end <= len(text):
+            raise GuardInputError(f"{where}: {start}-{end} outside the text ({len(text)} chars)")
+        if category not in SPAN_CATEGORIES:
+            raise GuardInputError(f"{where}: unknown category {category!r}")
+        spans.append(Span(start, end, text[start:end], category, "", 1.0))
+    return spans
+
+
+def load_background(path: Path) -> dict[str, str]:
+    """Return person -> background text; several rows of one person are joined."""
+    parts: dict[str, list[str]] = {}
+    for _, record in _read_jsonl(path, ("name", "text")):
+        parts.setdefault(record["name"], []).append(record["text"].strip())
+    if len(parts) < 2:
+        raise GuardInputError(f"{path.name}: the background needs at least two persons")
+    return {name: "\n\n".join(texts) for name, texts in parts.items()}
+
+
+def command_guard(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Guard every input text and write one JSON line per text."""
+    from guard.greedy import GuardConfig, GuardItem, fit_attacks, guard_texts
+
+    names = [n.strip() for n in args.attacks.split(",") if n.strip()]
+    try:
+        from attacks import ATTACKS
+
+        unknown = sorted(set(names) - set(ATTACKS))
+        if unknown or not names:
+            raise GuardInputError(f"--attacks: unknown {unknown}; choose from {sorted(ATTACKS)}")
+        config = GuardConfig(k=args.k, budget=args.budget, phrases=not args.no_phrases)
+        background = load_background(Path(args.background))
+        rows = _read_jsonl(Path(args.input), ("id", "text", "target"))
+        input_name = Path(args.input).name
+        items = [
+            GuardItem(r["id"], r["text"], r["target"], _spans_of(r, n, input_name) or [])
+            for n, r in rows
+        ]
+        unknown_targets = sorted({i.target for i in items} - set(background))
+        if unknown_targets:
+            raise GuardInputError(
+                f"targets without background: {unknown_targets[:5]} (every target must be a "
+                "candidate in --background)"
+            )
+        needs_model = [i for (_, r), i in zip(rows, items, strict=True) if "spans" not in r]
+    except (GuardInputError, ValueError) as error:
+        print(f"error: {error}", file=stderr)
+        return EXIT_BAD_INPUT
+    if needs_model and args.anonymize:
+        from anonymize import Anonymizer
+
+        anonymizer = Anonymizer.load(args.model_dir, rules=args.rules)
+        for item, result in zip(
+            needs_model, anonymizer.anonymize_many([i.text for i in needs_model]), strict=True
+        ):
+            item.spans = list(result.spans)
+    from tqdm import tqdm
+
+    print(f"fitting {', '.join(names)} on {len(background)} candidates", file=stderr)
+    attacks = fit_attacks(background, names)
+    bar = tqdm(total=len(items), desc="guard", file=stderr, disable=args.quiet)
+    results = guard_texts(items, attacks, config, progress=lambda done, total: bar.update(1))
+    bar.close()
+    lines = [json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results]
+    if args.output:
+        Path(args.output).write_text("".join(lines), encoding="utf-8")
+    else:
+        stdout.writelines(lines)
+    flagged = sum(r.flagged for r in results)
+    print(f"{len(results)} texts guarded, {flagged} flagged (not k-anonymous)", file=stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of `python -m guard`."""
+    parser = argparse.ArgumentParser(prog="python -m guard", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    guard = commands.add_parser(
+        "guard", help="mask until every chosen attack ranks the true person at k or worse"
+    )
+    guard.add_argument(
+        "--input",
+        required=True,
+        help="JSONL rows {id, text, target, spans?}; rows without spans are anonymized first",
+    )
+    guard.add_argument(
+        "--background",
+        required=True,
+        help="JSONL rows {name, text}: the candidates' background (rows of a name are joined)",
+    )
+    guard.add_argument("--output", default=None, help="JSONL output (default: stdout)")
+    guard.add_argument("--k", type=int, default=5, help="stop once the true person ranks >= k")
+    guard.add_argument(
+        "--attacks",
+        default=DEFAULT_ATTACKS,
+        help="comma list of tfidf, bm25 (exact), dense, tria (leave-one-out on a shortlist)",
+    )
+    guard.add_argument(
+        "--budget",
+        type=float,
+        default=0.3,
+        help="most words the guard may mask per text, as a share of its words (flagged beyond)",
+    )
+    guard.add_argument("--no-phrases", action="store_true", help="mask single words only")
+    guard.add_argument(
+        "--no-anonymize",
+        dest="anonymize",
+        action="store_false",
+        help="guard rows without spans as they are instead of running the anonymizer first",
+    )
+    guard.add_argument("--model-dir", default=None, help="anonymizer model (default: shipped)")
+    guard.add_argument("--rules", default="default", help="anonymizer rules (see anonymize)")
+    guard.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr
+) -> int:
+    """Run the CLI and return its exit status."""
+    args = build_parser().parse_args(argv)
+    return command_guard(args, stdout, stderr)

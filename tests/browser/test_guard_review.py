@@ -1,0 +1,48 @@
+"""A researcher makes a study's drafts k-anonymous against the machine from the review page."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from intruder.models import AnonymizedText, Job
+from tests.intruder.test_guard_job import study_with_guardable_texts
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _shot(page, name: str) -> None:
+    """Save a screenshot where INTRUDER_SCREENSHOTS points (for walking the page by eye)."""
+    folder = os.environ.get("INTRUDER_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / name), full_page=True)
+
+
+@pytest.mark.parametrize("viewport", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
+def test_researcher_guards_drafts_and_sees_ranks_and_masked_words(page, viewport) -> None:
+    study = study_with_guardable_texts()
+    study.owner.set_password("correct horse 42")
+    study.owner.save()
+    page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", study.owner.username)
+    page.fill("input[name=password]", "correct horse 42")
+    page.click("button[type=submit], input[type=submit]")
+    page.goto(f"/r/{study.slug}/review/")
+    page.fill("#guard-form input[name=k]", "2")
+    page.click("#guard-form button[type=submit]")
+    page.wait_for_selector("#guard-status")
+    assert "queued" in page.inner_text("#guard-status")
+    call_command("run_worker", "--once")  # the worker's code path, in-process
+    assert Job.objects.get(kind="guard_study").status == Job.Status.SUCCEEDED
+    page.reload()
+    assert "succeeded" in page.inner_text("#guard-status")
+    assert "origami" in page.inner_text("table")
+    _shot(page, f"guard_review_{viewport[0]}.png")
+    guarded = AnonymizedText.objects.filter(text__contains="REIDENTIFYING").first()
+    page.goto(f"/r/{study.slug}/review/{guarded.pk}/")
+    assert "REIDENTIFYING" in page.content()
+    _shot(page, f"guard_text_{viewport[0]}.png")

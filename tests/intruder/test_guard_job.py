@@ -1,0 +1,135 @@
+"""The guard as a study job: background (b) from the study itself, spans stored like an edit."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from intruder import tasks
+from intruder.models import AnonymizedText, Job
+from intruder.services.anonymization import MODEL_METHOD
+from intruder.services.guarding import guard_study_texts
+from tests.intruder.factories import (
+    make_description,
+    make_job,
+    make_member,
+    make_study,
+    make_target,
+    make_user,
+)
+
+pytestmark = pytest.mark.django_db
+
+# Made-up persons; each writer mentions the person's one telling hobby.
+HOBBIES = {"alma": "pottery", "bruno": "chess", "cleo": "baking", "zora": "origami"}
+
+
+def study_with_guardable_texts(status: str = AnonymizedText.Status.DRAFT):
+    study = make_study()
+    for key, hobby in HOBBIES.items():
+        target = make_target(study=study, key=key, name=key.title())
+        for variant in range(3):
+            text = (
+                f"PERSON paints rivers{' daily' * variant} and teaches drawing, and loves {hobby}."
+            )
+            description = make_description(study=study, target=target, text=text)
+            AnonymizedText.objects.create(
+                description=description,
+                method=MODEL_METHOD,
+                text="PERSON_FIRSTNAME_1" + text[6:],
+                spans=[{"start": 0, "end": 6, "category": "PERSON_FIRSTNAME"}],
+                status=status,
+            )
+    return study
+
+
+def test_guard_job_masks_the_telling_word_and_reports_ranks():
+    study = study_with_guardable_texts()
+    calls = []
+    result = guard_study_texts(study=study, progress=lambda *a, **kw: calls.append(a), k=2, folds=3)
+    assert result["guarded"] == 12
+    # Persons early in name order win ties (as the attacks rank ties); their texts can run out
+    # of budget and are flagged, never passed as safe.
+    assert all(row["flagged"] == (row["reason"] == "budget spent") for row in result["texts"])
+    assert result["flagged"] == sum(row["flagged"] for row in result["texts"])
+    zora = [row for row in result["texts"] if row["target"] == "zora"]
+    assert all(row["masked_words"] == ["origami"] for row in zora)
+    assert all(row["rank_before"]["tfidf"] == 1 for row in zora)
+    assert all(rank >= 2 for row in zora for rank in row["rank_after"].values())
+    stored = AnonymizedText.objects.get(pk=zora[0]["text_id"])
+    assert "origami" not in stored.text and "REIDENTIFYING_1" in stored.text
+    assert stored.revision == 2
+    assert calls[-1][:2] == (12, 12)
+
+
+def test_guard_job_leaves_released_texts_alone():
+    study = study_with_guardable_texts(status=AnonymizedText.Status.RELEASED)
+    result = guard_study_texts(study=study, progress=lambda *a, **kw: None, k=2, folds=3)
+    assert result["guarded"] == 0 and result["skipped"] == {"released": 12}
+    assert not AnonymizedText.objects.filter(revision__gt=1).exists()
+
+
+def test_guard_job_is_registered_as_a_task_kind():
+    assert tasks.get_task("guard_study") is tasks.guard_study
+
+
+def _client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_review_page_queues_the_guard_job_with_its_settings():
+    study = study_with_guardable_texts()
+    client = _client_for(study.owner)
+    url = reverse("researcher-study-guard", args=[study.slug])
+    response = client.post(url, {"k": "3", "budget": "0.25"})
+    assert response.status_code == 302
+    job = Job.objects.get(kind="guard_study")
+    assert job.study == study and job.params == {"k": 3, "budget": 0.25}
+    client.post(url, {"k": "3", "budget": "0.25"})
+    assert Job.objects.filter(kind="guard_study").count() == 1  # one at a time
+
+
+@pytest.mark.parametrize("k", ["1", "x", ""])
+def test_review_page_refuses_a_bad_k_without_queuing(k):
+    study = study_with_guardable_texts()
+    client = _client_for(study.owner)
+    response = client.post(
+        reverse("researcher-study-guard", args=[study.slug]), {"k": k, "budget": "0.3"}, follow=True
+    )
+    assert response.status_code == 200
+    assert "Not queued" in response.content.decode()
+    assert not Job.objects.filter(kind="guard_study").exists()
+
+
+def test_review_page_shows_ranks_before_and_after_and_the_masked_words():
+    study = study_with_guardable_texts()
+    result = guard_study_texts(study=study, progress=lambda *a, **kw: None, k=2, folds=3)
+    make_job(study=study, kind="guard_study", status=Job.Status.SUCCEEDED, result=result)
+    page = _client_for(study.owner).get(reverse("researcher-review", args=[study.slug]))
+    html = page.content.decode()
+    assert "Make texts k-anonymous against the machine" in html
+    assert "Machine rank before → after" in html and "origami" in html
+    assert "tfidf 1 → " in html
+
+
+def test_guard_job_needs_edit_rights():
+    study = study_with_guardable_texts()
+    stranger = make_user()
+    response = _client_for(stranger).post(
+        reverse("researcher-study-guard", args=[study.slug]), {"k": "5", "budget": "0.3"}
+    )
+    assert response.status_code == 404
+    assert not Job.objects.filter(kind="guard_study").exists()
+
+
+def test_a_viewer_cannot_start_the_guard_job():
+    study = study_with_guardable_texts()
+    viewer = make_member(study=study)
+    response = _client_for(viewer).post(
+        reverse("researcher-study-guard", args=[study.slug]), {"k": "5", "budget": "0.3"}
+    )
+    assert response.status_code == 403
+    assert not Job.objects.filter(kind="guard_study").exists()
