@@ -242,7 +242,9 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     look_at(page, "07-preview")
     assert study.participants.count() == participants_before
 
-    # 6. Intruders judge, in their own contexts.
+    # 6. Intruders judge, in their own contexts. The writer study closes first: a writer
+    # study and an intruder study over the same persons are never open at once.
+    Study.objects.filter(pk=collection.pk).update(is_open=False)
     judged = 0
     for n in range(3):
         context = chromium_browser.new_context(base_url=live_server.url)
