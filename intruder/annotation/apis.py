@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.http import Http404
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -37,6 +38,7 @@ class TaskSaveInput(serializers.Serializer):
     rejected = serializers.ListField(child=serializers.IntegerField(min_value=0), required=False)
 
 
+@extend_schema(request=None, responses=None)
 class _TaskApi(APIView):
     """GET/PUT one task; subclasses say whose tasks are reachable."""
 

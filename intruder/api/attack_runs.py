@@ -13,12 +13,13 @@ from rest_framework.views import APIView
 
 from intruder.api.access import can_edit_study, studies_visible_to
 from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
+from intruder.api.filters import IdFilter
 from intruder.models import AttackResult, AttackRun
 from intruder.services import attack_runs
 
 
 class AttackRunFilter(filters.FilterSet):
-    study = filters.NumberFilter(field_name="study_id")
+    study = IdFilter(field_name="study_id")
     purpose = filters.ChoiceFilter(choices=AttackRun.Purpose.choices)
 
     class Meta:
@@ -27,11 +28,11 @@ class AttackRunFilter(filters.FilterSet):
 
 
 class AttackResultFilter(filters.FilterSet):
-    run = filters.NumberFilter(field_name="run_id")
-    study = filters.NumberFilter(field_name="run__study_id")
+    run = IdFilter(field_name="run_id")
+    study = IdFilter(field_name="run__study_id")
     method = filters.CharFilter()
     attack = filters.CharFilter()
-    description = filters.NumberFilter(field_name="description_id")
+    description = IdFilter(field_name="description_id")
     correct = filters.BooleanFilter(method="filter_correct", help_text="Ranked first.")
 
     class Meta:
