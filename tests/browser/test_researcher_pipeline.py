@@ -171,7 +171,10 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     study = Study.objects.get(slug="wave-1-intruders")
 
     # 3. Anonymize: the job takes the writers' descriptions first; "no worker" is said, not 0/0.
-    page.click("text=Anonymize descriptions with the model")
+    # The post redirects back; reloading before that navigation ends detaches the page.
+    with page.expect_navigation():
+        page.click("text=Anonymize descriptions with the model")
+    page.wait_for_load_state("load")
     Job.objects.filter(study=study).update(created_at=study.created_at - timedelta(minutes=3))
     page.reload()
     expect(page.locator("tr.job-waiting")).to_contain_text("No worker")
