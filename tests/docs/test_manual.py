@@ -313,6 +313,20 @@ def test_every_repository_path_named_exists() -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_every_repository_path_in_the_text_exists() -> None:
+    """Paths in code spans (`intruder/services/imports.py`) must name real files or folders."""
+    problems = []
+    for path in LINKED:
+        text = strip_fences(path.read_text(encoding="utf-8"))
+        for span in re.finditer(r"`([^`\n]+)`", text):
+            for word in span.group(1).split():
+                word = word.strip("()[],;:").split("::")[0]
+                is_path = word.startswith(REPO_PREFIXES) and re.search(r"\.\w+$|/$", word)
+                if is_path and not re.search(r"[<>*{}]", word) and not (REPO / word).exists():
+                    problems.append(f"{rel(path)}:{line_of(text, span.start())}: {word} is gone")
+    assert not problems, "\n".join(problems)
+
+
 def test_pip_extras_shown_exist() -> None:
     pyproject = (REPO / "pyproject.toml").read_text()
     for command in manual_commands():
