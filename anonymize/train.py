@@ -249,6 +249,7 @@ def training_arguments(config: TrainConfig, select: bool, metric: str):
         load_best_model_at_end=select,
         metric_for_best_model=metric if select else None,
         greater_is_better=True,
+        ddp_find_unused_parameters=False,  # every parameter gets a gradient
         report_to="none",
     )
 
