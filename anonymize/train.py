@@ -149,23 +149,15 @@ def build_windows(
     return features
 
 
-def training_attention() -> str:
-    """Return the attention kernel to train with.
-
-    On CPU, attention dropout and padding masks send PyTorch's SDPA to its unfused math path,
-    slower than transformers' eager attention (measured for the attack models in
-    `benchmarks/tria_levers.py --only attention`); on a GPU SDPA's fused kernels win.
-    """
-    import torch
-
-    return "sdpa" if torch.cuda.is_available() else "eager"
-
-
 def _build_model(config: TrainConfig, tokenizer):
     """Return the token classifier to fine-tune, with the label maps saved in its config."""
     import torch
     from transformers import BertConfig, BertForTokenClassification
 
+    # On CPU, attention dropout and padding masks send PyTorch's SDPA to its unfused math path,
+    # slower than eager attention (measured for the attack models: `benchmarks/tria_levers.py
+    # --only attention`); on a GPU SDPA's fused kernels win.
+    attention = "sdpa" if torch.cuda.is_available() else "eager"
     if config.tiny_random_model:
         bert_config = BertConfig(
             vocab_size=tokenizer.vocab_size,
@@ -178,14 +170,14 @@ def _build_model(config: TrainConfig, tokenizer):
             id2label=ID2LABEL,
             label2id=LABEL2ID,
         )
-        bert_config._attn_implementation = training_attention()
+        bert_config._attn_implementation = attention
         model = BertForTokenClassification(bert_config)
     else:
         # Train in fp32 even when continuing from our own fp16-saved checkpoint.
         model = BertForTokenClassification.from_pretrained(
             config.base_model or base_model_path(),
             dtype=torch.float32,
-            attn_implementation=training_attention(),
+            attn_implementation=attention,
             num_labels=len(LABEL2ID),
             id2label=ID2LABEL,
             label2id=LABEL2ID,
@@ -211,15 +203,6 @@ def add_case_embeddings(model) -> None:
         model.bert.embeddings.token_type_embeddings = grown
         model.config.type_vocab_size = CASE_CLASSES
     model.config.case_feature = True
-
-
-def bf16_supported() -> bool:
-    """Return whether this machine trains in bf16 natively (an Ampere+ GPU, or AVX512-BF16/AMX)."""
-    import torch
-
-    if torch.cuda.is_available():
-        return torch.cuda.is_bf16_supported()
-    return cpu_supports_bf16()
 
 
 def training_arguments(config: TrainConfig, select: bool, metric: str):
@@ -270,7 +253,9 @@ def train(config: TrainConfig) -> dict[str, dict]:
 
     set_seed(config.seed)
     torch.set_num_threads(config.threads)
-    config = replace(config, bf16=config.bf16 and bf16_supported())  # the manifest says what ran
+    # bf16 where the GPU (Ampere+) or the CPU (AVX512-BF16/AMX) has it; the manifest says what ran.
+    native = torch.cuda.is_bf16_supported() if torch.cuda.is_available() else cpu_supports_bf16()
+    config = replace(config, bf16=config.bf16 and native)
     if config.annotations is not None:
         splits, report = annotation_splits(config.annotations, seed=config.seed)
     else:
@@ -335,18 +320,14 @@ def train(config: TrainConfig) -> dict[str, dict]:
 
 
 def resume_checkpoint(config: TrainConfig, last_checkpoint) -> str | None:
-    """Return the checkpoint to resume from, refusing to mix a new run into an old one's."""
+    """Return the checkpoint to resume from (None: start afresh), never mixing two runs."""
     found = last_checkpoint(str(config.checkpoint_dir)) if config.checkpoint_dir.is_dir() else None
-    if config.resume:
-        if found is None:
-            print(f"no checkpoint under {config.checkpoint_dir}: starting afresh", flush=True)
-        return found
-    if found is not None:
+    if found is not None and not config.resume:
         raise SystemExit(
             f"error: {config.checkpoint_dir} holds checkpoints of an unfinished run; "
             "pass --resume to continue it, or delete that folder to start afresh"
         )
-    return None
+    return found
 
 
 def save_model(model, tokenizer, output_dir: Path) -> None:
