@@ -193,3 +193,30 @@ def test_an_interrupted_run_resumes_from_its_last_checkpoint(monkeypatch, fixtur
     # Epoch 1's dev score comes back from the checkpoint; dev is scored once per epoch.
     assert [row["weighted_f1_psi"] for row in manifest["dev_history"]] == [0.5, 0.7, 0.6]
     assert manifest["selected_epoch"] == 2 and manifest["log_history"][-1]["step"] == 6
+
+
+def test_two_processes_under_torchrun_save_one_model(fixture_corpus, tmp_path):
+    """The multi-process command of docs/anonymize-training.md, on CPU (gloo) with 2 ranks."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    output = tmp_path / "m"
+    command = [
+        *(sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"),
+        *("-m", "anonymize", "train", "--corpus-dir", str(fixture_corpus)),
+        *("--output-dir", str(output), "--tiny-random-model", "--epochs", "2"),
+        *("--batch-size", "2", "--max-length", "32", "--stride", "24", "--threads", "1"),
+        *("--evaluate-splits", "dev"),
+    ]
+    root = Path(__file__).resolve().parents[2]
+    environment = os.environ | {"PYTHONPATH": str(root)}
+    done = subprocess.run(command, cwd=root, env=environment, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    manifest = json.loads((output / "training_manifest.json").read_text())
+    # 6 windows, 2 per process and step: 4 per step, so 2 steps per epoch (one process: 3).
+    assert manifest["log_history"][-1]["step"] == 4
+    assert [row["epoch"] for row in manifest["dev_history"]] == [1, 2]
+    assert done.stdout.count("dev: weighted F1 (PSI)") == 1  # only the main process reports
+    assert not (output / "checkpoints").exists()
