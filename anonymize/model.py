@@ -351,7 +351,8 @@ class Anonymizer:
                     )
                 inputs["token_type_ids"] = case_ids
             # The model may sit on a GPU while it trains (dev scoring in anonymize.trainer).
-            inputs = {name: tensor.to(self.model.device) for name, tensor in inputs.items()}
+            device = getattr(self.model, "device", "cpu")
+            inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
             with (
                 torch.inference_mode(),
                 torch.autocast("cpu", torch.bfloat16, enabled=self.precision == "bf16"),
