@@ -233,6 +233,7 @@ def training_arguments(config: TrainConfig, select: bool, metric: str):
         metric_for_best_model=metric if select else None,
         greater_is_better=True,
         ddp_find_unused_parameters=False,  # every parameter gets a gradient
+        disable_tqdm=False,  # a long job shows its progress bar, whatever the log level
         report_to="none",
     )
 
