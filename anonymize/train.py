@@ -233,6 +233,9 @@ def training_arguments(config: TrainConfig, select: bool, metric: str):
         metric_for_best_model=metric if select else None,
         greater_is_better=True,
         ddp_find_unused_parameters=False,  # every parameter gets a gradient
+        # BERT's loss is the mean over its own process's tokens; Trainer's default would also
+        # multiply it by the process count, as for models that divide by all processes' tokens.
+        average_tokens_across_devices=False,
         disable_tqdm=False,  # a long job shows its progress bar, whatever the log level
         report_to="none",
     )
