@@ -203,6 +203,9 @@ def main() -> int:
     parser.add_argument(
         "--eval-attacks", default=",".join(EVAL_ATTACKS), help="held-out attackers (comma list)"
     )
+    parser.add_argument(
+        "--guard-attacks", default=",".join(GUARD_ATTACKS), help="attacks the guard consults"
+    )
     parser.add_argument("--ks", default=",".join(map(str, GUARD_KS)), help="guard k values")
     parser.add_argument(
         "--rare-zipf", type=float, default=RARE_ZIPF, help="0 = no rare-unseen masking"
@@ -214,6 +217,7 @@ def main() -> int:
     args = parser.parse_args()
     eval_attacks = tuple(a for a in args.eval_attacks.split(",") if a)
     guard_ks = tuple(int(k) for k in args.ks.split(","))
+    guard_attack_names = tuple(a for a in args.guard_attacks.split(",") if a)
     methods = method_names(guard_ks)
     rare_zipf = args.rare_zipf or None
     out = Path(args.out)
@@ -230,7 +234,19 @@ def main() -> int:
     seconds: dict[str, float] = {m: 0.0 for m in methods}
     log = lambda message: print(f"[{time.perf_counter() - started:7.1f}s] {message}", flush=True)  # noqa: E731
 
-    # 1. Anonymize: the model once, its spans with and without the rules.
+    # 1. Folds: background (b), each fold's background split into a guard and an eval half
+    # below. A subset run (--only-folds) attacks those folds' texts with the same folds.
+    records = [BackgroundRecord(i, target[i], None, by_id[i]["original"]) for i in ids]
+    folds = cross_validation_folds(records, k=args.folds, seed=args.seed)
+    config = TRIAConfig(cache_dir=str(out / "cache"), seed=args.seed)
+    if "tria" in eval_attacks:
+        config = dataclasses.replace(config, **TRIA_BENCHMARK_CONFIG)
+    if args.only_folds:
+        keep = {int(f) for f in args.only_folds.split(",")}
+        folds = [f for f in folds if f.index in keep]
+        ids = [i for f in folds for i in f.test_ids]
+
+    # 2. Anonymize: the model once, its spans with and without the rules.
     log(f"{len(rows)} texts, {len(set(target.values()))} persons; anonymizing")
     anonymizer = Anonymizer.load(rules="none")
     tick = time.perf_counter()
@@ -259,22 +275,12 @@ def main() -> int:
     }
     seconds["all_content_words"] = time.perf_counter() - tick
 
-    # 2. Folds: background (b), each fold's background split into a guard and an eval half.
-    records = [BackgroundRecord(i, target[i], None, by_id[i]["original"]) for i in ids]
-    folds = cross_validation_folds(records, k=args.folds, seed=args.seed)
-    config = TRIAConfig(cache_dir=str(out / "cache"), seed=args.seed)
-    if "tria" in eval_attacks:
-        config = dataclasses.replace(config, **TRIA_BENCHMARK_CONFIG)
     predictions_by: dict[str, dict[str, list]] = {m: {a: [] for a in eval_attacks} for m in methods}
     guard_predictions: dict[str, dict[str, list]] = {
-        f"guarded_k{k}": {a: [] for a in GUARD_ATTACKS} for k in guard_ks
+        f"guarded_k{k}": {a: [] for a in guard_attack_names} for k in guard_ks
     }
     guard_rows: list[dict] = []
     attack_seconds: dict[str, float] = {a: 0.0 for a in eval_attacks}
-    if args.only_folds:
-        keep = {int(f) for f in args.only_folds.split(",")}
-        folds = [f for f in folds if f.index in keep]
-        ids = [i for f in folds for i in f.test_ids]
     for fold in folds:
         guard_background, eval_background = {}, {}
         for person, background_ids in fold.background_ids.items():
@@ -282,7 +288,8 @@ def main() -> int:
             guard_background[person] = [by_id[i]["original"].strip() for i in guard_ids]
             eval_background[person] = [by_id[i]["original"].strip() for i in eval_ids]
         log(f"fold {fold.index}: {len(fold.test_ids)} texts; fitting guard attacks")
-        guard_attacks = fit_attacks(guard_background, GUARD_ATTACKS, config)
+        with neural_precision() if "dense" in guard_attack_names else contextlib.nullcontext():
+            guard_attacks = fit_attacks(guard_background, guard_attack_names, config)
         items = [
             GuardItem(i, by_id[i]["original"], target[i], list(spans_of["model+rules"][i]))
             for i in fold.test_ids
@@ -295,13 +302,14 @@ def main() -> int:
             stop_words=not args.no_stop_words,
             rare_zipf=rare_zipf,
         )
-        results = guard_texts(
-            items,
-            guard_attacks,
-            guard_config,
-            progress=lambda done, total: done % 50 == 0 and log(f"  guarded {done}/{total}"),
-            verify=False,
-        )
+        with neural_precision() if "dense" in guard_attack_names else contextlib.nullcontext():
+            results = guard_texts(
+                items,
+                guard_attacks,
+                guard_config,
+                progress=lambda done, total: done % 50 == 0 and log(f"  guarded {done}/{total}"),
+                verify=False,
+            )
         guard_seconds = time.perf_counter() - tick
         for k in guard_ks:
             method = f"guarded_k{k}"
@@ -410,7 +418,7 @@ def main() -> int:
             "(b) k-fold over the study's own descriptions (attacks.background); each fold's "
             "background split per person into a guard half and an evaluation half"
         ),
-        "guard_attacks": list(GUARD_ATTACKS),
+        "guard_attacks": list(guard_attack_names),
         "eval_attacks": list(eval_attacks),
         "eval_attack_seconds": {a: round(t, 1) for a, t in attack_seconds.items()},
         # TRIA is fine-tuned once per fold on the evaluation half with a trimmed schedule
