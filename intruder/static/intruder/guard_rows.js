@@ -32,7 +32,12 @@
         status.querySelector('[data-field="progress"]').textContent =
           `${j.progress_done}/${j.progress_total} ${j.message}`;
         for (const [id, row] of Object.entries(j.rows)) fill(id, row);
-        if (j.finished) { setTimeout(() => location.reload(), 800); return; }
+        if (j.finished) {
+          const note = status.querySelector('[data-field="note"]');
+          if (note) note.textContent = "· reloading for the summary";
+          setTimeout(() => location.reload(), 800);
+          return;
+        }
       }
     } catch (e) { /* network hiccup: try again */ }
     setTimeout(poll, 2000);
