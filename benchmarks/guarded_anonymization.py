@@ -213,6 +213,12 @@ def main() -> int:
     parser.add_argument(
         "--no-stop-words", action="store_true", help="guard never masks kept stop words"
     )
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=0,
+        help="guard also against its attacks fitted on this many random halves of its background",
+    )
     parser.add_argument("--only-folds", default=None, help="comma list of fold indexes (subsets)")
     args = parser.parse_args()
     eval_attacks = tuple(a for a in args.eval_attacks.split(",") if a)
@@ -276,9 +282,7 @@ def main() -> int:
     seconds["all_content_words"] = time.perf_counter() - tick
 
     predictions_by: dict[str, dict[str, list]] = {m: {a: [] for a in eval_attacks} for m in methods}
-    guard_predictions: dict[str, dict[str, list]] = {
-        f"guarded_k{k}": {a: [] for a in guard_attack_names} for k in guard_ks
-    }
+    guard_predictions: dict[str, dict[str, list]] = {f"guarded_k{k}": {} for k in guard_ks}
     guard_rows: list[dict] = []
     attack_seconds: dict[str, float] = {a: 0.0 for a in eval_attacks}
     for fold in folds:
@@ -289,7 +293,13 @@ def main() -> int:
             eval_background[person] = [by_id[i]["original"].strip() for i in eval_ids]
         log(f"fold {fold.index}: {len(fold.test_ids)} texts; fitting guard attacks")
         with neural_precision() if "dense" in guard_attack_names else contextlib.nullcontext():
-            guard_attacks = fit_attacks(guard_background, guard_attack_names, config)
+            guard_attacks = fit_attacks(
+                guard_background,
+                guard_attack_names,
+                config,
+                resamples=args.resamples,
+                seed=args.seed + fold.index,
+            )
         items = [
             GuardItem(i, by_id[i]["original"], target[i], list(spans_of["model+rules"][i]))
             for i in fold.test_ids
@@ -330,6 +340,7 @@ def main() -> int:
             seconds[method] += guard_seconds + seconds["model+rules"] * len(items) / len(ids)
             fold_texts = {i: texts[method][i] for i in fold.test_ids}
             for name, attack in guard_attacks.items():
+                guard_predictions[method].setdefault(name, [])
                 guard_predictions[method][name] += attack.predict(
                     fold_texts, top_k=1, true_names=target
                 )
@@ -431,6 +442,7 @@ def main() -> int:
             "phrases": True,
             "stop_words": not args.no_stop_words,
             "rare_zipf": rare_zipf,
+            "resamples": args.resamples,
         },
         "rules": list(RULE_ORDER),
         "methods": summary_methods,

@@ -328,22 +328,40 @@ class GuardItem:
 
 
 def fit_attacks(
-    background: Mapping[str, str | Sequence[str]], names: Sequence[str], config: Any = None
+    background: Mapping[str, str | Sequence[str]],
+    names: Sequence[str],
+    config: Any = None,
+    resamples: int = 0,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Fit the named attacks ('tfidf', 'bm25', 'dense', 'tria') on person -> text(s).
 
     Pretreatment is `attacks.prepared`'s, as in the platform's attack runs: each text is
     curated once (cached under `config.cache_dir`), and the returned attacks take raw texts.
+    `resamples` > 0 adds, per attack, that many copies fitted on a random half of each
+    person's texts ("tfidf~1", ...): a guard that must beat all of them does not stop on the
+    accidents of one background, the margin an attacker with other texts needs.
     """
+    import random
+
     from attacks import TRIAConfig
     from attacks.prepared import PreparedTexts
+    from guard.scorers import RESAMPLE_MARK
 
     prepared = PreparedTexts(config or TRIAConfig(cache_dir=""))
     texts = {
         person: [value] if isinstance(value, str) else list(value)
         for person, value in background.items()
     }
-    return {name: prepared.fit(name, texts) for name in names}
+    attacks = {name: prepared.fit(name, texts) for name in names}
+    rng = random.Random(seed)
+    for index in range(1, resamples + 1):
+        half = {
+            person: rng.sample(values, max(1, len(values) // 2)) for person, values in texts.items()
+        }
+        for name in names:
+            attacks[f"{name}{RESAMPLE_MARK}{index}"] = prepared.fit(name, half)
+    return attacks
 
 
 def verify_ranks(results: Sequence[GuardResult], attacks: dict[str, Any]) -> None:

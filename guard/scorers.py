@@ -22,6 +22,7 @@ from attacks.prepared import PreparedAttack
 from guard.document import GuardDocument
 
 Masking = frozenset[int]
+RESAMPLE_MARK = "~"
 
 
 def log_softmax_outcome(scores: np.ndarray, column: int) -> tuple[np.ndarray, np.ndarray]:
@@ -139,5 +140,8 @@ SCORERS: dict[str, type[Scorer]] = {"tfidf": TFIDFScorer, "bm25": BM25Scorer}
 
 
 def scorer_for(name: str, attack: Attack | PreparedAttack) -> Scorer:
-    """Return the exact scorer of a lexical attack, else the predict-based one."""
-    return SCORERS.get(name, PredictScorer)(name, attack)
+    """Return the exact scorer of a lexical attack, else the predict-based one.
+
+    "tfidf~2" (`fit_attacks(resamples=...)`) is TF-IDF fitted on a resampled background.
+    """
+    return SCORERS.get(name.split(RESAMPLE_MARK)[0], PredictScorer)(name, attack)

@@ -217,3 +217,22 @@ def test_rare_word_the_background_never_saw_is_masked_first(attacks):
     assert "quokkas" not in text_k2 and words == 1 and not flagged
     with pytest.raises(ValueError, match="rare_zipf"):
         GuardConfig(rare_zipf=0)
+
+
+def test_resampled_backgrounds_are_guarded_against_too():
+    # Each person has two texts; each resample keeps one of them, so the guard must also beat
+    # attacks that saw only part of what the person's background holds.
+    background = {
+        "alma": ["Alma paints rivers.", "She loves pottery."],
+        "bruno": ["Bruno paints rivers.", "He loves chess."],
+        "zora": ["Zora paints rivers.", "She loves origami and kites."],
+    }
+    attacks = fit_attacks(background, ["tfidf"], resamples=2, seed=1)
+    assert sorted(attacks) == ["tfidf", "tfidf~1", "tfidf~2"]
+    assert all(
+        type(s).__name__ == "TFIDFScorer" for s in map(scorer_for, attacks, attacks.values())
+    )
+    item = GuardItem("d7", "PERSON loves origami and kites.", "zora", list(NAME_SPAN))
+    [result] = guard_texts([item], attacks, GuardConfig(k=2))
+    assert set(result.ranks_after) == set(attacks)
+    assert not result.flagged and all(rank >= 2 for rank in result.ranks_after.values())
