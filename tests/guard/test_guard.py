@@ -233,6 +233,9 @@ def test_resampled_backgrounds_are_guarded_against_too():
         type(s).__name__ == "TFIDFScorer" for s in map(scorer_for, attacks, attacks.values())
     )
     item = GuardItem("d7", "PERSON loves origami and kites.", "zora", list(NAME_SPAN))
-    [result] = guard_texts([item], attacks, GuardConfig(k=2))
+    [plain] = guard_texts([item], {"tfidf": attacks["tfidf"]}, GuardConfig(k=2, budget=1.0))
+    [result] = guard_texts([item], attacks, GuardConfig(k=2, budget=1.0))
     assert set(result.ranks_after) == set(attacks)
     assert not result.flagged and all(rank >= 2 for rank in result.ranks_after.values())
+    # Beating every resample takes at least what beating the full background took.
+    assert set(plain.masked_words) <= set(result.masked_words)
