@@ -130,7 +130,7 @@ def command_guard(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
     from tqdm import tqdm
 
     print(f"fitting {', '.join(names)} on {len(background)} candidates", file=stderr)
-    attacks = fit_attacks(background, names)
+    attacks = fit_attacks(background, names, resamples=args.resamples)
     bar = tqdm(total=len(items), desc="guard", file=stderr, disable=args.quiet)
     results = guard_texts(items, attacks, config, progress=lambda done, total: bar.update(1))
     bar.close()
@@ -175,6 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="most words the guard may mask per text, as a share of its words (flagged beyond)",
     )
     guard.add_argument("--no-phrases", action="store_true", help="mask single words only")
+    guard.add_argument(
+        "--resamples",
+        type=int,
+        default=0,
+        help="also beat each attack fitted on this many random halves of the background",
+    )
     guard.add_argument(
         "--no-stop-words",
         action="store_true",
