@@ -75,9 +75,15 @@ def main() -> int:
     for line in (args.run / "texts.jsonl").read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         produced[row["id"]] = row[args.method]
-    ids = [i for i in by_id if i in produced]
-    records = [BackgroundRecord(i, target[i], None, by_id[i]["original"]) for i in ids]
-    folds = cross_validation_folds(records, k=args.folds, seed=args.seed)
+    # Folds over the whole study, as the benchmark made them; a subset run (--only-folds)
+    # produced texts for some folds only.
+    records = [BackgroundRecord(i, target[i], None, by_id[i]["original"]) for i in by_id]
+    folds = [
+        fold
+        for fold in cross_validation_folds(records, k=args.folds, seed=args.seed)
+        if all(i in produced for i in fold.test_ids)
+    ]
+    ids = [i for fold in folds for i in fold.test_ids]
     config = TRIAConfig(cache_dir=str(args.run / "cache"), seed=args.seed)
     from attacks.curation import load_spacy
 
