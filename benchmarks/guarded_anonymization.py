@@ -490,11 +490,29 @@ def plot(methods: dict[str, Any], chance: float, path: Path) -> None:
         axes.annotate(method, (x, y), textcoords="offset points", xytext=offset, fontsize=8)
         if "trir_guard" in entry:
             axes.scatter([x], [entry["trir_guard"][STRONGEST]], marker="x", color="tab:gray")
-    axes.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance ({chance:g}%)")
+    axes.axhline(
+        chance,
+        color="gray",
+        linestyle="--",
+        linewidth=1,
+        label=f"chance, one attacker ({chance:g}%)",
+    )
+    # The strongest of m attackers hits by chance more often than one: the label-permutation
+    # null on the guarded texts (their attackers' real agreement kept).
+    guarded = [e for m, e in methods.items() if "guarded" in m]
+    if guarded:
+        union = max(e["chance"]["strongest_label_permutation_mean_pct"] for e in guarded)
+        axes.axhline(
+            union,
+            color="gray",
+            linestyle=":",
+            linewidth=1,
+            label=f"chance, strongest of {len(guarded[0]['trir']) - 1} ({union:g}%)",
+        )
     axes.set_xlabel("words masked (%)")
     axes.set_ylabel("TRIR, strongest held-out attacker (%)")
     axes.set_title("Textwash study 2: re-identification vs masking (x = guard's own TRIR)")
-    axes.legend(loc="upper right")
+    axes.legend(loc="lower left", fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
