@@ -31,7 +31,6 @@ LIBRARY_MODULES = {"anonymize", "attacks", "guard"}
 # until then, and only then.
 PENDING = {
     "docs/decisions/tria.md": "TRIA deviations and ablations (issue 12, attacks)",
-    "docs/anonymize-training.md": "training the anonymizer on GPUs (issue 12, anonymizer)",
 }
 # Programs the test cannot run, and why. Their arguments are still checked for repo files.
 ALLOWED = {
