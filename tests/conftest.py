@@ -1,20 +1,19 @@
 """Shared fixtures: paths to the public research data (read by path, never copied)."""
 
-import os
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", REPO.parent / "shared" / "data"))
+from research_data import missing_reason, shared_data_dir
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """Return ../shared/data (or $SHARED_DATA_DIR), skipping where it is absent."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"research data not found at {SHARED_DATA} (set SHARED_DATA_DIR)")
-    return SHARED_DATA
+    folder = shared_data_dir()
+    if not folder.is_dir():
+        pytest.skip(missing_reason(folder))
+    return folder
 
 
 @pytest.fixture(autouse=True)

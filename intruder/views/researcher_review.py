@@ -1,7 +1,7 @@
 """Review pages: the span editor beside the original, leak findings, reviewed marks, search
 and filters, and releases (one text, or in bulk after a confirmation page).
 
-Access as on the other researcher pages (`intruder.views.researcher._study_for`): viewers
+Access as on the other researcher pages (`intruder.views.access.study_for`): viewers
 read, owners and editors change. Every edit carries the text's revision (optimistic
 locking), so an edit made on a stale page is refused and nothing is overwritten.
 """
@@ -21,10 +21,17 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from intruder.models import AnonymizedText, Job, Study
-from intruder.selectors.researcher import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
+from intruder.selectors.researcher import (
+    FLAGGED,
+    POSSIBLE,
+    REVIEWED,
+    UNREVIEWED,
+    review_texts,
+    role_can_edit,
+)
 from intruder.services import anonymization, jobs
 from intruder.services.leaks import BLOCKING_KINDS, LeakFinding, text_leak_findings
-from intruder.views.researcher import _can_edit, _study_for
+from intruder.views.access import study_for
 from intruder.views.researcher_forms import GuardForm
 
 REVIEW_PAGE_SIZE = 50
@@ -57,7 +64,7 @@ def _page_number(value: str, total: int) -> int:
 @require_GET
 def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     """List the study's anonymized texts, searchable and filtered, with their leak warnings."""
-    study, role = _study_for(request, slug)
+    study, role = study_for(request, slug)
     status = request.GET.get("status", "")
     query = request.GET.get("q", "")[:200]
     texts = review_texts(study, status, query)
@@ -82,7 +89,7 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
         "researcher/review_list.html",
         {
             "study": study,
-            "can_edit": _can_edit(role),
+            "can_edit": role_can_edit(role),
             "rows": rows,
             "status": status,
             "query": query,
@@ -180,7 +187,7 @@ def highlight_anonymized(text: str, findings: Sequence[LeakFinding] = ()) -> Saf
 @require_http_methods(["GET", "POST"])
 def review_text(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Review one anonymized text beside its original; editors fix spans and release it."""
-    study, role = _study_for(request, slug, edit=request.method == "POST")
+    study, role = study_for(request, slug, edit=request.method == "POST")
     text = get_object_or_404(
         AnonymizedText.objects.select_related("description__target"),
         pk=pk,
@@ -197,7 +204,7 @@ def review_text(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     findings = text_leak_findings(text)
     context = {
         "study": study,
-        "can_edit": _can_edit(role),
+        "can_edit": role_can_edit(role),
         "text": text,
         "original": text.description.text,
         "original_html": highlight_original(text.description.text, text.spans),
@@ -310,7 +317,7 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
 @require_POST
 def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
     """Release drafts in bulk after a confirmation page that says what will happen."""
-    study, _ = _study_for(request, slug, edit=True)
+    study, _ = study_for(request, slug, edit=True)
     texts = AnonymizedText.objects.filter(description__study=study)
     method = request.POST.get("method", "")
     if method:
@@ -354,7 +361,7 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a job that masks what lets the machine attacks rank each draft's person."""
-    study, _ = _study_for(request, slug, edit=True)
+    study, _ = study_for(request, slug, edit=True)
     form = GuardForm(request.POST)
     if not form.is_valid():
         errors = "; ".join(f"{field}: {' '.join(e)}" for field, e in form.errors.items())

@@ -1,0 +1,31 @@
+"""Facts both layers need have one home (`anonymize.names`), and every user agrees on them."""
+
+import pytest
+
+from anonymize import alignment, names, placeholders
+from intruder import scoring
+from intruder.services import leaks
+
+
+def test_name_suffixes_are_one_set_for_alignment_and_scoring():
+    assert alignment.NAME_SUFFIXES is names.NAME_SUFFIXES
+    assert scoring.NAME_SUFFIXES is names.NAME_SUFFIXES
+
+
+@pytest.mark.parametrize(
+    ("person", "surname"),
+    [("Hermann Pacocha Jr", "pacocha"), ("Henry Ford IV", "ford"), ("Louis Dupont V", "dupont")],
+)
+def test_alignment_and_scoring_agree_on_the_surname(person, surname):
+    firsts, lasts = alignment._name_parts(person)
+    assert lasts == {surname}
+    assert scoring.surname_of(person) == surname
+
+
+def test_honorifics_of_placeholders_are_not_identifying_in_leak_checks():
+    """The Textwash marker words (MR/MS, TITLE) never count as a name part of an alias."""
+    assert placeholders.MR_MS_WORDS | placeholders.TITLE_WORDS <= names.NON_IDENTIFYING_NAME_WORDS
+    parts = leaks.name_parts(["Doctor Ludwig van Brandt III", "Madame Odette"])
+    assert sorted(parts) == sorted(
+        ["Doctor Ludwig van Brandt III", "Madame Odette", "Ludwig", "Brandt", "Odette"]
+    )
