@@ -17,7 +17,7 @@ def test_name_suffixes_are_one_set_for_alignment_and_scoring():
     [("Hermann Pacocha Jr", "pacocha"), ("Henry Ford IV", "ford"), ("Louis Dupont V", "dupont")],
 )
 def test_alignment_and_scoring_agree_on_the_surname(person, surname):
-    firsts, lasts = alignment._name_parts(person)
+    _, lasts = alignment._name_parts(person)
     assert lasts == {surname}
     assert scoring.surname_of(person) == surname
 
