@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -40,6 +40,9 @@ from intruder.annotation.models import (
 from intruder.annotation.selectors import task_state
 from intruder.models import AnonymizedText, Description, Study
 from intruder.services.participants import PROLIFIC_ID_RE
+
+if TYPE_CHECKING:
+    from anonymize import TextAnonymizer
 
 ASSIGN_ATTEMPTS = 30
 MAX_MENTIONS_PER_TASK = 2000
@@ -166,7 +169,9 @@ def documents_add_from_study(*, project: Project, study: Study, what: str) -> di
     )
 
 
-def suggestions_compute(*, project: Project, anonymizer: Any = None, batch_size: int = 16) -> int:
+def suggestions_compute(
+    *, project: Project, anonymizer: TextAnonymizer | None = None, batch_size: int = 16
+) -> int:
     """Store the anonymizer's spans as suggestions for documents that have none yet.
 
     The placeholder ("PERSON_FIRSTNAME_1") groups suggestions into entities, so accepted

@@ -126,7 +126,7 @@ def review_texts(study: Study, status: str = "", query: str = "") -> list[Anonym
     (drafts with any leak warning), UNREVIEWED or REVIEWED drafts. `query` matches the
     anonymized text, the original, the target's name or key, or the description's id.
     """
-    from intruder.services.anonymization import blocking_leaks, leak_warnings
+    from intruder.services.review import blocking_leaks, leak_warnings
 
     texts = (
         AnonymizedText.objects.filter(description__study=study)

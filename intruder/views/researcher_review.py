@@ -29,7 +29,7 @@ from intruder.selectors.researcher import (
     review_texts,
     role_can_edit,
 )
-from intruder.services import anonymization, jobs
+from intruder.services import anonymization, jobs, review
 from intruder.services.leaks import BLOCKING_KINDS, LeakFinding, text_leak_findings
 from intruder.views.access import study_for
 from intruder.views.researcher_forms import GuardForm
@@ -237,18 +237,18 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
         return int(post.get(name, ""))
 
     span_edits = {
-        "remove_span": lambda: anonymization.spans_without(text.spans, number("index")),
-        "remove_same": lambda: anonymization.spans_without_same(text.spans, number("index")),
-        "set_category": lambda: anonymization.spans_with_category(
+        "remove_span": lambda: review.spans_without(text.spans, number("index")),
+        "remove_same": lambda: review.spans_without_same(text.spans, number("index")),
+        "set_category": lambda: review.spans_with_category(
             text.spans, number("index"), post.get("category", "")
         ),
-        "set_bounds": lambda: anonymization.spans_with_bounds(
+        "set_bounds": lambda: review.spans_with_bounds(
             original, text.spans, number("index"), number("start"), number("end")
         ),
-        "add_range": lambda: anonymization.spans_with_range(
+        "add_range": lambda: review.spans_with_range(
             original, text.spans, number("start"), number("end"), post.get("category", "")
         ),
-        "add_span": lambda: anonymization.spans_with_string(
+        "add_span": lambda: review.spans_with_string(
             original,
             text.spans,
             post.get("needle", ""),
@@ -258,12 +258,12 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
     }
     try:
         if action in span_edits:
-            anonymization.anonymized_text_set_spans(
+            review.anonymized_text_set_spans(
                 text=text, spans=span_edits[action](), expected_revision=revision, user=request.user
             )
             messages.success(request, "Saved; text re-rendered.")
         elif action in ("mark_reviewed", "unmark_reviewed"):
-            anonymization.anonymized_text_mark_reviewed(
+            review.anonymized_text_mark_reviewed(
                 text=text,
                 user=request.user,
                 expected_revision=revision,
@@ -272,18 +272,14 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
             messages.success(
                 request, "Marked reviewed." if action == "mark_reviewed" else "Review mark removed."
             )
-        elif (
-            action == "release"
-            and anonymization.blocking_leaks(text)
-            and not post.get("confirm_leak")
-        ):
+        elif action == "release" and review.blocking_leaks(text) and not post.get("confirm_leak"):
             messages.error(
                 request,
                 "Not released: the text has leak warnings. Tick “I have read the warnings” to "
                 "release it anyway.",
             )
         elif action == "edit_text":
-            anonymization.anonymized_text_set_text(
+            review.anonymized_text_set_text(
                 text=text,
                 new_text=request.POST.get("text", ""),
                 expected_revision=revision,
@@ -296,16 +292,16 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
                 "withdraw": AnonymizedText.Status.WITHDRAWN,
                 "reopen": AnonymizedText.Status.DRAFT,
             }[action]
-            anonymization.anonymized_text_set_status(
+            review.anonymized_text_set_status(
                 text=text, status=status, user=request.user, expected_revision=revision
             )
             messages.success(request, f"Text is now {status}.")
         else:
             messages.error(request, f"Unknown action {action!r}.")
-    except anonymization.StaleRevisionError as exc:
+    except review.StaleRevisionError as exc:
         messages.error(request, f"Not saved: {exc}. Your change was not applied.")
         return redirect("researcher-review-text", slug=study.slug, pk=text.pk)
-    except (anonymization.SpanEditError, anonymization.StatusError, ValueError) as exc:
+    except (review.SpanEditError, review.StatusError, ValueError) as exc:
         messages.error(request, f"Not saved: {exc}")
     nxt = request.POST.get("next")
     if action == "release" and nxt and nxt.isdigit():
@@ -325,10 +321,10 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
     include_flagged = bool(request.POST.get("include_flagged"))
     reviewed_only = request.POST.get("scope", "reviewed") == "reviewed"
     if not request.POST.get("confirmed"):
-        release, held, unreviewed = anonymization.release_plan(
+        release, held, unreviewed = review.release_plan(
             texts=texts, include_flagged=include_flagged, reviewed_only=reviewed_only
         )
-        flagged_released = [t for t in release if anonymization.blocking_leaks(t)]
+        flagged_released = [t for t in release if review.blocking_leaks(t)]
         return render(
             request,
             "researcher/release_confirm.html",
@@ -344,7 +340,7 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
                 "unreviewed_released": sum(t.reviewed_at is None for t in release),
             },
         )
-    released, held_back = anonymization.anonymized_texts_release(
+    released, held_back = review.anonymized_texts_release(
         texts=texts, user=request.user, include_flagged=include_flagged, reviewed_only=reviewed_only
     )
     messages.success(request, f"Released {released} text(s).")
