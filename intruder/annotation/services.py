@@ -344,6 +344,15 @@ def _clean_mentions(task: Task, mentions: Sequence[dict[str, Any]]) -> list[Clea
     return cleaned
 
 
+# What a stored Mention copies from a cleaned or an imported (library) mention.
+MENTION_FIELDS = ("start", "end", "entity_type", "identifier_type", "confidential_status")
+
+
+def _mention_fields(mention: Any) -> dict[str, Any]:
+    """Return the offsets and labels of a mention, as the Mention model's fields."""
+    return {name: getattr(mention, name) for name in MENTION_FIELDS}
+
+
 def _edit_type(mention: CleanMention, suggestions: list[dict]) -> str:
     """Return TAB's edit_type: check (suggestion kept), correct (changed), insert (new)."""
     if mention.suggestion is None:
@@ -388,11 +397,7 @@ def task_save(
         rows = [
             Mention(
                 task=task,
-                start=m.start,
-                end=m.end,
-                entity_type=m.entity_type,
-                identifier_type=m.identifier_type,
-                confidential_status=m.confidential_status,
+                **_mention_fields(m),
                 entity=m.entity,
                 suggestion=m.suggestion,
                 edit_type=_edit_type(m, suggestions),
@@ -486,11 +491,7 @@ def annotations_import(
                 Mention.objects.bulk_create(
                     Mention(
                         task=task,
-                        start=m.start,
-                        end=m.end,
-                        entity_type=m.entity_type,
-                        identifier_type=m.identifier_type,
-                        confidential_status=m.confidential_status,
+                        **_mention_fields(m),
                         entity=m.entity_id.removeprefix(prefix)[:64],
                         edit_type=m.edit_type,
                     )

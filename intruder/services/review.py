@@ -115,17 +115,30 @@ def _anonymized_text_update(
     return text
 
 
-def spans_without(spans: Sequence[dict[str, Any]], index: int) -> list[dict[str, Any]]:
-    """Return the spans with the one at `index` removed (unmask just that occurrence)."""
+def _check_span_number(spans: Sequence[dict[str, Any]], index: int) -> None:
     if not 0 <= index < len(spans):
         raise SpanEditError(f"no span number {index}")
+
+
+def _check_category(category: str) -> None:
+    if category not in categories():
+        raise SpanEditError(f"unknown category {category!r}")
+
+
+def _check_stretch(original: str, start: int, end: int) -> None:
+    if not 0 <= start < end <= len(original):
+        raise SpanEditError(f"{start}-{end} is not a stretch of the original text")
+
+
+def spans_without(spans: Sequence[dict[str, Any]], index: int) -> list[dict[str, Any]]:
+    """Return the spans with the one at `index` removed (unmask just that occurrence)."""
+    _check_span_number(spans, index)
     return [s for i, s in enumerate(spans) if i != index]
 
 
 def spans_without_same(spans: Sequence[dict[str, Any]], index: int) -> list[dict[str, Any]]:
     """Return the spans without every span of the same text as the one at `index`."""
-    if not 0 <= index < len(spans):
-        raise SpanEditError(f"no span number {index}")
+    _check_span_number(spans, index)
     same = spans[index]["text"].casefold()
     return [s for s in spans if s["text"].casefold() != same]
 
@@ -134,10 +147,8 @@ def spans_with_category(
     spans: Sequence[dict[str, Any]], index: int, category: str
 ) -> list[dict[str, Any]]:
     """Return the spans with the one at `index` given another category."""
-    if not 0 <= index < len(spans):
-        raise SpanEditError(f"no span number {index}")
-    if category not in categories():
-        raise SpanEditError(f"unknown category {category!r}")
+    _check_span_number(spans, index)
+    _check_category(category)
     changed = [dict(s) for s in spans]
     changed[index].update(category=category, placeholder="")
     return changed
@@ -147,10 +158,8 @@ def spans_with_bounds(
     original: str, spans: Sequence[dict[str, Any]], index: int, start: int, end: int
 ) -> list[dict[str, Any]]:
     """Return the spans with the one at `index` moved to cover original[start:end]."""
-    if not 0 <= index < len(spans):
-        raise SpanEditError(f"no span number {index}")
-    if not 0 <= start < end <= len(original):
-        raise SpanEditError(f"{start}-{end} is not a stretch of the original text")
+    _check_span_number(spans, index)
+    _check_stretch(original, start, end)
     changed = [dict(s) for s in spans]
     changed[index].update(start=start, end=end, text=original[start:end], placeholder="")
     return changed
@@ -160,10 +169,8 @@ def spans_with_range(
     original: str, spans: Sequence[dict[str, Any]], start: int, end: int, category: str
 ) -> list[dict[str, Any]]:
     """Return the spans plus one covering original[start:end] (mask just this occurrence)."""
-    if not 0 <= start < end <= len(original):
-        raise SpanEditError(f"{start}-{end} is not a stretch of the original text")
-    if category not in categories():
-        raise SpanEditError(f"unknown category {category!r}")
+    _check_stretch(original, start, end)
+    _check_category(category)
     return [*spans, {"start": start, "end": end, "category": category, "score": 1.0}]
 
 
@@ -199,8 +206,7 @@ def spans_with_string(
     needle = needle.strip()
     if not needle:
         raise SpanEditError("enter the text to mask")
-    if category not in categories():
-        raise SpanEditError(f"unknown category {category!r}")
+    _check_category(category)
     pattern = re.escape(needle)
     if whole_words:
         pattern = rf"(?<!\w){pattern}(?!\w)"
