@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from intruder.models import AnonymizedText, Job
-from tests.intruder.test_guard_job import study_with_guardable_texts
+from tests.intruder.risk.test_guard_job import study_with_guardable_texts
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -17,7 +17,7 @@ from intruder.services import anonymization, review
 from intruder.services.participants import EnrolmentRefused, participant_enroll
 from tests.intruder.fake_anonymizer import FakeAnonymizer
 
-MODEL_DIR = Path(__file__).resolve().parents[2] / "anonymize" / "models"
+MODEL_DIR = Path(__file__).resolve().parents[3] / "anonymize" / "models"
 
 
 def rows(name: str) -> list[dict]:
