@@ -29,3 +29,23 @@ def test_honorifics_of_placeholders_are_not_identifying_in_leak_checks():
     assert sorted(parts) == sorted(
         ["Doctor Ludwig van Brandt III", "Madame Odette", "Ludwig", "Brandt", "Odette"]
     )
+
+
+def test_analyses_recognise_every_placeholder_the_anonymizer_writes():
+    from anonymize.labels import SPAN_CATEGORIES, UNINDEXED_CATEGORIES
+    from intruder.analysis.text import PLACEHOLDER_CATEGORIES, PLACEHOLDER_PATTERN
+
+    written = set(SPAN_CATEGORIES) - UNINDEXED_CATEGORIES
+    assert written <= set(PLACEHOLDER_CATEGORIES)
+    for category in written:
+        match = PLACEHOLDER_PATTERN.search(f"met {category}_2 there")
+        assert match and match.group("category") == category
+
+
+def test_one_spacy_pipeline_name_everywhere():
+    from anonymize.annotations import tab_metrics
+    from anonymize.baseline_spacy import SPACY_MODEL
+    from intruder.analysis import construct_loss
+
+    assert tab_metrics.SPACY_MODEL is SPACY_MODEL
+    assert construct_loss.SPACY_MODEL is SPACY_MODEL
