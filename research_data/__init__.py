@@ -26,7 +26,7 @@ TRIA_WIKIACTORS = "tria_wikiactors"
 
 def candidate_dirs() -> list[Path]:
     """Return the folders that may hold the shared data, in the order they are tried."""
-    configured = os.environ.get(ENV_VAR)
+    configured = os.environ.get("SHARED_DATA_DIR")  # == ENV_VAR, spelled out for grep
     if configured:
         return [Path(configured)]
     checkout = Path(__file__).resolve().parent.parent
