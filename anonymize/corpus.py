@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import random
 from collections import defaultdict
 from pathlib import Path
 
 from anonymize.alignment import AlignedDocument, AlignmentReport, align_corpus, read_jsonl
+from research_data import textwash_study_dir
 
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
 STUDY_FILES: tuple[str, ...] = ("study1.jsonl", "study2.jsonl")
@@ -16,10 +16,8 @@ SPLIT_SEED = 13
 
 
 def default_corpus_dir() -> Path:
-    """Return ../shared/data/textwash_study next to the repo, or under $SHARED_DATA_DIR."""
-    repo = Path(__file__).resolve().parent.parent
-    shared = Path(os.environ.get("SHARED_DATA_DIR", repo.parent / "shared" / "data"))
-    return shared / "textwash_study"
+    """Return the shared textwash_study folder ($SHARED_DATA_DIR or ../shared/data)."""
+    return textwash_study_dir()
 
 
 def load_aligned_corpus(corpus_dir: Path) -> tuple[list[AlignedDocument], AlignmentReport]:

@@ -25,6 +25,7 @@ from anonymize.labels import (
 from anonymize.model import DEFAULT_MODEL_DIR, Anonymizer
 from anonymize.placeholders import Span
 from anonymize.rules import DEFAULT_RULES, RULE_ORDER
+from anonymize.score_table import score_rows
 
 LEAK_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -245,29 +246,17 @@ def format_table(systems: dict[str, dict], emit: Callable[[str], None] = print) 
     emit(header)
     emit(f"{'':<28}" + "".join(f"{'P':>8}{'R':>9}{'F1':>9}" for _ in names))
     first = systems[names[0]]
-
-    def row(label: str, values: list[dict], support: int | str) -> str:
-        cells = "".join(f"{v['precision']:>8.2f}{v['recall']:>9.2f}{v['f1']:>9.2f}" for v in values)
-        return f"{label:<28}{cells}{support:>9}"
-
-    for category in (*CATEGORIES, NONE):
-        support = first["per_category"][category]["support"]
-        emit(row(category, [systems[n]["per_category"][category] for n in names], support))
-    total = first["words"]
-    for group, title in (
+    groups = (
         ("psi_categories", "PSI"),
         ("textwash_categories", "Textwash-11"),
         ("all_with_none", "all+NONE"),
-    ):
-        for kind in ("macro", "weighted"):
-            emit(row(f"{kind} avg ({title})", [systems[n][group][kind] for n in names], total))
-    emit(
-        row(
-            "binary PSI vs NONE",
-            [systems[n]["binary_psi"] for n in names],
-            first["binary_psi"]["support"],
-        )
     )
+    for row in score_rows(systems, groups):
+        cells = "".join(
+            f"{v['precision']:>8.2f}{v['recall']:>9.2f}{v['f1']:>9.2f}" for v in row.scores
+        )
+        support = first["words"] if row.support is None else row.support  # averages: all words
+        emit(f"{row.label:<28}{cells}{support:>9}")
     emit(f"{'accuracy':<28}" + "".join(f"{systems[n]['accuracy']:>26.3f}" for n in names))
     emit(
         f"{'name leak (docs)':<28}"

@@ -172,7 +172,7 @@ class DigitRunRule(Rule):
 class EveryOccurrenceRule(Rule):
     """Mask every occurrence of every masked string, in every category and in any case.
 
-    The model's own propagation (`model.harmonise_mentions`) covers six categories and leaves
+    The model's own propagation (`cleanup.harmonise_mentions`) covers six categories and leaves
     lower-case common words alone; this rule has no exceptions: once "Black" is a surname,
     "black" is masked too, and a masked "two" or "Rolling Stones" is masked everywhere.
     """

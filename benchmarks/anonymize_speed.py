@@ -16,10 +16,14 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from research_data import textwash_study_dir  # noqa: E402
 
 
 def load_descriptions(corpus_dir: Path) -> list[str]:
@@ -71,8 +75,7 @@ def time_system(anonymizer, texts: list[str], batch_size: int, n_tokens: int) ->
 def main() -> None:
     """Time both systems and write the JSON result."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    shared = Path(os.environ.get("SHARED_DATA_DIR", REPO.parent / "shared" / "data"))
-    parser.add_argument("--corpus-dir", type=Path, default=shared / "textwash_study")
+    parser.add_argument("--corpus-dir", type=Path, default=textwash_study_dir())
     parser.add_argument("--subset", type=int, default=300, help="descriptions for the comparison")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2)

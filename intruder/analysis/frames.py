@@ -49,11 +49,6 @@ def empty_judgments() -> pd.DataFrame:
     return pd.DataFrame({column: pd.Series(dtype=object) for column in JUDGMENT_COLUMNS})
 
 
-def empty_texts() -> pd.DataFrame:
-    """Return a texts frame with the right columns and no rows."""
-    return pd.DataFrame({column: pd.Series(dtype=object) for column in TEXT_COLUMNS})
-
-
 def require_columns(frame: pd.DataFrame, columns: tuple[str, ...] | list[str], name: str) -> None:
     """Raise AnalysisInputError naming the missing columns of `frame`."""
     missing = [column for column in columns if column not in frame.columns]

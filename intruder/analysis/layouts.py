@@ -9,15 +9,11 @@ table9: Variable, M0, SD0, M1, SD1, d [95% CI].
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pandas as pd
 
 from intruder.analysis import leakage
 from intruder.analysis.rates import PAPER_LAYOUT
-
-if TYPE_CHECKING:
-    from intruder.analysis.report import Report
+from intruder.analysis.report import Report
 
 LAYOUT_TITLES: dict[str, str] = {
     "table3": "Table 3 layout: per group",

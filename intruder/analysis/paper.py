@@ -10,12 +10,13 @@ external_id and the `person` field as the target name).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+
+from research_data import textwash_study_dir
 
 STUDY_FILES = {1: "study1.jsonl", 2: "study2.jsonl"}
 PAPER_COLUMNS = ["mean_cosine", "sd_cosine", "pct_identified", "se_pct_identified"]
@@ -25,11 +26,7 @@ PAPER_AGREEMENT = {1: 92.43, 2: 78.38}
 
 def textwash_data_dir(base: Path | str | None = None) -> Path:
     """Return the textwash_study folder: `base`, $SHARED_DATA_DIR or ../shared/data."""
-    if base is not None:
-        return Path(base)
-    repo = Path(__file__).resolve().parents[2]
-    shared = Path(os.environ.get("SHARED_DATA_DIR", repo.parent / "shared" / "data"))
-    return shared / "textwash_study"
+    return Path(base) if base is not None else textwash_study_dir()
 
 
 def load_paper_rates(data_dir: Path | str | None = None) -> pd.DataFrame | None:

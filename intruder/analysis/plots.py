@@ -12,10 +12,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from intruder.analysis.report import Report
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from intruder.analysis.report import Report
 
 
 def to_svg(figure: Figure) -> str:

@@ -117,11 +117,3 @@ def identification_rates(
         default="",
     )
     return table.sort_values(keys).reset_index(drop=True) if keys else table
-
-
-def paper_layout(rates: pd.DataFrame, name_column: str = "target_name") -> pd.DataFrame:
-    """Return `rates` as the paper prints it: Name, M, SD, % identified, SE % identified."""
-    table = rates[[name_column, *PAPER_LAYOUT]].rename(
-        columns={name_column: "Name", **PAPER_LAYOUT}
-    )
-    return table.round(2)

@@ -1,8 +1,7 @@
-"""Run every analysis of a study and write the tables (CSV + JSON) and plots to a folder."""
+"""Run every analysis of a study into a `Report` of tables (written out by `report_files`)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,6 @@ import pandas as pd
 
 from intruder.analysis import agreement, anonymisability, construct_loss, leakage, paper, rates
 from intruder.analysis.frames import data_warnings
-from intruder.analysis.layouts import paper_layouts
 from intruder.analysis.per_text import per_text
 
 # Table name -> what it holds, in the order the page and the CLI present them.
@@ -149,31 +147,3 @@ def _add_paper_comparison(report: Report, texts: pd.DataFrame, paper_dir: Any) -
             f"Only {match.n_matched} of {match.n_texts} texts are from the paper's study "
             f"{match.study}; its published numbers are shown for orientation."
         )
-
-
-def write_report(report: Report, out_dir: Path | str, plots: bool = True) -> list[Path]:
-    """Write every table as CSV and JSON, the paper-style layouts as layout_*.csv,
-    summary.json and (optionally) SVG plots."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for name, table in report.tables.items():
-        csv_path, json_path = out / f"{name}.csv", out / f"{name}.json"
-        table.to_csv(csv_path, index=False)
-        json_path.write_text(json.dumps(records(table), indent=1, ensure_ascii=False))
-        written += [csv_path, json_path]
-    for name, table in paper_layouts(report).items():
-        path = out / f"layout_{name}.csv"
-        table.to_csv(path, index=False)
-        written.append(path)
-    summary_path = out / "summary.json"
-    summary_path.write_text(json.dumps(report.summary(), indent=1, ensure_ascii=False))
-    written.append(summary_path)
-    if plots:
-        from intruder.analysis.plots import report_plots
-
-        for name, svg in report_plots(report).items():
-            path = out / f"{name}.svg"
-            path.write_text(svg)
-            written.append(path)
-    return written

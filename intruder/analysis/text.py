@@ -5,23 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-# Textwash categories (paper, section 2.5) plus the rule-like NUMERIC; longest first so that
-# PERSON_FIRSTNAME wins over a shorter prefix.
-PLACEHOLDER_CATEGORIES: tuple[str, ...] = (
-    "OTHER_IDENTIFYING_ATTRIBUTE",
-    "PERSON_FIRSTNAME",
-    "PERSON_LASTNAME",
-    "EMAIL_ADDRESS",
-    "PHONE_NUMBER",
-    "ORGANIZATION",
-    "REIDENTIFYING",  # anonymize.labels.GUARD_CATEGORY: words the risk guard masked
-    "OCCUPATION",
-    "LOCATION",
-    "ADDRESS",
-    "NUMERIC",
-    "PERSON",
-    "DATE",
-    "TIME",
+from anonymize.labels import GUARD_CATEGORY, TEXTWASH_CATEGORIES
+
+# Textwash's categories (paper, section 2.5), the rule-like NUMERIC, the risk guard's
+# category and the bare PERSON some Textwash outputs carry; longest first so that
+# PERSON_FIRSTNAME wins over its prefix PERSON.
+PLACEHOLDER_CATEGORIES: tuple[str, ...] = tuple(
+    sorted({*TEXTWASH_CATEGORIES, "NUMERIC", GUARD_CATEGORY, "PERSON"}, key=len, reverse=True)
 )
 _CATEGORY = "|".join(PLACEHOLDER_CATEGORIES)
 # What anonymizers write instead of PSI: CATEGORY_N or a bare CATEGORY (Textwash and the

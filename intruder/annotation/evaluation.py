@@ -76,7 +76,7 @@ def _system_spans(
         if threshold is not None and not 0 <= threshold <= 1:
             raise EvaluationError(f"threshold must be in [0, 1], got {threshold}")
         found = model_spans(anonymizer, texts, threshold)
-        used = threshold if threshold is not None else getattr(anonymizer, "threshold", None)
+        used = threshold if threshold is not None else anonymizer.threshold
         name = f"model {anonymizer.model_version} @ threshold {used}"
     elif system == "spacy":
         from anonymize.annotations.systems import spacy_spans

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -40,6 +40,9 @@ from intruder.annotation.models import (
 from intruder.annotation.selectors import task_state
 from intruder.models import AnonymizedText, Description, Study
 from intruder.services.participants import PROLIFIC_ID_RE
+
+if TYPE_CHECKING:
+    from anonymize import TextAnonymizer
 
 ASSIGN_ATTEMPTS = 30
 MAX_MENTIONS_PER_TASK = 2000
@@ -166,7 +169,9 @@ def documents_add_from_study(*, project: Project, study: Study, what: str) -> di
     )
 
 
-def suggestions_compute(*, project: Project, anonymizer: Any = None, batch_size: int = 16) -> int:
+def suggestions_compute(
+    *, project: Project, anonymizer: TextAnonymizer | None = None, batch_size: int = 16
+) -> int:
     """Store the anonymizer's spans as suggestions for documents that have none yet.
 
     The placeholder ("PERSON_FIRSTNAME_1") groups suggestions into entities, so accepted
@@ -339,6 +344,15 @@ def _clean_mentions(task: Task, mentions: Sequence[dict[str, Any]]) -> list[Clea
     return cleaned
 
 
+# What a stored Mention copies from a cleaned or an imported (library) mention.
+MENTION_FIELDS = ("start", "end", "entity_type", "identifier_type", "confidential_status")
+
+
+def _mention_fields(mention: Any) -> dict[str, Any]:
+    """Return the offsets and labels of a mention, as the Mention model's fields."""
+    return {name: getattr(mention, name) for name in MENTION_FIELDS}
+
+
 def _edit_type(mention: CleanMention, suggestions: list[dict]) -> str:
     """Return TAB's edit_type: check (suggestion kept), correct (changed), insert (new)."""
     if mention.suggestion is None:
@@ -383,11 +397,7 @@ def task_save(
         rows = [
             Mention(
                 task=task,
-                start=m.start,
-                end=m.end,
-                entity_type=m.entity_type,
-                identifier_type=m.identifier_type,
-                confidential_status=m.confidential_status,
+                **_mention_fields(m),
                 entity=m.entity,
                 suggestion=m.suggestion,
                 edit_type=_edit_type(m, suggestions),
@@ -481,11 +491,7 @@ def annotations_import(
                 Mention.objects.bulk_create(
                     Mention(
                         task=task,
-                        start=m.start,
-                        end=m.end,
-                        entity_type=m.entity_type,
-                        identifier_type=m.identifier_type,
-                        confidential_status=m.confidential_status,
+                        **_mention_fields(m),
                         entity=m.entity_id.removeprefix(prefix)[:64],
                         edit_type=m.edit_type,
                     )

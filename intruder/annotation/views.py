@@ -231,17 +231,26 @@ def _annotate_context(project: Project, task: Task, api_url: str, submit_url: st
     }
 
 
+def _own_task(request: HttpRequest, slug: str, pk: int) -> Task:
+    """Return one of the researcher's own tasks in the project; 404 for anyone else's."""
+    project, _ = _project(request, slug, manager=False)
+    task = (
+        Task.objects.filter(pk=pk, document__project=project, annotator__user=request.user)
+        .select_related("document__project")
+        .first()
+    )
+    if task is None:
+        raise Http404("No such task.")
+    return task
+
+
 @never_cache
 @login_required
 @require_GET
 def task_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """The annotation page for one of the researcher's own tasks."""
-    project, _ = _project(request, slug, manager=False)
-    task = Task.objects.filter(
-        pk=pk, document__project=project, annotator__user=request.user
-    ).first()
-    if task is None:
-        raise Http404("No such task.")
+    task = _own_task(request, slug, pk)
+    project = task.document.project
     context = _annotate_context(
         project,
         task,
@@ -255,12 +264,7 @@ def task_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def task_done(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Submit the researcher's task and go on to the next text."""
-    project, _ = _project(request, slug, manager=False)
-    task = Task.objects.filter(
-        pk=pk, document__project=project, annotator__user=request.user
-    ).first()
-    if task is None:
-        raise Http404("No such task.")
+    task = _own_task(request, slug, pk)
     services.task_submit(task=task)
     return redirect("annotation-work", slug=slug)
 

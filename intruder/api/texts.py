@@ -19,7 +19,7 @@ from intruder.api.access import can_edit_study, studies_visible_to
 from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
 from intruder.api.filters import AnonymizedTextFilter
 from intruder.models import AnonymizedText
-from intruder.services import anonymization
+from intruder.services import review
 
 
 class Conflict(serializers.ValidationError):
@@ -72,7 +72,7 @@ class AnonymizedTextListApi(StudyScopedListApi):
             ]
 
         def get_leak_warnings(self, obj: AnonymizedText) -> list[str]:
-            return anonymization.leak_warnings(obj)
+            return review.leak_warnings(obj)
 
     study_lookup = "description__study"
     base_queryset = AnonymizedText.objects.select_related("description__target")
@@ -124,15 +124,15 @@ class AnonymizedTextSpansUpdateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            text = anonymization.anonymized_text_set_spans(
+            text = review.anonymized_text_set_spans(
                 text=text,
                 spans=data.validated_data["spans"],
                 expected_revision=data.validated_data["expected_revision"],
                 user=request.user,
             )
-        except anonymization.StaleRevisionError as exc:
+        except review.StaleRevisionError as exc:
             raise Conflict({"expected_revision": [str(exc)]}) from exc
-        except (anonymization.SpanEditError, anonymization.StatusError) as exc:
+        except (review.SpanEditError, review.StatusError) as exc:
             raise ValidationError({"spans": [str(exc)]}) from exc
         return Response(AnonymizedTextListApi.OutputSerializer(text).data)
 
@@ -157,14 +157,14 @@ class AnonymizedTextStatusUpdateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            text = anonymization.anonymized_text_set_status(
+            text = review.anonymized_text_set_status(
                 text=text,
                 status=data.validated_data["status"],
                 expected_revision=data.validated_data.get("expected_revision"),
                 user=request.user,
             )
-        except anonymization.StaleRevisionError as exc:
+        except review.StaleRevisionError as exc:
             raise Conflict({"expected_revision": [str(exc)]}) from exc
-        except anonymization.StatusError as exc:
+        except review.StatusError as exc:
             raise ValidationError({"status": [str(exc)]}) from exc
         return Response(AnonymizedTextListApi.OutputSerializer(text).data)

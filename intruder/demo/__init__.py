@@ -14,7 +14,7 @@ from django.db import transaction
 
 from intruder.auth import DEMO_PASSWORD
 from intruder.models import AnonymizedText, Job, Study
-from intruder.services import anonymization, imports, jobs, studies
+from intruder.services import anonymization, imports, jobs, review, studies
 
 DEMO_DIR = Path(__file__).resolve().parent
 RESEARCHER_USERNAME = "researcher"
@@ -153,7 +153,7 @@ def load_demo(
     model_texts = AnonymizedText.objects.filter(
         description__study=intruder, method=anonymization.MODEL_METHOD
     )
-    report.released, report.held_back = anonymization.anonymized_texts_release(
+    report.released, report.held_back = review.anonymized_texts_release(
         texts=model_texts, user=owner
     )
     job = report.anonymization_job

@@ -224,16 +224,6 @@ def intruder_progress(*, participant: Participant) -> IntruderProgress:
     return IntruderProgress(active=active, completed=completed)
 
 
-def assignment_active(*, participant: Participant) -> Assignment | None:
-    """Return the participant's assignment in progress (with its text), if any."""
-    return (
-        participant.assignments.filter(status=Assignment.Status.ACTIVE)
-        .select_related("text")
-        .order_by("position")
-        .first()
-    )
-
-
 def assignment_completed_count(*, participant: Participant) -> int:
     """Return how many texts the participant has judged."""
     return participant.assignments.filter(status=Assignment.Status.COMPLETED).count()

@@ -12,6 +12,8 @@ from django.utils import timezone
 from intruder.models import AnonymizedText, Job, Participant, Study, StudyMember
 
 READ_ROLES = (StudyMember.Role.EDITOR, StudyMember.Role.VIEWER)
+# Roles (as `study_role` names them) that may change a study; superusers count as owners.
+EDIT_ROLES = frozenset({"owner", StudyMember.Role.EDITOR})
 
 
 def study_role(user: Any, study: Study) -> str | None:
@@ -31,14 +33,14 @@ def study_role(user: Any, study: Study) -> str | None:
     return role
 
 
-def can_view_study(user: Any, study: Study) -> bool:
-    """Return whether the user may read the study's researcher pages."""
-    return study_role(user, study) is not None
+def role_can_edit(role: str | None) -> bool:
+    """Return whether a `study_role` may change the study (owner, editor, superuser)."""
+    return role in EDIT_ROLES
 
 
 def can_edit_study(user: Any, study: Study) -> bool:
     """Return whether the user may change the study (owner, editor, superuser)."""
-    return study_role(user, study) in ("owner", StudyMember.Role.EDITOR)
+    return role_can_edit(study_role(user, study))
 
 
 def studies_visible_to(user: Any) -> QuerySet[Study]:
@@ -124,7 +126,7 @@ def review_texts(study: Study, status: str = "", query: str = "") -> list[Anonym
     (drafts with any leak warning), UNREVIEWED or REVIEWED drafts. `query` matches the
     anonymized text, the original, the target's name or key, or the description's id.
     """
-    from intruder.services.anonymization import blocking_leaks, leak_warnings
+    from intruder.services.review import blocking_leaks, leak_warnings
 
     texts = (
         AnonymizedText.objects.filter(description__study=study)

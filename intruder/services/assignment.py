@@ -74,6 +74,18 @@ def _assignment_release(*, assignment_id: int, participant_id: int, now: datetim
     return ExpirySweep(released=released, timed_out=timed_out)
 
 
+def _assignments_release(rows: list[tuple[int, int]], *, now: datetime) -> ExpirySweep:
+    """Release each (assignment id, participant id) one by one; return the totals."""
+    released = timed_out = 0
+    for assignment_id, participant_id in rows:
+        one = _assignment_release(
+            assignment_id=assignment_id, participant_id=participant_id, now=now
+        )
+        released += one.released
+        timed_out += one.timed_out
+    return ExpirySweep(released=released, timed_out=timed_out)
+
+
 def assignment_expired(*, assignment: Assignment, study: Study, now: datetime) -> bool:
     """Return whether an active assignment has outlived the study's time limit."""
     return assignment.assigned_at < now - timedelta(minutes=study.time_limit_minutes)
@@ -94,14 +106,7 @@ def assignments_release_expired(*, study: Study, now: datetime | None = None) ->
         .filter(Q(assigned_at__lt=cutoff) | ~Q(participant__status=Participant.Status.STARTED))
         .values_list("pk", "participant_id")
     )
-    released = timed_out = 0
-    for assignment_id, participant_id in expired:
-        one = _assignment_release(
-            assignment_id=assignment_id, participant_id=participant_id, now=now
-        )
-        released += one.released
-        timed_out += one.timed_out
-    return ExpirySweep(released=released, timed_out=timed_out)
+    return _assignments_release(expired, now=now)
 
 
 def participants_time_out_idle(*, study: Study, now: datetime | None = None) -> int:
@@ -153,14 +158,7 @@ def assignments_release_idle(*, study: Study, now: datetime | None = None) -> Ex
             assigned_at__lt=now - timedelta(minutes=minutes),
         ).values_list("pk", "participant_id")
     )
-    released = timed_out = 0
-    for assignment_id, participant_id in idle:
-        one = _assignment_release(
-            assignment_id=assignment_id, participant_id=participant_id, now=now
-        )
-        released += one.released
-        timed_out += one.timed_out
-    return ExpirySweep(released=released, timed_out=timed_out)
+    return _assignments_release(idle, now=now)
 
 
 def study_reclaim_slots(*, study: Study, now: datetime | None = None) -> ExpirySweep:

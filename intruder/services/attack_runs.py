@@ -21,13 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.db.models import Count
 
 from intruder.attack_methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Study
+
+if TYPE_CHECKING:
+    from anonymize import TextAnonymizer
 
 CHEAP_ATTACKS: tuple[str, ...] = ("tfidf", "bm25", "dense")
 ALL_ATTACKS: tuple[str, ...] = ("tria", *CHEAP_ATTACKS)
@@ -218,7 +221,9 @@ def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
 class MethodTexts:
     """The text of each description under each method; baselines are made when first asked."""
 
-    def __init__(self, descriptions: list[Description], anonymizer: Any = None) -> None:
+    def __init__(
+        self, descriptions: list[Description], anonymizer: TextAnonymizer | None = None
+    ) -> None:
         self.descriptions = {d.pk: d for d in descriptions}
         self.anonymizer = anonymizer
         self._cache: dict[str, dict[int, tuple[str, int | None]]] = {}
@@ -314,7 +319,7 @@ def execute_attack_run(
     run: AttackRun,
     progress: Callable[..., None],
     attack_factory: AttackFactory | None = None,
-    anonymizer: Any = None,
+    anonymizer: TextAnonymizer | None = None,
 ) -> dict[str, Any]:
     """Run every attack on every method's texts, storing each fold's predictions as made."""
     from attacks.config import TRIAConfig

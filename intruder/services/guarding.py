@@ -16,12 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from intruder.models import AnonymizedText, Study
-from intruder.services.anonymization import (
-    MODEL_METHOD,
-    StaleRevisionError,
-    anonymized_text_set_spans,
-    span_to_dict,
-)
+from intruder.services.anonymization import MODEL_METHOD, span_to_dict
+from intruder.services.review import StaleRevisionError, anonymized_text_set_spans
 
 
 def _span_objects(spans: Sequence[dict[str, Any]], original: str) -> list[Any]:

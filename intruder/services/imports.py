@@ -39,11 +39,8 @@ from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
 from intruder.models import AnonymizedText, Description, PersonGroup, Study, TargetPerson
-from intruder.services.anonymization import (
-    ORIGINAL_TEXTWASH_METHOD,
-    SpanEditError,
-    validate_spans,
-)
+from intruder.services.anonymization import ORIGINAL_TEXTWASH_METHOD
+from intruder.services.review import SpanEditError, validate_spans
 from intruder.spreadsheet import spreadsheet_unescape
 
 FORMATS = ("csv", "jsonl")

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from anonymize.names import NON_IDENTIFYING_NAME_WORDS
 from intruder.analysis.text import PLACEHOLDER_CATEGORIES
 
 # A placeholder wherever it stands, even glued to letters (the analyses' own pattern refuses
@@ -49,10 +50,6 @@ WRONG_NAME_KIND = (
 FUNCTION_WORDS = frozenset(
     {"I", "A", "An", "The", "He", "She", "It", "They", "We", "His", "Her", "Their", "This"}
 )
-# Honorifics in aliases ("Dame Odette") are not identifying on their own.
-TITLE_WORDS = frozenset(
-    {"sir", "dame", "lord", "lady", "mrs", "miss", "the", "von", "van", "der", "del", "prof"}
-)
 # What may stand between a placeholder and a word still "next to" it: "LOCATION_1, Dakar",
 # "ORGANIZATION_1 of Spain", "the Latin Grammy OTHER_IDENTIFYING_ATTRIBUTE_1".
 NEAR_GAP = re.compile(r"\s*,?\s*(?:(?:the|of|and|de|at|in)\s+)?", re.IGNORECASE)
@@ -72,7 +69,7 @@ class LeakFinding:
 
 
 def name_parts(names: Iterable[str]) -> list[str]:
-    """Return the names and their words of three or more letters (no titles), longest first."""
+    """Return the names and their identifying words of 3+ letters (no titles), longest first."""
     parts: set[str] = set()
     for name in names:
         name = name.strip()
@@ -82,7 +79,7 @@ def name_parts(names: Iterable[str]) -> list[str]:
         parts.update(
             w
             for w in re.findall(r"[^\W\d_]+", name)
-            if len(w) >= 3 and w.casefold() not in TITLE_WORDS
+            if len(w) >= 3 and w.casefold() not in NON_IDENTIFYING_NAME_WORDS
         )
     return sorted(parts, key=len, reverse=True)
 

@@ -84,12 +84,7 @@ def prolific_completion_url(*, study: Study) -> str:
     return PROLIFIC_COMPLETE_URL.format(code=study.completion_code)
 
 
-def intruder_group_choose(*, study: Study) -> str:
-    """Return the group a new intruder should judge, or "" when no group has a free slot."""
-    return _least_claimed_group(intruder_group_capacities(study=study))
-
-
-def _least_claimed_group(capacities: list[GroupCapacity]) -> str:
+def least_claimed_group(capacities: list[GroupCapacity]) -> str:
     """Return the group whose slots are least spoken for ("" when none has a free slot).
 
     Spoken for: judged, or owed to the group's started participants. Counting what
@@ -208,10 +203,10 @@ def intruder_group_assign(*, participant: Participant, now: datetime | None = No
     slots = intruder_group_slots(study=study)
     with transaction.atomic():
         study_lock(study=study)
-        group = _least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+        group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
         if not group:
             study_reclaim_slots(study=study, now=now)
-            group = _least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+            group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
         if group:
             Participant.objects.filter(
                 pk=participant.pk, status=Participant.Status.STARTED, group=""

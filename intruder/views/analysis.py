@@ -15,9 +15,8 @@ from typing import Any
 import pandas as pd
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
@@ -29,13 +28,14 @@ from intruder.analysis.plots import PLOT_TEXT, report_plots
 from intruder.analysis.report import TABLE_TITLES, records
 from intruder.models import Study
 from intruder.selectors.analysis import study_report
-from intruder.selectors.researcher import can_edit_study, study_jobs, study_role
+from intruder.selectors.researcher import can_edit_study, study_jobs
 from intruder.services.analysis_jobs import (
     CONSTRUCT_LOSS_JOB,
     CONSTRUCT_TABLES,
     construct_loss_job_start,
     construct_loss_latest,
 )
+from intruder.views.access import study_for
 
 # Tables shown folded on the page (long, or for downloading more than reading).
 FOLDED_TABLES = frozenset({"per_text", "anonymisability_features", "rates_target"})
@@ -43,10 +43,7 @@ FOLDED_TABLES = frozenset({"per_text", "anonymisability_features", "rates_target
 
 def _study_for(request: HttpRequest, slug: str) -> Study:
     """Return the study if the user has a researcher role on it; 404 otherwise."""
-    study = get_object_or_404(Study, slug=slug)
-    if study_role(request.user, study) is None:
-        raise Http404("no such study")
-    return study
+    return study_for(request, slug)[0]
 
 
 def _report_with_construct_loss(study: Study) -> tuple[Any, Any]:
@@ -156,9 +153,7 @@ def analysis_table(request: HttpRequest, slug: str, table: str, fmt: str) -> Htt
 @require_POST
 def construct_loss_start(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue the construct loss job (spaCy over every text) unless one is under way."""
-    study = _study_for(request, slug)
-    if not can_edit_study(request.user, study):
-        raise PermissionDenied("viewers cannot start jobs")
+    study, _ = study_for(request, slug, edit=True)
     job, created = construct_loss_job_start(study=study, user=request.user)
     if created:
         messages.success(request, f"Construct loss job {job.pk} queued; progress below.")

@@ -14,14 +14,13 @@ from types import SimpleNamespace
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from intruder.models import Study
 from intruder.selectors.participant import Step
-from intruder.selectors.researcher import study_role
 from intruder.services.participants import CurrentStep
 from intruder.services.preview import (
     PreviewPlan,
@@ -30,6 +29,7 @@ from intruder.services.preview import (
     preview_rejected,
     preview_state_new,
 )
+from intruder.views.access import study_for
 from intruder.views.participant import (
     STATUS_PAGES,
     debrief_page_context,
@@ -45,10 +45,7 @@ JUDGMENT_FIELDS = ("self_identified", "guessed_name", "revealing_text", "other_k
 
 def _study(request: HttpRequest, slug: str) -> Study:
     """Return the study if the researcher may read it (404 otherwise, as its other pages)."""
-    study = get_object_or_404(Study, slug=slug)
-    if study_role(request.user, study) is None:
-        raise Http404("no such study")
-    return study
+    return study_for(request, slug)[0]
 
 
 def _cookie_name(study: Study) -> str:

@@ -1,10 +1,11 @@
 """Researcher pages (login required): studies, import, anonymization jobs, export.
 
-Access: superusers and the study's owner can do everything, editors can change the study,
-viewers can only read. Anonymous users are sent to the login page; a logged-in user without
-a role on a study gets 404 (its existence is not revealed), a viewer who tries to change it
-gets 403. Review and release live in `researcher_review`, members/clone/archive in
-`researcher_manage`, monitoring in `researcher_monitor`.
+Access (`intruder.views.access.study_for`): superusers and the study's owner can do
+everything, editors can change the study, viewers can only read. Anonymous users are sent to
+the login page; a logged-in user without a role on a study gets 404 (its existence is not
+revealed), a viewer who tries to change it gets 403. Review and release live in
+`researcher_review`, members/clone/archive in `researcher_manage`, monitoring in
+`researcher_monitor`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -26,6 +27,7 @@ from intruder.selectors.linked import studies_linked
 from intruder.selectors.monitoring import study_is_full
 from intruder.selectors.researcher import (
     job_status,
+    role_can_edit,
     studies_visible_to,
     study_jobs,
     study_progress,
@@ -37,22 +39,8 @@ from intruder.services.sources import (
     pending_source_descriptions,
     study_sources_set,
 )
+from intruder.views.access import study_for
 from intruder.views.researcher_forms import ImportForm, StudyEditForm, StudyForm
-
-
-def _study_for(request: HttpRequest, slug: str, *, edit: bool = False) -> tuple[Study, str]:
-    """Return the study and the user's role; 404 without a role, 403 for a read-only role."""
-    study = get_object_or_404(Study, slug=slug)
-    role = study_role(request.user, study)
-    if role is None:
-        raise Http404("no such study")
-    if edit and role not in ("owner", "editor"):
-        raise PermissionDenied("viewers cannot change this study")
-    return study, role
-
-
-def _can_edit(role: str) -> bool:
-    return role in ("owner", "editor")
 
 
 @login_required
@@ -111,7 +99,7 @@ def study_create(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
     """Change a study's settings (owners and editors)."""
-    study, _ = _study_for(request, slug, edit=True)
+    study, _ = study_for(request, slug, edit=True)
     form = StudyEditForm(request.POST or None, instance=study, user=request.user)
     if request.method == "POST" and form.is_valid():
         changes = {name: form.cleaned_data[name] for name in studies.EDITABLE_FIELDS}
@@ -132,12 +120,12 @@ def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """Show a study: settings, progress, import, anonymization jobs, review, export."""
-    study, role = _study_for(request, slug)
+    study, role = study_for(request, slug)
     entry = request.build_absolute_uri(reverse("participant-entry", kwargs={"slug": study.slug}))
     context = {
         "study": study,
         "role": role,
-        "can_edit": _can_edit(role),
+        "can_edit": role_can_edit(role),
         "progress": study_progress(study),
         "jobs": study_jobs(study),
         "import_form": ImportForm(),
@@ -173,7 +161,7 @@ def _linked_context(study: Study, user: Any) -> dict[str, Any]:
 @require_POST
 def study_import(request: HttpRequest, slug: str) -> HttpResponse:
     """Import an uploaded CSV/JSONL file; on any error show every error and write nothing."""
-    study, _ = _study_for(request, slug, edit=True)
+    study, _ = study_for(request, slug, edit=True)
     form = ImportForm(request.POST, request.FILES)
     if not form.is_valid():
         messages.error(request, " ".join(form.errors.get("file", [])))
@@ -202,7 +190,7 @@ def study_import(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def study_take_from_sources(request: HttpRequest, slug: str) -> HttpResponse:
     """Copy the source collection studies' new descriptions into this intruder study."""
-    study, _ = _study_for(request, slug, edit=True)
+    study, _ = study_for(request, slug, edit=True)
     try:
         report = descriptions_take_from_sources(study=study)
     except ValidationError as exc:
@@ -220,7 +208,7 @@ def study_take_from_sources(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def study_anonymize(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a background job that anonymizes the study's descriptions with the model."""
-    study, _ = _study_for(request, slug, edit=True)
+    study, _ = study_for(request, slug, edit=True)
     running = study.jobs.filter(
         kind="anonymize_study", status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
     ).first()
@@ -241,7 +229,7 @@ def _job_for(request: HttpRequest, pk: int, *, edit: bool = False) -> Job:
         if not request.user.is_superuser:
             raise Http404("no such job")
         return job
-    _study_for(request, job.study.slug, edit=edit)
+    study_for(request, job.study.slug, edit=edit)
     return job
 
 
@@ -272,7 +260,7 @@ def job_retry(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def export_table(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
     """Download one table of the study as CSV or JSONL."""
-    study, _ = _study_for(request, slug)
+    study, _ = study_for(request, slug)
     if table not in exports.TABLES or fmt not in exports.FORMATS:
         raise Http404("no such export")
     content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"

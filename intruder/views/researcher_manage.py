@@ -12,13 +12,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from intruder.models import Study
 from intruder.services import studies
-from intruder.views.researcher import _study_for
+from intruder.views.access import study_for
 from intruder.views.researcher_forms import CloneForm, MemberForm
 
 
 def _owned(request: HttpRequest, slug: str) -> Study:
     """Return the study if the user owns it (or is a superuser); editors may not manage it."""
-    study, role = _study_for(request, slug)
+    study, role = study_for(request, slug)
     if role != "owner":
         raise PermissionDenied("only the study's owner manages members, clones and archiving")
     return study

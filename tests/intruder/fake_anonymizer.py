@@ -20,7 +20,10 @@ class FakeCrash(RuntimeError):
 
 
 class FakeAnonymizer:
+    """An `anonymize.TextAnonymizer` without a model (the threshold is accepted, not used)."""
+
     model_version = "fake-1"
+    threshold = 0.5
 
     def __init__(self, crash_after: int | None = None) -> None:
         self.crash_after = crash_after

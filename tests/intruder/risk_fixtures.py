@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from intruder.models import AnonymizedText, Study
+from intruder.models import AnonymizedText, AttackRun, Study
 from tests.intruder.factories import make_description, make_study, make_target
 
 # Each made-up person has facts that recur across descriptions, as in real crowd texts.
@@ -69,3 +69,23 @@ def add_judgments(study: Study) -> None:
                 cosine=1.0 if named else 0.0,
                 identified=named,
             )
+
+
+def finished_cheap_run(methods: list[str]) -> AttackRun:
+    """Return a TF-IDF + BM25 run (3 folds) on a judged `risk_study`, executed to the end."""
+    from intruder.services import attack_runs, jobs
+
+    study = risk_study()
+    add_judgments(study)
+    run = attack_runs.attack_run_start(
+        study=study,
+        user=study.owner,
+        attacks=["tfidf", "bm25"],
+        methods=methods,
+        folds=3,
+        config=FAST_CONFIG,
+    )
+    job = jobs.job_execute(run.job.pk)
+    assert job.status == "succeeded", job.error
+    run.refresh_from_db()
+    return run

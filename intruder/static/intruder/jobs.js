@@ -1,4 +1,5 @@
-// Poll every unfinished job row (templates/researcher/_jobs.html) and reload when one ends.
+// Poll every unfinished job row (tr.job[data-job-url]: templates/researcher/_jobs.html and the
+// risk page) and update its progress bar; reload the page once a job ends so its results show.
 (function () {
   const rows = Array.from(document.querySelectorAll("tr.job")).filter(r => !r.dataset.finished);
   if (!rows.length) return;
@@ -12,7 +13,7 @@
         const j = await r.json();
         row.querySelector('[data-field="status"]').textContent = j.status;
         row.querySelector('[data-field="bar"]').style.width = j.progress_pct + "%";
-        row.querySelector(".progress").setAttribute("aria-valuenow", Math.round(j.progress_pct));
+        row.querySelector(".progress")?.setAttribute("aria-valuenow", Math.round(j.progress_pct));
         const counts = j.progress_total ? `${j.progress_done}/${j.progress_total} ` : "";
         row.querySelector('[data-field="message"]').textContent = counts + j.message;
         const waiting = document.getElementById("job-waiting-" + j.id);

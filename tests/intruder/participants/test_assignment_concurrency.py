@@ -8,49 +8,19 @@ import random
 import threading
 from collections import Counter
 
-import pytest
-from django.db import connection, connections
-
 from intruder.models import Assignment, Judgment, Participant, PersonGroup, Study
 from intruder.services.assignment import assignment_next
 from intruder.services.judgments import judgment_submit
 from intruder.services.participants import participant_consent_give, participant_enroll
 from tests.intruder.factories import make_participant, make_study, make_text, make_texts
+from tests.races import POSTGRES_RACES, run_threads
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql",
-        reason="threaded race test needs PostgreSQL (set DATABASE_URL); SQLite locks writers",
-    ),
-]
+pytestmark = POSTGRES_RACES
 
 PARTICIPANTS = 16
 TEXTS = 10
 JUDGMENTS_PER_TEXT = 2
 ITEMS = 3
-
-
-def run_threads(target, args_list):
-    barrier = threading.Barrier(len(args_list))
-    errors = []
-
-    def wrapped(*args):
-        try:
-            barrier.wait()
-            target(*args)
-        except Exception as error:  # collected and asserted on below
-            errors.append(repr(error))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=wrapped, args=args) for args in args_list]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads)
-    return errors
 
 
 def test_racing_participants_never_over_assign_nor_lose_or_duplicate_judgments():

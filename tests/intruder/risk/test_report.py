@@ -8,26 +8,19 @@ from sklearn.metrics import cohen_kappa_score
 from intruder.analysis.risk import STRONGEST
 from intruder.selectors.risk import run_report
 from intruder.services import attack_runs, jobs
-from tests.intruder.risk_fixtures import FAST_CONFIG, HUMAN_HITS, add_judgments, risk_study
+from tests.intruder.risk_fixtures import (
+    FAST_CONFIG,
+    HUMAN_HITS,
+    finished_cheap_run,
+    risk_study,
+)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def finished_run():
-    study = risk_study()
-    add_judgments(study)
-    run = attack_runs.attack_run_start(
-        study=study,
-        user=study.owner,
-        attacks=["tfidf", "bm25"],
-        methods=["textwash-model", "clear", "spacy-ner"],
-        folds=3,
-        config=FAST_CONFIG,
-    )
-    job = jobs.job_execute(run.job.pk)
-    assert job.status == "succeeded", job.error
-    return run
+    return finished_cheap_run(["textwash-model", "clear", "spacy-ner"])
 
 
 def test_report_puts_human_results_beside_every_attack(finished_run):

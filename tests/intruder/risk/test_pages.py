@@ -11,27 +11,17 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from intruder.models import AttackRun, Job, StudyMember
-from intruder.services import attack_runs, jobs
+from intruder.services import jobs
 from tests.intruder.factories import make_member, make_user
-from tests.intruder.risk_fixtures import FAST_CONFIG, add_judgments, risk_study
+from tests.intruder.risk_fixtures import FAST_CONFIG, finished_cheap_run, risk_study
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def study_with_run():
-    study = risk_study()
-    add_judgments(study)
-    run = attack_runs.attack_run_start(
-        study=study,
-        user=study.owner,
-        attacks=["tfidf", "bm25"],
-        methods=["textwash-model", "clear"],
-        folds=3,
-        config=FAST_CONFIG,
-    )
-    jobs.job_execute(run.job.pk)
-    return study, run
+    run = finished_cheap_run(["textwash-model", "clear"])
+    return run.study, run
 
 
 def client_for(user) -> Client:

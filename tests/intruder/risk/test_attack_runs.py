@@ -7,7 +7,6 @@ import pytest
 from attacks.registry import get_attack
 from intruder.models import AttackResult, AttackRun, Job
 from intruder.services import attack_runs, jobs
-from tests.attacks.conftest import tiny_bert_dir  # noqa: F401 (a fixture)
 from tests.intruder.factories import make_description, make_user
 from tests.intruder.risk_fixtures import FACTS, FAST_CONFIG, risk_study
 
@@ -183,7 +182,7 @@ def test_study_methods_lists_each_method_once():
     assert attack_runs.study_methods(study) == ["textwash-model"]
 
 
-def test_tria_runs_per_fold_through_the_public_attack_interface(tiny_bert_dir):  # noqa: F811
+def test_tria_runs_per_fold_through_the_public_attack_interface(tiny_bert_dir):
     study = risk_study(per_person=2)
     config = {
         **FAST_CONFIG,

@@ -13,11 +13,11 @@ from django.core.management import call_command
 from intruder.auth import DEMO_PASSWORD
 from intruder.demo import DEMO_DIR, load_demo
 from intruder.models import AnonymizedText, Description, Job, Study, TargetPerson
-from intruder.services import anonymization
+from intruder.services import anonymization, review
 from intruder.services.participants import EnrolmentRefused, participant_enroll
 from tests.intruder.fake_anonymizer import FakeAnonymizer
 
-MODEL_DIR = Path(__file__).resolve().parents[2] / "anonymize" / "models"
+MODEL_DIR = Path(__file__).resolve().parents[3] / "anonymize" / "models"
 
 
 def rows(name: str) -> list[dict]:
@@ -117,7 +117,7 @@ def test_demo_with_the_shipped_model_masks_names(settings) -> None:
     texts = AnonymizedText.objects.filter(description__study__slug="demo-intruder")
     assert texts.count() == 30
     assert all(t.spans for t in texts)
-    leaking = [t.pk for t in texts if "target name" in " ".join(anonymization.leak_warnings(t))]
+    leaking = [t.pk for t in texts if "target name" in " ".join(review.leak_warnings(t))]
     assert len(leaking) <= 3, leaking
 
 

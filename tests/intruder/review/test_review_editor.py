@@ -8,7 +8,7 @@ from django.test import Client
 from django.urls import reverse
 
 from intruder.models import AnonymizedText
-from intruder.services.anonymization import anonymized_text_set_spans
+from intruder.services.review import anonymized_text_set_spans
 from tests.intruder.factories import make_description, make_member, make_study, make_target
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from intruder.models import Assignment, Participant, PersonGroup, Study
 from intruder.selectors.participant import intruder_group_capacities
 from intruder.services.participants import (
     EnrolmentRefused,
-    intruder_group_choose,
+    least_claimed_group,
     participant_consent_give,
     participant_enroll,
 )
@@ -164,10 +164,10 @@ def test_intruder_group_goes_where_most_judgments_are_missing():
     famous.description.target.save()
     for _ in range(2):
         make_text(study=study)  # fictitious by default
-    assert intruder_group_choose(study=study) == PersonGroup.FICTITIOUS
+    assert least_claimed_group(intruder_group_capacities(study=study)) == PersonGroup.FICTITIOUS
     study.groups = [PersonGroup.FAMOUS]
     study.save()
-    assert intruder_group_choose(study=study) == PersonGroup.FAMOUS
+    assert least_claimed_group(intruder_group_capacities(study=study)) == PersonGroup.FAMOUS
 
 
 def test_full_study_refuses_new_intruders():
@@ -239,4 +239,4 @@ def test_finished_participants_owe_nothing_and_started_ones_owe_their_remaining_
     assert (capacities["famous"].completed, capacities["famous"].owed) == (3, 1)
     assert capacities["famous"].unclaimed == 0
     assert capacities["fictitious"].unclaimed == 4
-    assert intruder_group_choose(study=study) == PersonGroup.FICTITIOUS
+    assert least_claimed_group(intruder_group_capacities(study=study)) == PersonGroup.FICTITIOUS

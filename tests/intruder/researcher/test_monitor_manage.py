@@ -1,5 +1,5 @@
 """Monitoring shows steps, times, plots and the full alert; study management (members, clone,
-archive) works without the admin. (The preview has its own tests: test_researcher_preview.py.)"""
+archive) works without the admin. (The preview has its own tests: researcher/test_preview.py.)"""
 
 from __future__ import annotations
 

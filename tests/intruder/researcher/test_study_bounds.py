@@ -32,7 +32,7 @@ from tests.intruder.factories import (
     make_text,
     make_user,
 )
-from tests.intruder.test_researcher_studies import FORM
+from tests.intruder.researcher.test_studies import FORM
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 
 from intruder.analysis.frames import AnalysisInputError, data_warnings, empty_judgments
+from intruder.analysis.layouts import rates_layout
 from intruder.analysis.per_text import per_text
-from intruder.analysis.rates import identification_rates, paper_layout, percent_se
+from intruder.analysis.rates import identification_rates, percent_se
 from tests.intruder.analysis_fixtures import THRESHOLD, fixture_judgments, fixture_texts
 
 
@@ -122,7 +123,7 @@ def test_single_observation_has_undefined_se_and_a_note(texts):
 
 
 def test_paper_layout_has_the_papers_columns(judgments, texts):
-    table = paper_layout(identification_rates(judgments, texts, THRESHOLD))
+    table = rates_layout(identification_rates(judgments, texts, THRESHOLD), "target_name")
     assert list(table.columns) == ["Name", "M", "SD", "% identified", "SE % identified"]
     assert table.iloc[0].tolist() == ["Ann Lee", 0.62, 0.37, 66.67, 33.33]
 

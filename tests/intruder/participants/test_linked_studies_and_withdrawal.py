@@ -15,13 +15,13 @@ from django.utils import timezone
 from intruder.models import AnonymizedText, Assignment, Judgment, PersonGroup, Study
 from intruder.selectors.linked import studies_linked
 from intruder.selectors.participant import Step
-from intruder.services.anonymization import anonymized_text_set_status
 from intruder.services.judgments import JudgmentRejected, judgment_submit
 from intruder.services.participants import (
     EnrolmentRefused,
     participant_current_step,
     participant_enroll,
 )
+from intruder.services.review import anonymized_text_set_status
 from intruder.services.studies import study_update
 from tests.intruder.factories import (
     make_participant,

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.test import Client
 from gunicorn.config import Config
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_gunicorn_conf_sets_only_settings_gunicorn_knows() -> None:

@@ -9,7 +9,7 @@ from django.urls import reverse
 from intruder.models import AnonymizedText
 from intruder.selectors.researcher import servable_texts
 from intruder.services import anonymization, leaks
-from intruder.services.anonymization import (
+from intruder.services.review import (
     SpanEditError,
     StaleRevisionError,
     StatusError,

@@ -23,7 +23,7 @@ from intruder.models import Job
 from intruder.services import jobs
 from tests.intruder.factories import make_job, make_user
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 PRODUCTION_ENV = {
     "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),

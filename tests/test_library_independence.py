@@ -1,0 +1,51 @@
+"""`anonymize` and `attacks` are plain libraries: no Django, no `intruder`, not each other.
+
+Each check runs in a fresh interpreter with no Django settings, imports every module of one
+library, and reports which top-level packages ended up loaded.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+IMPORT_ALL = """
+import importlib, json, pkgutil, sys
+package = importlib.import_module(sys.argv[1])
+walked = pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+# __main__ runs the CLI on import; what it imports is cli, which is imported here.
+modules = [m.name for m in walked if not m.name.endswith(".__main__")]
+for name in modules:
+    importlib.import_module(name)
+print(json.dumps({"modules": modules, "loaded": sorted({m.split(".")[0] for m in sys.modules})}))
+"""
+
+
+def _loaded_after_importing(package: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    env["PYTHONPATH"] = str(REPO)
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_ALL, package],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(("package", "other"), [("anonymize", "attacks"), ("attacks", "anonymize")])
+def test_library_imports_without_django_intruder_or_the_other_library(package, other):
+    result = _loaded_after_importing(package)
+    assert len(result["modules"]) > 5  # every module was imported, not just the package
+    loaded = set(result["loaded"])
+    assert package in loaded
+    assert not loaded & {"django", "rest_framework", "intruder", "guard", other}

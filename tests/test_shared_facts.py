@@ -1,0 +1,51 @@
+"""Facts both layers need have one home (`anonymize.names`), and every user agrees on them."""
+
+import pytest
+
+from anonymize import alignment, names, placeholders
+from intruder import scoring
+from intruder.services import leaks
+
+
+def test_name_suffixes_are_one_set_for_alignment_and_scoring():
+    assert alignment.NAME_SUFFIXES is names.NAME_SUFFIXES
+    assert scoring.NAME_SUFFIXES is names.NAME_SUFFIXES
+
+
+@pytest.mark.parametrize(
+    ("person", "surname"),
+    [("Hermann Pacocha Jr", "pacocha"), ("Henry Ford IV", "ford"), ("Louis Dupont V", "dupont")],
+)
+def test_alignment_and_scoring_agree_on_the_surname(person, surname):
+    _, lasts = alignment._name_parts(person)
+    assert lasts == {surname}
+    assert scoring.surname_of(person) == surname
+
+
+def test_honorifics_of_placeholders_are_not_identifying_in_leak_checks():
+    """The Textwash marker words (MR/MS, TITLE) never count as a name part of an alias."""
+    assert placeholders.MR_MS_WORDS | placeholders.TITLE_WORDS <= names.NON_IDENTIFYING_NAME_WORDS
+    parts = leaks.name_parts(["Doctor Ludwig van Brandt III", "Madame Odette"])
+    assert sorted(parts) == sorted(
+        ["Doctor Ludwig van Brandt III", "Madame Odette", "Ludwig", "Brandt", "Odette"]
+    )
+
+
+def test_analyses_recognise_every_placeholder_the_anonymizer_writes():
+    from anonymize.labels import SPAN_CATEGORIES, UNINDEXED_CATEGORIES
+    from intruder.analysis.text import PLACEHOLDER_CATEGORIES, PLACEHOLDER_PATTERN
+
+    written = set(SPAN_CATEGORIES) - UNINDEXED_CATEGORIES
+    assert written <= set(PLACEHOLDER_CATEGORIES)
+    for category in written:
+        match = PLACEHOLDER_PATTERN.search(f"met {category}_2 there")
+        assert match and match.group("category") == category
+
+
+def test_one_spacy_pipeline_name_everywhere():
+    from anonymize.annotations import tab_metrics
+    from anonymize.baseline_spacy import SPACY_MODEL
+    from intruder.analysis import construct_loss
+
+    assert tab_metrics.SPACY_MODEL is SPACY_MODEL
+    assert construct_loss.SPACY_MODEL is SPACY_MODEL
