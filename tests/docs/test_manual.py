@@ -360,7 +360,16 @@ SYSTEM_VARIABLES = {"PATH", "HOME", "USER", "TMPDIR"}
 
 def variables_read_by_the_code() -> set[str]:
     names: set[str] = set()
-    for folder in ("intruder", "anonymize", "attacks", "guard", "benchmarks", "scripts", "tests"):
+    for folder in (
+        "intruder",
+        "anonymize",
+        "attacks",
+        "guard",
+        "research_data",
+        "benchmarks",
+        "scripts",
+        "tests",
+    ):
         for path in (REPO / folder).rglob("*.py"):
             names |= set(PY_ENV.findall(path.read_text(encoding="utf-8")))
     for path in [REPO / "gunicorn.conf.py", REPO / "manage.py"]:
