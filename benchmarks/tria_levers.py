@@ -6,7 +6,9 @@ threads, fused AdamW and caches. Each measurement is short; run it under the sha
         --out benchmarks/results/tria_levers.json
 
 ``--only optimizer`` (fused AdamW) or ``--only attention`` (eager vs SDPA attention in training)
-measures just that lever and merges it into ``--out``.
+measures just that lever and merges it into ``--out``. ``--only stages`` times the attack's own
+stage functions (MLM pre-training, fine-tuning, prediction) on a fixed slice of WikiActors, in
+bf16 and fp32: the guard that a change of training code keeps its windows/s.
 """
 
 from __future__ import annotations
@@ -137,6 +139,79 @@ def attention_lever(base_model: str, tokenizer, curated, train, labels, n_labels
     return result
 
 
+STAGE_MLM_WINDOWS = 48
+STAGE_FINETUNING_WINDOWS = 480
+STAGE_REPEATS = 2
+
+
+def stage_lever(base_model: str, tokenizer, curated, names, eval_windows, precision: str) -> dict:
+    """Return windows/s of the attack's MLM, fine-tuning and prediction functions.
+
+    Each stage runs STAGE_REPEATS times on the same slice; the best rate is the least disturbed
+    by other load on the machine, and every repeat is kept.
+    """
+    import tempfile
+
+    from transformers import AutoModelForSequenceClassification
+
+    from attacks.tria import StageTimer, autocast_dtype, finetune_classifier
+
+    configure_threads(0)
+    device = resolve_device()
+    label_of = {n: i for i, n in enumerate(sorted(set(names)))}
+    pre = build_windows(tokenizer, curated, 512, 128)
+    pre = Windows(pre.input_ids[:STAGE_MLM_WINDOWS], pre.doc_index[:STAGE_MLM_WINDOWS])
+    train = build_windows(tokenizer, curated, 100, 25)
+    keep = slice(0, STAGE_FINETUNING_WINDOWS)
+    train = Windows(train.input_ids[keep], train.doc_index[keep])
+    labels = [label_of[names[i]] for i in train.doc_index]
+    rates: dict[str, list[float]] = {"mlm": [], "finetuning": [], "prediction": []}
+    for _ in range(STAGE_REPEATS):
+        with tempfile.TemporaryDirectory() as tmp:
+            config = TRIAConfig(
+                base_model_name=base_model,
+                precision=precision,
+                pretraining_epochs=1,
+                finetuning_epochs=1,
+                cache_dir="",
+                output_folder_path=tmp,
+            )
+            stats: dict[str, Any] = {}
+            timer = StageTimer(stats)
+            pretrain_mlm(base_model, tokenizer, pre, config, device, timer=timer)
+            rates["mlm"].append(stats["stages"]["pretraining"]["windows_per_s"])
+            set_seed(0)
+            model = AutoModelForSequenceClassification.from_pretrained(
+                base_model, num_labels=len(label_of), attn_implementation="eager"
+            )
+            finetune_classifier(
+                model,
+                train,
+                labels,
+                sorted(label_of),
+                config,
+                device,
+                tokenizer.pad_token_id,
+                timer=timer,
+            )
+            rates["finetuning"].append(stats["stages"]["finetuning"]["windows_per_s"])
+            dtype = autocast_dtype(precision, device)
+            start = time.perf_counter()
+            window_logits(model, eval_windows, 64, device, dtype, True, tokenizer.pad_token_id)
+            rates["prediction"].append(len(eval_windows) / (time.perf_counter() - start))
+    result: dict[str, Any] = {
+        "windows": {
+            "mlm": len(pre),
+            "finetuning": len(train),
+            "prediction": len(eval_windows),
+        },
+        "repeats": rates,
+    }
+    for stage, values in rates.items():
+        result[f"{stage}_windows_per_s"] = max(values)
+    return result
+
+
 def main() -> None:
     """Run every lever measurement and write JSON."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -145,8 +220,14 @@ def main() -> None:
     parser.add_argument("--base-model", default="", help="local model dir (default MiniLM)")
     parser.add_argument("--cache-dir", default=str(REPO / "runs" / "cache" / "attacks"))
     parser.add_argument(
-        "--only", choices=["optimizer", "attention"], help="measure one lever, merge into --out"
+        "--only",
+        choices=["optimizer", "attention", "stages"],
+        help="measure one lever, merge into --out",
     )
+    parser.add_argument(
+        "--precisions", nargs="+", default=["bf16"], help="for --only stages: bf16 and/or fp32"
+    )
+    parser.add_argument("--label", default="", help="key suffix for --only stages (e.g. before)")
     args = parser.parse_args()
 
     from transformers import (
@@ -193,15 +274,25 @@ def main() -> None:
 
     if args.only:
         report = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
+        key = args.only
         if args.only == "optimizer":
             lever = optimizer_lever(base_model, train, labels, len(label_of), pad_id)
+        elif args.only == "stages":
+            lever = {
+                precision: stage_lever(
+                    base_model, tokenizer, curated, names, eval_windows, precision
+                )
+                for precision in args.precisions
+            }
+            key = f"stages_{args.label}" if args.label else "stages"
         else:
             lever = attention_lever(
                 base_model, tokenizer, curated, train, labels, len(label_of), pad_id
             )
-        report[args.only] = {**lever, "loadavg": os.getloadavg()}
+        report[key] = {**lever, "loadavg": os.getloadavg()}
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        print(json.dumps(report[args.only], indent=2))
+        print(json.dumps(report[key], indent=2))
         return
 
     # Bucketing: padding waste of the batches, and timed prediction of all eval windows.
