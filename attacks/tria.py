@@ -57,6 +57,19 @@ def resolve_base_model(config: TRIAConfig) -> str:
     return path
 
 
+def is_main_process() -> bool:
+    """Return whether this is the process that writes files (rank 0 under torchrun/accelerate)."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def wait_for_everyone() -> None:
+    """Wait until every process of a torchrun/accelerate job gets here (no-op alone)."""
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        from accelerate import PartialState
+
+        PartialState().wait_for_everyone()
+
+
 def resolve_device() -> torch.device:
     """Return the GPU when one is present, else the CPU."""
     return torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
@@ -226,16 +239,12 @@ def pretrain_mlm(
     cached by content (base model, settings and windows), so a rerun on the same background
     knowledge skips this stage, and a crashed one resumes from its last epoch's checkpoint.
     """
-    from transformers import (
-        AutoModel,
-        AutoModelForMaskedLM,
-        DataCollatorForLanguageModeling,
-        Trainer,
-    )
+    from transformers import AutoModel, AutoModelForMaskedLM, DataCollatorForLanguageModeling
 
     from attacks.tria_trainer import (
         MaskedOnlyMLM,
         ProgressReporter,
+        TRIATrainer,
         training_arguments,
         window_dataset,
     )
@@ -277,7 +286,7 @@ def pretrain_mlm(
             batch_size=config.pretraining_batch_size,
             bf16=bf16,
         )
-        trainer = Trainer(
+        trainer = TRIATrainer(
             model=MaskedOnlyMLM(model),
             args=args,
             train_dataset=window_dataset(windows),
@@ -285,7 +294,9 @@ def pretrain_mlm(
             callbacks=[ProgressReporter(progress, "pretraining")],
         )
         trainer.train(resume_from_checkpoint=resume_checkpoint(checkpoints if cache else None))
-        shutil.rmtree(checkpoints, ignore_errors=True)
+        wait_for_everyone()
+        if is_main_process():
+            shutil.rmtree(checkpoints, ignore_errors=True)
     for parameter in model.parameters():
         parameter.requires_grad_(True)
     if timer:
@@ -300,11 +311,13 @@ def pretrain_mlm(
         )
     # Keep the encoder (with the base checkpoint's pooler, which MLM does not train) and
     # drop the vocabulary head, as in Sect. 5.4.
-    encoder = AutoModel.from_pretrained(base_model)
-    encoder.load_state_dict(model.base_model.state_dict(), strict=False)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    encoder.save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
+    if is_main_process():
+        encoder = AutoModel.from_pretrained(base_model)
+        encoder.load_state_dict(model.base_model.state_dict(), strict=False)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        encoder.save_pretrained(out_dir)
+        tokenizer.save_pretrained(out_dir)
+    wait_for_everyone()  # the other processes load what rank 0 wrote
     return str(out_dir)
 
 
@@ -472,7 +485,9 @@ def finetune_classifier(
         on_epoch=report_epoch,
     )
     trainer.train(resume_from_checkpoint=resume_checkpoint(checkpoint_dir))
-    shutil.rmtree(output_dir, ignore_errors=True)
+    wait_for_everyone()
+    if is_main_process():
+        shutil.rmtree(output_dir, ignore_errors=True)
 
     result = FinetuneResult(history=epoch_records(trainer.state.log_history, columns))
     epochs_run = round(trainer.state.epoch or 0)
@@ -678,6 +693,8 @@ class TRIAAttack(Attack):
         """Save the classifier, its tokenizer and attack.json (config, labels, stats)."""
         if self.model is None:
             raise RuntimeError("nothing to save: fit the attack first")
+        if not is_main_process():
+            return
         directory = Path(directory)
         self.model.save_pretrained(directory / MODEL_SUBDIR)
         self.tokenizer.save_pretrained(directory / MODEL_SUBDIR)

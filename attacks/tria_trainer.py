@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch.utils.data import SequentialSampler
-from transformers import Trainer, TrainerCallback, TrainingArguments
+from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
 from attacks.base import ProgressCallback
 from attacks.config import TRIAConfig
@@ -185,7 +185,7 @@ def predict_window_logits(trainer: Trainer, windows: Windows, bucketing: bool) -
 
 
 class TRIATrainer(Trainer):
-    """Score every evaluation set after each epoch; the dev set's TRIR drives selection.
+    """Train and predict TRIA's models; score every evaluation set after each epoch.
 
     ``evaluate`` returns ``eval_<column>`` = TRIR for each set, so the Trainer's own
     ``metric_for_best_model``, ``load_best_model_at_end`` and ``EarlyStoppingCallback`` pick
@@ -202,6 +202,8 @@ class TRIATrainer(Trainer):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        # Progress goes through ProgressReporter; the Trainer's printer would dump log dicts.
+        self.remove_callback(PrinterCallback)
         self.score_sets = score_sets
         self.epoch_timer = epoch_timer
         self.on_epoch = on_epoch
