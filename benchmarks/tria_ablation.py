@@ -8,6 +8,7 @@ crash. Heavy (40-55 min per run on 2 cores): run it under the shared lock::
     flock /tmp/heavy.lock python benchmarks/tria_ablation.py run            # every ablation
     flock /tmp/heavy.lock python benchmarks/tria_ablation.py run mlm_off    # one
     python benchmarks/tria_ablation.py table        # markdown table of what has finished
+    python benchmarks/tria_ablation.py head-probe   # MLM loss of MiniLM's head warm-up (minutes)
 
 Results go to benchmarks/results/tria_ablation_<name>.json.
 """
@@ -219,14 +220,75 @@ def table(extra: list[Path]) -> str:
     return "\n".join(lines)
 
 
+def head_probe(out: Path, steps: int = 20) -> dict[str, Any]:
+    """Return the held-out MLM loss of MiniLM's random head, trained alone at several rates.
+
+    Picks ``pretraining_head_warmup_learning_rate``: 160 training and 40 held-out windows of
+    128 tokens from the 50_eval background (raw text), batches of 8, encoder and tied
+    embeddings frozen; the held-out loss uses one fixed masking.
+    """
+    import random
+
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForLanguageModeling
+
+    sys.path.insert(0, str(REPO))
+    from attacks.tria import default_base_model, mlm_head_parameters
+
+    torch.set_num_threads(1)
+    base = default_base_model()
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    rows = json.loads((REPO / DATA).read_text(encoding="utf-8"))
+    windows = []
+    for text in [r["public_knowledge"] for r in rows if r.get("public_knowledge")][:60]:
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        for start in range(0, len(ids), 126):
+            window = [tokenizer.cls_token_id, *ids[start : start + 126], tokenizer.sep_token_id]
+            if len(window) == 128:
+                windows.append(window)
+    random.Random(0).shuffle(windows)
+    train, held_out = windows[:160], windows[160:200]
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
+
+    def held_out_loss(model) -> float:
+        model.eval()
+        torch.manual_seed(1)
+        with torch.no_grad():
+            return float(model(**collator([{"input_ids": w} for w in held_out])).loss)
+
+    report: dict[str, Any] = {"steps": steps, "batch": 8, "window_tokens": 128, "rates": {}}
+    for rate in (5e-5, 1e-3, 3e-3):
+        torch.manual_seed(0)
+        model = AutoModelForMaskedLM.from_pretrained(base)
+        report["random_head_loss"] = held_out_loss(model)
+        head = mlm_head_parameters(model)
+        for parameter in model.parameters():
+            parameter.requires_grad_(any(parameter is h for h in head))
+        optimizer = torch.optim.AdamW(head, lr=rate, eps=1e-6, weight_decay=0.0)
+        curve = []
+        for step in range(steps):
+            model.train()
+            batch = collator([{"input_ids": w} for w in train[step * 8 : step * 8 + 8]])
+            model(**batch).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            if step % 5 == 4:
+                curve.append({"step": step + 1, "held_out_loss": held_out_loss(model)})
+        report["rates"][str(rate)] = curve
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report
+
+
 def main() -> None:
-    """Run ablations or print the table."""
+    """Run ablations, the head probe, or print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run_parser = sub.add_parser("run", help="run ablations in order (finished ones are skipped)")
     run_parser.add_argument("names", nargs="*", help=", ".join(a.name for a in ABLATIONS))
     table_parser = sub.add_parser("table", help="print the markdown table")
     table_parser.add_argument("--extra", nargs="*", type=Path, default=[], help="other run JSONs")
+    probe_parser = sub.add_parser("head-probe", help="MLM loss of the head warm-up per rate")
+    probe_parser.add_argument("--out", type=Path, default=RESULTS / "tria_head_warmup_probe.json")
     args = parser.parse_args()
     if args.command == "run":
         unknown = set(args.names) - {a.name for a in ABLATIONS}
@@ -235,6 +297,8 @@ def main() -> None:
         for ablation in ABLATIONS:
             if not args.names or ablation.name in args.names:
                 run(ablation)
+    elif args.command == "head-probe":
+        print(json.dumps(head_probe(args.out), indent=2))
     else:
         print(table(args.extra))
 
