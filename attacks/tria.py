@@ -12,6 +12,7 @@ import json
 import os
 import random
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -325,16 +326,24 @@ def pretrain_mlm(
 
 
 def prediction_trainer(
-    model: torch.nn.Module, tokenizer: Any, config: TRIAConfig, device: torch.device
+    model: torch.nn.Module,
+    tokenizer: Any,
+    config: TRIAConfig,
+    device: torch.device,
+    scratch_dir: str | Path,
 ) -> Trainer:
-    """Return a Trainer that only predicts (batches of ``eval_batch_size``, bf16 if asked)."""
+    """Return a Trainer that only predicts (batches of ``eval_batch_size``, bf16 if asked).
+
+    The Trainer creates its output directory even to predict: ``scratch_dir`` is one the
+    caller removes afterwards.
+    """
     from transformers import DataCollatorWithPadding
 
     from attacks.tria_trainer import TRIATrainer, training_arguments
 
     args = training_arguments(
         config,
-        Path(config.output_folder_path) / "prediction",
+        scratch_dir,
         device,
         bf16=autocast_dtype(config.precision, device) is not None,
         save_strategy="no",
@@ -683,8 +692,11 @@ class TRIAAttack(Attack):
         texts = pretreat_documents([documents[d] for d in doc_ids], self.config, progress)
         windows = self._windows(texts, self.config.finetuning_window)
         start = time.perf_counter()
-        trainer = prediction_trainer(self.model, self.tokenizer, self.config, self.device)
-        logits = predict_window_logits(trainer, windows, self.config.length_bucketing)
+        with tempfile.TemporaryDirectory() as scratch:
+            trainer = prediction_trainer(
+                self.model, self.tokenizer, self.config, self.device, scratch
+            )
+            logits = predict_window_logits(trainer, windows, self.config.length_bucketing)
         StageTimer(self.stats).record("prediction", time.perf_counter() - start, len(windows))
         scores = document_logits(logits, windows.doc_index, len(doc_ids))
         return predictions_from_scores(doc_ids, scores, self.names, true_names, top_k)

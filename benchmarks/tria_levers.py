@@ -98,7 +98,7 @@ def stage_lever(base_model: str, tokenizer, curated, names, eval_windows, precis
             )
             rates["finetuning"].append(stats["stages"]["finetuning"]["windows_per_s"])
             start = time.perf_counter()
-            trainer = prediction_trainer(model, tokenizer, config, device)
+            trainer = prediction_trainer(model, tokenizer, config, device, tmp)
             predict_window_logits(trainer, eval_windows, config.length_bucketing)
             rates["prediction"].append(len(eval_windows) / (time.perf_counter() - start))
     result: dict[str, Any] = {

@@ -98,7 +98,8 @@ def test_window_logits_come_back_in_window_order_despite_length_grouping(tiny, t
     tokenizer, windows, _, make_model = tiny
     model = make_model().eval()
     assert len({len(w) for w in windows.input_ids}) > 1  # lengths differ: order is at stake
-    trainer = prediction_trainer(model, tokenizer, _config(tmp_path, eval_batch_size=2), CPU)
+    config = _config(tmp_path, eval_batch_size=2)
+    trainer = prediction_trainer(model, tokenizer, config, CPU, tmp_path / "scratch")
     logits = predict_window_logits(trainer, windows, bucketing=True)
     with torch.no_grad():
         direct = [
