@@ -508,10 +508,11 @@ def finetune_classifier(
         evaluate_sets(trainer, eval_sets, names, config)
     )
     if timer:
+        # Epochs trained by this process (a resumed run's earlier epochs are not timed here).
         timer.record(
             "finetuning",
-            sum(r["train_seconds"] for r in result.history) if result.history else 0.0,
-            len(windows) * epochs_run,
+            epoch_timer.total_seconds,
+            len(windows) * epoch_timer.epochs,
             epochs=epochs_run,
         )
         if result.history:

@@ -160,12 +160,16 @@ class EpochTimer(TrainerCallback):
     def __init__(self) -> None:
         self.started = 0.0
         self.last_seconds = 0.0
+        self.total_seconds = 0.0
+        self.epochs = 0
 
     def on_epoch_begin(self, args, state, control, **kwargs):
         self.started = time.perf_counter()
 
     def on_epoch_end(self, args, state, control, **kwargs):
         self.last_seconds = time.perf_counter() - self.started
+        self.total_seconds += self.last_seconds
+        self.epochs += 1
 
 
 def predict_window_logits(trainer: Trainer, windows: Windows, bucketing: bool) -> np.ndarray:
