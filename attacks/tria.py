@@ -276,7 +276,7 @@ def pretrain_mlm(
         trainable = {id(p) for p in mlm_head_parameters(model)} if phase == "head-warmup" else None
         for parameter in model.parameters():
             parameter.requires_grad_(trainable is None or id(parameter) in trainable)
-        # Checkpoints are only resumed from a content-keyed directory (same inputs).
+        # Checkpoints are only written to and resumed from a content-keyed directory.
         checkpoints = out_dir.with_name(f"{out_dir.name}-{phase}-checkpoints")
         args = training_arguments(
             config,
@@ -286,6 +286,7 @@ def pretrain_mlm(
             epochs=epochs,
             batch_size=config.pretraining_batch_size,
             bf16=bf16,
+            save_strategy="epoch" if cache else "no",
         )
         trainer = TRIATrainer(
             model=MaskedOnlyMLM(model),
