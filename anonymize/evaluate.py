@@ -13,8 +13,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from anonymize.alignment import AlignedDocument, name_word_categories
-from anonymize.labels import CATEGORIES, NONE, TEXTWASH_CATEGORIES, Word, category_of
+from anonymize.corpus import SPLIT_SEED, default_corpus_dir, load_aligned_corpus, split_by_person
+from anonymize.labels import (
+    CATEGORIES,
+    NONE,
+    TEXTWASH_CATEGORIES,
+    Word,
+    category_of,
+    validate_categories,
+)
+from anonymize.model import DEFAULT_MODEL_DIR, Anonymizer
 from anonymize.placeholders import Span
+from anonymize.rules import DEFAULT_RULES, RULE_ORDER
 
 LEAK_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -113,8 +123,6 @@ def predict_with_anonymizer(
     anonymizer, documents: Sequence[AlignedDocument], thresholds: Sequence[float]
 ) -> dict[float, list[list[str]]]:
     """Return word categories per threshold, running the model once for all thresholds."""
-    from anonymize.labels import validate_categories
-
     predictions = anonymizer.predict_words([d.text for d in documents])
     selected = validate_categories(None)
     result: dict[float, list[list[str]]] = {}
@@ -206,9 +214,6 @@ def calibrate_model(
     model_dir: str | Path | None, corpus_dir: str | Path | None, split: str = "dev"
 ) -> dict[str, object]:
     """Choose the model's threshold on `split` and save it in its config and manifest."""
-    from anonymize.corpus import default_corpus_dir
-    from anonymize.model import DEFAULT_MODEL_DIR, Anonymizer
-
     model_path = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
     documents = documents_of_split(
         model_path, Path(corpus_dir) if corpus_dir else default_corpus_dir(), split
@@ -280,15 +285,12 @@ def documents_of_split(model_dir: Path, corpus_dir: Path, split: str) -> list[Al
     Reusing the recorded document ids guarantees the test persons are the ones the model
     never saw; without a manifest the split is redone with the default seed.
     """
-    from anonymize.corpus import load_aligned_corpus, split_by_person
-    from anonymize.train import TrainConfig
-
     documents, _ = load_aligned_corpus(corpus_dir)
     manifest_path = model_dir / "training_manifest.json"
     if manifest_path.exists():
         ids = set(json.loads(manifest_path.read_text())["split_ids"][split])
         return [d for d in documents if d.id in ids]
-    return split_by_person(documents, seed=TrainConfig.seed)[split]
+    return split_by_person(documents, seed=SPLIT_SEED)[split]
 
 
 def run_evaluation(
@@ -305,9 +307,6 @@ def run_evaluation(
     emit: Callable[[str], None] = print,
 ) -> dict[str, dict]:
     """Score the model (and the spaCy baseline) on one split, print the table, save JSON."""
-    from anonymize.corpus import default_corpus_dir
-    from anonymize.model import DEFAULT_MODEL_DIR, Anonymizer
-
     model_path = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
     documents = documents_of_split(
         model_path, Path(corpus_dir) if corpus_dir else default_corpus_dir(), split
@@ -347,9 +346,6 @@ def rules_ablation_rows(anonymizer, documents: Sequence[AlignedDocument]) -> lis
     Besides agreement with Textwash's labels, each row counts the words the rules add and the
     gold-PSI words left unmasked, the privacy side that agreement alone hides.
     """
-    from anonymize.labels import validate_categories
-    from anonymize.rules import DEFAULT_RULES, RULE_ORDER
-
     predictions = anonymizer.predict_words([d.text for d in documents])
     selected = validate_categories(None)
     saved = anonymizer.rules

@@ -350,12 +350,15 @@ class Anonymizer:
                         encoded[t].case_ids[w.start : w.end], dtype=torch.long
                     )
                 inputs["token_type_ids"] = case_ids
+            # The model may sit on a GPU while it trains (dev scoring in anonymize.trainer).
+            device = getattr(self.model, "device", "cpu")
+            inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
             with (
                 torch.inference_mode(),
                 torch.autocast("cpu", torch.bfloat16, enabled=self.precision == "bf16"),
             ):
                 logits = self.model(**inputs).logits
-            probs = torch.softmax(logits.float(), dim=-1).numpy()
+            probs = torch.softmax(logits.float(), dim=-1).cpu().numpy()
             for r, (t, w) in enumerate(batch):
                 outputs[(t, w.start)] = probs[r, 1 : 1 + w.end - w.start]
         results = []

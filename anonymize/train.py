@@ -1,21 +1,33 @@
-"""Fine-tune the MiniLM BERT token classifier on labels recovered from Textwash's outputs."""
+"""Fine-tune the MiniLM BERT token classifier on labels recovered from Textwash's outputs.
+
+The loop, batching, padding, mixed precision, checkpoints and multi-GPU/multi-node runs are
+`transformers.Trainer`'s; what is ours is the data (word labels read back from Textwash's
+placeholders, cut into windows) and the dev score that selects the epoch: weighted F1 over
+PSI categories, computed on whole documents exactly as the anonymizer will be used.
+"""
 
 from __future__ import annotations
 
 import json
-import math
 import os
-import random
+import shutil
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from anonymize.alignment import AlignedDocument
 from anonymize.annotations.training import annotation_splits, score_before
-from anonymize.corpus import SPLITS, default_corpus_dir, load_aligned_corpus, split_by_person
+from anonymize.corpus import (
+    SPLIT_SEED,
+    SPLITS,
+    default_corpus_dir,
+    load_aligned_corpus,
+    split_by_person,
+)
 from anonymize.encoding import CASE_CLASSES, IGNORE_INDEX, encode_text, token_targets
+from anonymize.evaluate import evaluate_documents, write_metrics
 from anonymize.labels import ID2LABEL, LABEL2ID
+from anonymize.model import Anonymizer, cpu_supports_bf16
 from anonymize.windows import sliding_windows
 
 
@@ -48,22 +60,36 @@ class TrainConfig:
     epochs: float = field(default=8.0, metadata={"help": "training epochs"})
     max_steps: int = field(default=-1, metadata={"help": "stop after this many steps if > 0"})
     learning_rate: float = field(default=1.5e-4, metadata={"help": "peak AdamW learning rate"})
-    batch_size: int = field(default=16, metadata={"help": "windows per optimisation step"})
+    batch_size: int = field(
+        default=16, metadata={"help": "windows per optimisation step (per device)"}
+    )
     weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay"})
     warmup_ratio: float = field(default=0.1, metadata={"help": "share of steps for LR warm-up"})
-    seed: int = field(default=13, metadata={"help": "seed for split, init and data order"})
+    seed: int = field(default=SPLIT_SEED, metadata={"help": "seed for split, init and data order"})
     threads: int = field(default=2, metadata={"help": "torch CPU threads"})
     case_feature: bool = field(
         default=True,
         metadata={"help": "feed each word's capitalisation as token type id (uncased model)"},
     )
     bf16: bool = field(
-        default=False,
-        metadata={"help": "bf16 autocast for training (faster on CPUs with avx512_bf16/AMX)"},
+        default=True,
+        metadata={"help": "bf16 mixed precision where the GPU or CPU (AVX512-BF16/AMX) has it"},
     )
     select_on_dev: bool = field(
         default=True,
         metadata={"help": "score dev after each epoch and keep the epoch with best weighted F1"},
+    )
+    early_stopping_patience: int = field(
+        default=0,
+        metadata={"help": "stop after this many epochs without a better dev score (0 = never)"},
+    )
+    resume: bool = field(
+        default=False,
+        metadata={"help": "continue from the last checkpoint under <output-dir>/checkpoints"},
+    )
+    keep_checkpoints: bool = field(
+        default=False,
+        metadata={"help": "keep <output-dir>/checkpoints after a finished run (else deleted)"},
     )
     evaluate_splits: tuple[str, ...] = field(
         default=SPLITS, metadata={"help": "splits scored after training (metrics_<split>.json)"}
@@ -84,9 +110,16 @@ class TrainConfig:
             raise ValueError("stride must be in (0, max_length - 2]")
         if self.epochs <= 0 and self.max_steps <= 0:
             raise ValueError("set epochs > 0 or max_steps > 0")
+        if self.early_stopping_patience < 0:
+            raise ValueError("early_stopping_patience must be >= 0")
         unknown = set(self.evaluate_splits) - set(SPLITS)
         if unknown:
             raise ValueError(f"unknown splits {sorted(unknown)}")
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        """Return where Trainer keeps its checkpoints (the latest and the best on dev)."""
+        return self.output_dir / "checkpoints"
 
 
 def build_windows(
@@ -118,8 +151,13 @@ def build_windows(
 
 def _build_model(config: TrainConfig, tokenizer):
     """Return the token classifier to fine-tune, with the label maps saved in its config."""
+    import torch
     from transformers import BertConfig, BertForTokenClassification
 
+    # On CPU, attention dropout and padding masks send PyTorch's SDPA to its unfused math path,
+    # slower than eager attention (measured for the attack models: `benchmarks/tria_levers.py
+    # --only attention`); on a GPU SDPA's fused kernels win.
+    attention = "sdpa" if torch.cuda.is_available() else "eager"
     if config.tiny_random_model:
         bert_config = BertConfig(
             vocab_size=tokenizer.vocab_size,
@@ -132,14 +170,14 @@ def _build_model(config: TrainConfig, tokenizer):
             id2label=ID2LABEL,
             label2id=LABEL2ID,
         )
+        bert_config._attn_implementation = attention
         model = BertForTokenClassification(bert_config)
     else:
-        import torch
-
         # Train in fp32 even when continuing from our own fp16-saved checkpoint.
         model = BertForTokenClassification.from_pretrained(
             config.base_model or base_model_path(),
             dtype=torch.float32,
+            attn_implementation=attention,
             num_labels=len(LABEL2ID),
             id2label=ID2LABEL,
             label2id=LABEL2ID,
@@ -167,14 +205,61 @@ def add_case_embeddings(model) -> None:
     model.config.case_feature = True
 
 
+def training_arguments(config: TrainConfig, select: bool, metric: str):
+    """Return Trainer's settings for `config`; `select` = score dev each epoch, keep the best."""
+    import torch
+    from transformers import TrainingArguments
+
+    return TrainingArguments(
+        output_dir=str(config.checkpoint_dir),
+        num_train_epochs=config.epochs,
+        max_steps=config.max_steps,
+        per_device_train_batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        warmup_steps=config.warmup_ratio,  # a float below 1 is a share of all steps
+        lr_scheduler_type="linear",
+        max_grad_norm=1.0,
+        optim="adamw_torch_fused",
+        bf16=config.bf16,
+        use_cpu=not torch.cuda.is_available(),
+        train_sampling_strategy="group_by_length",
+        seed=config.seed,
+        logging_steps=20,
+        eval_strategy="epoch" if select else "no",
+        save_strategy="epoch",
+        save_total_limit=2,  # the latest checkpoint and the best on dev, for resuming
+        load_best_model_at_end=select,
+        metric_for_best_model=metric if select else None,
+        greater_is_better=True,
+        ddp_find_unused_parameters=False,  # every parameter gets a gradient
+        # BERT's loss is the mean over its own process's tokens; Trainer's default would also
+        # multiply it by the process count, as for models that divide by all processes' tokens.
+        average_tokens_across_devices=False,
+        disable_tqdm=False,  # a long job shows its progress bar, whatever the log level
+        report_to="none",
+    )
+
+
 def train(config: TrainConfig) -> dict[str, dict]:
     """Align the corpus, split by person, fine-tune, save fp16 weights and per-split metrics."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
-    from transformers import AutoTokenizer, set_seed
+    from transformers import (
+        AutoTokenizer,
+        DataCollatorForTokenClassification,
+        EarlyStoppingCallback,
+        set_seed,
+    )
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from anonymize.trainer import SELECTION_METRIC, DevScoringTrainer, LogLossAtEpochEnd
 
     set_seed(config.seed)
     torch.set_num_threads(config.threads)
+    # bf16 where the GPU (Ampere+) or the CPU (AVX512-BF16/AMX) has it; the manifest says what ran.
+    native = torch.cuda.is_bf16_supported() if torch.cuda.is_available() else cpu_supports_bf16()
+    config = replace(config, bf16=config.bf16 and native)
     if config.annotations is not None:
         splits, report = annotation_splits(config.annotations, seed=config.seed)
     else:
@@ -184,14 +269,38 @@ def train(config: TrainConfig) -> dict[str, dict]:
     train_windows = build_windows(
         splits["train"], tokenizer, config.max_length, config.stride, config.case_feature
     )
-    model = _build_model(config, tokenizer)
-    config.output_dir.mkdir(parents=True, exist_ok=True)
-    selector = EpochSelector(model, tokenizer, config, splits["dev"])
-    log_history, runtime = fit(
-        model, train_windows, config, pad_id=tokenizer.pad_token_id, on_epoch_end=selector.check
+    checkpoint = resume_checkpoint(config, get_last_checkpoint)
+    select = config.select_on_dev and bool(splits["dev"])
+    patience = config.early_stopping_patience if select else 0
+    trainer = DevScoringTrainer(
+        model=_build_model(config, tokenizer),
+        args=training_arguments(config, select, SELECTION_METRIC),
+        train_dataset=train_windows,
+        eval_dataset=splits["dev"] if select else None,
+        data_collator=DataCollatorForTokenClassification(tokenizer),  # pads labels with -100
+        processing_class=tokenizer,
+        callbacks=[LogLossAtEpochEnd(), *([EarlyStoppingCallback(patience)] if patience else [])],
+        window=(config.max_length, config.stride),
     )
-    # fit stops inside its last pass, so the final state is checked here, not in the callback.
-    selector.check(log_history[-1]["epoch"] if log_history else 0.0)
+    started = time.perf_counter()
+    trainer.train(resume_from_checkpoint=checkpoint)
+    runtime = time.perf_counter() - started
+    if not trainer.is_world_process_zero():
+        return {}  # in a multi-process run, the main process saves and scores
+    save_model(trainer.model, tokenizer, config.output_dir)
+    history = trainer.state.log_history
+    dev_history = [
+        {
+            "epoch": round(row["epoch"], 3),
+            "step": row["step"],
+            "weighted_f1_psi": round(row[f"eval_{SELECTION_METRIC}"], 4),
+            "binary_psi_f1": round(row["eval_binary_psi_f1"], 4),
+        }
+        for row in history
+        if f"eval_{SELECTION_METRIC}" in row
+    ]
+    best_step = trainer.state.best_global_step if select else None
+    selected = next((row["epoch"] for row in dev_history if row["step"] == best_step), None)
     manifest = {
         "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
         "alignment": report.to_dict(),
@@ -200,195 +309,40 @@ def train(config: TrainConfig) -> dict[str, dict]:
         "split_ids": {name: [d.id for d in docs] for name, docs in splits.items()},
         "train_windows": len(train_windows),
         "train_runtime_s": runtime,
-        "log_history": log_history,
-        "dev_history": selector.history,
-        "selected_epoch": selector.best_epoch,
+        "resumed_from": checkpoint,
+        "log_history": [row for row in history if "loss" in row],
+        "dev_history": dev_history,
+        "selected_epoch": selected if selected is not None else round(trainer.state.epoch, 3),
     }
     (config.output_dir / "training_manifest.json").write_text(json.dumps(manifest, indent=1))
+    if not config.keep_checkpoints:
+        shutil.rmtree(config.checkpoint_dir, ignore_errors=True)
     metrics = evaluate_saved_model(config, splits)
     if config.annotations is not None:
         metrics |= score_before(config.base_model, splits, config.threads)
     return metrics
 
 
-def score_in_memory(
-    model, tokenizer, config: TrainConfig, documents: list[AlignedDocument]
-) -> dict[str, object]:
-    """Score the model being trained on `documents` at the default threshold, without saving."""
-    from anonymize.evaluate import evaluate_predictions, predict_with_anonymizer
-    from anonymize.model import Anonymizer
-
-    model.eval()
-    anonymizer = Anonymizer(
-        model, tokenizer, "in-training", max_length=config.max_length, stride=config.stride
-    )
-    cutoff = anonymizer.threshold
-    predicted = predict_with_anonymizer(anonymizer, documents, [cutoff])[cutoff]
-    return evaluate_predictions(documents, predicted)
-
-
-class EpochSelector:
-    """Save the model at the epoch that scores best on dev (weighted F1 over PSI categories).
-
-    Without dev selection (or without dev documents) every check saves, so the last state
-    is kept, as before.
-    """
-
-    def __init__(self, model, tokenizer, config: TrainConfig, dev: list[AlignedDocument]):
-        """Remember what to score and where to save."""
-        self.model = model
-        self.tokenizer = tokenizer
-        self.config = config
-        self.dev = dev
-        self.history: list[dict] = []
-        self.best_score = float("-inf")
-        self.best_epoch: float | None = None
-
-    def check(self, epoch: float) -> None:
-        """Score the current state on dev and save it if it is the best so far."""
-        score = 0.0
-        if self.config.select_on_dev and self.dev:
-            scored = score_in_memory(self.model, self.tokenizer, self.config, self.dev)
-            score = scored["psi_categories"]["weighted"]["f1"]
-            entry = {
-                "epoch": epoch,
-                "weighted_f1_psi": round(score, 4),
-                "binary_psi_f1": round(scored["binary_psi"]["f1"], 4),
-            }
-            self.history.append(entry)
-            print(json.dumps({"dev": entry}), flush=True)
-        if score > self.best_score or not (self.config.select_on_dev and self.dev):
-            self.best_score, self.best_epoch = score, epoch
-            save_model(self.model, self.tokenizer, self.config.output_dir)
-
-
-def length_grouped_batches(
-    lengths: list[int], batch_size: int, rng: random.Random
-) -> list[list[int]]:
-    """Return shuffled batches of similar-length windows, so little compute goes to padding."""
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    chunk = batch_size * 50
-    batches = []
-    for start in range(0, len(order), chunk):
-        pool = sorted(order[start : start + chunk], key=lambda i: lengths[i])
-        batches += [pool[i : i + batch_size] for i in range(0, len(pool), batch_size)]
-    rng.shuffle(batches)
-    return batches
-
-
-def collate(windows: list[dict], pad_id: int):
-    """Pad a batch of windows into tensors; padded targets use the ignored label -100."""
-    import torch
-
-    width = max(len(w["input_ids"]) for w in windows)
-    input_ids = torch.full((len(windows), width), pad_id, dtype=torch.long)
-    labels = torch.full((len(windows), width), IGNORE_INDEX, dtype=torch.long)
-    attention_mask = torch.zeros((len(windows), width), dtype=torch.long)
-    token_type_ids = torch.zeros((len(windows), width), dtype=torch.long)
-    for row, window in enumerate(windows):
-        n = len(window["input_ids"])
-        input_ids[row, :n] = torch.tensor(window["input_ids"])
-        labels[row, :n] = torch.tensor(window["labels"])
-        attention_mask[row, :n] = 1
-        if "token_type_ids" in window:
-            token_type_ids[row, :n] = torch.tensor(window["token_type_ids"])
-    return {
-        "input_ids": input_ids,
-        "attention_mask": attention_mask,
-        "token_type_ids": token_type_ids,
-        "labels": labels,
-    }
-
-
-def fit(
-    model,
-    windows: list[dict],
-    config: TrainConfig,
-    pad_id: int,
-    on_epoch_end: Callable[[float], None] | None = None,
-) -> tuple[list[dict], float]:
-    """Train with AdamW and linear warm-up/decay; return the loss log and the runtime.
-
-    `on_epoch_end(epoch)` runs after each full pass, e.g. to score dev and keep the best
-    epoch, which also leaves a usable model if a long run on a shared machine is cut short.
-    """
-    import torch
-    from transformers import get_linear_schedule_with_warmup
-
-    rng = random.Random(config.seed)
-    lengths = [len(w["input_ids"]) for w in windows]
-    steps_per_epoch = math.ceil(len(windows) / config.batch_size)
-    total_steps = (
-        config.max_steps if config.max_steps > 0 else math.ceil(config.epochs * steps_per_epoch)
-    )
-    no_decay = ("bias", "LayerNorm.weight")
-    groups = [
-        {
-            "params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
-            "weight_decay": config.weight_decay,
-        },
-        {
-            "params": [p for n, p in model.named_parameters() if n.endswith(no_decay)],
-            "weight_decay": 0.0,
-        },
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=config.learning_rate)
-    scheduler = get_linear_schedule_with_warmup(
-        optimizer, int(config.warmup_ratio * total_steps), total_steps
-    )
-    model.train()
-    log_history: list[dict] = []
-    started = time.perf_counter()
-    step, running = 0, 0.0
-    while step < total_steps:
-        for batch_ids in length_grouped_batches(lengths, config.batch_size, rng):
-            batch = collate([windows[i] for i in batch_ids], pad_id)
-            # Weights and optimizer state stay fp32; only the forward/backward matmuls use bf16.
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
-                loss = model(**batch).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            step += 1
-            running += loss.item()
-            if step % 20 == 0 or step == total_steps:
-                entry = {
-                    "step": step,
-                    "epoch": round(step / steps_per_epoch, 3),
-                    "loss": round(running / (20 if step % 20 == 0 else step % 20), 4),
-                    "learning_rate": scheduler.get_last_lr()[0],
-                    "elapsed_s": round(time.perf_counter() - started, 1),
-                }
-                log_history.append(entry)
-                print(json.dumps(entry), flush=True)
-                running = 0.0
-            if step >= total_steps:
-                break
-        else:
-            if on_epoch_end is not None:
-                on_epoch_end(step // steps_per_epoch)
-                model.train()
-    model.eval()
-    return log_history, time.perf_counter() - started
+def resume_checkpoint(config: TrainConfig, last_checkpoint) -> str | None:
+    """Return the checkpoint to resume from (None: start afresh), never mixing two runs."""
+    found = last_checkpoint(str(config.checkpoint_dir)) if config.checkpoint_dir.is_dir() else None
+    if found is not None and not config.resume:
+        raise SystemExit(
+            f"error: {config.checkpoint_dir} holds checkpoints of an unfinished run; "
+            "pass --resume to continue it, or delete that folder to start afresh"
+        )
+    return found
 
 
 def save_model(model, tokenizer, output_dir: Path) -> None:
     """Save fp16 safetensors (half the size, same predictions) and the tokenizer alongside."""
-    was_training = model.training
     model.half().save_pretrained(output_dir, safe_serialization=True)
     model.float()
-    model.train(was_training)
     tokenizer.save_pretrained(output_dir)
 
 
 def evaluate_saved_model(config: TrainConfig, splits: dict[str, list[AlignedDocument]]):
     """Score the saved model on the requested splits and write metrics_<split>.json."""
-    from anonymize.evaluate import evaluate_documents, write_metrics
-    from anonymize.model import Anonymizer
-
     anonymizer = Anonymizer.load(config.output_dir, threads=config.threads)
     metrics = {}
     for name in config.evaluate_splits:

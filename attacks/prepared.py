@@ -9,17 +9,61 @@ the same inputs the attack would have built, at 1/k of the spaCy time.
 
 Each person's background is one text holding B_D and then B_D' (the reference trains on
 them as two documents of the same person; windows are cut from either the same way).
+
+``PreparedTexts.fit`` returns a ``PreparedAttack``: the fitted attack together with the
+pretreatment its inputs need, so callers (attack runs, the guard, benchmarks) hand it raw
+texts and every path pretreats the same way, here.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from attacks.background import TEXT_SEPARATOR
+from attacks.base import Attack, Prediction
 from attacks.config import TRIAConfig
 from attacks.curation import TextCache, anonymize_with_ner, curate_texts, open_cache
-from attacks.registry import ATTACKS
+from attacks.registry import ATTACKS, get_attack
+
+AttackFactory = Callable[[str, TRIAConfig], Attack]
+
+
+class PreparedAttack:
+    """A fitted attack whose inputs are pretreated by ``PreparedTexts``: predict on raw texts."""
+
+    def __init__(self, attack: Attack, prepared: PreparedTexts, curate: bool) -> None:
+        self.fitted = attack
+        self.prepared = prepared
+        self.curate = curate
+
+    @property
+    def name(self) -> str:
+        """Return the attack's registry name."""
+        return self.fitted.name
+
+    @property
+    def names(self) -> list[str]:
+        """Return the candidate persons, in the attack's column order."""
+        return self.fitted.names
+
+    def predict(
+        self,
+        documents: Mapping[str, str],
+        top_k: int = 5,
+        true_names: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> list[Prediction]:
+        """Pretreat ``documents`` (id -> raw text) as the background was, then predict."""
+        ids = list(documents)
+        treated = self.prepared.documents([documents[i] for i in ids], curate=self.curate)
+        return self.fitted.predict(
+            dict(zip(ids, treated, strict=True)),
+            top_k=top_k,
+            true_names=dict(true_names) if true_names is not None else None,
+            **options,
+        )
 
 
 class PreparedTexts:
@@ -40,6 +84,18 @@ class PreparedTexts:
         return dataclasses.replace(
             self.config, use_document_curation=False, anonymize_background_knowledge=False
         )
+
+    def fit(
+        self,
+        name: str,
+        texts_by_person: Mapping[str, Sequence[str]],
+        factory: AttackFactory | None = None,
+    ) -> PreparedAttack:
+        """Fit attack ``name`` on person -> texts pretreated here; return it ready to predict."""
+        curate = self.curates(name)
+        attack = (factory or get_attack)(name, self.attack_config())
+        attack.fit(self.background(texts_by_person, curate=curate))
+        return PreparedAttack(attack, self, curate)
 
     def documents(self, texts: Sequence[str], *, curate: bool) -> list[str]:
         """Return the texts as the attack would see them at prediction time."""

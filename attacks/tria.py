@@ -60,15 +60,16 @@ def resolve_base_model(config: TRIAConfig) -> str:
 
 def is_main_process() -> bool:
     """Return whether this is the process that writes files (rank 0 under torchrun/accelerate)."""
-    return int(os.environ.get("RANK", "0")) == 0
+    from accelerate import PartialState
+
+    return PartialState().is_main_process
 
 
 def wait_for_everyone() -> None:
     """Wait until every process of a torchrun/accelerate job gets here (no-op alone)."""
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        from accelerate import PartialState
+    from accelerate import PartialState
 
-        PartialState().wait_for_everyone()
+    PartialState().wait_for_everyone()
 
 
 def resolve_device() -> torch.device:

@@ -95,7 +95,13 @@ def command_guard(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         unknown = sorted(set(names) - set(ATTACKS))
         if unknown or not names:
             raise GuardInputError(f"--attacks: unknown {unknown}; choose from {sorted(ATTACKS)}")
-        config = GuardConfig(k=args.k, budget=args.budget, phrases=not args.no_phrases)
+        config = GuardConfig(
+            k=args.k,
+            budget=args.budget,
+            phrases=not args.no_phrases,
+            stop_words=not args.no_stop_words,
+            rare_zipf=args.rare_zipf,
+        )
         background = load_background(Path(args.background))
         rows = _read_jsonl(Path(args.input), ("id", "text", "target"))
         input_name = Path(args.input).name
@@ -124,7 +130,7 @@ def command_guard(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
     from tqdm import tqdm
 
     print(f"fitting {', '.join(names)} on {len(background)} candidates", file=stderr)
-    attacks = fit_attacks(background, names)
+    attacks = fit_attacks(background, names, resamples=args.resamples)
     bar = tqdm(total=len(items), desc="guard", file=stderr, disable=args.quiet)
     results = guard_texts(items, attacks, config, progress=lambda done, total: bar.update(1))
     bar.close()
@@ -169,6 +175,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="most words the guard may mask per text, as a share of its words (flagged beyond)",
     )
     guard.add_argument("--no-phrases", action="store_true", help="mask single words only")
+    guard.add_argument(
+        "--resamples",
+        type=int,
+        default=0,
+        help="also beat each attack fitted on this many random halves of the background",
+    )
+    guard.add_argument(
+        "--no-stop-words",
+        action="store_true",
+        help="never mask stop words, not even capitalised ones the attacks' curation keeps",
+    )
+    guard.add_argument(
+        "--rare-zipf",
+        type=float,
+        default=None,
+        help="first mask every word the background never contains that is rarer in English "
+        "than this Zipf frequency (wordfreq; e.g. 3.5); off by default",
+    )
     guard.add_argument(
         "--no-anonymize",
         dest="anonymize",

@@ -32,7 +32,16 @@ class Token:
     end: int
     text: str
     piece: str | None  # curated piece; None = dropped by curation (stop word)
-    candidate: bool  # a clear content word the guard may mask
+    candidate: bool  # a clear word the guard may mask
+
+    @property
+    def key(self) -> str:
+        """Return what groups occurrences of one word: its lemma (else its lower-cased form).
+
+        Masking "actress" while "actresses" stays would leave the lemma the attacks count.
+        """
+        piece = (self.piece or "").strip().lower()
+        return piece if piece and piece != "." else self.text.lower()
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,7 @@ class Unit:
 
     value: str  # lower-cased surface form, "word" or "word word"
     tokens: frozenset[int]
+    key: str = ""  # lemma(s) of the unit: what groups its occurrences
 
 
 @dataclass
@@ -113,35 +123,44 @@ class GuardDocument:
         return render(self.text, self.all_spans(masked))
 
     def units(self, masked: Iterable[int], phrases: bool = True) -> list[Unit]:
-        """Return the clear words (all occurrences) and adjacent phrases that could be masked."""
+        """Return the clear words (every occurrence of a lemma) and adjacent phrases to mask."""
         hidden = self.masked_before | set(masked)
         by_word: dict[str, set[int]] = {}
         by_phrase: dict[str, set[int]] = {}
+        values: dict[str, str] = {}
         previous: int | None = None
         for index, token in enumerate(self.tokens):
             clear = token.candidate and index not in hidden
             if not clear:
                 previous = None
                 continue
-            value = token.text.lower()
-            by_word.setdefault(value, set()).add(index)
+            key = token.key
+            by_word.setdefault(key, set()).add(index)
+            values.setdefault(key, token.text.lower())
             if phrases and previous is not None:
-                phrase = f"{self.tokens[previous].text.lower()} {value}"
+                phrase = f"{self.tokens[previous].key} {key}"
                 by_phrase.setdefault(phrase, set()).update((previous, index))
+                surface = f"{self.tokens[previous].text.lower()} {token.text.lower()}"
+                values.setdefault(phrase, surface)
             adjacent = index + 1 < len(self.tokens)
             nxt = self.tokens[index + 1] if adjacent else None
             previous = (
                 index if nxt is not None and not self.text[token.end : nxt.start].strip() else None
             )
-        units = [Unit(v, frozenset(t)) for v, t in by_word.items()]
-        units += [Unit(v, frozenset(t)) for v, t in by_phrase.items()]
+        units = [Unit(values[k], frozenset(t), k) for k, t in by_word.items()]
+        units += [Unit(values[k], frozenset(t), k) for k, t in by_phrase.items()]
         return units
 
 
 def prepare_documents(
-    items: Sequence[tuple[str, str, str, Sequence[Span]]], nlp: Any | None = None
+    items: Sequence[tuple[str, str, str, Sequence[Span]]],
+    nlp: Any | None = None,
+    keep_stop_words: bool = True,
 ) -> list[GuardDocument]:
-    """Tokenize (id, text, target, spans) items once with the attacks' spaCy pipeline."""
+    """Tokenize (id, text, target, spans) items once with the attacks' spaCy pipeline.
+
+    `keep_stop_words`: capitalised stop words the curation keeps may be masked too.
+    """
     from attacks.curation import CURATION_PIPES, curated_piece, load_spacy
 
     nlp = nlp or load_spacy()
@@ -158,14 +177,19 @@ def prepare_documents(
                 if covered:
                     masked.add(index)
                 content = bool(_CONTENT.search(token.text))
-                is_stop = token.text in stop_words or token.text.lower() in stop_words
+                piece = curated_piece(token, stop_words)
+                # A stop word counts only where the curation keeps it: capitalised ("She",
+                # "His" open a sentence) it reaches the lexical attacks and tells gender.
+                counted = piece is not None and (
+                    keep_stop_words or token.text.lower() not in stop_words
+                )
                 tokens.append(
                     Token(
                         start,
                         end,
                         token.text,
-                        curated_piece(token, stop_words),
-                        candidate=content and not is_stop and not covered and not token.is_space,
+                        piece,
+                        candidate=content and counted and not covered and not token.is_space,
                     )
                 )
             documents.append(

@@ -17,9 +17,10 @@ through the answers for every smaller k (`GuardResult.at_k`).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -50,6 +51,17 @@ class GuardConfig:
         default=(),
         metadata={"help": "smaller k whose crossing is verified too, for GuardResult.at_k"},
     )
+    stop_words: bool = field(
+        default=True,
+        metadata={"help": "may mask capitalised stop words the curation keeps (She, His)"},
+    )
+    rare_zipf: float | None = field(
+        default=None,
+        metadata={
+            "help": "first mask every clear word the guard's background never contains whose "
+            "Zipf frequency in English (wordfreq) is below this (None: off)"
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.k < 2:
@@ -58,6 +70,8 @@ class GuardConfig:
             raise ValueError(f"budget must be a share of words in (0, 1], got {self.budget}")
         if self.shortlist < 1:
             raise ValueError(f"shortlist must be at least 1, got {self.shortlist}")
+        if self.rare_zipf is not None and not 0.0 < self.rare_zipf <= 8.0:
+            raise ValueError(f"rare_zipf is a Zipf frequency in (0, 8], got {self.rare_zipf}")
 
 
 @dataclass
@@ -89,6 +103,8 @@ class GuardResult:
     seconds: float
     step_masks: list[frozenset[int]] = field(default_factory=list, repr=False)
     document: GuardDocument | None = field(default=None, repr=False)
+    # Leading steps taken whatever the ranks (rare unseen words): every k starts after them.
+    fixed_steps: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON line the CLI writes."""
@@ -117,9 +133,11 @@ class GuardResult:
         """
         if self.document is None:
             raise ValueError("this result does not keep its document")
-        if all(rank is None or rank >= k for rank in self.ranks_before.values()):
-            return (*self._prefix(0), False)
-        for index, step in enumerate(self.steps):
+        fixed = self.fixed_steps
+        ranks = self.steps[fixed - 1].ranks if fixed else self.ranks_before
+        if all(rank is None or rank >= k for rank in ranks.values()):
+            return (*self._prefix(self.fixed_steps), False)
+        for index, step in enumerate(self.steps[self.fixed_steps :], self.fixed_steps):
             if all(rank >= k for rank in step.ranks.values()):
                 return (*self._prefix(index + 1), False)
         return (*self._prefix(len(self.steps)), True)
@@ -191,6 +209,32 @@ def _best_unit(
     return units[int(np.argmax(gain_per_word))]
 
 
+@functools.lru_cache(maxsize=200_000)
+def zipf_frequency(word: str) -> float:
+    """Return the word's Zipf frequency in English (0 for words wordfreq never saw)."""
+    from wordfreq import zipf_frequency as frequency
+
+    return frequency(word, "en")
+
+
+def rare_unseen_units(
+    document: GuardDocument, scorers: Sequence[Scorer], threshold: float
+) -> list[Unit]:
+    """Return the clear words no lexical scorer's background holds and English rarely uses.
+
+    The guard cannot weigh a word its background never saw, but another attacker's background
+    may hold it; a rare word is then as likely as any to single the person out.
+    """
+    vocabularies = [v for s in scorers if (v := s.vocabulary()) is not None]
+    rare = []
+    for unit in document.units(frozenset(), phrases=False):
+        if any(unit.key in vocabulary for vocabulary in vocabularies):
+            continue
+        if max(zipf_frequency(unit.value), zipf_frequency(unit.key)) < threshold:
+            rare.append(unit)
+    return rare
+
+
 def guard_document(
     document: GuardDocument, scorers: Sequence[Scorer], config: GuardConfig
 ) -> GuardResult:
@@ -205,6 +249,17 @@ def guard_document(
     budget_words = max(1, math.floor(config.budget * document.word_count))
     steps: list[GuardStep] = []
     step_masks: list[frozenset[int]] = []
+    fixed_steps = 0
+    if active and config.rare_zipf is not None:
+        rare = rare_unseen_units(document, active, config.rare_zipf)
+        if rare:
+            masked = frozenset().union(*(u.tokens for u in rare))
+            current, _ = _ranks(active, document, masked)
+            ranks = _predicted_ranks(active, document, masked)
+            value = "rare, unseen: " + ", ".join(sorted(u.value for u in rare))
+            steps.append(GuardStep(value, len(masked), dict(ranks)))
+            step_masks.append(masked)
+            fixed_steps = 1
     reason = "rank >= k under every attack"
     flagged = False
     low = min(ranks.values(), default=config.k)
@@ -258,6 +313,7 @@ def guard_document(
         seconds=time.perf_counter() - started,
         step_masks=step_masks,
         document=document,
+        fixed_steps=fixed_steps,
     )
 
 
@@ -272,17 +328,39 @@ class GuardItem:
 
 
 def fit_attacks(
-    background: dict[str, str], names: Sequence[str], config: Any = None
+    background: Mapping[str, str | Sequence[str]],
+    names: Sequence[str],
+    config: Any = None,
+    resamples: int = 0,
+    seed: int = 0,
 ) -> dict[str, Any]:
-    """Fit the named attacks ('tfidf', 'bm25', 'dense', 'tria') on person -> background text."""
-    from attacks import TRIAConfig, get_attack
+    """Fit the named attacks ('tfidf', 'bm25', 'dense', 'tria') on person -> text(s).
 
-    config = config or TRIAConfig(cache_dir="")
-    attacks = {}
-    for name in names:
-        attack = get_attack(name, config)
-        attack.fit(background)
-        attacks[name] = attack
+    Pretreatment is `attacks.prepared`'s, as in the platform's attack runs: each text is
+    curated once (cached under `config.cache_dir`), and the returned attacks take raw texts.
+    `resamples` > 0 adds, per attack, that many copies fitted on a random half of each
+    person's texts ("tfidf~1", ...): a guard that must beat all of them does not stop on the
+    accidents of one background, the margin an attacker with other texts needs.
+    """
+    import random
+
+    from attacks import TRIAConfig
+    from attacks.prepared import PreparedTexts
+    from guard.scorers import RESAMPLE_MARK
+
+    prepared = PreparedTexts(config or TRIAConfig(cache_dir=""))
+    texts = {
+        person: [value] if isinstance(value, str) else list(value)
+        for person, value in background.items()
+    }
+    attacks = {name: prepared.fit(name, texts) for name in names}
+    rng = random.Random(seed)
+    for index in range(1, resamples + 1):
+        half = {
+            person: rng.sample(values, max(1, len(values) // 2)) for person, values in texts.items()
+        }
+        for name in names:
+            attacks[f"{name}{RESAMPLE_MARK}{index}"] = prepared.fit(name, half)
     return attacks
 
 
@@ -320,7 +398,9 @@ def guard_texts(
     from guard.scorers import scorer_for
 
     scorers = [scorer_for(name, attack) for name, attack in attacks.items()]
-    documents = prepare_documents([(i.doc_id, i.text, i.target, i.spans) for i in items])
+    documents = prepare_documents(
+        [(i.doc_id, i.text, i.target, i.spans) for i in items], keep_stop_words=config.stop_words
+    )
     results = []
     for done, document in enumerate(documents, 1):
         results.append(guard_document(document, scorers, config))

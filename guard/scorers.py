@@ -18,9 +18,11 @@ from typing import ClassVar
 import numpy as np
 
 from attacks.base import Attack
+from attacks.prepared import PreparedAttack
 from guard.document import GuardDocument
 
 Masking = frozenset[int]
+RESAMPLE_MARK = "~"
 
 
 def log_softmax_outcome(scores: np.ndarray, column: int) -> tuple[np.ndarray, np.ndarray]:
@@ -41,15 +43,21 @@ class Scorer:
 
     exact: ClassVar[bool] = False
 
-    def __init__(self, name: str, attack: Attack) -> None:
+    def __init__(self, name: str, attack: Attack | PreparedAttack) -> None:
         self.name = name
+        # `attack.predict` takes raw texts; the exact scorers read the fitted index itself.
         self.attack = attack
+        self.fitted = attack.fitted if isinstance(attack, PreparedAttack) else attack
 
     def outcomes(
         self, document: GuardDocument, maskings: Sequence[Masking]
     ) -> tuple[np.ndarray, np.ndarray]:
         """Return (log p(true person), true rank) per masking (guard tokens masked)."""
         raise NotImplementedError
+
+    def vocabulary(self) -> set[str] | None:
+        """Return the lower-cased terms the fitted background holds (None: not a lexical one)."""
+        return None
 
     def column(self, document: GuardDocument) -> int | None:
         """Return the true person's column, None when the attack has no background for them."""
@@ -64,11 +72,15 @@ class TFIDFScorer(Scorer):
 
     exact = True
 
+    def vocabulary(self) -> set[str]:
+        """Return the fitted vectorizer's terms (lemmas and lemma bigrams)."""
+        return set(self.fitted.vectorizer.vocabulary_)
+
     def outcomes(self, document, maskings):
         """Score every masking's curated text in one sparse product."""
         texts = [document.curated(m) for m in maskings]
-        cosines = (self.attack.vectorizer.transform(texts) @ self.attack.matrix.T).toarray()
-        return log_softmax_outcome(cosines / self.attack.temperature, self.column(document))
+        cosines = (self.fitted.vectorizer.transform(texts) @ self.fitted.matrix.T).toarray()
+        return log_softmax_outcome(cosines / self.fitted.temperature, self.column(document))
 
 
 class BM25Scorer(Scorer):
@@ -80,9 +92,9 @@ class BM25Scorer(Scorer):
 
     exact = True
 
-    def __init__(self, name: str, attack: Attack) -> None:
+    def __init__(self, name: str, attack: Attack | PreparedAttack) -> None:
         super().__init__(name, attack)
-        index = attack.index
+        index = self.fitted.index
         doc_len = np.asarray(index.doc_len, dtype=np.float64)
         norm = index.k1 * (1 - index.b + index.b * doc_len / index.avgdl)
         self.row_of: dict[str, int] = {}
@@ -92,6 +104,10 @@ class BM25Scorer(Scorer):
             self.row_of[term] = len(rows)
             rows.append(idf * freqs * (index.k1 + 1) / (freqs + norm))
         self.weights = np.vstack(rows) if rows else np.zeros((0, len(doc_len)))
+
+    def vocabulary(self) -> set[str]:
+        """Return the terms of the fitted index."""
+        return set(self.row_of)
 
     def outcomes(self, document, maskings):
         """Sum the weight rows of each masking's query tokens."""
@@ -104,7 +120,7 @@ class BM25Scorer(Scorer):
             ]
             if rows:
                 scores[row] = self.weights[rows].sum(axis=0)
-        return log_softmax_outcome(scores / self.attack.temperature, self.column(document))
+        return log_softmax_outcome(scores / self.fitted.temperature, self.column(document))
 
 
 class PredictScorer(Scorer):
@@ -123,6 +139,9 @@ class PredictScorer(Scorer):
 SCORERS: dict[str, type[Scorer]] = {"tfidf": TFIDFScorer, "bm25": BM25Scorer}
 
 
-def scorer_for(name: str, attack: Attack) -> Scorer:
-    """Return the exact scorer of a lexical attack, else the predict-based one."""
-    return SCORERS.get(name, PredictScorer)(name, attack)
+def scorer_for(name: str, attack: Attack | PreparedAttack) -> Scorer:
+    """Return the exact scorer of a lexical attack, else the predict-based one.
+
+    "tfidf~2" (`fit_attacks(resamples=...)`) is TF-IDF fitted on a resampled background.
+    """
+    return SCORERS.get(name.split(RESAMPLE_MARK)[0], PredictScorer)(name, attack)

@@ -94,5 +94,9 @@ def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
         k=int(params.get("k", 5)),
         attacks=tuple(params.get("attacks", ("tfidf", "bm25"))),
         budget=float(params.get("budget", 0.3)),
+        background=str(params.get("background", "cross_validated")),
+        background_documents=params.get("background_documents") or None,
         folds=int(params.get("folds", 5)),
+        # Rows so far, stored as they are made: the review page shows them while it runs.
+        publish=lambda summary: Job.objects.filter(pk=job.pk).update(result=summary),
     )

@@ -15,8 +15,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
-from intruder.models import PersonGroup, Study, StudyMember
+from intruder.models import AttackRun, PersonGroup, Study, StudyMember
 from intruder.services import studies
+from intruder.views.risk import MultipleFileField
 
 # Fields that only mean something for one kind of study; the form shows them for that kind.
 KIND_FIELDS: dict[str, str] = {
@@ -217,7 +218,31 @@ class CloneForm(forms.Form):
 
 
 class GuardForm(forms.Form):
-    """Settings of a "make texts k-anonymous against the machine" job."""
+    """Settings of a "make texts k-anonymous against the machine" job.
+
+    The background options are the risk report's attack runs' (`AttackRunForm`).
+    """
 
     k = forms.IntegerField(min_value=2, max_value=1000, initial=5)
     budget = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.3)
+    background = forms.ChoiceField(
+        choices=AttackRun.Background.choices,
+        initial=AttackRun.Background.CROSS_VALIDATED,
+        required=False,
+    )
+    folds = forms.IntegerField(
+        min_value=2, max_value=20, initial=5, label="k (folds)", required=False
+    )
+    documents = MultipleFileField(
+        required=False,
+        label="Background documents",
+        help_text="For uploaded background: TXT files named for the target key, or CSV/JSONL "
+        "with columns target and text.",
+    )
+
+    def clean_background(self) -> str:
+        return self.cleaned_data["background"] or AttackRun.Background.CROSS_VALIDATED
+
+    def clean_folds(self) -> int:
+        folds = self.cleaned_data["folds"]
+        return self.fields["folds"].initial if folds is None else folds

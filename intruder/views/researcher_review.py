@@ -14,15 +14,16 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from intruder.models import AnonymizedText, Job, Study
+from intruder.models import AnonymizedText, AttackRun, Job, Study
 from intruder.selectors.researcher import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
 from intruder.services import anonymization, jobs
+from intruder.services.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.services.leaks import BLOCKING_KINDS, LeakFinding, text_leak_findings
 from intruder.views.researcher import _can_edit, _study_for
 from intruder.views.researcher_forms import GuardForm
@@ -100,10 +101,10 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def latest_guard_results(study: Study) -> tuple[Job | None, dict[int, dict[str, Any]]]:
-    """Return the study's latest guard job and, once it succeeded, its row per text id."""
+    """Return the study's latest guard job and its row per text id, so far while it runs."""
     guard_job = study.jobs.filter(kind="guard_study").order_by("-created_at").first()
     guarded: dict[int, dict[str, Any]] = {}
-    if guard_job is not None and guard_job.status == Job.Status.SUCCEEDED:
+    if guard_job is not None and guard_job.status != Job.Status.FAILED:
         for row in (guard_job.result or {}).get("texts", []):
             ranks = [
                 (attack, before, row["rank_after"].get(attack))
@@ -355,11 +356,35 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
 def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a job that masks what lets the machine attacks rank each draft's person."""
     study, _ = _study_for(request, slug, edit=True)
-    form = GuardForm(request.POST)
+    form = GuardForm(request.POST, request.FILES)
     if not form.is_valid():
         errors = "; ".join(f"{field}: {' '.join(e)}" for field, e in form.errors.items())
         messages.error(request, f"Not queued: {errors}")
         return redirect("researcher-review", slug=study.slug)
+    data = form.cleaned_data
+    params: dict[str, Any] = {
+        "k": data["k"],
+        "budget": data["budget"],
+        "background": data["background"],
+        "folds": data["folds"],
+    }
+    if data["background"] == AttackRun.Background.UPLOADED:
+        try:
+            files = request.FILES.getlist("documents")
+            documents = parse_background_uploads((f.name, f.read()) for f in files)
+        except BackgroundUploadError as error:
+            messages.error(request, f"Not queued: {error}")
+            return redirect("researcher-review", slug=study.slug)
+        known = set(study.targets.values_list("key", flat=True))
+        documents = {key: text for key, text in documents.items() if key in known}
+        if len(documents) < 2:
+            messages.error(
+                request,
+                "Not queued: upload background documents for at least two of the study's "
+                "target persons (files named for their keys, or a target column).",
+            )
+            return redirect("researcher-review", slug=study.slug)
+        params["background_documents"] = documents
     running = study.jobs.filter(
         kind="guard_study", status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
     ).first()
@@ -367,10 +392,37 @@ def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
         messages.info(request, f"Guard job {running.pk} is already {running.status}.")
     else:
         job = jobs.job_enqueue(
-            kind="guard_study",
-            study=study,
-            created_by=request.user,
-            params={"k": form.cleaned_data["k"], "budget": form.cleaned_data["budget"]},
+            kind="guard_study", study=study, created_by=request.user, params=params
         )
         messages.success(request, f"Guard job {job.pk} queued; a worker runs it.")
     return redirect("researcher-review", slug=study.slug)
+
+
+@login_required
+@require_GET
+def study_guard_rows(request: HttpRequest, slug: str) -> JsonResponse:
+    """Return the latest guard job's progress and its per-text rows so far (polled live)."""
+    study, _ = _study_for(request, slug)
+    guard_job, guarded = latest_guard_results(study)
+    if guard_job is None:
+        return JsonResponse({"job": None, "rows": {}})
+    rows = {
+        str(text_id): {
+            "ranks": row["ranks"],
+            "masked_words": row["masked_words"],
+            "flagged": row["flagged"],
+            "reason": row["reason"],
+        }
+        for text_id, row in guarded.items()
+    }
+    return JsonResponse(
+        {
+            "job": guard_job.pk,
+            "status": guard_job.status,
+            "finished": guard_job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED),
+            "progress_done": guard_job.progress_done,
+            "progress_total": guard_job.progress_total,
+            "message": guard_job.message,
+            "rows": rows,
+        }
+    )

@@ -36,6 +36,11 @@ urlpatterns = [
     path("<slug:slug>/release/", researcher_review.release_bulk, name="researcher-release"),
     path("<slug:slug>/review/guard/", researcher_review.study_guard, name="researcher-study-guard"),
     path(
+        "<slug:slug>/review/guard/rows.json",
+        researcher_review.study_guard_rows,
+        name="researcher-study-guard-rows",
+    ),
+    path(
         "<slug:slug>/export/<str:table>.<str:fmt>",
         researcher.export_table,
         name="researcher-export",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import expect
 
 from intruder.models import AnonymizedText, Job
 from tests.intruder.test_guard_job import study_with_guardable_texts
@@ -38,8 +39,8 @@ def test_researcher_guards_drafts_and_sees_ranks_and_masked_words(page, viewport
     assert "queued" in page.inner_text("#guard-status")
     call_command("run_worker", "--once")  # the worker's code path, in-process
     assert Job.objects.get(kind="guard_study").status == Job.Status.SUCCEEDED
-    page.reload()
-    assert "succeeded" in page.inner_text("#guard-status")
+    # No manual reload: the page polls the job and reloads itself once it has ended.
+    expect(page.locator("#guard-status")).to_contain_text("succeeded", timeout=20_000)
     assert "origami" in page.inner_text("table")
     _shot(page, f"guard_review_{viewport[0]}.png")
     guarded = AnonymizedText.objects.filter(text__contains="REIDENTIFYING").first()

@@ -173,3 +173,69 @@ def test_attacks_without_an_exact_scorer_are_asked_through_predict(attacks):
     [result] = guard_texts([item], {"generic": attacks["tfidf"]}, GuardConfig(k=2))
     assert result.masked_words == ["origami"]
     assert result.ranks_before == {"generic": 1} and result.ranks_after["generic"] >= 2
+
+
+def test_capitalised_pronoun_the_curation_keeps_is_masked_when_it_singles_out():
+    # Only "She" tells Zoe from Bruno here; the curation keeps it (capitalised), so the
+    # lexical attacks count it and the guard may mask it. (Zoe sorts last: ties never help.)
+    background = {
+        "bruno": "Bruno teaches drawing. He paints rivers.",
+        "zoe": "Zoe teaches drawing. She paints rivers.",
+    }
+    attacks = fit_attacks(background, ["tfidf"])
+    item = GuardItem("d4", "PERSON teaches drawing. She paints rivers.", "zoe", list(NAME_SPAN))
+    [result] = guard_texts([item], attacks, GuardConfig(k=2))
+    assert result.ranks_before == {"tfidf": 1}
+    assert result.masked_words == ["She"] and not result.flagged
+    [without] = guard_texts([item], attacks, GuardConfig(k=2, stop_words=False))
+    assert without.flagged and "She" not in without.masked_words
+
+
+def test_every_inflection_of_a_masked_word_goes_with_it():
+    # "kites" and "kite" share a lemma: masking one form while the other stays would leave
+    # the lemma the attacks count.
+    attacks = fit_attacks({"bruno": "Bruno loves chess.", "zoe": "Zoe loves kites."}, ["tfidf"])
+    text = "PERSON owns two kites. Her kite is red."
+    [result] = guard_texts(
+        [GuardItem("d5", text, "zoe", list(NAME_SPAN))], attacks, GuardConfig(k=2)
+    )
+    assert sorted(result.masked_words) == ["kite", "kites"] and not result.flagged
+    assert "kite" not in result.text
+
+
+def test_rare_word_the_background_never_saw_is_masked_first(attacks):
+    # Nobody's background mentions quokkas, so the guard's attacks cannot weigh the word;
+    # it is rare in English, so another attacker's background may well single Zora out by it.
+    text = "PERSON teaches drawing and keeps quokkas."
+    item = GuardItem("d6", text, "zora", list(NAME_SPAN))
+    [plain] = guard_texts([item], attacks, GuardConfig(k=2))
+    assert plain.masked_words == []  # already rank >= 2: nothing to do
+    [result] = guard_texts([item], attacks, GuardConfig(k=2, rare_zipf=3.5, checkpoints=(2,)))
+    assert result.masked_words == ["quokkas"] and not result.flagged
+    assert result.steps[0].value == "rare, unseen: quokkas"
+    text_k2, _, words, flagged = result.at_k(2)
+    assert "quokkas" not in text_k2 and words == 1 and not flagged
+    with pytest.raises(ValueError, match="rare_zipf"):
+        GuardConfig(rare_zipf=0)
+
+
+def test_resampled_backgrounds_are_guarded_against_too():
+    # Each person has two texts; each resample keeps one of them, so the guard must also beat
+    # attacks that saw only part of what the person's background holds.
+    background = {
+        "alma": ["Alma paints rivers.", "She loves pottery."],
+        "bruno": ["Bruno paints rivers.", "He loves chess."],
+        "zora": ["Zora paints rivers.", "She loves origami and kites."],
+    }
+    attacks = fit_attacks(background, ["tfidf"], resamples=2, seed=1)
+    assert sorted(attacks) == ["tfidf", "tfidf~1", "tfidf~2"]
+    assert all(
+        type(s).__name__ == "TFIDFScorer" for s in map(scorer_for, attacks, attacks.values())
+    )
+    item = GuardItem("d7", "PERSON loves origami and kites.", "zora", list(NAME_SPAN))
+    [plain] = guard_texts([item], {"tfidf": attacks["tfidf"]}, GuardConfig(k=2, budget=1.0))
+    [result] = guard_texts([item], attacks, GuardConfig(k=2, budget=1.0))
+    assert set(result.ranks_after) == set(attacks)
+    assert not result.flagged and all(rank >= 2 for rank in result.ranks_after.values())
+    # Beating every resample takes at least what beating the full background took.
+    assert set(plain.masked_words) <= set(result.masked_words)

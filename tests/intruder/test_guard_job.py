@@ -87,7 +87,8 @@ def test_review_page_queues_the_guard_job_with_its_settings():
     response = client.post(url, {"k": "3", "budget": "0.25"})
     assert response.status_code == 302
     job = Job.objects.get(kind="guard_study")
-    assert job.study == study and job.params == {"k": 3, "budget": 0.25}
+    assert job.study == study
+    assert job.params == {"k": 3, "budget": 0.25, "background": "cross_validated", "folds": 5}
     client.post(url, {"k": "3", "budget": "0.25"})
     assert Job.objects.filter(kind="guard_study").count() == 1  # one at a time
 

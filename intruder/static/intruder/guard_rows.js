@@ -1,0 +1,46 @@
+// Fill the review table's guard columns while the guard job runs (templates/researcher/review_list.html).
+// Polls the rows made so far; reloads once the job ends, for its summary line.
+(function () {
+  const status = document.getElementById("guard-status");
+  if (!status || status.dataset.finished) return;
+  const cells = (cls) => new Map(
+    Array.from(document.querySelectorAll("td." + cls)).map(td => [td.dataset.textId, td]));
+  const ranksCells = cells("guard-ranks");
+  const wordsCells = cells("guard-words");
+  function fill(id, row) {
+    const ranks = ranksCells.get(id), words = wordsCells.get(id);
+    if (!ranks || !words || ranks.dataset.filled) return;
+    ranks.textContent = "";
+    for (const [attack, before, after] of row.ranks) {
+      ranks.append(`${attack} ${before ?? "–"} → ${after ?? "–"}`, document.createElement("br"));
+    }
+    if (row.flagged) {
+      const badge = document.createElement("span");
+      badge.className = "badge flag";
+      badge.textContent = "not k-anonymous: " + row.reason;
+      ranks.append(badge);
+    }
+    words.textContent = row.masked_words.length ? row.masked_words.join(", ") : "nothing needed";
+    ranks.dataset.filled = "1";
+  }
+  async function poll() {
+    try {
+      const r = await fetch(status.dataset.rowsUrl, {credentials: "same-origin"});
+      if (r.ok) {
+        const j = await r.json();
+        status.querySelector('[data-field="status"]').textContent = j.status;
+        status.querySelector('[data-field="progress"]').textContent =
+          `${j.progress_done}/${j.progress_total} ${j.message}`;
+        for (const [id, row] of Object.entries(j.rows)) fill(id, row);
+        if (j.finished) {
+          const note = status.querySelector('[data-field="note"]');
+          if (note) note.textContent = "· reloading for the summary";
+          setTimeout(() => location.reload(), 800);
+          return;
+        }
+      }
+    } catch (e) { /* network hiccup: try again */ }
+    setTimeout(poll, 2000);
+  }
+  poll();
+})();
