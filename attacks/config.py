@@ -96,6 +96,16 @@ class TRIAConfig:
     pretraining_mlm_probability: float = field(
         default=0.15, metadata={"help": "Share of tokens masked in MLM."}
     )
+    pretraining_head_warmup_epochs: int = field(
+        default=0,
+        metadata={
+            "help": "Epochs training only the MLM head (encoder and tied embeddings frozen) "
+            "before MLM; for base models shipped without a trained head, such as MiniLM."
+        },
+    )
+    pretraining_head_warmup_learning_rate: float = field(
+        default=1e-3, metadata={"help": "Learning rate of the MLM head warm-up."}
+    )
     pretraining_sliding_window: str = field(
         default="512-128",
         metadata={"help": "MLM windows 'N-M': length N, overlap M; 'No' = one per sentence."},
@@ -137,6 +147,7 @@ class TRIAConfig:
         parse_sliding_window(self.finetuning_sliding_window)
         for name in (
             "pretraining_epochs",
+            "pretraining_head_warmup_epochs",
             "finetuning_epochs",
             "early_stopping_patience",
             "num_threads",
@@ -148,7 +159,11 @@ class TRIAConfig:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if float(self.max_grad_norm) < 0:
             raise ConfigError(f"max_grad_norm must be >= 0, got {self.max_grad_norm}")
-        for name in ("pretraining_learning_rate", "finetuning_learning_rate"):
+        for name in (
+            "pretraining_learning_rate",
+            "pretraining_head_warmup_learning_rate",
+            "finetuning_learning_rate",
+        ):
             if float(getattr(self, name)) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
         if not 0 < self.pretraining_mlm_probability < 1:

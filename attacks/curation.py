@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -62,7 +63,8 @@ class TextCache:
         """Write the cache file if something changed."""
         if self.path is not None and self.dirty:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
+            # One temporary file per process: ranks of a torchrun job save the same cache.
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps(self.entries), encoding="utf-8")
             tmp.replace(self.path)
             self.dirty = False

@@ -16,7 +16,7 @@ from attacks.data import TRIADataset, load_dataset
 from attacks.metrics import trir
 from attacks.registry import ATTACKS, get_attack
 from attacks.strongest import STRONGEST, reidentified_by, strongest_adversary
-from attacks.tria import TRIAAttack, set_seed
+from attacks.tria import TRIAAttack, is_main_process, set_seed
 
 RESULTS_CSV = "results.csv"
 REIDENTIFICATION_CSV = "reidentification.csv"
@@ -125,8 +125,14 @@ def write_predictions(predictions: dict[str, list[Prediction]], out_dir: Path) -
 
 
 def write_outputs(result: RunResult, out_dir: str | Path) -> Path:
-    """Write results.csv, final.json, predictions and the saved model under ``out_dir``."""
+    """Write results.csv, final.json, predictions and the saved model under ``out_dir``.
+
+    Under ``torchrun``/``accelerate launch`` every process holds the same results; only the
+    main one writes.
+    """
     out_dir = Path(out_dir)
+    if not is_main_process():
+        return out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     write_history_csv(result.history, out_dir / RESULTS_CSV)
     (out_dir / FINAL_JSON).write_text(json.dumps(result.final, indent=2), encoding="utf-8")
@@ -244,6 +250,8 @@ def write_reidentification_csv(result: MultiRunResult, path: Path) -> None:
 def write_multi_outputs(result: MultiRunResult, out_dir: str | Path) -> Path:
     """Write the combined final.json and reidentification.csv under ``out_dir``."""
     out_dir = Path(out_dir)
+    if not is_main_process():
+        return out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / FINAL_JSON).write_text(json.dumps(result.final, indent=2), encoding="utf-8")
     write_reidentification_csv(result, out_dir / REIDENTIFICATION_CSV)

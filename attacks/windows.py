@@ -1,14 +1,14 @@
-"""Split WordPiece token sequences into overlapping windows and batch them (5.3)."""
+"""Split WordPiece token sequences into overlapping windows or sentences (5.3).
+
+Batching, padding and length grouping are the Trainer's (``attacks/tria_trainer.py``).
+"""
 
 from __future__ import annotations
 
 import functools
 import logging
-import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-
-import torch
 
 
 @dataclass
@@ -125,63 +125,3 @@ def make_windows(
     if window is None:
         return build_sentence_windows(tokenizer, texts, max_length)
     return build_windows(tokenizer, texts, *window)
-
-
-def batch_indices(
-    lengths: Sequence[int],
-    batch_size: int,
-    shuffle: bool,
-    bucketing: bool,
-    rng: random.Random | None = None,
-) -> list[list[int]]:
-    """Return batches of window indices, grouping similar lengths when ``bucketing``.
-
-    With bucketing, windows are shuffled, sorted by length inside pools of 50 batches and cut
-    into batches, whose order is then shuffled: padding nearly vanishes while every epoch
-    still sees a different order.
-    """
-    rng = rng or random.Random(0)
-    order = list(range(len(lengths)))
-    if shuffle:
-        rng.shuffle(order)
-    if bucketing:
-        pool = batch_size * 50
-        sorted_order = []
-        for start in range(0, len(order), pool):
-            sorted_order.extend(sorted(order[start : start + pool], key=lambda i: lengths[i]))
-        order = sorted_order
-    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    if shuffle and bucketing:
-        rng.shuffle(batches)
-    return batches
-
-
-def padded_batch(
-    sequences: Sequence[Sequence[int]], pad_id: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Return (input_ids, attention_mask) right-padded to the longest sequence."""
-    width = max(len(s) for s in sequences)
-    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for row, seq in enumerate(sequences):
-        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-        mask[row, : len(seq)] = 1
-    return ids, mask
-
-
-def iterate_batches(
-    windows: Windows,
-    batches: list[list[int]],
-    pad_id: int,
-) -> Iterator[tuple[list[int], torch.Tensor, torch.Tensor]]:
-    """Yield (indices, input_ids, attention_mask) for each batch."""
-    for indices in batches:
-        ids, mask = padded_batch([windows.input_ids[i] for i in indices], pad_id)
-        yield indices, ids, mask
-
-
-def padding_ratio(lengths: Sequence[int], batches: list[list[int]]) -> float:
-    """Return padded tokens / real tokens - 1 for ``batches`` (0 = no padding waste)."""
-    real = sum(lengths)
-    padded = sum(len(b) * max(lengths[i] for i in b) for b in batches if b)
-    return padded / real - 1 if real else 0.0

@@ -11,13 +11,7 @@ import torch
 from attacks import TRIAConfig, get_attack, load_attack, load_dataset, trir
 from attacks.cli import main as cli_main
 from attacks.runner import run_attack, write_outputs
-from attacks.tria import (
-    clip_gradients,
-    fused_adamw_available,
-    make_optimizer,
-    pretreat_background,
-    training_attention,
-)
+from attacks.tria import pretreat_background, training_attention
 from attacks.windows import split_sentences
 from tests.attacks.builders import PEOPLE
 
@@ -161,44 +155,31 @@ def test_pretreatment_and_pretraining_are_cached_across_runs(tiny_config_values)
     assert Path(config.cache_dir, "pretreatment").is_dir()
 
 
-def test_optimizer_matches_reference_adamw_settings():
-    model = torch.nn.Linear(4, 2)
-    optimizer = make_optimizer(model, 3e-5, torch.device("cpu"))
-    group = optimizer.param_groups[0]
-    assert (group["lr"], group["betas"], group["eps"], group["weight_decay"]) == (
-        3e-5,
-        (0.9, 0.999),
-        1e-6,
-        0.0,
+def test_head_warmup_trains_the_mlm_head_alone(tiny_bert_dir, tmp_path):
+    from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
+
+    from attacks.tria import mlm_head_parameters, pretrain_mlm
+    from attacks.windows import build_windows
+
+    model = AutoModelForMaskedLM.from_pretrained(tiny_bert_dir)
+    head = {id(p) for p in mlm_head_parameters(model)}
+    embeddings = model.get_input_embeddings().weight
+    assert head and id(embeddings) not in head  # the tied decoder stays frozen with the encoder
+    assert all(id(p) not in head for p in model.base_model.parameters())
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert_dir)
+    windows = build_windows(tokenizer, ["an actor born in Lyon who plays in films"] * 4, 16, 4)
+    config = TRIAConfig(
+        base_model_name=str(tiny_bert_dir),
+        pretraining_epochs=0,
+        pretraining_head_warmup_epochs=2,
+        precision="fp32",
+        cache_dir=str(tmp_path / "cache"),
     )
-
-
-def test_fused_optimizer_takes_the_same_step_as_the_loop():
-    if not fused_adamw_available(torch.device("cpu")):
-        pytest.skip("this torch build has no fused CPU AdamW")
-    torch.manual_seed(0)
-    loop, fused = torch.nn.Linear(8, 3), torch.nn.Linear(8, 3)
-    fused.load_state_dict(loop.state_dict())
-    optimizers = [
-        torch.optim.AdamW(loop.parameters(), lr=1e-2, eps=1e-6, weight_decay=0.0, foreach=False),
-        make_optimizer(fused, 1e-2, torch.device("cpu")),
-    ]
-    inputs = torch.randn(5, 8)
-    for _ in range(3):
-        for model, optimizer in zip((loop, fused), optimizers, strict=True):
-            model(inputs).pow(2).sum().backward()
-            optimizer.step()
-            optimizer.zero_grad()
-    for a, b in zip(loop.parameters(), fused.parameters(), strict=True):
-        torch.testing.assert_close(a, b)
-
-
-def test_gradient_clipping_caps_the_global_norm():
-    model = torch.nn.Linear(4, 1)
-    (model(torch.full((2, 4), 100.0)).sum() * 100).backward()
-    clip_gradients(model, 1.0)
-    norm = torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in model.parameters()]))
-    assert norm.item() == pytest.approx(1.0, rel=1e-4)
+    encoder_dir = pretrain_mlm(str(tiny_bert_dir), tokenizer, windows, config, torch.device("cpu"))
+    warmed, base = AutoModel.from_pretrained(encoder_dir), AutoModel.from_pretrained(tiny_bert_dir)
+    for a, b in zip(warmed.parameters(), base.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
 def test_training_attention_lever_changes_speed_not_results(tiny_bert_dir):

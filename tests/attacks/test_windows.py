@@ -1,17 +1,14 @@
-"""Sliding windows and length-bucketed batches."""
+"""Sliding windows and sentence windows."""
 
 from __future__ import annotations
 
 import itertools
-import random
 
 import pytest
 
 from attacks.windows import (
-    batch_indices,
     build_sentence_windows,
     make_windows,
-    padding_ratio,
     sliding_windows,
     split_sentences,
 )
@@ -37,15 +34,6 @@ def test_sliding_windows_cover_every_token_with_overlap(
     assert sorted({t for w in windows for t in w}) == tokens
     for first, second in itertools.pairwise(windows):
         assert len(set(first) & set(second)) == overlap
-
-
-def test_bucketing_removes_most_padding_and_keeps_every_window():
-    rng = random.Random(0)
-    lengths = [rng.randint(5, 100) for _ in range(1000)]
-    plain = batch_indices(lengths, 16, shuffle=True, bucketing=False, rng=random.Random(1))
-    bucketed = batch_indices(lengths, 16, shuffle=True, bucketing=True, rng=random.Random(1))
-    assert sorted(i for b in bucketed for i in b) == list(range(1000))
-    assert padding_ratio(lengths, bucketed) < 0.05 < padding_ratio(lengths, plain)
 
 
 def test_sentences_are_split_per_paragraph_with_tokens_joined_by_spaces():

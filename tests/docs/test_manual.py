@@ -42,6 +42,8 @@ ALLOWED = {
     "awk": "text processing of another command's output",
     "pip": "installs packages; the extras named are checked against pyproject.toml",
     "python -c": "an inline one-liner, no project entry point",
+    "torchrun": "needs several GPUs or machines; docs/decisions/tria.md says what was checked",
+    "accelerate": "needs several GPUs or machines; docs/decisions/tria.md says what was checked",
 }
 REPO_PREFIXES = ("docs/", "benchmarks/", "scripts/", "tests/", "anonymize/", "attacks/",
                  "guard/", "intruder/", ".ci/", "gunicorn.conf.py")  # fmt: skip

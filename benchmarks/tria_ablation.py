@@ -1,0 +1,307 @@
+"""Run the TRIA ablations of issue 12 on WikiActors_50_eval one after another, and tabulate them.
+
+Each ablation is one full 15-epoch run of ``benchmarks/tria_wikiactors.py`` (early stopping off,
+dev selection still recorded), so the dev-selected epoch and the last epoch come from one run.
+A finished ablation (its JSON says ``complete``) is skipped, so the queue resumes after a
+crash. Heavy (40-55 min per run on 2 cores): run it under the shared lock::
+
+    flock /tmp/heavy.lock python benchmarks/tria_ablation.py run            # every ablation
+    flock /tmp/heavy.lock python benchmarks/tria_ablation.py run mlm_off    # one
+    python benchmarks/tria_ablation.py table        # markdown table of what has finished
+    python benchmarks/tria_ablation.py head-probe   # MLM loss of MiniLM's head warm-up (minutes)
+
+Results go to benchmarks/results/tria_ablation_<name>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "results"
+DATA = Path("../shared/data/tria_wikiactors/WikiActors_50_eval.json")
+METHODS = (
+    "original_abstract",
+    "ner3_abstract",
+    "ner4_abstract",
+    "ner7_abstract",
+    "presidio_abstract",
+    "spacy_abstract",
+    "word2vec_t=0.5_abstract",
+    "word2vec_t=0.25_abstract",
+    "manual_abstract",
+)
+SHORT = ("clear", "ner3", "ner4", "ner7", "presidio", "spacy", "w2v.5", "w2v.25", "manual")
+# The paper's early stopping: patience 5 on dev accuracy (Sect. 6.3).
+PAPER_PATIENCE = 5
+# MLM costs ~950 s of a cold run; keep it only if it buys more than one document per column.
+MLM_WORTH_POINTS = 2.0
+
+
+@dataclass
+class Ablation:
+    """One run: config overrides on top of the benchmark's defaults, and why it is run."""
+
+    name: str
+    question: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+    reference_lr: bool = False
+
+
+FULL_SCHEDULE = {"early_stopping_patience": 0}
+ABLATIONS = [
+    Ablation(
+        "mlm_off",
+        "does MLM pre-training from a random head help at all?",
+        {**FULL_SCHEDULE, "use_additional_pretraining": False},
+    ),
+    Ablation(
+        "mlm_head_warmup",
+        "MLM after one epoch training the head alone (encoder and tied embeddings frozen)",
+        {**FULL_SCHEDULE, "pretraining_head_warmup_epochs": 1},
+    ),
+    Ablation(
+        "mlm_random_head",
+        "today's setting over the full schedule: MLM from MiniLM's untrained head, lr 2e-4",
+        {**FULL_SCHEDULE},
+    ),
+    Ablation(
+        "lr5e-5",
+        "the reference's learning rate, with the better pre-training setting of the three",
+        {**FULL_SCHEDULE},
+        reference_lr=True,
+    ),
+    Ablation(
+        "fp32",
+        "full precision instead of bf16 autocast (fine-tuning ~3x slower on this CPU)",
+        {**FULL_SCHEDULE, "precision": "fp32"},
+    ),
+]
+PRETRAINING_SETTINGS = {
+    "mlm_random_head": {},
+    "mlm_off": {"use_additional_pretraining": False},
+    "mlm_head_warmup": {"pretraining_head_warmup_epochs": 1},
+}
+
+
+def result_path(name: str) -> Path:
+    """Return where ablation ``name`` writes its JSON."""
+    return RESULTS / f"tria_ablation_{name}.json"
+
+
+def load(name: str) -> dict[str, Any] | None:
+    """Return a finished ablation's JSON, or None."""
+    path = result_path(name)
+    if not path.is_file():
+        return None
+    report = json.loads(path.read_text(encoding="utf-8"))
+    return report if report.get("status") == "complete" else None
+
+
+def mean_trir(record: dict[str, Any]) -> float:
+    """Return the mean TRIR over the nine methods of one per-epoch record."""
+    return sum(record["trir"][c] for c in METHODS) / len(METHODS)
+
+
+def best_pretraining() -> str:
+    """Return the pre-training ablation with the best mean TRIR at the last epoch.
+
+    MLM must beat no MLM by more than MLM_WORTH_POINTS to be worth its ~950 s.
+    """
+    finished = {n: load(n) for n in PRETRAINING_SETTINGS}
+    scores = {n: mean_trir(r["per_epoch"][-1]) for n, r in finished.items() if r}
+    if not scores:
+        raise SystemExit("run mlm_random_head, mlm_off and mlm_head_warmup before lr5e-5")
+    best = max(scores, key=scores.get)
+    if "mlm_off" in scores and scores[best] - scores["mlm_off"] <= MLM_WORTH_POINTS:
+        best = "mlm_off"
+    return best
+
+
+def run(ablation: Ablation) -> None:
+    """Run one ablation through benchmarks/tria_wikiactors.py unless it has finished."""
+    if load(ablation.name):
+        print(f"{ablation.name}: finished, skipped", flush=True)
+        return
+    overrides = dict(ablation.overrides)
+    note = ablation.question
+    if ablation.name in ("lr5e-5", "fp32"):
+        chosen = best_pretraining()
+        overrides.update(PRETRAINING_SETTINGS[chosen])
+        note += f" (pre-training as {chosen})"
+    command = [
+        sys.executable,
+        str(REPO / "benchmarks" / "tria_wikiactors.py"),
+        "--data",
+        str(DATA),
+        "--out",
+        str(result_path(ablation.name)),
+        "--run-dir",
+        str(REPO / "runs" / "ablation" / ablation.name),
+        "--cache-dir",
+        str(REPO / "runs" / "cache" / "ablation"),
+        "--note",
+        f"ablation {ablation.name}: {note}",
+        "--set",
+        *(f"{key}={json.dumps(value)}" for key, value in overrides.items()),
+    ]
+    if ablation.reference_lr:
+        command.append("--reference-lr")
+    print(f"{ablation.name}: {' '.join(command)}", flush=True)
+    subprocess.run(command, check=True, cwd=REPO)
+
+
+def paper_selection(per_epoch: list[dict[str, Any]], dev: str) -> tuple[int, int]:
+    """Return (selected epoch, epochs run) under the paper's patience-5 early stopping."""
+    best, best_epoch, stale = -1.0, 0, 0
+    for record in per_epoch:
+        if record["trir"][dev] > best:
+            best, best_epoch, stale = record["trir"][dev], record["epoch"], 0
+        else:
+            stale += 1
+            if stale >= PAPER_PATIENCE:
+                return best_epoch, record["epoch"]
+    return best_epoch, per_epoch[-1]["epoch"] if per_epoch else 0
+
+
+def table_rows(name: str, report: dict[str, Any]) -> list[str]:
+    """Return markdown rows (dev-selected, paper patience 5, last epoch) for one run."""
+    reference = {c: report["trir"][c]["reference"] for c in METHODS}
+    per_epoch = {r["epoch"]: r for r in report["per_epoch"]}
+    stages = report.get("stages", {})
+    pretraining = stages.get("pretraining", {}).get("seconds", 0.0)
+    finetuning = stages.get("finetuning", {})
+    per_epoch_s = finetuning.get("seconds", 0.0) / max(finetuning.get("epochs", 1) or 1, 1)
+    dev = "dev_abstract"
+    best = max(per_epoch.values(), key=lambda r: (r["trir"][dev], -r["epoch"]))["epoch"]
+    paper_epoch, paper_stop = paper_selection(report["per_epoch"], dev)
+    last = report["per_epoch"][-1]["epoch"]
+    rows = []
+    for label, epoch in (
+        (f"dev-best e{best}", best),
+        (f"patience 5: e{paper_epoch} (stop e{paper_stop})", paper_epoch),
+        (f"last e{last}", last),
+    ):
+        record = per_epoch[epoch]
+        values = [record["trir"][c] for c in METHODS]
+        gaps = [v - reference[c] for v, c in zip(values, METHODS, strict=True)]
+        within = sum(abs(g) <= 10 for g in gaps)
+        cells = " | ".join(f"{v:.0f}" for v in values)
+        rows.append(
+            f"| {name} | {label} | {cells} | {sum(gaps) / len(gaps):+.1f} | {within}/9 | "
+            f"{report['wall_seconds_total']:.0f} | {pretraining:.0f} | {per_epoch_s:.0f} |"
+        )
+    return rows
+
+
+def table(extra: list[Path]) -> str:
+    """Return the markdown ablation table of every finished run (plus ``extra`` JSONs)."""
+    header = (
+        "| run | epoch | " + " | ".join(SHORT) + " | mean gap | within ±10 | wall s | MLM s | "
+        "s/epoch |\n|" + "---|" * (len(SHORT) + 7)
+    )
+    lines = [header]
+    reports = [(a.name, load(a.name)) for a in ABLATIONS]
+    reports += [(p.stem, json.loads(p.read_text(encoding="utf-8"))) for p in extra]
+    reference = None
+    for name, report in reports:
+        if report:
+            lines += table_rows(name, report)
+            reference = reference or {c: report["trir"][c]["reference"] for c in METHODS}
+    if reference:
+        cells = " | ".join(f"{reference[c]:.0f}" for c in METHODS)
+        lines.append(f"| reference (paper) | | {cells} | | | | | |")
+    return "\n".join(lines)
+
+
+def head_probe(out: Path, steps: int = 20) -> dict[str, Any]:
+    """Return the held-out MLM loss of MiniLM's random head, trained alone at several rates.
+
+    Picks ``pretraining_head_warmup_learning_rate``: 160 training and 40 held-out windows of
+    128 tokens from the 50_eval background (raw text), batches of 8, encoder and tied
+    embeddings frozen; the held-out loss uses one fixed masking.
+    """
+    import random
+
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForLanguageModeling
+
+    sys.path.insert(0, str(REPO))
+    from attacks.tria import default_base_model, mlm_head_parameters
+
+    torch.set_num_threads(1)
+    base = default_base_model()
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    rows = json.loads((REPO / DATA).read_text(encoding="utf-8"))
+    windows = []
+    for text in [r["public_knowledge"] for r in rows if r.get("public_knowledge")][:60]:
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        for start in range(0, len(ids), 126):
+            window = [tokenizer.cls_token_id, *ids[start : start + 126], tokenizer.sep_token_id]
+            if len(window) == 128:
+                windows.append(window)
+    random.Random(0).shuffle(windows)
+    train, held_out = windows[:160], windows[160:200]
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
+
+    def held_out_loss(model) -> float:
+        model.eval()
+        torch.manual_seed(1)
+        with torch.no_grad():
+            return float(model(**collator([{"input_ids": w} for w in held_out])).loss)
+
+    report: dict[str, Any] = {"steps": steps, "batch": 8, "window_tokens": 128, "rates": {}}
+    for rate in (5e-5, 1e-3, 3e-3):
+        torch.manual_seed(0)
+        model = AutoModelForMaskedLM.from_pretrained(base)
+        report["random_head_loss"] = held_out_loss(model)
+        head = mlm_head_parameters(model)
+        for parameter in model.parameters():
+            parameter.requires_grad_(any(parameter is h for h in head))
+        optimizer = torch.optim.AdamW(head, lr=rate, eps=1e-6, weight_decay=0.0)
+        curve = []
+        for step in range(steps):
+            model.train()
+            batch = collator([{"input_ids": w} for w in train[step * 8 : step * 8 + 8]])
+            model(**batch).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            if step % 5 == 4:
+                curve.append({"step": step + 1, "held_out_loss": held_out_loss(model)})
+        report["rates"][str(rate)] = curve
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def main() -> None:
+    """Run ablations, the head probe, or print the table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_parser = sub.add_parser("run", help="run ablations in order (finished ones are skipped)")
+    run_parser.add_argument("names", nargs="*", help=", ".join(a.name for a in ABLATIONS))
+    table_parser = sub.add_parser("table", help="print the markdown table")
+    table_parser.add_argument("--extra", nargs="*", type=Path, default=[], help="other run JSONs")
+    probe_parser = sub.add_parser("head-probe", help="MLM loss of the head warm-up per rate")
+    probe_parser.add_argument("--out", type=Path, default=RESULTS / "tria_head_warmup_probe.json")
+    args = parser.parse_args()
+    if args.command == "run":
+        unknown = set(args.names) - {a.name for a in ABLATIONS}
+        if unknown:
+            parser.error(f"unknown ablation(s): {', '.join(sorted(unknown))}")
+        for ablation in ABLATIONS:
+            if not args.names or ablation.name in args.names:
+                run(ablation)
+    elif args.command == "head-probe":
+        print(json.dumps(head_probe(args.out), indent=2))
+    else:
+        print(table(args.extra))
+
+
+if __name__ == "__main__":
+    main()
