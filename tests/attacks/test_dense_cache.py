@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
 from attacks.config import TRIAConfig
@@ -9,7 +11,10 @@ from attacks.dense import DenseAttack, profile_chunks
 
 
 class CountingEncoder:
-    """A stand-in encoder: a hashed bag of words, counting what it is asked to embed."""
+    """A stand-in encoder: a hashed bag of words, counting what it is asked to embed.
+
+    crc32, not `hash`, so the embedding is the same in every process (hash seeds vary).
+    """
 
     def __init__(self) -> None:
         self.seen: list[str] = []
@@ -19,7 +24,7 @@ class CountingEncoder:
         rows = np.zeros((len(texts), 16))
         for i, text in enumerate(texts):
             for word in text.split():
-                rows[i, hash(word) % 16] += 1.0
+                rows[i, zlib.crc32(word.encode()) % 16] += 1.0
         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
 
     def get_sentence_embedding_dimension(self) -> int:

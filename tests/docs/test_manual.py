@@ -29,13 +29,11 @@ LINKED = [*MANUAL, REPO / "benchmarks/RESULTS.md"]
 LIBRARY_MODULES = {"anonymize", "attacks", "guard"}
 # Files other branches of this session add; the lead merges them. Links to them may dangle
 # until then, and only then.
-PENDING = {
-    "docs/decisions/tria.md": "TRIA deviations and ablations (issue 12, attacks)",
-}
+PENDING: dict[str, str] = {}
 # Programs the test cannot run, and why. Their arguments are still checked for repo files.
 ALLOWED = {
-    "curl": "needs a running server; the API is tested in tests/intruder/test_api_*.py",
-    "gunicorn": "starts a server; gunicorn.conf.py is tested in test_api_serving.py",
+    "curl": "needs a running server; the API is tested in tests/intruder/api/",
+    "gunicorn": "starts a server; gunicorn.conf.py is tested in operations/test_serving.py",
     ".": "changes the calling shell (activates .venv); scripts/setup.sh creates it",
     "source": "changes the calling shell (activates .venv); scripts/setup.sh creates it",
     "ruff": "the linter; scripts/test.sh runs it on every CI run",
