@@ -36,8 +36,8 @@ from attacks import TRIAConfig, trir  # noqa: E402
 from attacks.background import BackgroundRecord, cross_validation_folds  # noqa: E402
 from attacks.strongest import strongest_adversary  # noqa: E402
 from benchmarks.guarded_anonymization import (  # noqa: E402
+    fold_halves,
     load_study,
-    split_halves,
 )
 from guard import fit_attacks  # noqa: E402
 from research_data import textwash_study_dir  # noqa: E402
@@ -93,11 +93,7 @@ def main() -> int:
     class_texts: Counter[str] = Counter()
     top_terms: Counter[str] = Counter()
     for fold in folds:
-        guard_background, eval_background = {}, {}
-        for person, background_ids in fold.background_ids.items():
-            guard_ids, eval_ids = split_halves(background_ids, args.seed + fold.index)
-            guard_background[person] = [by_id[i]["original"].strip() for i in guard_ids]
-            eval_background[person] = [by_id[i]["original"].strip() for i in eval_ids]
+        guard_background, eval_background = fold_halves(fold, by_id, args.seed)
         guard_tfidf = fit_attacks(guard_background, ["tfidf"], config)["tfidf"]
         guard_vocabulary = set(guard_tfidf.fitted.vectorizer.vocabulary_)
         attacks = fit_attacks(eval_background, ["tfidf", "bm25"], config)

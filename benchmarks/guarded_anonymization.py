@@ -145,6 +145,19 @@ def split_halves(ids: list[str], seed: int) -> tuple[list[str], list[str]]:
     return shuffled[0::2], shuffled[1::2]
 
 
+def fold_halves(
+    fold: Any, by_id: dict[str, dict], seed: int
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Return one fold's (guard, evaluation) backgrounds: person -> original texts of each half."""
+    guard_background: dict[str, list[str]] = {}
+    eval_background: dict[str, list[str]] = {}
+    for person, background_ids in fold.background_ids.items():
+        guard_ids, eval_ids = split_halves(background_ids, seed + fold.index)
+        guard_background[person] = [by_id[i]["original"].strip() for i in guard_ids]
+        eval_background[person] = [by_id[i]["original"].strip() for i in eval_ids]
+    return guard_background, eval_background
+
+
 def content_word_spans(text: str) -> list[Span]:
     """Return a span over every word that is not a stop word (the blunt baseline)."""
     from guard.document import prepare_documents
@@ -282,11 +295,7 @@ def main() -> int:
     guard_rows: list[dict] = []
     attack_seconds: dict[str, float] = {a: 0.0 for a in eval_attacks}
     for fold in folds:
-        guard_background, eval_background = {}, {}
-        for person, background_ids in fold.background_ids.items():
-            guard_ids, eval_ids = split_halves(background_ids, args.seed + fold.index)
-            guard_background[person] = [by_id[i]["original"].strip() for i in guard_ids]
-            eval_background[person] = [by_id[i]["original"].strip() for i in eval_ids]
+        guard_background, eval_background = fold_halves(fold, by_id, args.seed)
         log(f"fold {fold.index}: {len(fold.test_ids)} texts; fitting guard attacks")
         with neural_precision() if "dense" in guard_attack_names else contextlib.nullcontext():
             guard_attacks = fit_attacks(
