@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from anonymize.labels import CATEGORIES
-from anonymize.model import PRECISIONS, saved_threshold
+from anonymize.model import saved_threshold
 from anonymize.placeholders import OPERATORS
+from model_runtime.precision import PRECISIONS
 
 EXIT_BAD_INPUT = 2
 

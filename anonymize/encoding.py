@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from anonymize.labels import Word, split_words
+from anonymize.windows import Window
 
 # transformers' loss ignores targets equal to -100: subwords after a word's first one and words
 # alignment could not attribute carry it, so they neither train nor get scored.
@@ -74,3 +75,18 @@ def token_targets(encoded: EncodedText, label_ids: list[int | None]) -> list[int
         if label_id is not None and targets[token] == IGNORE_INDEX and encoded.input_ids:
             targets[token] = label_id
     return targets
+
+
+def window_features(
+    tokenizer, encoded: EncodedText, window: Window, case_feature: bool
+) -> dict[str, list[int]]:
+    """Return the model inputs of one window: [CLS] subwords [SEP], and their case classes.
+
+    Models trained with ``case_feature`` read each subword's capitalisation class as its
+    token type id; [CLS] and [SEP] take the "lower/other" class.
+    """
+    ids = encoded.input_ids[window.start : window.end]
+    feature = {"input_ids": [tokenizer.cls_token_id, *ids, tokenizer.sep_token_id]}
+    if case_feature:
+        feature["token_type_ids"] = [0, *encoded.case_ids[window.start : window.end], 0]
+    return feature

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from anonymize.cleanup import clean_up_spans
-from anonymize.encoding import EncodedText, encode_text
+from anonymize.encoding import EncodedText, encode_text, window_features
 from anonymize.labels import CATEGORIES, NONE, validate_categories
 from anonymize.placeholders import (
     Span,
@@ -21,34 +21,15 @@ from anonymize.placeholders import (
     render,
 )
 from anonymize.rules import apply_rules, resolve_rules
-from anonymize.windows import Window, sliding_windows, stitch_window_outputs
+from anonymize.windows import Window, covering_windows, stitch_window_outputs
+from model_runtime.batching import length_order
+from model_runtime.precision import resolve_precision
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "textwash-minilm"
 # For a model saved without a calibrated threshold (`calibrate` writes `psi_threshold`).
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_MAX_LENGTH = 256
 DEFAULT_STRIDE = 192
-PRECISIONS = ("auto", "fp32", "bf16")
-
-
-def cpu_supports_bf16() -> bool:
-    """Return whether this CPU computes bf16 matmuls natively (AVX512-BF16 or AMX)."""
-    import torch
-
-    return torch.backends.mkldnn.is_available() and bool(
-        torch.ops.mkldnn._is_mkldnn_bf16_supported()
-    )
-
-
-def resolve_precision(precision: str) -> str:
-    """Map "auto" to bf16 where the CPU has native bf16 and fp32 elsewhere."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
-    if precision == "auto":
-        return "bf16" if cpu_supports_bf16() else "fp32"
-    if precision == "bf16" and not cpu_supports_bf16():
-        raise RuntimeError("bf16 requested but this CPU has no native bf16 (AVX512-BF16/AMX)")
-    return precision
 
 
 @dataclass
@@ -208,31 +189,17 @@ class Anonymizer:
         encoded = [encode_text(self.tokenizer, text) for text in texts]
         jobs: list[tuple[int, Window]] = []
         for text_index, item in enumerate(encoded):
-            for window in sliding_windows(len(item.input_ids), self.window_body, self.stride):
+            for window in covering_windows(len(item.input_ids), self.window_body, self.stride):
                 if window.end > window.start:
                     jobs.append((text_index, window))
         outputs: dict[tuple[int, int], np.ndarray] = {}
-        # Similar lengths in a batch waste little compute on padding.
-        order = sorted(range(len(jobs)), key=lambda j: jobs[j][1].end - jobs[j][1].start)
-        cls_id, sep_id = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
-        pad_id = self.tokenizer.pad_token_id or 0
+        order = length_order([w.end - w.start for _, w in jobs])
         for batch_start in range(0, len(order), batch_size):
             batch = [jobs[j] for j in order[batch_start : batch_start + batch_size]]
-            rows = [[cls_id, *encoded[t].input_ids[w.start : w.end], sep_id] for t, w in batch]
-            width = max(len(row) for row in rows)
-            input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(rows), width), dtype=torch.long)
-            for r, row in enumerate(rows):
-                input_ids[r, : len(row)] = torch.tensor(row)
-                attention[r, : len(row)] = 1
-            inputs = {"input_ids": input_ids, "attention_mask": attention}
-            if self.case_feature:
-                case_ids = torch.zeros((len(rows), width), dtype=torch.long)
-                for r, (t, w) in enumerate(batch):
-                    case_ids[r, 1 : 1 + w.end - w.start] = torch.tensor(
-                        encoded[t].case_ids[w.start : w.end], dtype=torch.long
-                    )
-                inputs["token_type_ids"] = case_ids
+            features = [
+                window_features(self.tokenizer, encoded[t], w, self.case_feature) for t, w in batch
+            ]
+            inputs = dict(self.tokenizer.pad(features, return_tensors="pt"))
             # The model may sit on a GPU while it trains (dev scoring in anonymize.trainer).
             device = getattr(self.model, "device", "cpu")
             inputs = {name: tensor.to(device) for name, tensor in inputs.items()}

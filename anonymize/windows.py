@@ -22,7 +22,7 @@ class Window:
     keep_end: int
 
 
-def sliding_windows(n_tokens: int, window_size: int, stride: int) -> list[Window]:
+def covering_windows(n_tokens: int, window_size: int, stride: int) -> list[Window]:
     """Return overlapping windows covering `n_tokens` tokens, each at most `window_size` long.
 
     `stride` is how far each window moves; the overlap (window_size - stride) is split so

@@ -6,7 +6,7 @@ and ``trir`` turns predictions into the Text Re-Identification Risk.
 """
 
 from attacks.base import Attack, Prediction
-from attacks.config import ConfigError, TRIAConfig
+from attacks.config import AttackConfig, ConfigError
 from attacks.data import DatasetError, DocumentSet, TRIADataset, load_dataset
 from attacks.metrics import TRIRResult, trir
 from attacks.registry import ATTACKS, get_attack, load_attack
@@ -14,11 +14,11 @@ from attacks.registry import ATTACKS, get_attack, load_attack
 __all__ = [
     "ATTACKS",
     "Attack",
+    "AttackConfig",
     "ConfigError",
     "DatasetError",
     "DocumentSet",
     "Prediction",
-    "TRIAConfig",
     "TRIADataset",
     "TRIRResult",
     "get_attack",

@@ -1,4 +1,8 @@
-"""Shared interface of every attack: fit on background knowledge, predict, save, load."""
+"""Shared interface of every attack: fit on background knowledge, predict, save, load.
+
+``Attack.reidentify_dataset`` is the one entry point the runner calls for any attack: fit on
+a dataset's background knowledge and re-identify each of its columns.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from attacks.config import TRIAConfig
+from attacks.config import AttackConfig
+from attacks.metrics import trir
+
+if TYPE_CHECKING:
+    from attacks.data import TRIADataset
 
 ProgressCallback = Callable[[str, int, int], None]
 ATTACK_FILE = "attack.json"
@@ -39,6 +47,18 @@ class Prediction:
         values = asdict(self)
         values["top_k"] = [[name, prob] for name, prob in self.top_k]
         return values
+
+
+EpochCallback = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class Reidentification:
+    """Hold an attack's predictions per column and its TRIR per column per epoch."""
+
+    # One record per epoch: {"epoch", "trir": {column: TRIR %}, ...}; epoch 0 for one-shot fits.
+    history: list[dict[str, Any]]
+    predictions: dict[str, list[Prediction]]
 
 
 def predictions_from_scores(
@@ -81,8 +101,8 @@ class Attack(ABC):
 
     name: ClassVar[str]
 
-    def __init__(self, config: TRIAConfig | None = None) -> None:
-        self.config = config or TRIAConfig()
+    def __init__(self, config: AttackConfig | None = None) -> None:
+        self.config = config or AttackConfig()
         self.names: list[str] = []
         self.stats: dict[str, Any] = {}
 
@@ -98,6 +118,26 @@ class Attack(ABC):
         true_names: dict[str, str] | None = None,
     ) -> list[Prediction]:
         """Return one prediction per document (doc_id -> text)."""
+
+    def reidentify_dataset(
+        self,
+        dataset: TRIADataset,
+        progress: ProgressCallback | None = None,
+        on_epoch: EpochCallback | None = None,
+    ) -> Reidentification:
+        """Fit on the dataset's background knowledge and re-identify every document set.
+
+        Attacks fitted in one shot predict each set once (a single epoch-0 history record);
+        attacks trained over epochs override this to score the sets as they train and report
+        each epoch to ``on_epoch``.
+        """
+        self.fit(dataset.background, progress)
+        predictions = {
+            column: self.predict(documents.texts, self.config.top_k, documents.true_names)
+            for column, documents in dataset.document_sets.items()
+        }
+        history = [{"epoch": 0, "trir": {c: trir(p).trir_pct for c, p in predictions.items()}}]
+        return Reidentification(history, predictions)
 
     @abstractmethod
     def save(self, directory: str | Path) -> None:

@@ -9,8 +9,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from attacks.config import ConfigError, TRIAConfig
+from attacks.config import AttackConfig, ConfigError
 from attacks.data import DatasetError
+from attacks.metrics import TRIR_KEY
 from attacks.registry import ATTACKS, load_attack
 
 
@@ -66,7 +67,7 @@ def command_run(args: argparse.Namespace) -> int:
     from attacks.runner import attack_names, run_from_config, run_many_from_config
 
     names = attack_names(args.attack)
-    config = TRIAConfig.from_json(args.config)
+    config = AttackConfig.from_json(args.config)
     if args.data:
         config.data_file_path = args.data
     out_dir = Path(args.out or config.output_folder_path)
@@ -75,7 +76,7 @@ def command_run(args: argparse.Namespace) -> int:
         result = run_from_config(config, names[0], out_dir, progress)
         for column, values in result.final["trir"].items():
             print(
-                f"TRIR {column}: {values['accuracy']:.1f}% "
+                f"TRIR {column}: {values[TRIR_KEY]:.1f}% "
                 f"(n={values['n']}, cap {values['cap']:.0f}%)"
             )
     else:
@@ -109,7 +110,7 @@ def command_predict(args: argparse.Namespace) -> int:
         for p in predictions:
             handle.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
     if true_names:
-        print(f"TRIR: {trir(predictions).accuracy:.1f}% over {len(true_names)} labelled documents")
+        print(f"TRIR: {trir(predictions).trir_pct:.1f}% over {len(true_names)} labelled documents")
     print(f"{len(predictions)} predictions in {out}")
     return 0
 

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from model_runtime.precision import PRECISIONS
+
 logger = logging.getLogger(__name__)
 
 # Keys of the reference implementation's config.json that this library replaces by its own
@@ -24,8 +26,6 @@ REFERENCE_ONLY_KEYS = frozenset(
         "tokenization_block_size",
     }
 )
-
-PRECISIONS = ("auto", "fp32", "bf16")
 
 
 class ConfigError(ValueError):
@@ -59,8 +59,8 @@ def parse_sliding_window(spec: str) -> tuple[int, int] | None:
 
 
 @dataclass
-class TRIAConfig:
-    """Configure TRIA and the cheap retrieval attacks; keys follow the reference config.json."""
+class AttackConfig:
+    """Configure any attack (TRIA, BM25, TF-IDF, dense); keys follow the reference config.json."""
 
     data_file_path: str = field(default="", metadata={"help": "JSON or CSV dataframe to attack."})
     individual_name_column: str = field(default="name", metadata={"help": "Individual column."})
@@ -184,7 +184,7 @@ class TRIAConfig:
         return parse_sliding_window(self.finetuning_sliding_window)
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> TRIAConfig:
+    def from_dict(cls, values: dict[str, Any]) -> AttackConfig:
         """Build a config from a dict; unknown keys raise, reference-only keys are ignored."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known - REFERENCE_ONLY_KEYS)
@@ -199,7 +199,7 @@ class TRIAConfig:
         return cls(**{k: v for k, v in values.items() if k in known})
 
     @classmethod
-    def from_json(cls, path: str | Path) -> TRIAConfig:
+    def from_json(cls, path: str | Path) -> AttackConfig:
         """Read a config JSON file."""
         try:
             values = json.loads(Path(path).read_text(encoding="utf-8"))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from attacks.config import AttackConfig
 
-from attacks.config import TRIAConfig
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class DatasetError(ValueError):
@@ -46,6 +49,8 @@ class TRIADataset:
 
 def read_dataframe(path: str | Path) -> pd.DataFrame:
     """Read a pandas dataframe stored as JSON (records) or CSV."""
+    import pandas as pd  # here, not at import: the CLI's --help and `import attacks` stay fast
+
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"data file not found: {path}")
@@ -64,13 +69,13 @@ def doc_id_for(column: str, name: str) -> str:
 
 def _clean_text(value: object) -> str | None:
     """Return a stripped text, or None for null or blank cells."""
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     text = str(value)
     return text if text.strip() else None
 
 
-def dataset_from_dataframe(frame: pd.DataFrame, config: TRIAConfig) -> TRIADataset:
+def dataset_from_dataframe(frame: pd.DataFrame, config: AttackConfig) -> TRIADataset:
     """Validate ``frame`` and split it into background knowledge and document sets."""
     name_col, bk_col = config.individual_name_column, config.background_knowledge_column
     required = [name_col, bk_col] + (
@@ -113,7 +118,7 @@ def dataset_from_dataframe(frame: pd.DataFrame, config: TRIAConfig) -> TRIADatas
     return TRIADataset(background, document_sets, config.dev_set_column_name)
 
 
-def load_dataset(path: str | Path | None, config: TRIAConfig) -> TRIADataset:
+def load_dataset(path: str | Path | None, config: AttackConfig) -> TRIADataset:
     """Read and validate the data file (``path`` or ``config.data_file_path``)."""
     path = path or config.data_file_path
     if not path:

@@ -8,7 +8,8 @@ import numpy as np
 
 from attacks.base import ProgressCallback
 from attacks.retrieval import RetrievalAttack
-from attacks.tria import default_base_model, resolve_device
+from attacks.runtime import resolve_device
+from model_runtime.base_model import default_base_model
 
 # all-MiniLM-L6-v2 reads at most 256 word pieces; 120 words stay under it.
 CHUNK_WORDS = 120

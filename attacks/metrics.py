@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from attacks.base import Prediction
+if TYPE_CHECKING:
+    from attacks.base import Prediction
+
+# The JSON key of TRIR in final.json, results and the Django side's stored runs: the
+# reference's name for it (its Results.csv reports accuracy), kept so older files still read.
+TRIR_KEY = "accuracy"
 
 
 @dataclass
 class TRIRResult:
     """Hold TRIR over the documents of individuals with a known identity."""
 
-    accuracy: float  # percentage of documents re-identified (TRIR)
+    trir_pct: float  # percentage of documents re-identified (TRIR), 0-100
     n: int  # documents with a known true individual
     correct: int
     n_absent: int  # of which the individual has no background knowledge
@@ -21,8 +26,9 @@ class TRIRResult:
     mean_true_rank: float | None  # over individuals present in the background
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict."""
-        return asdict(self)
+        """Return a JSON-ready dict, TRIR under ``TRIR_KEY``."""
+        values = asdict(self)
+        return {TRIR_KEY: values.pop("trir_pct"), **values}
 
 
 def trir(predictions: Sequence[Prediction]) -> TRIRResult:
@@ -33,7 +39,7 @@ def trir(predictions: Sequence[Prediction]) -> TRIRResult:
     ranks = [p.true_rank for p in labelled if p.true_rank is not None]
     n_absent = n - len(ranks)
     return TRIRResult(
-        accuracy=100.0 * correct / n if n else 0.0,
+        trir_pct=100.0 * correct / n if n else 0.0,
         n=n,
         correct=correct,
         n_absent=n_absent,

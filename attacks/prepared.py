@@ -23,11 +23,11 @@ from typing import Any
 
 from attacks.background import TEXT_SEPARATOR
 from attacks.base import Attack, Prediction
-from attacks.config import TRIAConfig
+from attacks.config import AttackConfig
 from attacks.curation import TextCache, anonymize_with_ner, curate_texts, open_cache
 from attacks.registry import ATTACKS, get_attack
 
-AttackFactory = Callable[[str, TRIAConfig], Attack]
+AttackFactory = Callable[[str, AttackConfig], Attack]
 
 
 class PreparedAttack:
@@ -69,7 +69,7 @@ class PreparedAttack:
 class PreparedTexts:
     """Pretreat texts the way ``config`` asks, once per text, for any number of folds."""
 
-    def __init__(self, config: TRIAConfig) -> None:
+    def __init__(self, config: AttackConfig) -> None:
         self.config = config
         self._curation: TextCache = open_cache(config.cache_dir, "curation")
         self._ner: TextCache = open_cache(config.cache_dir, "ner")
@@ -79,7 +79,7 @@ class PreparedTexts:
         uses_curation = getattr(ATTACKS[attack], "uses_curation", True)
         return bool(uses_curation and self.config.use_document_curation)
 
-    def attack_config(self) -> TRIAConfig:
+    def attack_config(self) -> AttackConfig:
         """Return the config to build attacks with: pretreatment already done here."""
         return dataclasses.replace(
             self.config, use_document_curation=False, anonymize_background_knowledge=False

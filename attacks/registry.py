@@ -1,22 +1,48 @@
-"""Pick an attack by name."""
+"""Pick an attack by name; an attack's module is imported only when it is asked for.
+
+TRIA's module loads torch and transformers (seconds), so listing the attacks, the CLI's
+``--help`` and the cheap attacks never import it.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from attacks.base import Attack
-from attacks.bm25 import BM25Attack
-from attacks.config import TRIAConfig
-from attacks.dense import DenseAttack
-from attacks.tfidf import TFIDFAttack
-from attacks.tria import TRIAAttack
+from attacks.config import AttackConfig
 
-ATTACKS: dict[str, type[Attack]] = {
-    cls.name: cls for cls in (TRIAAttack, BM25Attack, TFIDFAttack, DenseAttack)
+# name -> "module:class"; the class's ``name`` attribute equals its key here.
+ATTACK_CLASSES = {
+    "tria": "attacks.tria.attack:TRIAAttack",
+    "bm25": "attacks.bm25:BM25Attack",
+    "tfidf": "attacks.tfidf:TFIDFAttack",
+    "dense": "attacks.dense:DenseAttack",
 }
 
 
-def get_attack(name: str, config: TRIAConfig | None = None) -> Attack:
+class AttackRegistry(Mapping[str, type[Attack]]):
+    """Map attack names to their classes, importing each class's module on first use."""
+
+    def __init__(self, paths: Mapping[str, str]) -> None:
+        self._paths = dict(paths)
+
+    def __getitem__(self, name: str) -> type[Attack]:
+        module_name, class_name = self._paths[name].split(":")
+        return getattr(importlib.import_module(module_name), class_name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+
+ATTACKS: Mapping[str, type[Attack]] = AttackRegistry(ATTACK_CLASSES)
+
+
+def get_attack(name: str, config: AttackConfig | None = None) -> Attack:
     """Return a new attack ``name`` ('tria', 'bm25', 'tfidf' or 'dense')."""
     try:
         cls = ATTACKS[name]

@@ -10,7 +10,10 @@ from pathlib import Path
 import numpy as np
 
 from attacks.base import Attack, Prediction, ProgressCallback, predictions_from_scores
-from attacks.tria import StageTimer, pretreat_background, pretreat_documents, set_seed
+from attacks.config import AttackConfig
+from attacks.pretreatment import pretreat_background, pretreat_documents
+from attacks.runtime import set_seed
+from attacks.timing import StageTimer
 
 CORPUS_FILE = "profiles.json"
 
@@ -26,7 +29,7 @@ class RetrievalAttack(Attack):
     # Dense retrieval works on raw sentences; lexical retrieval profits from curation.
     uses_curation: bool = True
 
-    def __init__(self, config=None) -> None:
+    def __init__(self, config: AttackConfig | None = None) -> None:
         super().__init__(config)
         self.profiles: dict[str, str] = {}
 
@@ -90,11 +93,9 @@ class RetrievalAttack(Attack):
     @classmethod
     def load(cls, directory: str | Path) -> RetrievalAttack:
         """Load a retrieval attack saved by ``save`` and rebuild its index."""
-        from attacks.config import TRIAConfig
-
         directory = Path(directory)
         payload = cls._read_attack_file(directory)
-        attack = cls(TRIAConfig.from_dict(payload["config"]))
+        attack = cls(AttackConfig.from_dict(payload["config"]))
         attack.profiles = json.loads((directory / CORPUS_FILE).read_text(encoding="utf-8"))
         attack.names = list(attack.profiles)
         attack.stats = payload.get("stats", {})

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attacks.base import Attack, Prediction, ProgressCallback
-from attacks.config import ConfigError, TRIAConfig
+from attacks.base import Attack, EpochCallback, Prediction, ProgressCallback
+from attacks.config import AttackConfig, ConfigError
 from attacks.data import TRIADataset, load_dataset
-from attacks.metrics import trir
+from attacks.metrics import TRIR_KEY, trir
 from attacks.registry import ATTACKS, get_attack
+from attacks.runtime import is_main_process, set_seed
 from attacks.strongest import STRONGEST, reidentified_by, strongest_adversary
-from attacks.tria import TRIAAttack, is_main_process, set_seed
 
 RESULTS_CSV = "results.csv"
 REIDENTIFICATION_CSV = "reidentification.csv"
@@ -39,10 +39,10 @@ class RunResult:
 
 def run_attack(
     dataset: TRIADataset,
-    config: TRIAConfig,
+    config: AttackConfig,
     attack_name: str = "tria",
     progress: ProgressCallback | None = None,
-    on_epoch: Callable[[dict[str, Any]], None] | None = None,
+    on_epoch: EpochCallback | None = None,
 ) -> RunResult:
     """Fit ``attack_name`` on the background knowledge and re-identify every column.
 
@@ -51,23 +51,8 @@ def run_attack(
     set_seed(config.seed)
     attack = get_attack(attack_name, config)
     start = time.perf_counter()
-    if isinstance(attack, TRIAAttack):
-        monitor = {c: dataset.document_sets[c] for c in dataset.method_columns}
-        result = attack.fit(
-            dataset.background,
-            progress,
-            dev_set=dataset.dev_set,
-            monitor_sets=monitor,
-            on_epoch=on_epoch,
-        )
-        history, predictions = result.history, result.best_predictions
-    else:
-        attack.fit(dataset.background, progress)
-        predictions = {
-            column: attack.predict(documents.texts, config.top_k, documents.true_names)
-            for column, documents in dataset.document_sets.items()
-        }
-        history = [{"epoch": 0, "trir": {c: trir(p).accuracy for c, p in predictions.items()}}]
+    outcome = attack.reidentify_dataset(dataset, progress, on_epoch)
+    history, predictions = outcome.history, outcome.predictions
     wall = time.perf_counter() - start
     final = {
         "attack": attack_name,
@@ -80,7 +65,7 @@ def run_attack(
         "wall_seconds": wall,
         "stats": {k: v for k, v in attack.stats.items() if k != "history"},
     }
-    attack.stats["final_trir"] = {c: v["accuracy"] for c, v in final["trir"].items()}
+    attack.stats["final_trir"] = {c: v[TRIR_KEY] for c, v in final["trir"].items()}
     return RunResult(attack, history, predictions, final)
 
 
@@ -142,7 +127,7 @@ def write_outputs(result: RunResult, out_dir: str | Path) -> Path:
 
 
 def run_from_config(
-    config: TRIAConfig,
+    config: AttackConfig,
     attack_name: str,
     out_dir: str | Path | None = None,
     progress: ProgressCallback | None = None,
@@ -190,7 +175,7 @@ class MultiRunResult:
 
 def run_attacks(
     dataset: TRIADataset,
-    config: TRIAConfig,
+    config: AttackConfig,
     names: list[str],
     progress: ProgressCallback | None = None,
     on_run: Callable[[str, RunResult], None] | None = None,
@@ -209,11 +194,11 @@ def run_attacks(
     result = MultiRunResult(runs, {})
     by_column = result.predictions_by_column()
     trir_by_attack: dict[str, dict[str, float]] = {
-        name: {c: trir(p).accuracy for c, p in run.predictions.items()}
+        name: {c: trir(p).trir_pct for c, p in run.predictions.items()}
         for name, run in runs.items()
     }
     trir_by_attack[STRONGEST] = {
-        column: trir(strongest_adversary(by_attack)).accuracy
+        column: trir(strongest_adversary(by_attack)).trir_pct
         for column, by_attack in by_column.items()
     }
     result.final = {
@@ -259,7 +244,7 @@ def write_multi_outputs(result: MultiRunResult, out_dir: str | Path) -> Path:
 
 
 def run_many_from_config(
-    config: TRIAConfig,
+    config: AttackConfig,
     names: list[str],
     out_dir: str | Path | None = None,
     progress: ProgressCallback | None = None,

@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from attacks import TRIAConfig, trir  # noqa: E402
+from attacks import AttackConfig, trir  # noqa: E402
 from attacks.background import BackgroundRecord, cross_validation_folds  # noqa: E402
 from attacks.strongest import strongest_adversary  # noqa: E402
 from benchmarks.guarded_anonymization import (  # noqa: E402
@@ -84,7 +84,7 @@ def main() -> int:
         if all(i in produced for i in fold.test_ids)
     ]
     ids = [i for fold in folds for i in fold.test_ids]
-    config = TRIAConfig(cache_dir=str(args.run / "cache"), seed=args.seed)
+    config = AttackConfig(cache_dir=str(args.run / "cache"), seed=args.seed)
     from attacks.curation import load_spacy
 
     stop_words = set(load_spacy().Defaults.stop_words)
@@ -142,8 +142,8 @@ def main() -> int:
         "run": str(args.run),
         "method": args.method,
         "texts": n,
-        "trir": {name: round(trir(preds).accuracy, 2) for name, preds in predictions.items()},
-        "trir_strongest_lexical": round(trir(strongest_adversary(predictions)).accuracy, 2),
+        "trir": {name: round(trir(preds).trir_pct, 2) for name, preds in predictions.items()},
+        "trir_strongest_lexical": round(trir(strongest_adversary(predictions)).trir_pct, 2),
         "only_tfidf_pct": round(100 * len(hits_by["tfidf"] - hits_by["bm25"]) / n, 2),
         "only_bm25_pct": round(100 * len(hits_by["bm25"] - hits_by["tfidf"]) / n, 2),
         "both_pct": round(100 * len(hits_by["tfidf"] & hits_by["bm25"]) / n, 2),

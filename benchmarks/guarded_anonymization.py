@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))
 from anonymize import Anonymizer, Span, render  # noqa: E402
 from anonymize.labels import validate_categories  # noqa: E402
 from anonymize.rules import RULE_ORDER  # noqa: E402
-from attacks import TRIAConfig, trir  # noqa: E402
+from attacks import AttackConfig, trir  # noqa: E402
 from attacks.background import BackgroundRecord, cross_validation_folds  # noqa: E402
 from attacks.strongest import STRONGEST, reidentified_by, strongest_adversary  # noqa: E402
 from benchmarks.human_vs_machine_textwash import TRIA_BENCHMARK_CONFIG  # noqa: E402
@@ -104,7 +104,7 @@ def neural_precision() -> contextlib.AbstractContextManager:
     """
     import torch
 
-    from anonymize.model import cpu_supports_bf16
+    from model_runtime.precision import cpu_supports_bf16
 
     if cpu_supports_bf16():
         return torch.autocast("cpu", dtype=torch.bfloat16)
@@ -194,7 +194,7 @@ def construct_loss_summary(originals: list[str], anonymized: list[str], frequenc
 
 
 def _bf16() -> bool:
-    from anonymize.model import cpu_supports_bf16
+    from model_runtime.precision import cpu_supports_bf16
 
     return cpu_supports_bf16()
 
@@ -253,7 +253,7 @@ def main() -> int:
     # below. A subset run (--only-folds) attacks those folds' texts with the same folds.
     records = [BackgroundRecord(i, target[i], None, by_id[i]["original"]) for i in ids]
     folds = cross_validation_folds(records, k=args.folds, seed=args.seed)
-    config = TRIAConfig(cache_dir=str(out / "cache"), seed=args.seed)
+    config = AttackConfig(cache_dir=str(out / "cache"), seed=args.seed)
     if "tria" in eval_attacks:
         config = dataclasses.replace(config, **TRIA_BENCHMARK_CONFIG)
     if args.only_folds:
@@ -389,8 +389,8 @@ def main() -> int:
         hits = reidentified_by(by_attack)
         entry: dict[str, Any] = {
             "trir": {
-                **{a: round(trir(p).accuracy, 2) for a, p in by_attack.items()},
-                STRONGEST: round(trir(strongest_adversary(by_attack)).accuracy, 2),
+                **{a: round(trir(p).trir_pct, 2) for a, p in by_attack.items()},
+                STRONGEST: round(trir(strongest_adversary(by_attack)).trir_pct, 2),
             },
             "mean_true_rank": {a: trir(p).mean_true_rank for a, p in by_attack.items()},
             # Texts only this attack re-identifies: what it adds to the strongest.
@@ -408,8 +408,8 @@ def main() -> int:
         if method in guard_predictions:
             own = guard_predictions[method]
             entry["trir_guard"] = {
-                **{a: round(trir(p).accuracy, 2) for a, p in own.items()},
-                STRONGEST: round(trir(strongest_adversary(own)).accuracy, 2),
+                **{a: round(trir(p).trir_pct, 2) for a, p in own.items()},
+                STRONGEST: round(trir(strongest_adversary(own)).trir_pct, 2),
             }
             k = int(method.removeprefix("guarded_k"))
             mine = [r for r in guard_rows if r["k"] == k]

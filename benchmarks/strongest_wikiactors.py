@@ -33,7 +33,7 @@ from tria_wikiactors import (  # noqa: E402
     read_reference,
 )
 
-from attacks import TRIAConfig, load_dataset  # noqa: E402
+from attacks import AttackConfig, load_dataset  # noqa: E402
 from attacks.runner import attack_names, run_attacks, write_outputs  # noqa: E402
 from research_data import missing_reason, tria_wikiactors_dir  # noqa: E402
 
@@ -77,7 +77,7 @@ def main() -> None:
         path = args.data_dir / file_name
         if not path.is_file():
             sys.exit(missing_reason(path))
-        config = TRIAConfig.from_dict({**values, "data_file_path": str(path)})
+        config = AttackConfig.from_dict({**values, "data_file_path": str(path)})
         dataset = load_dataset(None, config)
         run_dir = args.run_dir / path.stem
         start = time.perf_counter()

@@ -233,7 +233,8 @@ def head_probe(out: Path, steps: int = 20) -> dict[str, Any]:
     from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForLanguageModeling
 
     sys.path.insert(0, str(REPO))
-    from attacks.tria import default_base_model, mlm_head_parameters
+    from attacks.tria.pretraining import mlm_head_parameters
+    from model_runtime.base_model import default_base_model
 
     torch.set_num_threads(1)
     base = default_base_model()

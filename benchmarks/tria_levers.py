@@ -27,23 +27,20 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from attacks import TRIAConfig, load_dataset  # noqa: E402
-from attacks.tria import (  # noqa: E402
-    StageTimer,
-    configure_threads,
-    default_base_model,
+from attacks import AttackConfig, load_dataset  # noqa: E402
+from attacks.pretreatment import pretreat_background, pretreat_documents  # noqa: E402
+from attacks.runtime import configure_threads, resolve_device, set_seed  # noqa: E402
+from attacks.timing import StageTimer  # noqa: E402
+from attacks.tria.checkpoints import pretraining_cache_dir  # noqa: E402
+from attacks.tria.finetuning import (  # noqa: E402
     finetune_classifier,
+    predict_window_logits,
     prediction_trainer,
-    pretrain_mlm,
-    pretraining_cache_dir,
-    pretreat_background,
-    pretreat_documents,
-    resolve_device,
-    set_seed,
-    training_attention,
 )
-from attacks.tria_trainer import predict_window_logits  # noqa: E402
+from attacks.tria.model import training_attention  # noqa: E402
+from attacks.tria.pretraining import pretrain_mlm  # noqa: E402
 from attacks.windows import Windows, build_windows  # noqa: E402
+from model_runtime.base_model import default_base_model  # noqa: E402
 
 STAGE_MLM_WINDOWS = 48
 STAGE_FINETUNING_WINDOWS = 480
@@ -70,7 +67,7 @@ def stage_lever(base_model: str, tokenizer, curated, names, eval_windows, precis
     rates: dict[str, list[float]] = {"mlm": [], "finetuning": [], "prediction": []}
     for _ in range(STAGE_REPEATS):
         with tempfile.TemporaryDirectory() as tmp:
-            config = TRIAConfig(
+            config = AttackConfig(
                 base_model_name=base_model,
                 precision=precision,
                 pretraining_epochs=1,
@@ -133,7 +130,7 @@ def main() -> None:
 
     hf_logging.set_verbosity_error()
     set_seed(0)
-    config = TRIAConfig(
+    config = AttackConfig(
         data_file_path=str(args.data), cache_dir=args.cache_dir, base_model_name=args.base_model
     )
     base_model = args.base_model or default_base_model()

@@ -22,7 +22,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from attacks import TRIAConfig, load_dataset  # noqa: E402
+from attacks import AttackConfig, load_dataset  # noqa: E402
 from attacks.runner import run_attack, write_outputs  # noqa: E402
 
 # Reference config.json of the upstream repository (README of the data folder).
@@ -163,7 +163,7 @@ def main() -> None:
     for item in args.set:
         key, raw = item.split("=", 1)
         values[key] = json.loads(raw)
-    config = TRIAConfig.from_dict(values)
+    config = AttackConfig.from_dict(values)
     run_dir = args.run_dir or REPO / "runs" / "bench" / f"{args.data.stem}_{args.attack}"
     machine_before = machine_info()
     # Cold = nothing cached: pretreatment and pre-training are computed in this run.

@@ -344,11 +344,11 @@ def fit_attacks(
     """
     import random
 
-    from attacks import TRIAConfig
+    from attacks import AttackConfig
     from attacks.prepared import PreparedTexts
     from guard.scorers import RESAMPLE_MARK
 
-    prepared = PreparedTexts(config or TRIAConfig(cache_dir=""))
+    prepared = PreparedTexts(config or AttackConfig(cache_dir=""))
     texts = {
         person: [value] if isinstance(value, str) else list(value)
         for person, value in background.items()

@@ -1,5 +1,7 @@
 """`anonymize` and `attacks` are plain libraries: no Django, no `intruder`, not each other.
 
+What both share (`model_runtime`) imports neither; `import attacks` does not load torch.
+
 Each check runs in a fresh interpreter with no Django settings, imports every module of one
 library, and reports which top-level packages ended up loaded.
 """
@@ -49,3 +51,40 @@ def test_library_imports_without_django_intruder_or_the_other_library(package, o
     loaded = set(result["loaded"])
     assert package in loaded
     assert not loaded & {"django", "rest_framework", "intruder", "guard", other}
+
+
+def test_the_shared_model_runtime_imports_neither_library():
+    result = _loaded_after_importing("model_runtime")
+    assert {"model_runtime.precision", "model_runtime.base_model"} <= set(result["modules"])
+    assert not set(result["loaded"]) & {"django", "intruder", "guard", "anonymize", "attacks"}
+
+
+LAZY_TORCH = """
+import json, sys
+import attacks
+from attacks.cli import build_parser
+from attacks.registry import ATTACKS
+
+build_parser()  # what `python -m attacks --help` builds
+cheap = [ATTACKS[name].name for name in ("tfidf", "bm25")]
+print(json.dumps({"cheap": cheap, "torch": "torch" in sys.modules,
+                  "transformers": "transformers" in sys.modules}))
+"""
+
+
+def test_import_attacks_and_its_cli_do_not_load_torch():
+    """`import attacks`, the CLI's parser and the cheap attacks' classes stay light (no torch)."""
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    env["PYTHONPATH"] = str(REPO)
+    done = subprocess.run(
+        [sys.executable, "-c", LAZY_TORCH],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"cheap": ["tfidf", "bm25"], "torch": False, "transformers": False}

@@ -113,7 +113,7 @@ def attack_run_start(
     purpose: str = AttackRun.Purpose.REPORT,
 ) -> AttackRun:
     """Validate the settings, store the run and queue its job."""
-    from attacks.config import ConfigError, TRIAConfig
+    from attacks.config import AttackConfig, ConfigError
     from intruder.services.jobs import job_enqueue
 
     attacks, methods = list(dict.fromkeys(attacks)), list(dict.fromkeys(methods))
@@ -131,7 +131,7 @@ def attack_run_start(
     elif background != AttackRun.Background.CROSS_VALIDATED:
         raise AttackRunError(f"unknown background {background!r}")
     try:
-        TRIAConfig.from_dict(config or {})
+        AttackConfig.from_dict(config or {})
     except (ConfigError, TypeError) as error:
         raise AttackRunError(f"attack config: {error}") from None
     with transaction.atomic():
@@ -322,7 +322,7 @@ def execute_attack_run(
     anonymizer: TextAnonymizer | None = None,
 ) -> dict[str, Any]:
     """Run every attack on every method's texts, storing each fold's predictions as made."""
-    from attacks.config import TRIAConfig
+    from attacks.config import AttackConfig
     from attacks.prepared import PreparedTexts
     from attacks.registry import get_attack
 
@@ -336,7 +336,7 @@ def execute_attack_run(
     total = expected_results(run, texts, key_of)
     stored = run.results.count()
     progress(stored, total, "resuming" if stored else "starting")
-    config = TRIAConfig.from_dict(run.config)
+    config = AttackConfig.from_dict(run.config)
     prepared = PreparedTexts(config)
     done_pairs = {
         (row["fold"], row["attack"], row["method"]): row["n"]
@@ -469,7 +469,7 @@ def trir_table(run: AttackRun) -> dict[str, dict[str, dict[str, Any]]]:
         rows = {attack: trir(preds) for attack, preds in sorted(by_attack.items())}
         rows[STRONGEST] = trir(strongest_adversary(by_attack))
         table[method] = {
-            attack: {"trir": r.accuracy, "n": r.n, "correct": r.correct, "cap": r.cap}
+            attack: {"trir": r.trir_pct, "n": r.n, "correct": r.correct, "cap": r.cap}
             for attack, r in rows.items()
         }
     return table

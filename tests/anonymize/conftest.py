@@ -68,9 +68,9 @@ def minilm_tokenizer():
     """Return the MiniLM tokenizer from the pip package (loaded once)."""
     from transformers import AutoTokenizer
 
-    from anonymize.train import base_model_path
+    from model_runtime.base_model import default_base_model
 
-    return AutoTokenizer.from_pretrained(base_model_path())
+    return AutoTokenizer.from_pretrained(default_base_model())
 
 
 class FakeTokenClassifier:

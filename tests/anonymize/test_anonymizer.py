@@ -171,17 +171,17 @@ def test_hyphen_rule_leaves_other_categories_alone():
 
 
 def test_precision_is_validated_and_auto_follows_the_cpu(monkeypatch):
-    from anonymize import model
+    from model_runtime import precision
 
     with pytest.raises(ValueError, match="precision must be one of"):
-        model.resolve_precision("fp16")
-    monkeypatch.setattr(model, "cpu_supports_bf16", lambda: False)
-    assert model.resolve_precision("auto") == "fp32"
+        precision.resolve_precision("fp16")
+    monkeypatch.setattr(precision, "cpu_supports_bf16", lambda: False)
+    assert precision.resolve_precision("auto") == "fp32"
     with pytest.raises(RuntimeError, match="no native bf16"):
-        model.resolve_precision("bf16")
-    monkeypatch.setattr(model, "cpu_supports_bf16", lambda: True)
-    assert model.resolve_precision("auto") == "bf16"
-    assert model.resolve_precision("fp32") == "fp32"
+        precision.resolve_precision("bf16")
+    monkeypatch.setattr(precision, "cpu_supports_bf16", lambda: True)
+    assert precision.resolve_precision("auto") == "bf16"
+    assert precision.resolve_precision("fp32") == "fp32"
 
 
 def test_numbers_keep_ordinal_and_unit_suffixes_outside_the_placeholder():

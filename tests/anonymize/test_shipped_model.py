@@ -55,7 +55,7 @@ def test_stricter_threshold_masks_at_least_as_much(shipped):
 
 
 def test_bf16_and_fp32_inference_find_the_same_spans(shipped):
-    from anonymize.model import cpu_supports_bf16
+    from model_runtime.precision import cpu_supports_bf16
 
     if not cpu_supports_bf16():
         pytest.skip("this CPU has no native bf16 (AVX512-BF16/AMX)")

@@ -1,17 +1,17 @@
-"""Sliding windows cover every token once; stitched predictions equal one long window."""
+"""Covering windows cover every token once; stitched predictions equal one long window."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from anonymize.windows import sliding_windows, stitch_window_outputs
+from anonymize.windows import covering_windows, stitch_window_outputs
 
 
 @pytest.mark.parametrize("n_tokens", [0, 1, 7, 8, 9, 30, 101])
 @pytest.mark.parametrize(("window_size", "stride"), [(8, 8), (8, 6), (8, 1), (16, 12)])
 def test_every_token_is_kept_from_exactly_one_window(n_tokens, window_size, stride):
-    windows = sliding_windows(n_tokens, window_size, stride)
+    windows = covering_windows(n_tokens, window_size, stride)
     kept = np.zeros(n_tokens, dtype=int)
     for window in windows:
         assert window.end - window.start <= window_size
@@ -21,7 +21,7 @@ def test_every_token_is_kept_from_exactly_one_window(n_tokens, window_size, stri
 
 
 def test_overlapping_tokens_come_from_the_window_where_they_are_central():
-    windows = sliding_windows(12, 8, 4)
+    windows = covering_windows(12, 8, 4)
     # Tokens 4..7 sit in both windows; the first half goes to window 0, the rest to window 1.
     assert [(w.start, w.end, w.keep_start, w.keep_end) for w in windows] == [
         (0, 8, 0, 6),
@@ -35,4 +35,4 @@ def test_overlapping_tokens_come_from_the_window_where_they_are_central():
 @pytest.mark.parametrize(("window_size", "stride"), [(0, 1), (8, 0), (8, 9)])
 def test_invalid_window_settings_are_rejected(window_size, stride):
     with pytest.raises(ValueError):
-        sliding_windows(10, window_size, stride)
+        covering_windows(10, window_size, stride)

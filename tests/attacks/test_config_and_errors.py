@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attacks import ConfigError, DatasetError, TRIAConfig, load_dataset
+from attacks import AttackConfig, ConfigError, DatasetError, load_dataset
 from attacks.cli import main as cli_main
 from attacks.config import parse_sliding_window
 from tests.attacks.builders import synthetic_frame
 
 
 def test_config_round_trips_through_json(tmp_path: Path):
-    config = TRIAConfig(
+    config = AttackConfig(
         data_file_path="data.json",
         finetuning_sliding_window="200-50",
         finetuning_epochs=7,
@@ -25,7 +25,7 @@ def test_config_round_trips_through_json(tmp_path: Path):
     )
     path = tmp_path / "config.json"
     config.to_json(path)
-    assert TRIAConfig.from_json(path) == config
+    assert AttackConfig.from_json(path) == config
 
 
 def test_reference_config_keys_load():
@@ -41,7 +41,7 @@ def test_reference_config_keys_load():
         "finetuning_sliding_window": "100-25",
         "dev_set_column_name": "dev_abstract",
     }
-    config = TRIAConfig.from_dict(reference)
+    config = AttackConfig.from_dict(reference)
     assert config.finetuning_window == (100, 25)
     assert config.pretraining_window == (512, 128)
 
@@ -59,7 +59,7 @@ def test_reference_config_keys_load():
 )
 def test_bad_config_raises_clear_error(values: dict, message: str):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        TRIAConfig.from_dict(values)
+        AttackConfig.from_dict(values)
 
 
 @pytest.mark.parametrize(("length", "overlap"), [(100, 25), (512, 128), (4, 0)])
@@ -70,7 +70,7 @@ def test_parse_sliding_window(length: int, overlap: int):
 @pytest.mark.parametrize("spec", ["No", "no", " NO "])
 def test_no_sliding_window_means_sentence_splitting(spec: str):
     assert parse_sliding_window(spec) is None
-    config = TRIAConfig(finetuning_sliding_window=spec, pretraining_sliding_window=spec)
+    config = AttackConfig(finetuning_sliding_window=spec, pretraining_sliding_window=spec)
     assert config.finetuning_window is None and config.pretraining_window is None
 
 
@@ -100,7 +100,7 @@ def test_bad_data_raises_clear_error_and_writes_nothing(corrupt, message: str, t
     data = tmp_path / "bad.csv"
     corrupt(synthetic_frame()).to_csv(data, index=False)
     with pytest.raises(DatasetError, match=message):
-        load_dataset(data, TRIAConfig())
+        load_dataset(data, AttackConfig())
 
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"data_file_path": str(data), "cache_dir": ""}))
@@ -110,7 +110,7 @@ def test_bad_data_raises_clear_error_and_writes_nothing(corrupt, message: str, t
 
 
 def test_a_named_dev_column_must_exist_and_cannot_be_the_only_text(tmp_path: Path):
-    config = TRIAConfig(dev_set_column_name="dev_abstract")
+    config = AttackConfig(dev_set_column_name="dev_abstract")
     data = tmp_path / "bad.csv"
     _without(synthetic_frame(), "dev_abstract").to_csv(data, index=False)
     with pytest.raises(DatasetError, match="missing column"):
@@ -123,8 +123,8 @@ def test_a_named_dev_column_must_exist_and_cannot_be_the_only_text(tmp_path: Pat
 def test_default_config_has_no_dev_set_like_the_reference(tmp_path: Path):
     data = tmp_path / "d.csv"
     _without(synthetic_frame(), "dev_abstract").to_csv(data, index=False)
-    dataset = load_dataset(data, TRIAConfig())
-    assert TRIAConfig().dev_set_column_name is None
+    dataset = load_dataset(data, AttackConfig())
+    assert AttackConfig().dev_set_column_name is None
     assert dataset.dev_set is None
     assert dataset.method_columns == ["clear_abstract", "masked_abstract"]
 
@@ -139,14 +139,14 @@ def test_cli_rejects_unknown_config_key_without_writing(tmp_path: Path):
 
 def test_missing_data_file_is_a_clear_error(tmp_path: Path):
     with pytest.raises(DatasetError, match="data file not found"):
-        load_dataset(tmp_path / "absent.json", TRIAConfig())
+        load_dataset(tmp_path / "absent.json", AttackConfig())
 
 
 def test_csv_and_json_load_the_same_dataset(tmp_path: Path):
     frame = synthetic_frame()
     frame.to_json(tmp_path / "d.json", orient="records")
     frame.to_csv(tmp_path / "d.csv", index=False)
-    config = TRIAConfig(dev_set_column_name="dev_abstract")
+    config = AttackConfig(dev_set_column_name="dev_abstract")
     from_json = load_dataset(tmp_path / "d.json", config)
     from_csv = load_dataset(tmp_path / "d.csv", config)
     assert from_json.background == from_csv.background

@@ -6,7 +6,7 @@ import zlib
 
 import numpy as np
 
-from attacks.config import TRIAConfig
+from attacks.config import AttackConfig
 from attacks.dense import DenseAttack, profile_chunks
 
 
@@ -43,7 +43,7 @@ def test_profile_chunks_keep_each_paragraph_apart():
 
 
 def test_refitting_on_a_new_fold_embeds_only_unseen_texts():
-    attack = DenseAttack(TRIAConfig(anonymize_background_knowledge=False, cache_dir=""))
+    attack = DenseAttack(AttackConfig(anonymize_background_knowledge=False, cache_dir=""))
     attack.encoder = CountingEncoder()
     texts = {"a": "glassblower from Quellmar", "b": "cartographer of the trench", "c": "beekeeper"}
     attack.fit({"p": f"{texts['a']}\n\n{texts['b']}", "q": texts["c"]})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attacks import TRIAConfig, get_attack
+from attacks import AttackConfig, get_attack
 from attacks.prepared import PreparedAttack, PreparedTexts
 
 BACKGROUND = {
@@ -18,7 +18,7 @@ TRUTH = {"d1": "alma", "d2": "bruno", "d3": "cleo"}
 
 @pytest.mark.parametrize("name", ["tfidf", "bm25"])
 def test_prepared_attack_predicts_raw_texts_like_the_attack_on_its_own(name):
-    config = TRIAConfig(cache_dir="")
+    config = AttackConfig(cache_dir="")
     prepared = PreparedTexts(config).fit(name, BACKGROUND)
     assert isinstance(prepared, PreparedAttack) and prepared.name == name
     own = get_attack(name, config)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attacks import TRIAConfig, get_attack, load_attack, load_dataset, trir
+from attacks import AttackConfig, get_attack, load_attack, load_dataset, trir
 from attacks.base import Prediction
 from attacks.cli import main as cli_main
 from attacks.config import ConfigError
@@ -21,13 +21,13 @@ from tests.attacks.builders import PEOPLE
 def test_retrieval_attack_reidentifies_clear_texts_and_round_trips(
     name: str, synthetic_json: Path, tmp_path: Path
 ):
-    config = TRIAConfig(cache_dir=str(tmp_path / "cache"))
+    config = AttackConfig(cache_dir=str(tmp_path / "cache"))
     dataset = load_dataset(synthetic_json, config)
     attack = get_attack(name, config)
     attack.fit(dataset.background)
     clear = dataset.document_sets["clear_abstract"]
     predictions = attack.predict(clear.texts, top_k=3, true_names=clear.true_names)
-    assert trir(predictions).accuracy == 100.0
+    assert trir(predictions).trir_pct == 100.0
     assert all(p.true_rank == 1 and len(p.top_k) == 3 for p in predictions)
 
     masked = dataset.document_sets["masked_abstract"]
@@ -45,7 +45,7 @@ def test_retrieval_attack_reidentifies_clear_texts_and_round_trips(
 
 def test_cli_run_writes_results_final_and_predictions(synthetic_json: Path, tmp_path: Path):
     config = tmp_path / "config.json"
-    TRIAConfig(data_file_path=str(synthetic_json), cache_dir=str(tmp_path / "c")).to_json(config)
+    AttackConfig(data_file_path=str(synthetic_json), cache_dir=str(tmp_path / "c")).to_json(config)
     out = tmp_path / "run"
     assert cli_main(["run", "--config", str(config), "--attack", "bm25", "--out", str(out)]) == 0
     for name in ("results.csv", "final.json", "predictions.jsonl", "predictions.csv"):
@@ -55,7 +55,7 @@ def test_cli_run_writes_results_final_and_predictions(synthetic_json: Path, tmp_
 
 def test_cli_runs_several_attacks_and_adds_the_strongest(synthetic_json: Path, tmp_path: Path):
     config = tmp_path / "config.json"
-    TRIAConfig(data_file_path=str(synthetic_json), cache_dir=str(tmp_path / "c")).to_json(config)
+    AttackConfig(data_file_path=str(synthetic_json), cache_dir=str(tmp_path / "c")).to_json(config)
     out = tmp_path / "run"
     args = ["run", "--config", str(config), "--attack", "tfidf,bm25", "--out", str(out)]
     assert cli_main([*args, "--no-progress"]) == 0
@@ -88,17 +88,19 @@ def test_trir_reports_cap_for_individuals_absent_from_background():
         Prediction("d", None, "Ann", None, None),  # unlabelled: ignored
     ]
     assert trir(predictions) == TRIRResult(
-        accuracy=pytest.approx(100 / 3),
+        trir_pct=pytest.approx(100 / 3),
         n=3,
         correct=1,
         n_absent=1,
         cap=pytest.approx(200 / 3),
         mean_true_rank=1.5,
     )
+    # Result files and the Django side read TRIR under the reference's key.
+    assert trir(predictions).to_dict()["accuracy"] == pytest.approx(100 / 3)
 
 
 def test_absent_individual_gets_no_rank(synthetic_json: Path, tmp_path: Path):
-    config = TRIAConfig(cache_dir=str(tmp_path / "cache"))
+    config = AttackConfig(cache_dir=str(tmp_path / "cache"))
     dataset = load_dataset(synthetic_json, config)
     names = list(PEOPLE)
     background = {n: t for n, t in dataset.background.items() if n != names[0]}
@@ -108,7 +110,7 @@ def test_absent_individual_gets_no_rank(synthetic_json: Path, tmp_path: Path):
     result = trir(attack.predict(clear.texts, true_names=clear.true_names))
     assert result.n_absent == 1
     assert result.cap == 75.0
-    assert result.accuracy == 75.0
+    assert result.trir_pct == 75.0
 
 
 def test_unknown_attack_name_is_a_clear_error():
@@ -117,7 +119,7 @@ def test_unknown_attack_name_is_a_clear_error():
 
 
 def test_tfidf_shared_terms_sum_to_the_cosine(synthetic_json: Path, tmp_path: Path):
-    config = TRIAConfig(cache_dir=str(tmp_path / "cache"))
+    config = AttackConfig(cache_dir=str(tmp_path / "cache"))
     dataset = load_dataset(synthetic_json, config)
     attack = get_attack("tfidf", config)
     attack.fit(dataset.background)

@@ -35,7 +35,7 @@ def test_strongest_is_at_least_every_single_attack():
         "bm25": [_p("d1", "A", "A", 1, 0.5), _p("d2", "B", "A", 2, 0.4)],
         "dense": [_p("d1", "A", "B", 2, 0.4), _p("d2", "B", "B", 1, 0.7)],
     }
-    assert trir(strongest_adversary(by_attack)).accuracy == 100.0
+    assert trir(strongest_adversary(by_attack)).trir_pct == 100.0
     assert reidentified_by(by_attack) == {"d1": ["bm25"], "d2": ["dense"]}
 
 

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from attacks import TRIAConfig, get_attack, load_attack, load_dataset, trir
+from attacks import AttackConfig, get_attack, load_attack, load_dataset, trir
 from attacks.cli import main as cli_main
+from attacks.pretreatment import pretreat_background
 from attacks.runner import run_attack, write_outputs
-from attacks.tria import pretreat_background, training_attention
+from attacks.tria.model import training_attention
 from attacks.windows import split_sentences
 from tests.attacks.builders import PEOPLE
 
@@ -24,7 +25,7 @@ def tria_run(tmp_path_factory, tiny_bert_dir):
     tmp = tmp_path_factory.mktemp("tria")
     data = tmp / "synthetic.json"
     synthetic_frame().to_json(data, orient="records")
-    config = TRIAConfig(
+    config = AttackConfig(
         data_file_path=str(data),
         dev_set_column_name="dev_abstract",
         base_model_name=str(tiny_bert_dir),
@@ -48,7 +49,7 @@ def tria_run(tmp_path_factory, tiny_bert_dir):
 
 def test_tria_reidentifies_clear_texts(tria_run):
     _, result, _ = tria_run
-    assert trir(result.predictions["clear_abstract"]).accuracy == 100.0
+    assert trir(result.predictions["clear_abstract"]).trir_pct == 100.0
 
 
 def test_tria_falls_to_chance_on_fully_masked_texts(tria_run):
@@ -56,7 +57,7 @@ def test_tria_falls_to_chance_on_fully_masked_texts(tria_run):
     masked = result.predictions["masked_abstract"]
     # Identical masked inputs get one and the same prediction: exactly one hit out of n.
     assert len({p.predicted_name for p in masked}) == 1
-    assert trir(masked).accuracy == pytest.approx(100.0 / len(PEOPLE))
+    assert trir(masked).trir_pct == pytest.approx(100.0 / len(PEOPLE))
 
 
 def test_predictions_carry_rank_probability_and_top_k(tria_run):
@@ -87,7 +88,7 @@ def test_saved_attack_scores_new_documents_without_retraining(tria_run, tmp_path
     attack = load_attack(out_dir / "model")
     clear = dataset.document_sets["clear_abstract"]
     predictions = attack.predict(clear.texts, top_k=2, true_names=clear.true_names)
-    assert trir(predictions).accuracy == 100.0
+    assert trir(predictions).trir_pct == 100.0
     assert [p.predicted_name for p in predictions] == [
         p.predicted_name for p in result.predictions["clear_abstract"]
     ]
@@ -122,7 +123,7 @@ def test_sentence_splitting_trains_and_predicts_every_document(tiny_config_value
         "use_additional_pretraining": False,
         "finetuning_epochs": 2,
     }
-    config = TRIAConfig.from_dict(values)
+    config = AttackConfig.from_dict(values)
     dataset = load_dataset(None, config)
     result = run_attack(dataset, config, "tria")
     windowing = result.attack.stats["stages"]["windowing"]
@@ -134,7 +135,7 @@ def test_sentence_splitting_trains_and_predicts_every_document(tiny_config_value
 
 
 def test_progress_callback_reports_every_stage(tiny_config_values):
-    config = TRIAConfig.from_dict({**tiny_config_values, "finetuning_epochs": 1})
+    config = AttackConfig.from_dict({**tiny_config_values, "finetuning_epochs": 1})
     dataset = load_dataset(None, config)
     seen: dict[str, tuple[int, int]] = {}
     attack = get_attack("tria", config)
@@ -144,7 +145,7 @@ def test_progress_callback_reports_every_stage(tiny_config_values):
 
 
 def test_pretreatment_and_pretraining_are_cached_across_runs(tiny_config_values):
-    config = TRIAConfig.from_dict({**tiny_config_values, "finetuning_epochs": 1})
+    config = AttackConfig.from_dict({**tiny_config_values, "finetuning_epochs": 1})
     dataset = load_dataset(None, config)
     first = get_attack("tria", config)
     first.fit(dataset.background)
@@ -158,7 +159,7 @@ def test_pretreatment_and_pretraining_are_cached_across_runs(tiny_config_values)
 def test_head_warmup_trains_the_mlm_head_alone(tiny_bert_dir, tmp_path):
     from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
-    from attacks.tria import mlm_head_parameters, pretrain_mlm
+    from attacks.tria.pretraining import mlm_head_parameters, pretrain_mlm
     from attacks.windows import build_windows
 
     model = AutoModelForMaskedLM.from_pretrained(tiny_bert_dir)
@@ -169,7 +170,7 @@ def test_head_warmup_trains_the_mlm_head_alone(tiny_bert_dir, tmp_path):
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert_dir)
     windows = build_windows(tokenizer, ["an actor born in Lyon who plays in films"] * 4, 16, 4)
-    config = TRIAConfig(
+    config = AttackConfig(
         base_model_name=str(tiny_bert_dir),
         pretraining_epochs=0,
         pretraining_head_warmup_epochs=2,

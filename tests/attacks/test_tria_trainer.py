@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from attacks import TRIAConfig
-from attacks.tria import finetune_classifier, prediction_trainer
-from attacks.tria_trainer import (
-    MaskedOnlyMLM,
-    TRIATrainer,
+from attacks import AttackConfig
+from attacks.tria.finetuning import (
+    finetune_classifier,
     predict_window_logits,
-    training_arguments,
+    prediction_trainer,
 )
+from attacks.tria.pretraining import MaskedOnlyMLM
+from attacks.tria.trainer import TRIATrainer, training_arguments
 from attacks.windows import build_windows
 
 TEXTS = [
@@ -47,8 +47,8 @@ def tiny(tiny_bert_dir):
     return tokenizer, windows, labels, model
 
 
-def _config(tmp_path, **values) -> TRIAConfig:
-    return TRIAConfig(
+def _config(tmp_path, **values) -> AttackConfig:
+    return AttackConfig(
         precision="fp32",
         cache_dir="",
         output_folder_path=str(tmp_path / "out"),

@@ -365,6 +365,7 @@ def variables_read_by_the_code() -> set[str]:
         "anonymize",
         "attacks",
         "guard",
+        "model_runtime",
         "research_data",
         "benchmarks",
         "scripts",

@@ -1,10 +1,10 @@
-"""TRIA's training on ``transformers.Trainer``: arguments, the masked-only MLM loss, callbacks.
+"""TRIA's training on ``transformers.Trainer``: arguments, callbacks, TRIR after every epoch.
 
 The Trainer brings what the reference's own ``tri.py`` used it for (AdamW, a constant rate,
 gradient clipping, dev selection with early stopping) plus checkpoint/resume, bf16 autocast,
 length-grouped batches and multi-process training (``torchrun``/``accelerate launch``). What
 is TRIA's own lives here: TRIR per method after every epoch, scored on whole documents by
-summing window logits, and the MLM loss computed at masked positions only.
+summing window logits (the masked-only MLM loss is pre-training's, ``attacks.tria.pretraining``).
 """
 
 from __future__ import annotations
@@ -14,17 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from torch.utils.data import SequentialSampler
 from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
 from attacks.base import ProgressCallback
-from attacks.config import TRIAConfig
+from attacks.config import AttackConfig
 from attacks.windows import Windows
-
-# Trainer's collators pad with the tokenizer; -100 marks label positions the loss ignores.
-IGNORE_INDEX = -100
 
 
 def fused_adamw_available(device: torch.device) -> bool:
@@ -38,7 +34,7 @@ def fused_adamw_available(device: torch.device) -> bool:
 
 
 def training_arguments(
-    config: TRIAConfig,
+    config: AttackConfig,
     output_dir: str | Path,
     device: torch.device,
     *,
@@ -95,53 +91,6 @@ def window_dataset(windows: Windows, labels: list[int] | None = None) -> list[di
     ]
 
 
-def mlm_loss(model: torch.nn.Module, input_ids, attention_mask, labels) -> torch.Tensor:
-    """Return the MLM loss, projecting onto the vocabulary only at masked positions.
-
-    Only masked tokens (label != -100) enter the loss, so computing the 30k-way vocabulary
-    logits for the other ~85 % of positions is wasted work (+33 % MLM windows/s,
-    benchmarks/tria_levers.py). The loss equals the model's own; models without a BERT-style
-    ``cls`` head use their own forward.
-    """
-    head = getattr(model, "cls", None)
-    if head is None:
-        return model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
-    hidden = model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-    selected = labels != IGNORE_INDEX
-    if not bool(selected.any()):
-        return hidden.sum() * 0.0
-    logits = head(hidden[selected])
-    return torch.nn.functional.cross_entropy(logits.float(), labels[selected])
-
-
-class MaskedOnlyMLM(torch.nn.Module):
-    """Wrap a masked LM so its forward returns the masked-only loss.
-
-    A module, not a ``compute_loss`` override, so that the Trainer's autocast and
-    DistributedDataParallel wrap this forward: calling the encoder and head from outside the
-    wrapped forward would skip both.
-    """
-
-    def __init__(self, model: torch.nn.Module) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, input_ids, attention_mask=None, labels=None) -> dict[str, torch.Tensor]:
-        return {"loss": mlm_loss(self.model, input_ids, attention_mask, labels)}
-
-    def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, torch.Tensor]:
-        """Return the weights without aliases: the Trainer's checkpoints are safetensors files,
-        which refuse tensors sharing memory (the decoder tied to the input embeddings)."""
-        state = super().state_dict(*args, **kwargs)
-        seen: set[int] = set()
-        for key in list(state):
-            pointer = state[key].data_ptr()
-            if pointer in seen:
-                del state[key]
-            seen.add(pointer)
-        return state
-
-
 class ProgressReporter(TrainerCallback):
     """Report optimisation steps to a ``progress(stage, done, total)`` callback."""
 
@@ -170,22 +119,6 @@ class EpochTimer(TrainerCallback):
         self.last_seconds = time.perf_counter() - self.started
         self.total_seconds += self.last_seconds
         self.epochs += 1
-
-
-def predict_window_logits(trainer: Trainer, windows: Windows, bucketing: bool) -> np.ndarray:
-    """Return the classifier's logits for every window (n_windows x n_labels).
-
-    With ``bucketing`` the windows are fed longest first, so each batch pads to nearly its own
-    length; the logits come back in the windows' order.
-    """
-    order = list(range(len(windows)))
-    if bucketing:
-        order.sort(key=lambda i: -len(windows.input_ids[i]))
-    dataset = [{"input_ids": windows.input_ids[i]} for i in order]
-    logits = np.asarray(trainer.predict(dataset).predictions, dtype=np.float32)
-    restored = np.empty_like(logits)
-    restored[order] = logits
-    return restored
 
 
 class TRIATrainer(Trainer):
@@ -218,7 +151,7 @@ class TRIATrainer(Trainer):
 
         Under ``group_by_length`` the Trainer also shuffles evaluation batches by length and
         returns predictions in that shuffled order, which would pair window logits with the
-        wrong documents; ``predict_window_logits`` groups lengths itself.
+        wrong documents; ``attacks.tria.finetuning.predict_window_logits`` groups lengths itself.
         """
         if self.args.world_size <= 1:
             return SequentialSampler(eval_dataset)
@@ -234,7 +167,7 @@ class TRIATrainer(Trainer):
         predictions = self.score_sets(self)
         epoch = round(self.state.epoch or 0)
         self.epoch_predictions[epoch] = predictions
-        metrics = {f"{metric_key_prefix}_{c}": trir(p).accuracy for c, p in predictions.items()}
+        metrics = {f"{metric_key_prefix}_{c}": trir(p).trir_pct for c, p in predictions.items()}
         metrics[f"{metric_key_prefix}_seconds"] = time.perf_counter() - start
         metrics["train_seconds"] = self.epoch_timer.last_seconds if self.epoch_timer else 0.0
         self.log(metrics)
