@@ -41,11 +41,6 @@ from intruder.views.access import study_for
 FOLDED_TABLES = frozenset({"per_text", "anonymisability_features", "rates_target"})
 
 
-def _study_for(request: HttpRequest, slug: str) -> Study:
-    """Return the study if the user has a researcher role on it; 404 otherwise."""
-    return study_for(request, slug)[0]
-
-
 def _report_with_construct_loss(study: Study) -> tuple[Any, Any]:
     """Return the study's report with the latest construct loss tables, and that job."""
     report = study_report(study)
@@ -73,7 +68,7 @@ def html_table(frame: pd.DataFrame) -> SafeString:
 @require_GET
 def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     """Show every analysis of the study, with plots and downloads."""
-    study = _study_for(request, slug)
+    study, _ = study_for(request, slug)
     try:
         report, construct_job = _report_with_construct_loss(study)
     except AnalysisInputError as error:
@@ -121,7 +116,7 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def analysis_table(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
     """Download one analysis table as CSV or JSON (or summary.json)."""
-    study = _study_for(request, slug)
+    study, _ = study_for(request, slug)
     if fmt not in ("csv", "json") or (table not in TABLE_TITLES and table != "summary"):
         raise Http404("no such table")
     try:

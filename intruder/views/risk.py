@@ -83,11 +83,6 @@ class AttackRunForm(forms.Form):
         ]
 
 
-def _study_for(request: HttpRequest, slug: str, *, edit: bool = False) -> Study:
-    """Return the study; 404 without a role, and for a viewer asking to change it."""
-    return study_for(request, slug, edit=edit, hide_from_readers=True)[0]
-
-
 def _run_for(study: Study, run_id: Any) -> AttackRun:
     try:
         return study.attack_runs.select_related("job").get(pk=int(run_id))
@@ -99,7 +94,7 @@ def _run_for(study: Study, run_id: Any) -> AttackRun:
 @require_GET
 def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Show the study's attack runs, the form for a new one and the selected run's report."""
-    study = _study_for(request, slug)
+    study, _ = study_for(request, slug)
     run_id = request.GET.get("run")
     run = _run_for(study, run_id) if run_id else latest_run(study)
     context: dict[str, Any] = {
@@ -119,7 +114,8 @@ def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def risk_run_start(request: HttpRequest, slug: str) -> HttpResponse:
     """Start an attack run from the form; errors come back as messages after a redirect."""
-    study = _study_for(request, slug, edit=True)
+    # A viewer is not told that the action exists: 404, as without a role.
+    study, _ = study_for(request, slug, edit=True, hide_from_readers=True)
     form = AttackRunForm(request.POST, request.FILES, study=study)
     if not form.is_valid():
         for field, errors in form.errors.items():
@@ -152,7 +148,8 @@ def risk_run_start(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def risk_check_start(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue the pre-release risk check; back to the review page or the study page."""
-    study = _study_for(request, slug, edit=True)
+    # A viewer is not told that the action exists: 404, as without a role.
+    study, _ = study_for(request, slug, edit=True, hide_from_readers=True)
     try:
         run = attack_runs.risk_check_start(study=study, user=request.user)
     except attack_runs.AttackRunError as error:
@@ -171,7 +168,7 @@ def risk_check_start(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def risk_download(request: HttpRequest, slug: str, run_id: int, name: str) -> HttpResponse:
     """Download a run's report: report.html, report.pdf, summary.json or a table as CSV/JSON."""
-    study = _study_for(request, slug)
+    study, _ = study_for(request, slug)
     run = _run_for(study, run_id)
     stem, _, fmt = name.rpartition(".")
     report = run_report(run)
