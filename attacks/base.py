@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 
@@ -167,3 +167,12 @@ class Attack(ABC):
         if not path.is_file():
             raise FileNotFoundError(f"no saved attack in {directory} ({ATTACK_FILE} missing)")
         return json.loads(path.read_text(encoding="utf-8"))
+
+    @classmethod
+    def _restore(cls, directory: Path) -> Self:
+        """Return an attack of this class with the config, individuals and stats saved there."""
+        payload = cls._read_attack_file(directory)
+        attack = cls(AttackConfig.from_dict(payload["config"]))
+        attack.names = payload["names"]
+        attack.stats = payload.get("stats", {})
+        return attack

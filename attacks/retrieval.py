@@ -94,10 +94,8 @@ class RetrievalAttack(Attack):
     def load(cls, directory: str | Path) -> RetrievalAttack:
         """Load a retrieval attack saved by ``save`` and rebuild its index."""
         directory = Path(directory)
-        payload = cls._read_attack_file(directory)
-        attack = cls(AttackConfig.from_dict(payload["config"]))
+        attack = cls._restore(directory)
         attack.profiles = json.loads((directory / CORPUS_FILE).read_text(encoding="utf-8"))
-        attack.names = list(attack.profiles)
-        attack.stats = payload.get("stats", {})
+        attack.names = list(attack.profiles)  # the index's column order
         attack._index(None)
         return attack

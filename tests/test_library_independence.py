@@ -28,11 +28,12 @@ print(json.dumps({"modules": modules, "loaded": sorted({m.split(".")[0] for m in
 """
 
 
-def _loaded_after_importing(package: str) -> dict:
+def _run_without_django(code: str, *args: str) -> dict:
+    """Run `code` in a fresh interpreter with no Django settings; return its last JSON line."""
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     env["PYTHONPATH"] = str(REPO)
     done = subprocess.run(
-        [sys.executable, "-c", IMPORT_ALL, package],
+        [sys.executable, "-c", code, *args],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -42,6 +43,10 @@ def _loaded_after_importing(package: str) -> dict:
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _loaded_after_importing(package: str) -> dict:
+    return _run_without_django(IMPORT_ALL, package)
 
 
 @pytest.mark.parametrize(("package", "other"), [("anonymize", "attacks"), ("attacks", "anonymize")])
@@ -74,17 +79,5 @@ print(json.dumps({"cheap": cheap, "torch": "torch" in sys.modules,
 
 def test_import_attacks_and_its_cli_do_not_load_torch():
     """`import attacks`, the CLI's parser and the cheap attacks' classes stay light (no torch)."""
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    env["PYTHONPATH"] = str(REPO)
-    done = subprocess.run(
-        [sys.executable, "-c", LAZY_TORCH],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = _run_without_django(LAZY_TORCH)
     assert result == {"cheap": ["tfidf", "bm25"], "torch": False, "transformers": False}

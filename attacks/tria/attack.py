@@ -245,10 +245,7 @@ class TRIAAttack(Attack):
     def load(cls, directory: str | Path) -> TRIAAttack:
         """Load a TRIA attack saved by ``save``."""
         directory = Path(directory)
-        payload = cls._read_attack_file(directory)
-        attack = cls(AttackConfig.from_dict(payload["config"]))
-        attack.names = payload["names"]
-        attack.stats = payload.get("stats", {})
+        attack = cls._restore(directory)
         configure_threads(attack.config.num_threads)
         attack.tokenizer = AutoTokenizer.from_pretrained(directory / MODEL_SUBDIR)
         attack.model = AutoModelForSequenceClassification.from_pretrained(directory / MODEL_SUBDIR)

@@ -107,9 +107,19 @@ def _anonymized_text_update(
         updated_at=timezone.now(),
         **fields,
     )
+    return _stored_unless_stale(text, updated, expected_revision, "reload and redo the edit")
+
+
+def _stored_unless_stale(
+    text: AnonymizedText, updated: int, expected_revision: int, retry_hint: str
+) -> AnonymizedText:
+    """Return the text as stored after a conditional UPDATE at `expected_revision`.
+
+    `updated` is the UPDATE's row count: 0 means another researcher changed the text first.
+    """
     if not updated:
         raise StaleRevisionError(
-            f"text {text.pk} changed since revision {expected_revision}; reload and redo the edit"
+            f"text {text.pk} changed since revision {expected_revision}; {retry_hint}"
         )
     text.refresh_from_db()
     return text
@@ -183,12 +193,7 @@ def anonymized_text_mark_reviewed(
         reviewed_by=user,
         updated_at=timezone.now(),
     )
-    if not updated:
-        raise StaleRevisionError(
-            f"text {text.pk} changed since revision {expected_revision}; look at it again"
-        )
-    text.refresh_from_db()
-    return text
+    return _stored_unless_stale(text, updated, expected_revision, "look at it again")
 
 
 def spans_with_string(
