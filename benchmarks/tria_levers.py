@@ -10,7 +10,7 @@ the shared lock::
 under ``stages_after``: the guard that a change of training code keeps its windows/s.
 Earlier levers measured with hand-written loops (fused AdamW, eager attention, the masked-only
 MLM head, length bucketing) stay in benchmarks/results/tria_levers.json; they are now
-Trainer arguments (``attacks/tria_trainer.py``) and are timed here as part of the stages.
+Trainer arguments (``attacks/tria/trainer.py``) and are timed here as part of the stages.
 """
 
 from __future__ import annotations
