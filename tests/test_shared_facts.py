@@ -49,3 +49,16 @@ def test_one_spacy_pipeline_name_everywhere():
 
     assert tab_metrics.SPACY_MODEL is SPACY_MODEL
     assert construct_loss.SPACY_MODEL is SPACY_MODEL
+
+
+def test_both_libraries_offer_the_same_precisions_and_base_model():
+    from anonymize import cli as anonymize_cli
+    from anonymize import train
+    from attacks import config as attack_config
+    from attacks.tria import model as tria_model
+    from model_runtime import base_model, precision
+
+    assert anonymize_cli.PRECISIONS is precision.PRECISIONS
+    assert attack_config.PRECISIONS is precision.PRECISIONS
+    assert train.default_base_model is base_model.default_base_model
+    assert tria_model.default_base_model is base_model.default_base_model
