@@ -1,6 +1,7 @@
 """Split WordPiece token sequences into overlapping windows or sentences (5.3).
 
-Batching, padding and length grouping are the Trainer's (``attacks/tria_trainer.py``).
+Batching and padding are the Trainer's (``attacks/tria/trainer.py``); length grouping for
+prediction is ``model_runtime.batching``'s.
 """
 
 from __future__ import annotations

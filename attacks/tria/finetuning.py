@@ -40,9 +40,8 @@ def predict_window_logits(trainer: Trainer, windows: Windows, bucketing: bool) -
     With ``bucketing`` the windows are fed longest first, so each batch pads to nearly its own
     length; the logits come back in the windows' order.
     """
-    order = list(range(len(windows)))
-    if bucketing:
-        order = length_order([len(ids) for ids in windows.input_ids], longest_first=True)
+    lengths = [len(ids) for ids in windows.input_ids]
+    order = length_order(lengths, longest_first=True) if bucketing else list(range(len(windows)))
     dataset = [{"input_ids": windows.input_ids[i]} for i in order]
     logits = np.asarray(trainer.predict(dataset).predictions, dtype=np.float32)
     restored = np.empty_like(logits)
