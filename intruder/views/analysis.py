@@ -28,7 +28,7 @@ from intruder.analysis.plots import PLOT_TEXT, report_plots
 from intruder.analysis.report import TABLE_TITLES, records
 from intruder.models import Study
 from intruder.selectors.analysis import study_report
-from intruder.selectors.researcher import can_edit_study, study_jobs
+from intruder.selectors.researcher import role_can_edit, study_jobs
 from intruder.services.analysis_jobs import (
     CONSTRUCT_LOSS_JOB,
     CONSTRUCT_TABLES,
@@ -68,7 +68,7 @@ def html_table(frame: pd.DataFrame) -> SafeString:
 @require_GET
 def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     """Show every analysis of the study, with plots and downloads."""
-    study, _ = study_for(request, slug)
+    study, role = study_for(request, slug)
     try:
         report, construct_job = _report_with_construct_loss(study)
     except AnalysisInputError as error:
@@ -104,7 +104,7 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
         "plots": plots,
         "construct_job": construct_job,
         "construct_jobs": study_jobs(study, limit=3, kinds=(CONSTRUCT_LOSS_JOB,)),
-        "can_edit": can_edit_study(request.user, study),
+        "can_edit": role_can_edit(role),
         "paper_agreement": PAPER_AGREEMENT.get(report.paper_match.study)
         if report.paper_match
         else None,

@@ -26,7 +26,7 @@ from intruder.analysis.risk_output import (
 )
 from intruder.attack_methods import method_label
 from intruder.models import AttackRun, Study
-from intruder.selectors.researcher import can_edit_study
+from intruder.selectors.researcher import role_can_edit
 from intruder.selectors.risk import latest_run, run_report
 from intruder.services import attack_runs
 from intruder.services.background_uploads import BackgroundUploadError, parse_background_uploads
@@ -94,12 +94,12 @@ def _run_for(study: Study, run_id: Any) -> AttackRun:
 @require_GET
 def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Show the study's attack runs, the form for a new one and the selected run's report."""
-    study, _ = study_for(request, slug)
+    study, role = study_for(request, slug)
     run_id = request.GET.get("run")
     run = _run_for(study, run_id) if run_id else latest_run(study)
     context: dict[str, Any] = {
         "study": study,
-        "can_edit": can_edit_study(request.user, study),
+        "can_edit": role_can_edit(role),
         "runs": study.attack_runs.select_related("job")[:20],
         "run": run,
         "form": AttackRunForm(study=study),
