@@ -24,7 +24,12 @@ import torch
 
 from attacks.base import Attack, Prediction, ProgressCallback, predictions_from_scores
 from attacks.config import TRIAConfig
-from attacks.curation import anonymize_with_ner, curate_texts, open_cache
+from attacks.curation import (
+    anonymize_with_ner,
+    curate_texts,
+    open_cache,
+    open_curation_cache,
+)
 from attacks.data import DocumentSet
 from attacks.windows import Windows, make_windows
 
@@ -127,7 +132,9 @@ def pretreat_documents(
     """Curate ``texts`` when ``curate`` (default: ``use_document_curation``) is on."""
     if not (config.use_document_curation if curate is None else curate):
         return list(texts)
-    return curate_texts(texts, open_cache(config.cache_dir, "curation"), progress)
+    placeholders_as_words = config.placeholders_as_words
+    cache = open_curation_cache(config.cache_dir, placeholders_as_words)
+    return curate_texts(texts, cache, progress, placeholders_as_words)
 
 
 def pretreat_background(
