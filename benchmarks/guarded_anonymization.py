@@ -441,6 +441,9 @@ def main() -> int:
         # (as the human-vs-machine benchmark): the deviations from the reference are these.
         "tria_deviations": TRIA_BENCHMARK_CONFIG if "tria" in eval_attacks else None,
         "dense_precision": "bf16 autocast" if _bf16() else "fp32",
+        # False: placeholders curate to tokens of their own ("_PRONOUN"); before this key
+        # existed they were curated like words ("pronoun"), as the reference does.
+        "placeholders_as_words": config.placeholders_as_words,
         "guard": {
             "ks": list(guard_ks),
             "budget": args.budget,
