@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from attacks import TRIAConfig, trir  # noqa: E402
 from attacks.background import BackgroundRecord, cross_validation_folds  # noqa: E402
+from attacks.curation import PLACEHOLDER_MARK  # noqa: E402
 from attacks.strongest import strongest_adversary  # noqa: E402
 from benchmarks.guarded_anonymization import (  # noqa: E402
     fold_halves,
@@ -42,13 +43,19 @@ from benchmarks.guarded_anonymization import (  # noqa: E402
 from guard import fit_attacks  # noqa: E402
 from research_data import textwash_study_dir  # noqa: E402
 
-PLACEHOLDER_PIECE = ("PERSON", "LOCATION", "NUMERIC", "DATE", "OTHERIDENTIFYING", "PRONOUN")
+# How placeholders were curated before `attacks.curation.PLACEHOLDER_MARK` (runs made then).
+OLD_PLACEHOLDER_PIECE = ("PERSON", "LOCATION", "NUMERIC", "DATE", "OTHERIDENTIFYING", "PRONOUN")
 
 
 def term_class(term: str, guard_vocabulary: set[str], stop_words: set[str]) -> str:
     """Return the class of one curated TF-IDF term (a unigram or a bigram)."""
     words = term.split()
-    if any(w.upper().startswith(PLACEHOLDER_PIECE) or "REIDENTIFYING" in w.upper() for w in words):
+    if any(
+        w.startswith(PLACEHOLDER_MARK)
+        or w.upper().startswith(OLD_PLACEHOLDER_PIECE)
+        or "REIDENTIFYING" in w.upper()
+        for w in words
+    ):
         return "placeholder"
     if all(w.lower() in stop_words for w in words):
         return "stop word kept by curation (capitalised)"
