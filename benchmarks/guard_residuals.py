@@ -47,15 +47,19 @@ from research_data import textwash_study_dir  # noqa: E402
 OLD_PLACEHOLDER_PIECE = ("PERSON", "LOCATION", "NUMERIC", "DATE", "OTHERIDENTIFYING", "PRONOUN")
 
 
-def term_class(term: str, guard_vocabulary: set[str], stop_words: set[str]) -> str:
+def is_placeholder_term(word: str, marked: bool) -> bool:
+    """Return whether a curated word is a placeholder (`marked`: the run curated them apart)."""
+    if marked:
+        return word.startswith(PLACEHOLDER_MARK)
+    return word.upper().startswith(OLD_PLACEHOLDER_PIECE) or "REIDENTIFYING" in word.upper()
+
+
+def term_class(
+    term: str, guard_vocabulary: set[str], stop_words: set[str], marked: bool = True
+) -> str:
     """Return the class of one curated TF-IDF term (a unigram or a bigram)."""
     words = term.split()
-    if any(
-        w.startswith(PLACEHOLDER_MARK)
-        or w.upper().startswith(OLD_PLACEHOLDER_PIECE)
-        or "REIDENTIFYING" in w.upper()
-        for w in words
-    ):
+    if any(is_placeholder_term(w, marked) for w in words):
         return "placeholder"
     if all(w.lower() in stop_words for w in words):
         return "stop word kept by curation (capitalised)"
@@ -91,7 +95,12 @@ def main() -> int:
         if all(i in produced for i in fold.test_ids)
     ]
     ids = [i for fold in folds for i in fold.test_ids]
-    config = TRIAConfig(cache_dir=str(args.run / "cache"), seed=args.seed)
+    # Runs made before the placeholder rule curated placeholders like words: analyse them so.
+    run_summary = json.loads((args.run / "summary.json").read_text(encoding="utf-8"))
+    as_words = run_summary.get("placeholders_as_words", True)
+    config = TRIAConfig(
+        cache_dir=str(args.run / "cache"), seed=args.seed, placeholders_as_words=as_words
+    )
     from attacks.curation import load_spacy
 
     stop_words = set(load_spacy().Defaults.stop_words)
@@ -123,7 +132,7 @@ def main() -> int:
             total = sum(v for _, v in positive) or 1.0
             seen_classes = set()
             for j, value in positive:
-                kind = term_class(str(terms[j]), guard_vocabulary, stop_words)
+                kind = term_class(str(terms[j]), guard_vocabulary, stop_words, not as_words)
                 classes[kind] += value / total
                 seen_classes.add(kind)
             for kind in seen_classes:
@@ -148,6 +157,7 @@ def main() -> int:
     report = {
         "run": str(args.run),
         "method": args.method,
+        "placeholders_as_words": as_words,
         "texts": n,
         "trir": {name: round(trir(preds).accuracy, 2) for name, preds in predictions.items()},
         "trir_strongest_lexical": round(trir(strongest_adversary(predictions)).accuracy, 2),
