@@ -268,7 +268,7 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
         elif f.name == "evaluate_splits":
             parser.add_argument(flag, dest=f.name, nargs="*", default=None, help=help_text)
         else:
-            kind = {"int": int, "float": float}.get(str(f.type), str)
+            kind = {"int": int, "int | None": int, "float": float}.get(str(f.type), str)
             parser.add_argument(flag, dest=f.name, type=kind, default=None, help=help_text)
 
 

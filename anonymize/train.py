@@ -66,6 +66,13 @@ class TrainConfig:
     weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay"})
     warmup_ratio: float = field(default=0.1, metadata={"help": "share of steps for LR warm-up"})
     seed: int = field(default=SPLIT_SEED, metadata={"help": "seed for split, init and data order"})
+    split_seed: int | None = field(
+        default=None,
+        metadata={
+            "help": "seed of the person split only (default: --seed); fix it to compare "
+            "training seeds on the same dev and test persons"
+        },
+    )
     threads: int = field(default=2, metadata={"help": "torch CPU threads"})
     case_feature: bool = field(
         default=True,
@@ -260,11 +267,12 @@ def train(config: TrainConfig) -> dict[str, dict]:
     # bf16 where the GPU (Ampere+) or the CPU (AVX512-BF16/AMX) has it; the manifest says what ran.
     native = torch.cuda.is_bf16_supported() if torch.cuda.is_available() else cpu_supports_bf16()
     config = replace(config, bf16=config.bf16 and native)
+    split_seed = config.seed if config.split_seed is None else config.split_seed
     if config.annotations is not None:
-        splits, report = annotation_splits(config.annotations, seed=config.seed)
+        splits, report = annotation_splits(config.annotations, seed=split_seed)
     else:
         documents, report = load_aligned_corpus(config.corpus_dir)
-        splits = split_by_person(documents, seed=config.seed)
+        splits = split_by_person(documents, seed=split_seed)
     tokenizer = AutoTokenizer.from_pretrained(config.base_model or base_model_path())
     train_windows = build_windows(
         splits["train"], tokenizer, config.max_length, config.stride, config.case_feature

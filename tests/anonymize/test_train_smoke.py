@@ -224,3 +224,18 @@ def test_two_processes_under_torchrun_save_one_model(fixture_corpus, tmp_path):
     # process count (Trainer's default for models that divide by all processes' tokens) is 2x.
     assert manifest["log_history"][0]["loss"] < 1.3 * math.log(len(LABEL2ID))
     assert not (output / "checkpoints").exists()
+
+
+def test_split_seed_keeps_the_persons_of_each_split_across_training_seeds(fixture_corpus, tmp_path):
+    from anonymize.train import train
+
+    splits = []
+    for seed in (1, 2):
+        config = tiny_config(
+            fixture_corpus, tmp_path / f"s{seed}", seed=seed, split_seed=5, max_steps=1
+        )
+        train(config)
+        manifest = json.loads((config.output_dir / "training_manifest.json").read_text())
+        assert manifest["config"]["seed"] == seed and manifest["config"]["split_seed"] == 5
+        splits.append(manifest["split_persons"])
+    assert splits[0] == splits[1]
