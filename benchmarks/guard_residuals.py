@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from attacks import AttackConfig, trir  # noqa: E402
 from attacks.background import BackgroundRecord, cross_validation_folds  # noqa: E402
+from attacks.curation import PLACEHOLDER_MARK  # noqa: E402
 from attacks.strongest import strongest_adversary  # noqa: E402
 from benchmarks.guarded_anonymization import (  # noqa: E402
     fold_halves,
@@ -42,13 +43,23 @@ from benchmarks.guarded_anonymization import (  # noqa: E402
 from guard import fit_attacks  # noqa: E402
 from research_data import textwash_study_dir  # noqa: E402
 
-PLACEHOLDER_PIECE = ("PERSON", "LOCATION", "NUMERIC", "DATE", "OTHERIDENTIFYING", "PRONOUN")
+# How placeholders were curated before `attacks.curation.PLACEHOLDER_MARK` (runs made then).
+OLD_PLACEHOLDER_PIECE = ("PERSON", "LOCATION", "NUMERIC", "DATE", "OTHERIDENTIFYING", "PRONOUN")
 
 
-def term_class(term: str, guard_vocabulary: set[str], stop_words: set[str]) -> str:
+def is_placeholder_term(word: str, marked: bool) -> bool:
+    """Return whether a curated word is a placeholder (`marked`: the run curated them apart)."""
+    if marked:
+        return word.startswith(PLACEHOLDER_MARK)
+    return word.upper().startswith(OLD_PLACEHOLDER_PIECE) or "REIDENTIFYING" in word.upper()
+
+
+def term_class(
+    term: str, guard_vocabulary: set[str], stop_words: set[str], marked: bool = True
+) -> str:
     """Return the class of one curated TF-IDF term (a unigram or a bigram)."""
     words = term.split()
-    if any(w.upper().startswith(PLACEHOLDER_PIECE) or "REIDENTIFYING" in w.upper() for w in words):
+    if any(is_placeholder_term(w, marked) for w in words):
         return "placeholder"
     if all(w.lower() in stop_words for w in words):
         return "stop word kept by curation (capitalised)"
@@ -59,6 +70,45 @@ def term_class(term: str, guard_vocabulary: set[str], stop_words: set[str]) -> s
     return "present in the guard's background"
 
 
+def dense_collapse(folds, by_id, produced, target, config, seed) -> dict:
+    """Return how far dense retrieval collapses onto one person on these texts, and its TRIR
+    once each person's mean log-probability over the attacked texts is removed.
+
+    Texts full of placeholders embed near one "hub" profile; an attacker who sees all the
+    texts can centre the scores per person (as hubness corrections do) and rank again.
+    """
+    import numpy as np
+
+    from benchmarks.guarded_anonymization import neural_precision
+
+    raw = centred = total = 0
+    collapse = []
+    for fold in folds:
+        _, eval_background = fold_halves(fold, by_id, seed)
+        with neural_precision():
+            attack = fit_attacks(eval_background, ["dense"], config)["dense"]
+            ids = list(fold.test_ids)
+            names = attack.names
+            predictions = attack.predict(
+                {i: produced[i] for i in ids}, top_k=len(names), true_names=target
+            )
+        probs = np.array([[dict(p.top_k)[n] for n in names] for p in predictions])
+        log_p = np.log(np.maximum(probs, 1e-300))
+        truth = np.array([names.index(target[i]) for i in ids])
+        raw += int((log_p.argmax(axis=1) == truth).sum())
+        centred_log_p = log_p - log_p.mean(axis=0, keepdims=True)
+        centred += int((centred_log_p.argmax(axis=1) == truth).sum())
+        total += len(ids)
+        [(column, count)] = Counter(log_p.argmax(axis=1).tolist()).most_common(1)
+        share = round(100 * count / len(ids), 1)
+        collapse.append({"fold": fold.index, "person": names[column], "share_pct": share})
+    return {
+        "trir": round(100 * raw / total, 2),
+        "trir_hub_centred": round(100 * centred / total, 2),
+        "most_predicted_person": collapse,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", required=True, type=Path)
@@ -67,6 +117,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--permutations", type=int, default=200)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--only-folds", default=None, help="comma list of fold indexes")
+    parser.add_argument(
+        "--dense", action="store_true", help="also measure dense retrieval's collapse (slow)"
+    )
     args = parser.parse_args()
     rows = load_study(textwash_study_dir() / "study2.jsonl", None)
     by_id = {r["id"]: r for r in rows}
@@ -82,9 +136,15 @@ def main() -> int:
         fold
         for fold in cross_validation_folds(records, k=args.folds, seed=args.seed)
         if all(i in produced for i in fold.test_ids)
+        and (not args.only_folds or str(fold.index) in args.only_folds.split(","))
     ]
     ids = [i for fold in folds for i in fold.test_ids]
-    config = AttackConfig(cache_dir=str(args.run / "cache"), seed=args.seed)
+    # Runs made before the placeholder rule curated placeholders like words: analyse them so.
+    run_summary = json.loads((args.run / "summary.json").read_text(encoding="utf-8"))
+    as_words = run_summary.get("placeholders_as_words", True)
+    config = AttackConfig(
+        cache_dir=str(args.run / "cache"), seed=args.seed, placeholders_as_words=as_words
+    )
     from attacks.curation import load_spacy
 
     stop_words = set(load_spacy().Defaults.stop_words)
@@ -116,7 +176,7 @@ def main() -> int:
             total = sum(v for _, v in positive) or 1.0
             seen_classes = set()
             for j, value in positive:
-                kind = term_class(str(terms[j]), guard_vocabulary, stop_words)
+                kind = term_class(str(terms[j]), guard_vocabulary, stop_words, not as_words)
                 classes[kind] += value / total
                 seen_classes.add(kind)
             for kind in seen_classes:
@@ -141,6 +201,7 @@ def main() -> int:
     report = {
         "run": str(args.run),
         "method": args.method,
+        "placeholders_as_words": as_words,
         "texts": n,
         "trir": {name: round(trir(preds).trir_pct, 2) for name, preds in predictions.items()},
         "trir_strongest_lexical": round(trir(strongest_adversary(predictions)).trir_pct, 2),
@@ -166,6 +227,8 @@ def main() -> int:
         },
         "tfidf_top_lead_terms": top_terms.most_common(40),
     }
+    if args.dense:
+        report["dense"] = dense_collapse(folds, by_id, produced, target, config, args.seed)
     text = json.dumps(report, indent=1)
     print(text)
     if args.out:

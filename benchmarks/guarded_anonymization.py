@@ -441,6 +441,9 @@ def main() -> int:
         # (as the human-vs-machine benchmark): the deviations from the reference are these.
         "tria_deviations": TRIA_BENCHMARK_CONFIG if "tria" in eval_attacks else None,
         "dense_precision": "bf16 autocast" if _bf16() else "fp32",
+        # False: placeholders curate to tokens of their own ("_PRONOUN"); before this key
+        # existed they were curated like words ("pronoun"), as the reference does.
+        "placeholders_as_words": config.placeholders_as_words,
         "guard": {
             "ks": list(guard_ks),
             "budget": args.budget,
@@ -478,6 +481,9 @@ def main() -> int:
     return 0
 
 
+LABEL_OFFSETS = {"model": (-38, -4), "textwash": (6, -12), "model+rules": (5, 4)}
+
+
 def plot(methods: dict[str, Any], chance: float, path: Path) -> None:
     """Draw held-out strongest TRIR against words masked, one point per method."""
     import matplotlib
@@ -489,9 +495,8 @@ def plot(methods: dict[str, Any], chance: float, path: Path) -> None:
     for method, entry in methods.items():
         x, y = entry["words_masked_pct"], entry["trir"][STRONGEST]
         axes.scatter([x], [y], s=40, color="tab:red" if "guarded" in method else "tab:blue")
-        # model and model+rules lie on top of each other: alternate the label side.
-        below = method in ("model", "textwash")
-        offset = (5, -10) if below else (5, 4)
+        # Textwash, model and model+rules lie on top of each other: spread their labels.
+        offset = LABEL_OFFSETS.get(method, (5, 4))
         axes.annotate(method, (x, y), textcoords="offset points", xytext=offset, fontsize=8)
         if "trir_guard" in entry:
             axes.scatter([x], [entry["trir_guard"][STRONGEST]], marker="x", color="tab:gray")

@@ -32,6 +32,9 @@ REFERENCE_CONFIG = {
     "anonymize_background_knowledge": True,
     "only_use_anonymized_background_knowledge": False,
     "use_document_curation": True,
+    # The reference curates its masks like words ("PERSON" -> "person"); the project's default
+    # gives each placeholder a token of its own (attacks.curation.PLACEHOLDER_MARK).
+    "placeholders_as_words": True,
     "use_additional_pretraining": True,
     "pretraining_epochs": 3,
     "pretraining_batch_size": 8,
