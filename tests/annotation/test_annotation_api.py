@@ -11,15 +11,9 @@ from django.urls import reverse
 from intruder.annotation import services
 from intruder.annotation.models import ProjectMember, Task
 from tests.annotation.conftest import make_project, mention
-from tests.intruder.factories import make_user
+from tests.intruder.factories import logged_in, make_user
 
 pytestmark = pytest.mark.django_db
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def put(client: Client, url: str, payload) -> object:

@@ -10,6 +10,7 @@ import itertools
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.test import Client
 
 from intruder.models import (
     AnonymizedText,
@@ -187,3 +188,10 @@ def make_job(*, study: Study | None = None, created_by: Any = None, **fields: An
     defaults: dict[str, Any] = {"kind": "anonymize_study", "status": Job.Status.QUEUED}
     defaults.update(fields)
     return Job.objects.create(study=study, created_by=created_by, **defaults)
+
+
+def logged_in(user) -> Client:
+    """Return a test client with ``user`` logged in."""
+    client = Client()
+    client.force_login(user)
+    return client

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from intruder.models import AnonymizedText, Job, Participant, PersonGroup, Study
 from tests.intruder import factories as f
+from tests.intruder.api import RESOURCES
 
 pytestmark = pytest.mark.django_db
 
@@ -300,15 +301,7 @@ def test_openapi_schema_documents_every_resource(api: APIClient) -> None:
 
     assert response.status_code == 200
     paths = response.json()["paths"]
-    for resource in (
-        "studies",
-        "targets",
-        "descriptions",
-        "anonymized-texts",
-        "participants",
-        "judgments",
-        "jobs",
-    ):
+    for resource in RESOURCES:
         assert f"/api/{resource}/" in paths
         assert f"/api/{resource}/{{id}}/" in paths
     assert "group" in {p["name"] for p in paths["/api/targets/"]["get"]["parameters"]}

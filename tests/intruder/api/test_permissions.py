@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 
 from intruder.models import AnonymizedText, Job, Study, StudyMember
 from tests.intruder import factories as f
+from tests.intruder.api import RESOURCES
 
 pytestmark = pytest.mark.django_db
 
@@ -78,17 +79,6 @@ def client_for(world: World, caller: str) -> APIClient:
         token, _ = Token.objects.get_or_create(user=user)
         client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     return client
-
-
-RESOURCES = [
-    "studies",
-    "targets",
-    "descriptions",
-    "anonymized-texts",
-    "participants",
-    "judgments",
-    "jobs",
-]
 
 
 @pytest.mark.parametrize("caller", CALLERS)

@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from intruder.models import AnonymizedText, PersonGroup, Study, StudyMember
 from tests.intruder.factories import (
+    logged_in,
     make_member,
     make_study,
     make_target,
@@ -29,12 +30,6 @@ WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE)", re.IGNORECASE)
 def study_tables() -> dict[str, int]:
     """Return the row count of every model of the intruder app."""
     return {m.__name__: m.objects.count() for m in apps.get_app_config("intruder").get_models()}
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def preview_url(study: Study) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from intruder import tasks
@@ -11,6 +10,7 @@ from intruder.models import AnonymizedText, Job
 from intruder.services.anonymization import MODEL_METHOD
 from intruder.services.guarding import guard_study_texts
 from tests.intruder.factories import (
+    logged_in,
     make_description,
     make_job,
     make_member,
@@ -74,15 +74,9 @@ def test_guard_job_is_registered_as_a_task_kind():
     assert tasks.get_task("guard_study") is tasks.guard_study
 
 
-def _client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def test_review_page_queues_the_guard_job_with_its_settings():
     study = study_with_guardable_texts()
-    client = _client_for(study.owner)
+    client = logged_in(study.owner)
     url = reverse("researcher-study-guard", args=[study.slug])
     response = client.post(url, {"k": "3", "budget": "0.25"})
     assert response.status_code == 302
@@ -96,7 +90,7 @@ def test_review_page_queues_the_guard_job_with_its_settings():
 @pytest.mark.parametrize("k", ["1", "x", ""])
 def test_review_page_refuses_a_bad_k_without_queuing(k):
     study = study_with_guardable_texts()
-    client = _client_for(study.owner)
+    client = logged_in(study.owner)
     response = client.post(
         reverse("researcher-study-guard", args=[study.slug]), {"k": k, "budget": "0.3"}, follow=True
     )
@@ -109,7 +103,7 @@ def test_review_page_shows_ranks_before_and_after_and_the_masked_words():
     study = study_with_guardable_texts()
     result = guard_study_texts(study=study, progress=lambda *a, **kw: None, k=2, folds=3)
     make_job(study=study, kind="guard_study", status=Job.Status.SUCCEEDED, result=result)
-    page = _client_for(study.owner).get(reverse("researcher-review", args=[study.slug]))
+    page = logged_in(study.owner).get(reverse("researcher-review", args=[study.slug]))
     html = page.content.decode()
     assert "Make texts k-anonymous against the machine" in html
     assert "Machine rank before → after" in html and "origami" in html
@@ -119,7 +113,7 @@ def test_review_page_shows_ranks_before_and_after_and_the_masked_words():
 def test_guard_job_needs_edit_rights():
     study = study_with_guardable_texts()
     stranger = make_user()
-    response = _client_for(stranger).post(
+    response = logged_in(stranger).post(
         reverse("researcher-study-guard", args=[study.slug]), {"k": "5", "budget": "0.3"}
     )
     assert response.status_code == 404
@@ -129,7 +123,7 @@ def test_guard_job_needs_edit_rights():
 def test_a_viewer_cannot_start_the_guard_job():
     study = study_with_guardable_texts()
     viewer = make_member(study=study)
-    response = _client_for(viewer).post(
+    response = logged_in(viewer).post(
         reverse("researcher-study-guard", args=[study.slug]), {"k": "5", "budget": "0.3"}
     )
     assert response.status_code == 403

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from intruder.models import Job
 from intruder.services.guarding import GUARD_BATCH, guard_study_texts
-from tests.intruder.factories import make_job, make_member, make_user
+from tests.intruder.factories import logged_in, make_job, make_member, make_user
 from tests.intruder.risk.test_guard_job import HOBBIES, study_with_guardable_texts
 
 pytestmark = pytest.mark.django_db
@@ -19,12 +19,6 @@ UPLOADED = {
     key: f"{key.title()} paints rivers and teaches drawing, and loves {hobby} at home."
     for key, hobby in HOBBIES.items()
 }
-
-
-def _client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_rows_are_published_batch_by_batch_while_the_job_runs():
@@ -75,7 +69,7 @@ def test_review_form_queues_an_uploaded_background_with_the_documents():
     ]
     url = reverse("researcher-study-guard", args=[study.slug])
     data = {"k": "2", "budget": "0.3", "background": "uploaded", "folds": "5", "documents": files}
-    assert _client_for(study.owner).post(url, data).status_code == 302
+    assert logged_in(study.owner).post(url, data).status_code == 302
     job = Job.objects.get(kind="guard_study")
     assert job.params["background"] == "uploaded"
     assert job.params["background_documents"] == UPLOADED
@@ -93,7 +87,7 @@ def test_review_form_refuses_a_bad_upload_without_queuing(files, message):
     uploads = [SimpleUploadedFile(name, content) for name, content in files]
     url = reverse("researcher-study-guard", args=[study.slug])
     data = {"k": "2", "budget": "0.3", "background": "uploaded", "documents": uploads}
-    page = _client_for(study.owner).post(url, data, follow=True)
+    page = logged_in(study.owner).post(url, data, follow=True)
     assert page.status_code == 200 and message in page.content.decode()
     assert not Job.objects.filter(kind="guard_study").exists()
 
@@ -111,14 +105,14 @@ def test_rows_endpoint_serves_the_rows_of_a_running_job():
         progress_total=12,
     )
     viewer = make_member(study=study)
-    answer = _client_for(viewer).get(reverse("researcher-study-guard-rows", args=[study.slug]))
+    answer = logged_in(viewer).get(reverse("researcher-study-guard-rows", args=[study.slug]))
     data = answer.json()
     assert data["status"] == "running" and not data["finished"]
     assert (data["progress_done"], data["progress_total"]) == (3, 12)
     assert set(data["rows"]) == {str(row["text_id"]) for row in partial["texts"]}
     row = data["rows"][str(partial["texts"][0]["text_id"])]
     assert {"ranks", "masked_words", "flagged", "reason"} <= set(row)
-    page = _client_for(study.owner).get(reverse("researcher-review", args=[study.slug]))
+    page = logged_in(study.owner).get(reverse("researcher-review", args=[study.slug]))
     html = page.content.decode()
     assert "Machine rank before → after" in html and "waiting" in html
     assert "guard_rows.js" in html
@@ -127,5 +121,5 @@ def test_rows_endpoint_serves_the_rows_of_a_running_job():
 def test_rows_endpoint_is_for_the_study_members_only():
     study = study_with_guardable_texts()
     url = reverse("researcher-study-guard-rows", args=[study.slug])
-    assert _client_for(make_user()).get(url).status_code == 404
+    assert logged_in(make_user()).get(url).status_code == 404
     assert Client().get(url).status_code == 302  # to the login page

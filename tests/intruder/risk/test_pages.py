@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from intruder.models import AttackRun, Job, StudyMember
 from intruder.services import jobs
-from tests.intruder.factories import make_member, make_user
+from tests.intruder.factories import logged_in, make_member, make_user
 from tests.intruder.risk_fixtures import FAST_CONFIG, finished_cheap_run, risk_study
 
 pytestmark = pytest.mark.django_db
@@ -24,15 +24,9 @@ def study_with_run():
     return run.study, run
 
 
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def test_risk_page_shows_the_report_with_plots_and_downloads(study_with_run):
     study, run = study_with_run
-    response = client_for(study.owner).get(reverse("risk-page", args=[study.slug]))
+    response = logged_in(study.owner).get(reverse("risk-page", args=[study.slug]))
     assert response.status_code == 200
     body = response.content.decode()
     assert "Persons most at risk" in body and "<svg" in body
@@ -53,7 +47,7 @@ def test_risk_page_shows_the_report_with_plots_and_downloads(study_with_run):
 def test_every_download_has_its_format(study_with_run, name, content_type, marker):
     study, run = study_with_run
     url = reverse("risk-download", args=[study.slug, run.pk, name])
-    response = client_for(study.owner).get(url)
+    response = logged_in(study.owner).get(url)
     assert response.status_code == 200
     assert response["Content-Type"].startswith(content_type)
     assert marker in response.content
@@ -61,7 +55,7 @@ def test_every_download_has_its_format(study_with_run, name, content_type, marke
 
 def test_unknown_downloads_and_runs_are_404(study_with_run):
     study, run = study_with_run
-    client = client_for(study.owner)
+    client = logged_in(study.owner)
     assert (
         client.get(reverse("risk-download", args=[study.slug, run.pk, "x.exe"])).status_code == 404
     )
@@ -77,19 +71,19 @@ def test_viewers_read_but_cannot_start_and_outsiders_see_nothing(study_with_run)
     viewer = make_member(study=study, role=StudyMember.Role.VIEWER)
     outsider = make_user()
     page = reverse("risk-page", args=[study.slug])
-    assert client_for(viewer).get(page).status_code == 200
+    assert logged_in(viewer).get(page).status_code == 200
     check = reverse("risk-check-start", args=[study.slug])
-    assert client_for(viewer).post(check).status_code == 404
-    assert client_for(outsider).get(page).status_code == 404
+    assert logged_in(viewer).post(check).status_code == 404
+    assert logged_in(outsider).get(page).status_code == 404
     download = reverse("risk-download", args=[study.slug, run.pk, "report.html"])
-    assert client_for(outsider).get(download).status_code == 404
+    assert logged_in(outsider).get(download).status_code == 404
     assert Client().get(page).status_code == 302  # login first
     assert AttackRun.objects.count() == 1
 
 
 def test_form_starts_a_run_and_bad_settings_come_back_as_messages():
     study = risk_study(per_person=2)
-    client = client_for(study.owner)
+    client = logged_in(study.owner)
     url = reverse("risk-run-start", args=[study.slug])
     response = client.post(
         url,
@@ -123,7 +117,7 @@ def test_uploaded_background_files_start_an_uploaded_run():
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     study = risk_study(per_person=1)
-    client = client_for(study.owner)
+    client = logged_in(study.owner)
     files = [
         SimpleUploadedFile("orlena.txt", b"glassblower from Quellmar"),
         SimpleUploadedFile("more.csv", b"target,text\nbastian,charts the Vennic trench\n"),
@@ -145,7 +139,7 @@ def test_uploaded_background_files_start_an_uploaded_run():
 
 def test_risk_check_flags_re_identified_drafts_on_the_review_page_with_their_words():
     study = risk_study()
-    client = client_for(study.owner)
+    client = logged_in(study.owner)
     response = client.post(reverse("risk-check-start", args=[study.slug]), {"next": "review"})
     assert response.status_code == 302 and response["Location"].endswith("/review/")
     run = AttackRun.objects.get(purpose=AttackRun.Purpose.RISK_CHECK)
