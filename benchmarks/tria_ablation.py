@@ -28,6 +28,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from tria_wikiactors import ordering_holds  # noqa: E402
 
 from research_data import tria_wikiactors_dir  # noqa: E402
 
@@ -272,7 +275,7 @@ def spread(paths: list[Path]) -> str:
     means = [statistics.mean(column) for column in columns]
     sds = [statistics.stdev(column) if len(finals) > 1 else 0.0 for column in columns]
     gaps = [m - reference[c] for m, c in zip(means, METHODS, strict=True)]
-    ordering = ordering_of(dict(zip(METHODS, means, strict=True)))
+    ordering = ordering_holds(dict(zip(METHODS, means, strict=True)))
     lines.append(
         f"| **mean of {len(finals)}** | | "
         + " | ".join(f"**{m:.1f}**" for m in means)
@@ -282,13 +285,6 @@ def spread(paths: list[Path]) -> str:
     cells = " | ".join(f"{reference[c]:.0f}" for c in METHODS)
     lines.append(f"| reference (paper) | | {cells} | | | | |")
     return "\n".join(lines)
-
-
-def ordering_of(trir: dict[str, float]) -> bool:
-    """Check clear >= NER family > Word2Vec > Manual on a column -> TRIR mapping."""
-    ner = [trir[c] for c in METHODS[1:6]]
-    w2v = [trir[c] for c in METHODS[6:8]]
-    return trir[METHODS[0]] >= max(ner) and min(ner) > max(w2v) and min(w2v) > trir[METHODS[8]]
 
 
 def head_probe(out: Path, steps: int = 20) -> dict[str, Any]:
@@ -303,7 +299,6 @@ def head_probe(out: Path, steps: int = 20) -> dict[str, Any]:
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForLanguageModeling
 
-    sys.path.insert(0, str(REPO))
     from attacks.tria.pretraining import mlm_head_parameters
     from model_runtime.base_model import default_base_model
 
