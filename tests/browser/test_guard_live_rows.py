@@ -9,7 +9,7 @@ from intruder.models import Job
 from intruder.services.guarding import guard_study_texts
 from tests.browser.test_guard_review import _shot
 from tests.intruder.factories import make_job
-from tests.intruder.risk.test_guard_job import study_with_guardable_texts
+from tests.intruder.risk_fixtures import study_with_guardable_texts
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

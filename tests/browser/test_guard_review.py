@@ -10,7 +10,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from intruder.models import AnonymizedText, Job
-from tests.intruder.risk.test_guard_job import study_with_guardable_texts
+from tests.intruder.risk_fixtures import study_with_guardable_texts
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

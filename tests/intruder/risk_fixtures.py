@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from intruder.models import AnonymizedText, AttackRun, Study
+from intruder.services.anonymization import MODEL_METHOD
 from tests.intruder.factories import make_description, make_study, make_target
 
 # Each made-up person has facts that recur across descriptions, as in real crowd texts.
@@ -89,3 +90,28 @@ def finished_cheap_run(methods: list[str]) -> AttackRun:
     assert job.status == "succeeded", job.error
     run.refresh_from_db()
     return run
+
+
+# Made-up persons; each writer mentions the person's one telling hobby: the word the guard
+# must mask.
+HOBBIES = {"alma": "pottery", "bruno": "chess", "cleo": "baking", "zora": "origami"}
+
+
+def study_with_guardable_texts(status: str = AnonymizedText.Status.DRAFT) -> Study:
+    """Return a study of 4 persons x 3 texts whose one hobby word tells them apart."""
+    study = make_study()
+    for key, hobby in HOBBIES.items():
+        target = make_target(study=study, key=key, name=key.title())
+        for variant in range(3):
+            text = (
+                f"PERSON paints rivers{' daily' * variant} and teaches drawing, and loves {hobby}."
+            )
+            description = make_description(study=study, target=target, text=text)
+            AnonymizedText.objects.create(
+                description=description,
+                method=MODEL_METHOD,
+                text="PERSON_FIRSTNAME_1" + text[6:],
+                spans=[{"start": 0, "end": 6, "category": "PERSON_FIRSTNAME"}],
+                status=status,
+            )
+    return study

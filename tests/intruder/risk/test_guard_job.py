@@ -7,41 +7,16 @@ from django.urls import reverse
 
 from intruder import tasks
 from intruder.models import AnonymizedText, Job
-from intruder.services.anonymization import MODEL_METHOD
 from intruder.services.guarding import guard_study_texts
 from tests.intruder.factories import (
     logged_in,
-    make_description,
     make_job,
     make_member,
-    make_study,
-    make_target,
     make_user,
 )
+from tests.intruder.risk_fixtures import study_with_guardable_texts
 
 pytestmark = pytest.mark.django_db
-
-# Made-up persons; each writer mentions the person's one telling hobby.
-HOBBIES = {"alma": "pottery", "bruno": "chess", "cleo": "baking", "zora": "origami"}
-
-
-def study_with_guardable_texts(status: str = AnonymizedText.Status.DRAFT):
-    study = make_study()
-    for key, hobby in HOBBIES.items():
-        target = make_target(study=study, key=key, name=key.title())
-        for variant in range(3):
-            text = (
-                f"PERSON paints rivers{' daily' * variant} and teaches drawing, and loves {hobby}."
-            )
-            description = make_description(study=study, target=target, text=text)
-            AnonymizedText.objects.create(
-                description=description,
-                method=MODEL_METHOD,
-                text="PERSON_FIRSTNAME_1" + text[6:],
-                spans=[{"start": 0, "end": 6, "category": "PERSON_FIRSTNAME"}],
-                status=status,
-            )
-    return study
 
 
 def test_guard_job_masks_the_telling_word_and_reports_ranks():
