@@ -38,6 +38,12 @@ SELECT_INSIDE = """([word, from, to]) => {
 }"""
 
 
+def select_inside(page, word: str, start: int, end: int) -> None:
+    """Select part of ``word`` and wait until the page has read the selection."""
+    assert page.evaluate(SELECT_INSIDE, [word, start, end])
+    expect(page.locator("#save-status")).to_contain_text(f"Selected “{word}”")
+
+
 @pytest.fixture
 def project():
     previous = anonymization.set_anonymizer(FakeAnonymizer())
@@ -73,7 +79,7 @@ def test_accept_add_link_reload_and_export(page, project):
     expect(status).to_have_text("All changes saved")
 
     # Select from inside "nurse" (snapped to the whole word) and press 3 (OCCUPATION).
-    assert page.evaluate(SELECT_INSIDE, ["nurse", 1, 4])
+    select_inside(page, "nurse", 1, 4)
     page.keyboard.press("3")
     nurse = page.locator(".mark.mention", has_text="nurse")
     expect(nurse).to_have_count(1)
@@ -106,7 +112,7 @@ def test_work_done_offline_is_saved_when_the_connection_returns(page, project):
     page.goto(f"/annotate/{project.slug}/work/")
     expect(page.locator(".mark.suggestion").first).to_be_visible()
     page.context.set_offline(True)
-    assert page.evaluate(SELECT_INSIDE, ["nurse", 0, 5])
+    select_inside(page, "nurse", 0, 5)
     page.keyboard.press("3")
     expect(page.locator("#save-status")).to_contain_text("Offline")
     page.context.set_offline(False)
@@ -127,7 +133,8 @@ def test_an_edit_from_a_stale_tab_shows_the_conflict_instead_of_overwriting(page
     other.keyboard.press("Enter")
     expect(other.locator("#save-status")).to_have_text("All changes saved")
     # The first tab, still at the old revision, marks "nurse": the server refuses.
-    assert page.evaluate(SELECT_INSIDE, ["nurse", 0, 5])
+    page.bring_to_front()  # a background tab's timers are throttled
+    select_inside(page, "nurse", 0, 5)
     page.keyboard.press("3")
     expect(page.locator("#conflict")).to_be_visible()
     page.click("#take-theirs")

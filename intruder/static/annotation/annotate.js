@@ -289,6 +289,8 @@
     if (event.target.closest("select, input, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
     const key = event.key.toLowerCase();
     const category = config.categories.find((c) => c.key === key);
+    // A key pressed before the mouseup/selectionchange timers fire still sees the selection.
+    if (category && !pending) readSelection();
     if (category && (pending || selected)) { event.preventDefault(); chooseCategory(category.name); return; }
     if (!selected) return;
     if (selected.kind === "suggestion" && event.key === "Enter") { event.preventDefault(); acceptSuggestion(null); }
