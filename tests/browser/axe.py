@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import screenshots
+
 AXE_JS = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 FAILING_IMPACTS = ("serious", "critical")
 WCAG_AA_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
-# Screenshots of every audited page, for a person to look at (e.g. INTRUDER_SCREENSHOTS=var/shots).
-SCREENSHOT_DIR = os.environ.get("INTRUDER_SCREENSHOTS", "")
 
 
 def axe_available() -> None:
@@ -31,10 +31,8 @@ def axe_available() -> None:
 
 def audit(page, name: str) -> list[str]:
     """Run axe-core on the page; return its serious/critical violations as readable lines."""
-    if SCREENSHOT_DIR:
-        width = page.viewport_size["width"] if page.viewport_size else 0
-        Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=f"{SCREENSHOT_DIR}/{name}-{width}.png", full_page=True)
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    screenshots.keep(page, f"{name}-{width}")
     # Evaluated over the DevTools protocol, not added as a <script> tag: the site's
     # Content-Security-Policy (docs/operations.md) refuses inline scripts without its nonce.
     page.evaluate(AXE_JS.read_text())

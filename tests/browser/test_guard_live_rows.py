@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from intruder.models import Job
 from intruder.services.guarding import guard_study_texts
-from tests.browser.test_guard_review import _shot
+from tests.browser import screenshots
 from tests.intruder.factories import make_job
 from tests.intruder.risk_fixtures import study_with_guardable_texts
 
@@ -44,4 +44,4 @@ def test_guard_rows_appear_as_the_job_progresses(page) -> None:
     expected = ", ".join(rest[-1]["masked_words"]) or "nothing needed"
     assert page.inner_text(f'td.guard-words[data-text-id="{later}"]') == expected
     assert "12/12" in page.inner_text("#guard-status")
-    _shot(page, "guard_live_rows.png")
+    screenshots.keep(page, "guard_live_rows")

@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
 from intruder.models import AnonymizedText, Job
+from tests.browser import screenshots
 from tests.intruder.risk_fixtures import study_with_guardable_texts
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _shot(page, name: str) -> None:
-    """Save a screenshot where INTRUDER_SCREENSHOTS points (for walking the page by eye)."""
-    folder = os.environ.get("INTRUDER_SCREENSHOTS")
-    if folder:
-        page.screenshot(path=str(Path(folder) / name), full_page=True)
 
 
 @pytest.mark.parametrize("viewport", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
@@ -42,8 +33,8 @@ def test_researcher_guards_drafts_and_sees_ranks_and_masked_words(page, viewport
     # No manual reload: the page polls the job and reloads itself once it has ended.
     expect(page.locator("#guard-status")).to_contain_text("succeeded", timeout=20_000)
     assert "origami" in page.inner_text("table")
-    _shot(page, f"guard_review_{viewport[0]}.png")
+    screenshots.keep(page, f"guard_review_{viewport[0]}")
     guarded = AnonymizedText.objects.filter(text__contains="REIDENTIFYING").first()
     page.goto(f"/r/{study.slug}/review/{guarded.pk}/")
     assert "REIDENTIFYING" in page.content()
-    _shot(page, f"guard_text_{viewport[0]}.png")
+    screenshots.keep(page, f"guard_text_{viewport[0]}")

@@ -11,10 +11,8 @@ of every researcher page at desktop, tablet and phone width (each is checked at 
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -22,6 +20,7 @@ from playwright.sync_api import expect
 from intruder.models import AnonymizedText, Job, Judgment, PersonGroup, Study
 from intruder.services import anonymization
 from intruder.services.jobs import job_execute
+from tests.browser import screenshots
 from tests.browser.axe import AXE_JS, audit
 from tests.intruder import factories as f
 from tests.intruder.fake_anonymizer import FakeAnonymizer
@@ -29,7 +28,6 @@ from tests.intruder.fake_anonymizer import FakeAnonymizer
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "correct horse 42"
-SHOTS = os.environ.get("INTRUDER_SCREENSHOTS")
 WRITERS = {
     "WRITERAAAA01": [
         "Many readers know her as Octavia Brightwater, the novelist of long sea sagas. ",
@@ -47,16 +45,13 @@ WRITERS = {
 def look_at(page, name: str) -> None:
     """Check the page at desktop, tablet and phone width (no sideways scrolling, the axe-core
     audit where installed); keep screenshots when asked to."""
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
     for width, height, suffix in (
         (1280, 900, "desktop"),
         (820, 1180, "tablet"),
         (390, 844, "phone"),
     ):
         page.set_viewport_size({"width": width, "height": height})
-        if SHOTS:
-            page.screenshot(path=f"{SHOTS}/{name}-{suffix}.png", full_page=True)
+        screenshots.keep(page, f"{name}-{suffix}")
         # Wide tables scroll inside their box; the page itself never scrolls sideways.
         scroll, inner = page.evaluate(
             "() => [document.documentElement.scrollWidth, window.innerWidth]"

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from intruder.demo import load_demo
 from intruder.models import AttackRun
 from intruder.services import anonymization, attack_runs, jobs
+from tests.browser import screenshots
 from tests.browser.axe import audit, axe_available
 from tests.intruder.fake_anonymizer import FakeAnonymizer
 from tests.intruder.risk_fixtures import FAST_CONFIG
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-SCREENSHOTS = os.environ.get("INTRUDER_SCREENSHOTS")
-
-
-def shot(page, name: str) -> None:
-    """Save a full-page screenshot where INTRUDER_SCREENSHOTS asks (for a human to look at)."""
-    if SCREENSHOTS:
-        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
 
 
 @pytest.fixture
@@ -62,16 +52,16 @@ def test_researcher_runs_a_risk_check_and_sees_flags_on_the_review_page(page, de
     assert flags.count() == min(flagged, 50)
     first = flags.first.inner_text()
     assert "machine re-identifies" in first
-    shot(page, "risk_review_desktop")
+    screenshots.keep(page, "risk_review_desktop")
     page.set_viewport_size({"width": 390, "height": 844})
-    shot(page, "risk_review_phone")
+    screenshots.keep(page, "risk_review_phone")
 
     # The flag links through to the text, which shows the same flag and words.
     flags.first.locator("xpath=ancestor::tr//a").first.click()
     assert "machine re-identifies" in page.inner_text("body")
     page.goto(f"/r/{demo_study.slug}/risk/?run={run.pk}")
     assert "Persons most at risk" in page.inner_text("body")
-    shot(page, "risk_page_phone")
+    screenshots.keep(page, "risk_page_phone")
 
 
 def test_risk_pages_pass_the_accessibility_audit(page, demo_study):

@@ -27,6 +27,24 @@ from intruder.models import (
 
 _seq = itertools.count(1)
 
+# A valid "new study" form, as the researcher page posts it.
+STUDY_FORM = {
+    "slug": "winter-intruders",
+    "title": "Winter intruder test",
+    "kind": "intruder",
+    "items_per_participant": 10,
+    "judgments_per_text": 3,
+    "min_description_chars": 500,
+    "groups": ["famous", "semifamous"],
+    "consent_text": "You agree.",
+    "instructions_text": "Play an adversary.",
+    "debrief_text": "Thanks.",
+    "completion_code": "C0DE42",
+    "time_limit_minutes": 45,
+    "identification_threshold": 0.75,
+    "is_open": "on",
+}
+
 
 def make_user(*, username: str | None = None, password: str = "pw-for-tests-1", **extra: Any):
     """Create an active researcher account."""

@@ -9,6 +9,7 @@ from django.urls import reverse
 from intruder.models import Participant, Study
 from intruder.selectors.researcher import study_progress
 from tests.intruder.factories import (
+    STUDY_FORM,
     make_description,
     make_judgment,
     make_member,
@@ -20,29 +21,12 @@ from tests.intruder.factories import (
 
 pytestmark = pytest.mark.django_db
 
-FORM = {
-    "slug": "winter-intruders",
-    "title": "Winter intruder test",
-    "kind": "intruder",
-    "items_per_participant": 10,
-    "judgments_per_text": 3,
-    "min_description_chars": 500,
-    "groups": ["famous", "semifamous"],
-    "consent_text": "You agree.",
-    "instructions_text": "Play an adversary.",
-    "debrief_text": "Thanks.",
-    "completion_code": "C0DE42",
-    "time_limit_minutes": 45,
-    "identification_threshold": 0.75,
-    "is_open": "on",
-}
-
 
 def test_researcher_creates_a_study_and_owns_it() -> None:
     user = make_user()
     client = Client()
     client.force_login(user)
-    response = client.post(reverse("researcher-study-create"), FORM)
+    response = client.post(reverse("researcher-study-create"), STUDY_FORM)
     assert response.status_code == 302
     study = Study.objects.get(slug="winter-intruders")
     assert study.owner == user
@@ -55,7 +39,7 @@ def test_invalid_settings_are_shown_and_nothing_is_created() -> None:
     client.force_login(make_user())
     response = client.post(
         reverse("researcher-study-create"),
-        {**FORM, "judgments_per_text": 0, "identification_threshold": 1.5},
+        {**STUDY_FORM, "judgments_per_text": 0, "identification_threshold": 1.5},
     )
     assert response.status_code == 200
     body = response.content.decode()
@@ -71,7 +55,7 @@ def test_editor_changes_settings_but_not_the_owner() -> None:
     editor = make_member(study=study, role="editor")
     client = Client()
     client.force_login(editor)
-    data = {**FORM, "title": "Renamed", "groups": ["fictitious"]}
+    data = {**STUDY_FORM, "title": "Renamed", "groups": ["fictitious"]}
     data.pop("slug")
     response = client.post(reverse("researcher-study-edit", kwargs={"slug": "s1"}), data)
     assert response.status_code == 302
@@ -149,7 +133,7 @@ def test_a_model_refusal_is_shown_next_to_its_field_in_plain_words() -> None:
 
     from intruder.views.researcher_forms import StudyForm
 
-    form = StudyForm(data={**FORM, "slug": "fresh"})
+    form = StudyForm(data={**STUDY_FORM, "slug": "fresh"})
     assert form.is_valid(), form.errors
     form.add_service_error(ValidationError({"time_limit_minutes": ["Too long for Prolific."]}))
     assert form.errors["time_limit_minutes"] == ["Too long for Prolific."]
@@ -160,7 +144,12 @@ def test_a_collection_study_ignores_ticked_source_studies() -> None:
     source = make_study(kind="collection")
     client = Client()
     client.force_login(source.owner)
-    data = {**FORM, "slug": "other-writers", "kind": "collection", "source_studies": [source.pk]}
+    data = {
+        **STUDY_FORM,
+        "slug": "other-writers",
+        "kind": "collection",
+        "source_studies": [source.pk],
+    }
     response = client.post(reverse("researcher-study-create"), data)
     assert response.status_code == 302
     assert not Study.objects.get(slug="other-writers").source_studies.exists()

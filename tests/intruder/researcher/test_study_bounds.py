@@ -26,13 +26,13 @@ from intruder.models import (
 )
 from intruder.services.assignment import studies_release_expired
 from tests.intruder.factories import (
+    STUDY_FORM,
     make_assignment,
     make_participant,
     make_study,
     make_text,
     make_user,
 )
-from tests.intruder.researcher.test_studies import FORM
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,7 @@ OUT_OF_RANGE = [
 def test_the_form_refuses_out_of_range_settings(field: str, value: float) -> None:
     client = Client()
     client.force_login(make_user())
-    response = client.post(reverse("researcher-study-create"), {**FORM, field: value})
+    response = client.post(reverse("researcher-study-create"), {**STUDY_FORM, field: value})
     assert response.status_code == 200
     assert field in response.context["form"].errors
     assert not Study.objects.exists()
