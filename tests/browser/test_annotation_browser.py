@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from anonymize.annotations.schema import AnnotatedDocument
 from intruder.annotation import services
 from intruder.services import anonymization
+from tests.browser import screenshots
 from tests.intruder.factories import make_user
 from tests.intruder.fake_anonymizer import FakeAnonymizer
 
@@ -83,6 +84,7 @@ def test_accept_add_link_reload_and_export(page, project):
     page.keyboard.press("3")
     nurse = page.locator(".mark.mention", has_text="nurse")
     expect(nurse).to_have_count(1)
+    screenshots.keep(page, "annotation_marked")
     # Link "the nurse" to Orla's entity (the accepted suggestion's).
     page.select_option("#field-entity", "PERSON_FIRSTNAME_1")
     expect(status).to_have_text("All changes saved")
@@ -137,7 +139,26 @@ def test_an_edit_from_a_stale_tab_shows_the_conflict_instead_of_overwriting(page
     select_inside(page, "nurse", 0, 5)
     page.keyboard.press("3")
     expect(page.locator("#conflict")).to_be_visible()
+    screenshots.keep(page, "annotation_conflict")
     page.click("#take-theirs")
     expect(page.locator(".mark.mention", has_text="Orla")).to_have_count(1)
     expect(page.locator(".mark.mention", has_text="nurse")).to_have_count(0)
     expect(page.locator("#save-status")).to_have_text("All changes saved")
+
+
+def test_on_a_phone_a_tap_on_a_category_marks_the_selection(page, project):
+    page.set_viewport_size({"width": 390, "height": 844})
+    login(page)
+    page.goto(f"/annotate/{project.slug}/work/")
+    expect(page.locator(".mark.suggestion").first).to_be_visible()
+    select_inside(page, "nurse", 0, 5)
+    page.locator("button[data-category=OCCUPATION]").click()
+    expect(page.locator(".mark.mention", has_text="nurse")).to_have_count(1)
+    expect(page.locator("#save-status")).to_have_text("All changes saved")
+    screenshots.keep(page, "annotation_phone")
+    # The panel is a bottom sheet; nothing scrolls sideways, and both the mark's fields
+    # (inside the sheet) and the Done button (above it) can be reached and tapped.
+    scroll, inner = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
+    assert scroll <= inner
+    page.locator("#field-entity").click(trial=True)
+    page.locator("#submit-task").click(trial=True)
