@@ -107,7 +107,7 @@ class TRIAAttack(Attack):
         dtype = autocast_dtype(config.precision, self.device)
         self.stats["autocast"] = str(dtype) if dtype else "fp32"
         self.stats["levers"] = {
-            "autocast": str(dtype) if dtype else "fp32",
+            "autocast": self.stats["autocast"],
             "threads": self.stats["threads"],
             "fused_adamw": fused_adamw_available(self.device),
             "masked_only_mlm_head": True,

@@ -22,7 +22,6 @@ from attacks.config import AttackConfig
 from attacks.runtime import is_main_process, set_seed, wait_for_everyone
 from attacks.timing import StageTimer
 from attacks.tria.checkpoints import resume_checkpoint
-from attacks.tria.model import autocast_dtype
 from attacks.tria.trainer import (
     EpochTimer,
     ProgressReporter,
@@ -56,7 +55,7 @@ def prediction_trainer(
     device: torch.device,
     scratch_dir: str | Path,
 ) -> Trainer:
-    """Return a Trainer that only predicts (batches of ``eval_batch_size``, bf16 if asked).
+    """Return a Trainer that only predicts (``eval_batch_size`` batches).
 
     The Trainer creates its output directory even to predict: ``scratch_dir`` is one the
     caller removes afterwards.
@@ -65,7 +64,6 @@ def prediction_trainer(
         config,
         scratch_dir,
         device,
-        bf16=autocast_dtype(config.precision, device) is not None,
         save_strategy="no",
     )
     return TRIATrainer(model=model, args=args, data_collator=DataCollatorWithPadding(tokenizer))
@@ -170,7 +168,6 @@ def finetune_classifier(
         learning_rate=config.finetuning_learning_rate,
         epochs=config.finetuning_epochs,
         batch_size=config.finetuning_batch_size,
-        bf16=autocast_dtype(config.precision, device) is not None,
         eval_strategy="epoch" if eval_sets else "no",
         save_strategy="epoch" if checkpoint_dir or selecting else "no",
         load_best_model_at_end=selecting,

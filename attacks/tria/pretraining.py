@@ -19,7 +19,7 @@ from attacks.config import AttackConfig
 from attacks.runtime import is_main_process, set_seed, wait_for_everyone
 from attacks.timing import StageTimer
 from attacks.tria.checkpoints import pretraining_cache_dir, resume_checkpoint
-from attacks.tria.model import autocast_dtype, training_attention
+from attacks.tria.model import training_attention
 from attacks.tria.trainer import ProgressReporter, TRIATrainer, training_arguments, window_dataset
 from attacks.windows import Windows
 
@@ -113,7 +113,6 @@ def pretrain_mlm(
     collator = DataCollatorForLanguageModeling(
         tokenizer, mlm_probability=config.pretraining_mlm_probability
     )
-    bf16 = autocast_dtype(config.precision, device) is not None
     warmup = config.pretraining_head_warmup_epochs
     phases = [
         ("head-warmup", warmup, config.pretraining_head_warmup_learning_rate),
@@ -135,7 +134,6 @@ def pretrain_mlm(
             learning_rate=learning_rate,
             epochs=epochs,
             batch_size=config.pretraining_batch_size,
-            bf16=bf16,
             save_strategy="epoch" if cache else "no",
         )
         trainer = TRIATrainer(

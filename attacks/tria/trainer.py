@@ -20,6 +20,7 @@ from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArgu
 
 from attacks.base import ProgressCallback
 from attacks.config import AttackConfig
+from attacks.tria.model import autocast_dtype
 from attacks.windows import Windows
 
 
@@ -41,7 +42,6 @@ def training_arguments(
     learning_rate: float = 5e-5,
     epochs: int = 1,
     batch_size: int = 8,
-    bf16: bool = False,
     **overrides: Any,
 ) -> TrainingArguments:
     """Return the reference's optimisation as Trainer arguments.
@@ -49,7 +49,8 @@ def training_arguments(
     AdamW with betas (0.9, 0.999), eps 1e-6 and no weight decay under a constant rate, as
     the reference's ``tri.py``; gradient clipping at ``max_grad_norm`` (the Trainer default
     the reference inherits). The fused AdamW kernel computes the same update in one pass
-    (+3 % fine-tuning windows/s, benchmarks/tria_levers.py). Checkpoints are written every
+    (+3 % fine-tuning windows/s, benchmarks/tria_levers.py). bf16 autocast follows
+    ``config.precision`` on ``device``. Checkpoints are written every
     epoch so a crashed run resumes; the caller deletes them once training has finished.
     """
     values: dict[str, Any] = {
@@ -65,7 +66,7 @@ def training_arguments(
         "lr_scheduler_type": "constant",
         "max_grad_norm": config.max_grad_norm,
         "optim": "adamw_torch_fused" if fused_adamw_available(device) else "adamw_torch",
-        "bf16": bf16,
+        "bf16": autocast_dtype(config.precision, device) is not None,
         "use_cpu": device.type == "cpu",
         "train_sampling_strategy": "group_by_length" if config.length_bucketing else "random",
         "seed": config.seed,
