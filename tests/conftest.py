@@ -56,3 +56,49 @@ def no_rate_limits(settings) -> None:
 def fast_password_hasher(settings) -> None:
     """Hash test passwords with MD5: PBKDF2's deliberate slowness dominates test time."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def tiny_chat_model(tmp_path_factory: pytest.TempPathFactory):
+    """Load a random 1-layer GPT-2 saved by the test (no weights downloaded)."""
+    from tests.llm_server import TinyChatModel, save_tiny_causal_lm
+
+    return TinyChatModel(save_tiny_causal_lm(tmp_path_factory.mktemp("tiny_gpt2")))
+
+
+@pytest.fixture(scope="session")
+def llm_server_session(tiny_chat_model):
+    """Serve the tiny model on loopback behind a key for the whole test session."""
+    from tests.llm_server import start_server
+
+    server = start_server(tiny_chat_model, api_key="test-key", stall_s=1.0)
+    yield server
+    server.shutdown()
+
+
+@pytest.fixture
+def llm_server(llm_server_session):
+    """Return the session's chat server with no faults, scripts or logged requests left."""
+    llm_server_session.reset()
+    yield llm_server_session
+    llm_server_session.reset()
+
+
+@pytest.fixture
+def llm_settings(llm_server, tmp_path):
+    """Return settings for the test server: fast retries, a short timeout, a fresh cache."""
+    from llm.settings import LLMSettings
+    from tests.llm_server import MODEL_NAME
+
+    return LLMSettings(
+        base_url=llm_server.base_url,
+        model=MODEL_NAME,
+        api_key="test-key",
+        timeout_s=10.0,
+        max_retries=2,
+        backoff_s=0.0,
+        max_tokens=64,
+        seed=1,
+        concurrency=2,
+        cache_dir=str(tmp_path / "llm-cache"),
+    )

@@ -58,6 +58,13 @@ def test_library_imports_without_django_intruder_or_the_other_library(package, o
     assert not loaded & {"django", "rest_framework", "intruder", "guard", other}
 
 
+def test_the_llm_client_imports_neither_library():
+    result = _loaded_after_importing("llm")
+    assert {"llm.client", "llm.cache", "llm.answers"} <= set(result["modules"])
+    assert not set(result["loaded"]) & {"django", "intruder", "guard", "anonymize", "attacks"}
+    assert not {"torch", "transformers"} & set(result["loaded"])
+
+
 def test_the_shared_model_runtime_imports_neither_library():
     result = _loaded_after_importing("model_runtime")
     assert {"model_runtime.precision", "model_runtime.base_model"} <= set(result["modules"])

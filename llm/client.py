@@ -1,0 +1,305 @@
+"""Send chat requests to an OpenAI-compatible endpoint with retries, a concurrency limit,
+token accounting and the answer cache.
+
+Hand-written over `httpx` rather than the `openai` package: the project needs exactly the
+chat-completions and models routes, the same retry rules for every server (vLLM, llama.cpp,
+Ollama, hosted), and the cache in front of them.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import httpx
+
+from llm.cache import AnswerCache, cache_key
+from llm.errors import LLMAnswerError, LLMUnavailable
+from llm.settings import LLMSettings
+
+Messages = list[dict[str, str]]
+RETRIED_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One answer: its content, why it stopped, its tokens, and whether it came from cache."""
+
+    content: str
+    finish_reason: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool = False
+
+    def to_cache(self) -> dict[str, Any]:
+        """Return the fields stored in the cache."""
+        values = asdict(self)
+        values.pop("cached")
+        return values
+
+
+@dataclass
+class RunUsage:
+    """Count a run's requests and tokens; `cost_usd` where prices are configured."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cached_completion_tokens: int = 0
+    cost_usd: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the counts as JSON-ready values."""
+        return asdict(self)
+
+
+class LLMClient:
+    """Talk to one endpoint and model; share one instance across a run's threads."""
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.settings = settings
+        self.usage = RunUsage()
+        self._lock = threading.Lock()
+        self._sleep = sleep
+        headers = {"Content-Type": "application/json"}
+        if settings.api_key:
+            headers["Authorization"] = f"Bearer {settings.api_key}"
+        self._http = httpx.Client(
+            base_url=settings.base_url.rstrip("/") + "/",
+            headers=headers,
+            timeout=settings.timeout_s,
+            transport=transport,
+            limits=httpx.Limits(max_connections=settings.concurrency),
+        )
+        self.cache = AnswerCache(settings.cache_dir) if settings.cache_dir else None
+
+    def close(self) -> None:
+        """Close the HTTP connections and the cache."""
+        self._http.close()
+        if self.cache is not None:
+            self.cache.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def check(self) -> list[str]:
+        """Fail at once, before any text is sent, where the run cannot work.
+
+        Check the settings, reach GET /models, and see that the key is accepted and the
+        model served (where the server lists its models). Return the served model names.
+        """
+        self.settings.require_endpoint()
+        try:
+            response = self._http.get("models", timeout=min(self.settings.timeout_s, 15.0))
+        except httpx.HTTPError as error:
+            raise LLMUnavailable(
+                f"cannot reach the LLM endpoint {self.settings.base_url}: {error}"
+            ) from None
+        if response.status_code in (401, 403):
+            raise LLMUnavailable(
+                f"the LLM endpoint refused the key (HTTP {response.status_code}); check LLM_API_KEY"
+            )
+        if response.status_code == 404:
+            return []  # some servers do not list models; the first request will tell
+        if response.status_code >= 400:
+            raise LLMUnavailable(
+                f"the LLM endpoint answered GET /models with HTTP {response.status_code}"
+            )
+        try:
+            served = [str(item["id"]) for item in response.json().get("data", [])]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise LLMUnavailable(
+                f"{self.settings.base_url} is not an OpenAI-compatible endpoint "
+                "(GET /models did not return a model list)"
+            ) from None
+        if served and self.settings.model not in served:
+            raise LLMUnavailable(
+                f"the endpoint does not serve model {self.settings.model!r}; it serves "
+                f"{', '.join(served[:10])}"
+            )
+        return served
+
+    def request_body(self, messages: Messages) -> dict[str, Any]:
+        """Return the chat-completions body (the cache key is computed from it)."""
+        body: dict[str, Any] = {"model": self.settings.model, "messages": messages}
+        for name in ("temperature", "max_tokens", "seed"):
+            value = getattr(self.settings, name)
+            if value is not None:
+                body[name] = value
+        if self.settings.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def complete(self, messages: Messages, *, attempt: int = 0) -> Completion:
+        """Return the answer to `messages` (from the cache where stored).
+
+        `attempt` > 0 asks again for an answer the caller could not use: it has its own
+        cache entry. HTTP failures are retried with back-off; a request that still fails,
+        or an answer that was cut off or refused, raises LLMAnswerError with its reason.
+        """
+        body = self.request_body(messages)
+        key = cache_key(body, attempt)
+        if self.cache is not None:
+            stored = self.cache.get(key)
+            if stored is not None:
+                completion = Completion(**stored, cached=True)
+                self._count(completion)
+                return self._usable(completion)
+        completion = self._send_with_retries(body)
+        if self.cache is not None:
+            self.cache.put(key, self.settings.model, completion.to_cache())
+        self._count(completion)
+        return self._usable(completion)
+
+    def complete_many(
+        self,
+        jobs: Sequence[Callable[[], Any]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Any]:
+        """Run `jobs` (each calling `complete`) at most `concurrency` at a time, in order.
+
+        A job's exception is returned in its place, so one bad text never stops the rest;
+        LLMUnavailable (the endpoint or key went away) is raised for the whole run.
+        """
+        results: list[Any] = [None] * len(jobs)
+        done = 0
+
+        def run(index: int) -> None:
+            try:
+                results[index] = jobs[index]()
+            except LLMUnavailable:
+                raise
+            except Exception as error:  # recorded per text by the caller
+                results[index] = error
+
+        pool = ThreadPoolExecutor(max_workers=self.settings.concurrency)
+        try:
+            futures = [pool.submit(run, index) for index in range(len(jobs))]
+            for future in futures:
+                future.result()
+                done += 1
+                if progress is not None:
+                    progress(done, len(jobs))
+        finally:
+            # After LLMUnavailable nothing more is sent; answers already cached stay.
+            pool.shutdown(wait=True, cancel_futures=True)
+        return results
+
+    def _usable(self, completion: Completion) -> Completion:
+        if completion.finish_reason == "length":
+            raise LLMAnswerError("truncated", "the answer reached max_tokens")
+        if not completion.content.strip() or completion.finish_reason == "content_filter":
+            raise LLMAnswerError("refused", completion.content[:200])
+        return completion
+
+    def _count(self, completion: Completion) -> None:
+        with self._lock:
+            usage = self.usage
+            if completion.cached:
+                usage.cache_hits += 1
+                usage.cached_prompt_tokens += completion.prompt_tokens
+                usage.cached_completion_tokens += completion.completion_tokens
+                return
+            usage.requests += 1
+            usage.prompt_tokens += completion.prompt_tokens
+            usage.completion_tokens += completion.completion_tokens
+            prompt_price = self.settings.prompt_price_per_mtok
+            completion_price = self.settings.completion_price_per_mtok
+            if prompt_price is not None and completion_price is not None:
+                usage.cost_usd = (
+                    usage.prompt_tokens * prompt_price + usage.completion_tokens * completion_price
+                ) / 1e6
+
+    def _send_with_retries(self, body: dict[str, Any]) -> Completion:
+        """POST until an answer comes back or the retries are spent."""
+        failure = LLMAnswerError("connection")
+        for attempt in range(self.settings.max_retries + 1):
+            if attempt:
+                with self._lock:
+                    self.usage.retries += 1
+                self._sleep(self._backoff(attempt, failure))
+            try:
+                return self._send(body)
+            except LLMAnswerError as error:
+                failure = error
+                if not getattr(error, "retry", True):
+                    break
+        with self._lock:
+            self.usage.failures += 1
+        raise failure
+
+    def _backoff(self, attempt: int, failure: LLMAnswerError) -> float:
+        """Return the wait before retry `attempt`: Retry-After where given, else 2^n with jitter."""
+        retry_after = getattr(failure, "retry_after", None)
+        if retry_after is not None:
+            return min(retry_after, self.settings.max_backoff_s)
+        base = self.settings.backoff_s * 2 ** (attempt - 1)
+        return min(base * (1 + random.random() / 4), self.settings.max_backoff_s)
+
+    def _send(self, body: dict[str, Any]) -> Completion:
+        """POST once and turn every failure into an LLMAnswerError with its reason."""
+        try:
+            response = self._http.post("chat/completions", json=body)
+        except httpx.TimeoutException as error:
+            raise LLMAnswerError("timeout", str(error) or "no answer in time") from None
+        except httpx.HTTPError as error:
+            raise LLMAnswerError("connection", str(error)) from None
+        if response.status_code in (401, 403):
+            raise LLMUnavailable(f"the LLM endpoint refused the key (HTTP {response.status_code})")
+        if response.status_code >= 400:
+            reason = (
+                "rate_limited"
+                if response.status_code == 429
+                else "server_error"
+                if response.status_code >= 500
+                else f"http_{response.status_code}"
+            )
+            error = LLMAnswerError(reason, response.text[:200])
+            error.retry = response.status_code in RETRIED_STATUSES  # type: ignore[attr-defined]
+            error.retry_after = _retry_after(response)  # type: ignore[attr-defined]
+            raise error
+        try:
+            payload = response.json()
+            choice = payload["choices"][0]
+            message = choice.get("message") or {}
+            usage = payload.get("usage") or {}
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise LLMAnswerError("non_json", response.text[:200]) from None
+        content = message.get("content") or ""
+        if not content and message.get("refusal"):
+            content = ""
+        return Completion(
+            content=content,
+            finish_reason=str(choice.get("finish_reason") or "stop"),
+            model=str(payload.get("model") or body["model"]),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+        )
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Return the Retry-After seconds of a response, where given as a number."""
+    value = response.headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
