@@ -17,6 +17,7 @@ from anonymize.placeholders import OPERATORS
 from model_runtime.precision import PRECISIONS
 
 EXIT_BAD_INPUT = 2
+EXIT_SOME_FAILED = 3
 
 
 class InputError(ValueError):
@@ -106,6 +107,7 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
     if (args.input_dir is None) != (args.output_dir is None):
         print("error: --input-dir and --output-dir go together", file=stderr)
         return EXIT_BAD_INPUT
+    records: list[dict] = []
     if args.input_dir is not None:
         texts, names, errors = _read_text_folder(Path(args.input_dir))
         if errors and not args.skip_errors:
@@ -121,6 +123,10 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
             return _refuse(errors, stderr)
         records = [item.record for item in parsed if isinstance(item, InputRecord)]
         texts = [record["text"] for record in records]
+    if args.method == "llm":
+        return _run_llm(
+            args, texts, names if args.input_dir else None, records, errors, stdout, stderr
+        )
     anonymizer = Anonymizer.load(
         args.model_dir, threads=args.threads, precision=args.precision, rules=args.rules
     )
@@ -147,6 +153,83 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
             with Path(args.output).open("w", encoding="utf-8") as sink:
                 sink.writelines(lines)
     _report_skipped(errors, stderr)
+    return 0
+
+
+def _run_llm(
+    args: argparse.Namespace,
+    texts: list[str],
+    names: list[str] | None,
+    records: list[dict],
+    errors: list[InputError],
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    """Anonymize with an LLM prompt (paper 002); failed texts are reported, never passed on.
+
+    Exit 0 when every text was anonymized, EXIT_SOME_FAILED when some were not (their lines
+    carry "error"; running the same command again resumes, paying only for those), and
+    EXIT_BAD_INPUT when the endpoint cannot be used (nothing was sent).
+    """
+    from anonymize.llm import LLMAnonymizer
+    from llm import LLMClient, LLMSettings, LLMUnavailable
+
+    try:
+        settings = LLMSettings.from_env(
+            base_url=args.llm_base_url,
+            model=args.llm_model,
+            temperature=args.llm_temperature,
+            seed=args.llm_seed,
+            concurrency=args.llm_concurrency,
+            cache_dir=args.llm_cache_dir,
+            json_mode=True if args.llm_json_mode else None,
+        )
+    except ValueError as error:
+        print(f"error: {error}", file=stderr)
+        return EXIT_BAD_INPUT
+    with LLMClient(settings) as client:
+        anonymizer = LLMAnonymizer(client, args.prompt, operator=args.operator)
+        try:
+            outcomes = anonymizer.anonymize_many(texts)
+        except LLMUnavailable as error:
+            print(f"error: {error}", file=stderr)
+            return EXIT_BAD_INPUT
+        usage = client.usage.to_dict()
+    method = anonymizer.method
+    if names is not None:
+        output_dir = Path(args.output_dir)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        for name, outcome in zip(names, outcomes, strict=True):
+            if outcome.ok:
+                (output_dir / name).write_text(outcome.text or "", encoding="utf-8")
+    else:
+        lines = [
+            json.dumps({**record, **outcome.to_dict(), "method": method}, ensure_ascii=False) + "\n"
+            for record, outcome in zip(records, outcomes, strict=True)
+        ]
+        if args.output in (None, "-"):
+            stdout.writelines(lines)
+        else:
+            with Path(args.output).open("w", encoding="utf-8") as sink:
+                sink.writelines(lines)
+    _report_skipped(errors, stderr)
+    failed = [(i, o) for i, o in enumerate(outcomes) if not o.ok]
+    print(
+        f"llm {method['model']} prompt {method['prompt']}: {len(outcomes) - len(failed)} of "
+        f"{len(outcomes)} text(s) anonymized; {usage['requests']} request(s) sent, "
+        f"{usage['cache_hits']} from cache, {usage['prompt_tokens']}+"
+        f"{usage['completion_tokens']} tokens"
+        + (f", ${usage['cost_usd']:.4f}" if usage["cost_usd"] is not None else ""),
+        file=stderr,
+    )
+    for index, outcome in failed:
+        label = names[index] if names is not None else records[index].get("id")
+        print(
+            f"  not anonymized {label}: {outcome.error_reason} {outcome.error_detail}", file=stderr
+        )
+    if failed:
+        print("run the same command again to retry them (answers received are cached)", file=stderr)
+        return EXIT_SOME_FAILED
     return 0
 
 
@@ -237,6 +320,33 @@ def _add_precision_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """The --method llm flags; the key comes only from LLM_API_KEY, never a flag."""
+    from anonymize.llm_prompts import DEFAULT_PROMPT, PROMPTS
+
+    parser.add_argument(
+        "--prompt",
+        choices=sorted(PROMPTS),
+        default=DEFAULT_PROMPT,
+        help="paper 002's prompt, or the three it compares (with --method llm)",
+    )
+    parser.add_argument("--llm-base-url", default=None, help="overrides LLM_BASE_URL")
+    parser.add_argument("--llm-model", default=None, help="overrides LLM_MODEL")
+    parser.add_argument(
+        "--llm-temperature", type=float, default=None, help="default: the server's (paper: 1)"
+    )
+    parser.add_argument("--llm-seed", type=int, default=None, help="sampling seed, where served")
+    parser.add_argument("--llm-concurrency", type=int, default=None, help="requests at once")
+    parser.add_argument(
+        "--llm-cache-dir", default=None, help="answer cache (default runs/cache/llm)"
+    )
+    parser.add_argument(
+        "--llm-json-mode",
+        action="store_true",
+        help="send response_format json_object, as paper 002 did with OpenAI",
+    )
+
+
 def _add_rules_argument(parser: argparse.ArgumentParser) -> None:
     from anonymize.rules import DEFAULT_RULES, RULE_ORDER
 
@@ -303,6 +413,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="placeholder",
         help="placeholder (LOCATION_1), category ([LOCATION]) or redact (***)",
     )
+    run.add_argument(
+        "--method",
+        choices=("model", "llm"),
+        default="model",
+        help="the shipped PSI model, or an LLM prompt through an OpenAI-compatible endpoint "
+        "(LLM_BASE_URL, LLM_MODEL, LLM_API_KEY; see docs/anonymize.md)",
+    )
+    _add_llm_arguments(run)
     run.add_argument("--model-dir", default=None, help="model folder (default: shipped model)")
     run.add_argument("--batch-size", type=int, default=16, help="windows per forward pass")
     run.add_argument("--threads", type=int, default=None, help="torch CPU threads")

@@ -205,11 +205,16 @@ class LLMClient:
         return results
 
     def _usable(self, completion: Completion) -> Completion:
+        """Return the completion, or raise for an answer cut off or refused (`cached` kept)."""
+        error = None
         if completion.finish_reason == "length":
-            raise LLMAnswerError("truncated", "the answer reached max_tokens")
-        if not completion.content.strip() or completion.finish_reason == "content_filter":
-            raise LLMAnswerError("refused", completion.content[:200])
-        return completion
+            error = LLMAnswerError("truncated", "the answer reached max_tokens")
+        elif not completion.content.strip() or completion.finish_reason == "content_filter":
+            error = LLMAnswerError("refused", completion.content[:200])
+        if error is None:
+            return completion
+        error.cached = completion.cached
+        raise error
 
     def _count(self, completion: Completion) -> None:
         with self._lock:

@@ -27,3 +27,5 @@ class LLMAnswerError(LLMError):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+        # Whether the unusable answer came from the cache (a replayed attempt costs nothing).
+        self.cached = False
