@@ -136,27 +136,17 @@ class LLMAnonymizer:
         from llm.answers import parse_string_list
         from llm.errors import LLMAnswerError
 
-        messages = self.prompt.messages(text)
-        failure = LLMAnswerError("unparseable")
-        attempt, fresh = -1, 0
-        # Unusable answers replayed from the cache cost nothing and do not count: a re-run
-        # replays them, then asks up to answer_retries + 1 new times.
-        while fresh <= self.answer_retries:
-            attempt += 1
-            try:
-                completion = self.client.complete(messages, attempt=attempt)
-            except LLMAnswerError as error:
-                failure = error
-                if error.reason not in ("truncated", "refused"):
-                    break  # HTTP failures were already retried by the client
-                fresh += not error.cached
-                continue
-            try:
-                terms = parse_string_list(completion.content)
-            except LLMAnswerError as error:
-                failure = error
-                fresh += not completion.cached
-                continue
+        try:
+            terms, completion, attempts = self.client.complete_parsed(
+                self.prompt.messages(text), parse_string_list, self.answer_retries
+            )
+        except LLMAnswerError as error:
+            return LLMOutcome(
+                text=None,
+                attempts=error.attempts,
+                error_reason=error.reason,
+                error_detail=error.detail,
+            )
             spans, missing = align_terms(text, terms)
             spans = assign_placeholders(spans, self.operator)
             return LLMOutcome(
@@ -164,15 +154,9 @@ class LLMAnonymizer:
                 spans=spans,
                 terms=terms,
                 unaligned_terms=missing,
-                attempts=attempt + 1,
+                attempts=attempts,
                 cached=completion.cached,
             )
-        return LLMOutcome(
-            text=None,
-            attempts=attempt + 1,
-            error_reason=failure.reason,
-            error_detail=failure.detail,
-        )
 
     def anonymize_many(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None

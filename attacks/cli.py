@@ -13,6 +13,7 @@ from attacks.config import AttackConfig, ConfigError
 from attacks.data import DatasetError
 from attacks.metrics import TRIR_KEY
 from attacks.registry import ATTACKS, load_attack
+from llm.errors import LLMUnavailable
 
 
 class TqdmProgress:
@@ -115,6 +116,64 @@ def command_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_guess_documents(
+    path: Path,
+) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]]]:
+    """Read JSONL rows {"doc_id", "text", optional "true_name" and "aliases"}."""
+    texts, true_names = read_documents(path)
+    aliases: dict[str, list[str]] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                row = json.loads(line)
+                if row.get("aliases"):
+                    aliases[str(row["doc_id"])] = [str(a) for a in row["aliases"]]
+    return texts, true_names, aliases
+
+
+def command_guess(args: argparse.Namespace) -> int:
+    """Ask an LLM who each text describes (open world) and score it like a human guess."""
+    from attacks.llm import guess_identities
+    from llm import LLMClient, LLMSettings
+
+    texts, true_names, aliases = read_guess_documents(Path(args.input))
+    settings = LLMSettings.from_env(model=args.llm_model)
+    progress = None if args.no_progress else TqdmProgress()
+    with LLMClient(settings) as client:
+        guesses = guess_identities(
+            client,
+            texts,
+            true_names,
+            aliases,
+            k=args.k,
+            threshold=args.threshold,
+            progress=(lambda done, total: progress("guess", done, total)) if progress else None,
+        )
+        usage = client.usage.to_dict()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sampling = settings.sampling()
+    with out.open("w", encoding="utf-8") as handle:
+        for guess in guesses:
+            row = {**guess.to_dict(), "llm": sampling}
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    scored = [g for g in guesses if g.true_name is not None and not g.error_reason]
+    failed = [g for g in guesses if g.error_reason]
+    if scored:
+        hits = sum(g.identified for g in scored)
+        print(
+            f"identified (first guess, character cosine >= {args.threshold}): {hits} of "
+            f"{len(scored)} ({100 * hits / len(scored):.1f}%)"
+        )
+    if failed:
+        print(f"{len(failed)} text(s) without a usable answer (see 'error_reason' in {out})")
+    print(
+        f"{len(guesses)} guesses in {out}; {usage['requests']} request(s) sent, "
+        f"{usage['cache_hits']} from cache"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser."""
     parser = argparse.ArgumentParser(prog="python -m attacks", description=__doc__)
@@ -124,8 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--attack",
         default="tria",
-        help=f"one of {sorted(ATTACKS)}, a comma list, or 'all'; with several, each writes to "
-        "OUT/<attack>/ and OUT/final.json adds the strongest adversary (trir_by_attack)",
+        help=f"one of {sorted(ATTACKS)}, a comma list, or 'all' (every attack but llm, which "
+        "sends the texts to LLM_BASE_URL); with several, each writes to OUT/<attack>/ and "
+        "OUT/final.json adds the strongest adversary (trir_by_attack)",
     )
     run.add_argument("--out", help="output directory (default: output_folder_path)")
     run.add_argument("--data", help="override data_file_path")
@@ -137,6 +197,22 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--out", required=True, help="predictions JSONL")
     predict.add_argument("--top-k", type=int, default=5)
     predict.set_defaults(func=command_predict)
+    guess = sub.add_parser(
+        "guess",
+        help="open-world LLM intruder: ask who each text describes (LLM_BASE_URL, LLM_MODEL, "
+        "LLM_API_KEY) and score the first name like a human guess",
+    )
+    guess.add_argument(
+        "--input", required=True, help='JSONL: {"doc_id", "text", "true_name"?, "aliases"?}'
+    )
+    guess.add_argument("--out", required=True, help="guesses JSONL")
+    guess.add_argument("--k", type=int, default=3, help="names asked for per text")
+    guess.add_argument(
+        "--threshold", type=float, default=0.75, help="character cosine that counts as identified"
+    )
+    guess.add_argument("--llm-model", default=None, help="overrides LLM_MODEL")
+    guess.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    guess.set_defaults(func=command_guess)
     return parser
 
 
@@ -147,6 +223,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_transformers()
     try:
         return args.func(args)
-    except (ConfigError, DatasetError, FileNotFoundError) as error:
+    except (ConfigError, DatasetError, FileNotFoundError, LLMUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

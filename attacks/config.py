@@ -149,6 +149,20 @@ class AttackConfig:
     )
     output_folder_path: str = field(default="runs/attacks", metadata={"help": "Run outputs."})
     top_k: int = field(default=5, metadata={"help": "Candidates kept per prediction."})
+    llm_model: str = field(
+        default="",
+        metadata={"help": "LLM attack: model name; empty = LLM_MODEL (endpoint: LLM_BASE_URL)."},
+    )
+    llm_candidates: int = field(
+        default=10,
+        metadata={"help": "LLM attack: likeliest candidates (by BM25) the model chooses from."},
+    )
+    llm_chunks_per_candidate: int = field(
+        default=3, metadata={"help": "LLM attack: background chunks shown per candidate."}
+    )
+    llm_chunk_words: int = field(
+        default=120, metadata={"help": "LLM attack: words per background chunk."}
+    )
 
     def __post_init__(self) -> None:
         parse_sliding_window(self.pretraining_sliding_window)
@@ -162,7 +176,15 @@ class AttackConfig:
         ):
             if int(getattr(self, name)) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("pretraining_batch_size", "finetuning_batch_size", "eval_batch_size", "top_k"):
+        for name in (
+            "pretraining_batch_size",
+            "finetuning_batch_size",
+            "eval_batch_size",
+            "top_k",
+            "llm_candidates",
+            "llm_chunks_per_candidate",
+            "llm_chunk_words",
+        ):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if float(self.max_grad_norm) < 0:

@@ -19,7 +19,10 @@ ATTACK_CLASSES = {
     "bm25": "attacks.bm25:BM25Attack",
     "tfidf": "attacks.tfidf:TFIDFAttack",
     "dense": "attacks.dense:DenseAttack",
+    "llm": "attacks.llm:LLMAttack",
 }
+# Attacks that send the texts to an outside endpoint (and may cost money): never in 'all'.
+ENDPOINT_ATTACKS = frozenset({"llm"})
 
 
 class AttackRegistry(Mapping[str, type[Attack]]):
@@ -43,7 +46,7 @@ ATTACKS: Mapping[str, type[Attack]] = AttackRegistry(ATTACK_CLASSES)
 
 
 def get_attack(name: str, config: AttackConfig | None = None) -> Attack:
-    """Return a new attack ``name`` ('tria', 'bm25', 'tfidf' or 'dense')."""
+    """Return a new attack ``name`` ('tria', 'bm25', 'tfidf', 'dense' or 'llm')."""
     try:
         cls = ATTACKS[name]
     except KeyError:

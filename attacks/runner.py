@@ -14,7 +14,7 @@ from attacks.base import Attack, EpochCallback, Prediction, ProgressCallback
 from attacks.config import AttackConfig, ConfigError
 from attacks.data import TRIADataset, load_dataset
 from attacks.metrics import TRIR_KEY, trir
-from attacks.registry import ATTACKS, get_attack
+from attacks.registry import ATTACKS, ENDPOINT_ATTACKS, get_attack
 from attacks.runtime import is_main_process, set_seed
 from attacks.strongest import STRONGEST, reidentified_by, strongest_adversary
 
@@ -143,7 +143,8 @@ def attack_names(spec: str) -> list[str]:
     """Return the attacks named by ``spec``: one name, a comma list, or 'all' (cheap first)."""
     if spec == ALL_ATTACKS:
         # The cheap attacks first, so their results are on disk before TRIA's long training.
-        return sorted(ATTACKS, key=lambda name: (name == "tria", name))
+        local = [name for name in ATTACKS if name not in ENDPOINT_ATTACKS]
+        return sorted(local, key=lambda name: (name == "tria", name))
     names = [part.strip() for part in spec.split(",") if part.strip()]
     unknown = [name for name in names if name not in ATTACKS]
     if unknown or not names:

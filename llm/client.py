@@ -170,6 +170,36 @@ class LLMClient:
         self._count(completion)
         return self._usable(completion)
 
+    def complete_parsed(
+        self, messages: Messages, parse: Callable[[str], Any], answer_retries: int = 2
+    ) -> tuple[Any, Completion, int]:
+        """Return (parsed answer, completion, attempts), re-asking an unusable answer.
+
+        An answer that `parse` rejects (LLMAnswerError), that was cut off or refused, is
+        asked for again as a new attempt, up to `answer_retries` more times. Unusable answers
+        replayed from the cache cost nothing and do not count, so a re-run replays them and
+        then asks anew. HTTP failures (already retried) and the last unusable answer raise.
+        """
+        failure = LLMAnswerError("unparseable")
+        attempt, fresh = -1, 0
+        while fresh <= answer_retries:
+            attempt += 1
+            try:
+                completion = self.complete(messages, attempt=attempt)
+            except LLMAnswerError as error:
+                if error.reason not in ("truncated", "refused"):
+                    raise
+                failure = error
+                fresh += not error.cached
+                continue
+            try:
+                return parse(completion.content), completion, attempt + 1
+            except LLMAnswerError as error:
+                failure = error
+                fresh += not completion.cached
+        failure.attempts = attempt + 1
+        raise failure
+
     def complete_many(
         self,
         jobs: Sequence[Callable[[], Any]],

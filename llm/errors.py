@@ -29,3 +29,5 @@ class LLMAnswerError(LLMError):
         self.detail = detail
         # Whether the unusable answer came from the cache (a replayed attempt costs nothing).
         self.cached = False
+        # How many answers were asked for before giving up (set by `complete_parsed`).
+        self.attempts = 1

@@ -62,3 +62,12 @@ def test_both_libraries_offer_the_same_precisions_and_base_model():
     assert attack_config.PRECISIONS is precision.PRECISIONS
     assert train.default_base_model is base_model.default_base_model
     assert tria_model.default_base_model is base_model.default_base_model
+
+
+def test_human_and_machine_guesses_are_scored_by_one_function():
+    """The intruder app and the open-world LLM intruder share `model_runtime.guess_scoring`."""
+    from attacks import llm as llm_attack
+    from model_runtime import guess_scoring
+
+    assert scoring.score_guess is guess_scoring.score_guess
+    assert llm_attack.score_guess is guess_scoring.score_guess
