@@ -147,16 +147,16 @@ class LLMAnonymizer:
                 error_reason=error.reason,
                 error_detail=error.detail,
             )
-            spans, missing = align_terms(text, terms)
-            spans = assign_placeholders(spans, self.operator)
-            return LLMOutcome(
-                text=render(text, spans, self.operator),
-                spans=spans,
-                terms=terms,
-                unaligned_terms=missing,
-                attempts=attempts,
-                cached=completion.cached,
-            )
+        spans, missing = align_terms(text, terms)
+        spans = assign_placeholders(spans, self.operator)
+        return LLMOutcome(
+            text=render(text, spans, self.operator),
+            spans=spans,
+            terms=terms,
+            unaligned_terms=missing,
+            attempts=attempts,
+            cached=completion.cached,
+        )
 
     def anonymize_many(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None

@@ -49,6 +49,12 @@ def anonymize_study(job: Job, progress: Progress) -> dict[str, Any]:
 
     if job.study is None:
         raise ValueError("anonymize_study needs a study")
+    if job.params.get("llm_prompt"):
+        from intruder.services.llm_jobs import anonymize_study_with_llm
+
+        return anonymize_study_with_llm(
+            study=job.study, progress=progress, prompt=job.params["llm_prompt"]
+        )
     taken = descriptions_take_from_sources(study=job.study)
     result = anonymize_study_descriptions(
         study=job.study,
@@ -98,5 +104,19 @@ def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
         background_documents=params.get("background_documents") or None,
         folds=int(params.get("folds", 5)),
         # Rows so far, stored as they are made: the review page shows them while it runs.
+        publish=lambda summary: Job.objects.filter(pk=job.pk).update(result=summary),
+    )
+
+
+@register_task("llm_intruder_study")
+def llm_intruder_study(job: Job, progress: Progress) -> dict[str, Any]:
+    """Let an LLM name the person of each anonymized text (open world), scored as humans are."""
+    from intruder.services.llm_jobs import llm_intruder_run
+
+    if job.study is None:
+        raise ValueError("llm_intruder_study needs a study")
+    return llm_intruder_run(
+        job=job,
+        progress=progress,
         publish=lambda summary: Job.objects.filter(pk=job.pk).update(result=summary),
     )

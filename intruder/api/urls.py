@@ -17,6 +17,7 @@ from intruder.api.attack_runs import (
 from intruder.api.descriptions import DescriptionDetailApi, DescriptionListApi
 from intruder.api.jobs import JobDetailApi, JobListApi, JobRetryApi
 from intruder.api.judgments import JudgmentDetailApi, JudgmentListApi
+from intruder.api.llm import StudyLLMAnonymizeApi, StudyLLMIntruderApi
 from intruder.api.participants import ParticipantDetailApi, ParticipantListApi
 from intruder.api.studies import (
     StudyCreateApi,
@@ -53,6 +54,12 @@ urlpatterns = [
     path("studies/<id:pk>/", StudyDetailApi.as_view(), name="study-detail"),
     path("studies/<id:pk>/update/", StudyUpdateApi.as_view(), name="study-update"),
     path("studies/<id:pk>/take/", StudyTakeApi.as_view(), name="study-take"),
+    path(
+        "studies/<id:pk>/anonymize-llm/",
+        StudyLLMAnonymizeApi.as_view(),
+        name="study-anonymize-llm",
+    ),
+    path("studies/<id:pk>/llm-intruder/", StudyLLMIntruderApi.as_view(), name="study-llm-intruder"),
     path("targets/", TargetListApi.as_view(), name="target-list"),
     path("targets/<id:pk>/", TargetDetailApi.as_view(), name="target-detail"),
     path("descriptions/", DescriptionListApi.as_view(), name="description-list"),

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from anonymize import TextAnonymizer
 
 CHEAP_ATTACKS: tuple[str, ...] = ("tfidf", "bm25", "dense")
-ALL_ATTACKS: tuple[str, ...] = ("tria", *CHEAP_ATTACKS)
+# "llm" sends the texts to the LLM endpoint of the environment (intruder.services.llm_jobs).
+ALL_ATTACKS: tuple[str, ...] = ("tria", *CHEAP_ATTACKS, "llm")
 # Beside the model's own threshold, one stricter and one looser anonymization.
 BASELINE_THRESHOLDS: tuple[float, ...] = (0.2, 0.6)
 DRIVING_WORDS = 8
@@ -87,6 +88,13 @@ def _validate(study: Study, attacks: Sequence[str], methods: Sequence[str], fold
     unknown = sorted(set(attacks) - set(ALL_ATTACKS))
     if unknown:
         raise AttackRunError(f"unknown attack(s) {unknown}; choose from {list(ALL_ATTACKS)}")
+    if "llm" in attacks:
+        from intruder.services.llm_jobs import LLMJobError, llm_settings
+
+        try:
+            llm_settings()
+        except LLMJobError as error:
+            raise AttackRunError(f"llm attack: {error}") from None
     if not methods:
         raise AttackRunError("choose at least one text version to attack")
     present = set(study_methods(study))

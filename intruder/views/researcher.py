@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from intruder.models import Job, Study
 from intruder.selectors.linked import studies_linked
+from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
 from intruder.selectors.monitoring import study_is_full
 from intruder.selectors.researcher import (
     job_status,
@@ -33,7 +34,7 @@ from intruder.selectors.researcher import (
     study_progress,
     study_role,
 )
-from intruder.services import exports, imports, jobs, studies
+from intruder.services import exports, imports, jobs, llm_jobs, studies
 from intruder.services.sources import (
     descriptions_take_from_sources,
     pending_source_descriptions,
@@ -140,6 +141,8 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "pending_from_sources": pending_source_descriptions(study).count(),
         "fed_studies": [s for s in study.fed_studies.all() if study_role(request.user, s)],
         **_linked_context(study, request.user),
+        "llm_prompts": llm_prompt_choices(),
+        "llm_open_world": open_world_llm_results(study),
         "targets_by_group": dict(
             study.targets.order_by()
             .values("group")
@@ -220,6 +223,38 @@ def study_anonymize(request: HttpRequest, slug: str) -> HttpResponse:
             request,
             f"Anonymization job {job.pk} queued; a worker (manage.py run_worker) runs it.",
         )
+    return redirect("researcher-study", slug=study.slug)
+
+
+@login_required
+@require_POST
+def study_anonymize_llm(request: HttpRequest, slug: str) -> HttpResponse:
+    """Queue a background job that anonymizes the descriptions with an LLM prompt."""
+    study, _ = study_for(request, slug, edit=True)
+    try:
+        job = llm_jobs.llm_anonymization_start(
+            study=study, user=request.user, prompt=request.POST.get("prompt", "")
+        )
+    except llm_jobs.LLMJobError as error:
+        messages.error(request, f"Nothing queued: {error}")
+    else:
+        messages.success(request, f"LLM anonymization job {job.pk} queued.")
+    return redirect("researcher-study", slug=study.slug)
+
+
+@login_required
+@require_POST
+def study_llm_intruder(request: HttpRequest, slug: str) -> HttpResponse:
+    """Queue the open-world LLM intruder on the study's anonymized texts."""
+    study, _ = study_for(request, slug, edit=True)
+    try:
+        job = llm_jobs.llm_intruder_start(
+            study=study, user=request.user, methods=request.POST.getlist("methods")
+        )
+    except llm_jobs.LLMJobError as error:
+        messages.error(request, f"Nothing queued: {error}")
+    else:
+        messages.success(request, f"LLM intruder job {job.pk} queued.")
     return redirect("researcher-study", slug=study.slug)
 
 

@@ -29,6 +29,16 @@ urlpatterns = [
     path("<slug:slug>/import/", researcher.study_import, name="researcher-study-import"),
     path("<slug:slug>/take/", researcher.study_take_from_sources, name="researcher-study-take"),
     path("<slug:slug>/anonymize/", researcher.study_anonymize, name="researcher-study-anonymize"),
+    path(
+        "<slug:slug>/anonymize-llm/",
+        researcher.study_anonymize_llm,
+        name="researcher-study-anonymize-llm",
+    ),
+    path(
+        "<slug:slug>/llm-intruder/",
+        researcher.study_llm_intruder,
+        name="researcher-study-llm-intruder",
+    ),
     path("<slug:slug>/review/", researcher_review.review_list, name="researcher-review"),
     path(
         "<slug:slug>/review/<id:pk>/", researcher_review.review_text, name="researcher-review-text"

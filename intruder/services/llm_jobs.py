@@ -1,0 +1,218 @@
+"""Adapter to the LLM methods: anonymize a study with an LLM prompt, and let an LLM play the
+open-world intruder on a study's texts. Both run as background jobs with progress.
+
+The endpoint comes from the environment (LLM_BASE_URL, LLM_MODEL, LLM_API_KEY; see
+docs/configuration.md), never from a page, a form or an export. Starting a job checks the
+settings at once (a clear error on the page or in the API); the job checks the endpoint
+before any text is sent. Every answer is cached on disk, so a retried job pays only for
+what it did not receive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from django.db import IntegrityError, transaction
+
+from intruder.models import AnonymizedText, Job, Study
+from intruder.services.anonymization import span_to_dict
+
+if TYPE_CHECKING:
+    from llm import LLMSettings
+
+LLM_METHOD_PREFIX = "llm-"
+ANONYMIZE_KIND = "anonymize_study"
+INTRUDER_KIND = "llm_intruder_study"
+# Texts handed to the client per round: progress is reported and saved after each.
+ROUND = 16
+
+
+class LLMJobError(ValueError):
+    """Settings an LLM job cannot use; the message says which and why."""
+
+
+def llm_method(prompt: str) -> str:
+    """Return the stored method name of texts anonymized with `prompt` ("llm-paper002")."""
+    return f"{LLM_METHOD_PREFIX}{prompt}"
+
+
+def llm_settings() -> LLMSettings:
+    """Return the endpoint settings from the environment, checked (LLMJobError if unusable)."""
+    from llm import LLMSettings, LLMUnavailable
+
+    try:
+        settings = LLMSettings.from_env()
+        settings.require_endpoint()
+    except (ValueError, LLMUnavailable) as error:
+        raise LLMJobError(str(error)) from None
+    return settings
+
+
+def _model_version(settings: LLMSettings, prompt: str) -> str:
+    """Return the model and sampling in the 100 characters of AnonymizedText.model_version."""
+    sampling = settings.sampling()
+    return (
+        f"llm:{prompt}:{sampling['model']} t={sampling['temperature']} "
+        f"seed={sampling['seed']} max={sampling['max_tokens']} json={int(sampling['json_mode'])}"
+    )[:100]
+
+
+def _enqueue(kind: str, study: Study, user: Any, params: dict[str, Any]) -> Job:
+    from intruder.services.jobs import job_enqueue
+
+    running = study.jobs.filter(
+        kind=kind, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
+    ).first()
+    if running is not None:
+        raise LLMJobError(f"job {running.pk} of this kind is already {running.status}")
+    return job_enqueue(kind=kind, study=study, params=params, created_by=user)
+
+
+def llm_anonymization_start(*, study: Study, user: Any, prompt: str) -> Job:
+    """Queue an anonymization of the study's descriptions with an LLM prompt of paper 002."""
+    from anonymize.llm_prompts import PROMPTS
+
+    if prompt not in PROMPTS:
+        raise LLMJobError(f"unknown prompt {prompt!r}; choose from {sorted(PROMPTS)}")
+    llm_settings()
+    if not study.descriptions.exists():
+        raise LLMJobError("the study has no descriptions to anonymize")
+    return _enqueue(ANONYMIZE_KIND, study, user, {"llm_prompt": prompt})
+
+
+def anonymize_study_with_llm(
+    *, study: Study, progress: Callable[..., None], prompt: str
+) -> dict[str, Any]:
+    """Anonymize every description without a `llm-<prompt>` text yet, saving each as made.
+
+    A text whose answer stays unusable is listed with its reason under "failed" and left
+    without an anonymization (nothing unreviewed or unmasked is stored); retrying the job
+    asks again for those only.
+    """
+    from anonymize.llm import LLMAnonymizer, LLMOutcome
+    from llm import LLMClient
+
+    settings = llm_settings()
+    method = llm_method(prompt)
+    descriptions = study.descriptions.order_by("id")
+    total = descriptions.count()
+    pending = list(descriptions.exclude(anonymizations__method=method))
+    done = total - len(pending)
+    progress(done, total, "already anonymized" if done else "checking the LLM endpoint")
+    created, failed = 0, []
+    with LLMClient(settings) as client:
+        anonymizer = LLMAnonymizer(client, prompt)
+        client.check()  # before any text is sent
+        version = _model_version(settings, prompt)
+        for start in range(0, len(pending), ROUND):
+            batch = pending[start : start + ROUND]
+            outcomes = client.complete_many(
+                [lambda d=d: anonymizer.anonymize_one(d.text) for d in batch]
+            )
+            for description, outcome in zip(batch, outcomes, strict=True):
+                reason = outcome.error_reason if isinstance(outcome, LLMOutcome) else str(outcome)
+                if reason:
+                    failed.append({"description": description.pk, "reason": reason})
+                    continue
+                try:
+                    with transaction.atomic():
+                        AnonymizedText.objects.create(
+                            description=description,
+                            method=method,
+                            model_version=version,
+                            text=outcome.text,
+                            spans=[span_to_dict(s) for s in outcome.spans],
+                        )
+                    created += 1
+                except IntegrityError:
+                    pass  # another attempt stored it first
+            done += len(batch)
+            progress(done, total, f"{method}: {len(failed)} failed so far")
+        usage = client.usage.to_dict()
+    return {
+        "method": method,
+        "created": created,
+        "failed": failed,
+        "total": total,
+        "llm": {"prompt": prompt, **settings.sampling()},
+        "usage": usage,
+    }
+
+
+def llm_intruder_start(*, study: Study, user: Any, methods: Sequence[str] = (), k: int = 3) -> Job:
+    """Queue the open-world LLM intruder on the study's anonymized texts of `methods`."""
+    present = set(
+        AnonymizedText.objects.filter(description__study=study).values_list("method", flat=True)
+    )
+    methods = list(dict.fromkeys(methods)) or sorted(present)
+    unknown = sorted(set(methods) - present)
+    if unknown or not methods:
+        raise LLMJobError(f"the study has no texts of method(s) {unknown or methods}")
+    if not 1 <= int(k) <= 10:
+        raise LLMJobError(f"k (names asked for) must lie between 1 and 10, got {k}")
+    llm_settings()
+    return _enqueue(INTRUDER_KIND, study, user, {"methods": methods, "k": int(k)})
+
+
+def llm_intruder_run(
+    *,
+    job: Job,
+    progress: Callable[..., None],
+    publish: Callable[[dict[str, Any]], None],
+) -> dict[str, Any]:
+    """Ask who each text describes and score the first name as a human guess is scored.
+
+    Rows are published as each round finishes, so a page shows them while the job runs; a
+    retried job replays received answers from the cache.
+    """
+    from attacks.llm import guess_identities
+    from llm import LLMClient
+
+    study = job.study
+    settings = llm_settings()
+    texts = list(
+        AnonymizedText.objects.filter(description__study=study, method__in=job.params["methods"])
+        .select_related("description__target")
+        .order_by("id")
+    )
+    rows: list[dict[str, Any]] = []
+    progress(0, len(texts), "checking the LLM endpoint")
+    with LLMClient(settings) as client:
+        for start in range(0, len(texts), ROUND):
+            batch = texts[start : start + ROUND]
+            documents = {str(t.pk): t.text for t in batch}
+            targets = {str(t.pk): t.description.target for t in batch}
+            guesses = guess_identities(
+                client,
+                documents,
+                {i: target.name for i, target in targets.items()},
+                {i: list(target.aliases or ()) for i, target in targets.items()},
+                k=int(job.params.get("k", 3)),
+                threshold=study.identification_threshold,
+            )
+            by_id = {t.pk: t for t in batch}
+            for guess in guesses:
+                text = by_id[int(guess.doc_id)]
+                rows.append(
+                    {
+                        "anonymized_text": text.pk,
+                        "description": text.description_id,
+                        "target_key": text.description.target.key,
+                        "method": text.method,
+                        "guesses": guess.guesses,
+                        "cosine": guess.score.cosine if guess.score else None,
+                        "identified": guess.identified,
+                        "matched_alias": guess.score.matched_alias if guess.score else "",
+                        "error_reason": guess.error_reason,
+                    }
+                )
+            summary = {
+                "rows": rows,
+                "llm": settings.sampling(),
+                "threshold": study.identification_threshold,
+                "usage": client.usage.to_dict(),
+            }
+            publish(summary)
+            progress(len(rows), len(texts), "asked the LLM who is described")
+    return summary
