@@ -46,7 +46,7 @@ ALLOWED = {
 REPO_PREFIXES = ("docs/", "benchmarks/", "scripts/", "tests/", "anonymize/", "attacks/",
                  "guard/", "intruder/", ".ci/", "gunicorn.conf.py")  # fmt: skip
 CONFIG_PREFIXES = ("DJANGO_", "INTRUDER_", "GUNICORN_", "DEMO_", "TEST_", "SHARED_", "TAB_",
-                   "PROBE_", "DATABASE_")  # fmt: skip
+                   "PROBE_", "DATABASE_", "LLM_")  # fmt: skip
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```", re.M | re.S)
 COMMAND_START = r"(?:python3? |\.venv/bin/python |scripts/\w+\.sh\b|pip install )"
@@ -365,6 +365,7 @@ def variables_read_by_the_code() -> set[str]:
         "anonymize",
         "attacks",
         "guard",
+        "llm",
         "model_runtime",
         "research_data",
         "benchmarks",
