@@ -108,6 +108,7 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
         print("error: --input-dir and --output-dir go together", file=stderr)
         return EXIT_BAD_INPUT
     records: list[dict] = []
+    names: list[str] = []
     if args.input_dir is not None:
         texts, names, errors = _read_text_folder(Path(args.input_dir))
         if errors and not args.skip_errors:
@@ -125,7 +126,13 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
         texts = [record["text"] for record in records]
     if args.method == "llm":
         return _run_llm(
-            args, texts, names if args.input_dir else None, records, errors, stdout, stderr
+            args,
+            texts,
+            names if args.input_dir is not None else None,
+            records,
+            errors,
+            stdout,
+            stderr,
         )
     anonymizer = Anonymizer.load(
         args.model_dir, threads=args.threads, precision=args.precision, rules=args.rules

@@ -142,3 +142,31 @@ def test_the_cli_fails_at_once_without_an_endpoint(monkeypatch, tmp_path):
         ["run", "--method", "llm", "--llm-cache-dir", str(tmp_path)], stdin, io.StringIO(), stderr
     )
     assert code == cli.EXIT_BAD_INPUT and "LLM_BASE_URL" in stderr.getvalue()
+
+
+def test_a_text_folder_gets_only_its_anonymized_files(
+    llm_settings, llm_server, monkeypatch, tmp_path
+):
+    source, target = tmp_path / "in", tmp_path / "out"
+    source.mkdir()
+    (source / "a.txt").write_text(TEXT, encoding="utf-8")
+    (source / "b.txt").write_text("Bo from Cork.", encoding="utf-8")
+    llm_server.queue_answers('["Galway"]', "x", "x", "x")
+    code, _, err = _cli(
+        ["--input-dir", str(source), "--output-dir", str(target)], [], llm_settings, monkeypatch
+    )
+    assert code == cli.EXIT_SOME_FAILED and "not anonymized b.txt" in err
+    assert sorted(p.name for p in target.iterdir()) == ["a.txt"]
+    assert "Galway" not in (target / "a.txt").read_text(encoding="utf-8")
+
+
+def test_a_key_refused_mid_run_stops_the_run(llm_settings, llm_server):
+    with LLMClient(llm_settings) as client:
+        anonymizer = LLMAnonymizer(client)
+        client.check()
+        llm_server.api_key = "rotated"
+        try:
+            with pytest.raises(LLMUnavailable, match="refused the key"):
+                client.complete_many([lambda: anonymizer.anonymize_one(TEXT)])
+        finally:
+            llm_server.api_key = "test-key"
