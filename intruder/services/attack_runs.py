@@ -351,6 +351,7 @@ def execute_attack_run(
         for row in run.results.values("fold", "attack", "method").annotate(n=Count("pk"))
     }
     instances: dict[str, Any] = {}
+    llm_stats: dict[str, Any] = {}
     for unit in _units(run, descriptions):
         in_unit = set(unit.description_ids)
         for name in run.attacks:
@@ -394,8 +395,17 @@ def execute_attack_run(
                 AttackResult.objects.bulk_create(rows, ignore_conflicts=True)
                 stored = run.results.count()
                 progress(stored, total, f"{where}: {method_label(method)}")
+            if attack is not None and "llm" in getattr(attack, "stats", {}):
+                # The model, every sampling setting, tokens and failures of the LLM attack.
+                llm_stats[f"fold {unit.fold}" if unit.fold is not None else "all"] = attack.stats[
+                    "llm"
+                ]
     run.refresh_from_db()
-    run.summary = {**run.summary, "trir": trir_table(run)}
+    run.summary = {
+        **run.summary,
+        "trir": trir_table(run),
+        **({"llm": llm_stats} if llm_stats else {}),
+    }
     run.save(update_fields=["summary"])
     return {"run": run.pk, "results": run.results.count(), "expected": total}
 

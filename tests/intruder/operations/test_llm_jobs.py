@@ -115,3 +115,23 @@ def test_the_study_page_and_api_start_llm_jobs(study, llm_env, llm_server):
     )
     assert api.status_code == 400 and "already" in api.json()["detail"]
     assert client.get(f"/api/studies/{study.pk}/llm-intruder/").status_code == 404
+
+
+def test_an_attack_run_with_the_llm_attack_records_its_model_and_failures(llm_env, llm_server):
+    """The tiny model never names a candidate: rows are stored as not re-identified."""
+    study = make_study()
+    for name in ("Ada Byrne", "Bo Keane"):
+        target = make_target(study=study, name=name)
+        for place in ("Galway", "Cork"):
+            make_description(study=study, target=target, text=f"{name} rows in {place}.")
+    run = attack_runs.attack_run_start(
+        study=study, user=study.owner, attacks=["llm"], methods=["clear"], folds=2
+    )
+    job = _run(run.job)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    run.refresh_from_db()
+    assert run.results.count() == 4
+    assert not run.results.filter(true_rank=1).exists()
+    folds = run.summary["llm"]
+    assert all(stats["sampling"]["model"] == "tiny-random-gpt2" for stats in folds.values())
+    assert sum(sum(s["failures"].values()) for s in folds.values()) == 4
