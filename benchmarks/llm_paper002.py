@@ -86,7 +86,19 @@ def main(argv: list[str] | None = None) -> int:
     frame.to_json(table, orient="records")
     config = AttackConfig(data_file_path=str(table), output_folder_path=str(out / "attacks"))
     result = run_many_from_config(config, attack_names(args.attacks), out / "attacks")
-    trir = result.final["trir_by_attack"]
+    # Each TRIR with its n; a column with no anonymized text (every answer failed) has none.
+    first_run = next(iter(result.runs.values()))
+    n_by_column = {column: values["n"] for column, values in first_run.final["trir"].items()}
+    trir = {
+        attack: {
+            column: {
+                "trir_pct": value if n_by_column.get(column) else None,
+                "n": n_by_column.get(column, 0),
+            }
+            for column, value in columns.items()
+        }
+        for attack, columns in result.final["trir_by_attack"].items()
+    }
     summary = {
         "data": args.data,
         "llm": settings.sampling(),
