@@ -43,7 +43,8 @@ def get_task(kind: str) -> TaskFunction:
 @register_task("anonymize_study")
 def anonymize_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Take new descriptions from the source studies, then anonymize every description of
-    the job's study that has no model anonymization yet."""
+    the job's study that has no model anonymization yet. With `llm_prompt` in the params,
+    anonymize with that LLM prompt instead (`intruder.services.llm_jobs`)."""
     from intruder.services.anonymization import anonymize_study_descriptions
     from intruder.services.sources import descriptions_take_from_sources
 
