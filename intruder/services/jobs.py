@@ -373,14 +373,36 @@ def run_db_worker(
     return ran
 
 
-def run_rq_worker(*, burst: bool = False) -> None:  # pragma: no cover - needs a Redis server
+def run_rq_worker(*, burst: bool = False) -> None:
     """Serve the RQ queue in this (Django-configured) process.
 
     SimpleWorker runs jobs in this process instead of a fork per job, so the model stays
-    loaded between jobs and no database connection is shared across a fork.
+    loaded between jobs and no database connection is shared across a fork. Its maintenance
+    round (at start, then every half stale period) re-queues the jobs of crashed workers,
+    which goes back onto the queue: a killed worker's job is retried by another worker.
     """
     import rq
 
-    jobs_requeue_stale()
+    class Worker(rq.SimpleWorker):
+        def run_maintenance_tasks(self) -> None:
+            super().run_maintenance_tasks()
+            try:
+                requeued = jobs_requeue_stale()
+            except DatabaseError:  # the next round tries again
+                logger.exception("re-queueing stale jobs failed")
+            else:
+                if requeued:
+                    logger.info("re-queued stale jobs %s", requeued)
+
     queue = rq_queue()
-    rq.SimpleWorker([queue], connection=queue.connection).work(burst=burst)
+    interval = max(1, int(settings.INTRUDER_JOB_STALE_MINUTES * 30))
+    worker = Worker(
+        [queue],
+        connection=queue.connection,
+        name=worker_name(),
+        maintenance_interval=interval,
+        # An idle worker wakes from its blocking dequeue every worker_ttl - 15 s: once per
+        # maintenance round.
+        worker_ttl=max(interval + 15, 30),
+    )
+    worker.work(burst=burst)
