@@ -154,7 +154,9 @@ def attack_run_start(
         )
         run.full_clean()
         run.save()
-        run.job = job_enqueue(kind=JOB_KIND, study=study, params={"run": run.pk}, created_by=user)
+        # TRIA trains a model per fold: such a run goes to the GPU queue where there is one.
+        params = {"run": run.pk, **({"gpu": True} if "tria" in attacks else {})}
+        run.job = job_enqueue(kind=JOB_KIND, study=study, params=params, created_by=user)
         run.save(update_fields=["job"])
     return run
 
@@ -427,7 +429,12 @@ def _fold_jobs(run: AttackRun, parent: Job) -> list[Job]:
             # study's lists (nor in a one-active-job-per-study-and-kind rule).
             job = job_enqueue(
                 kind=FOLD_JOB_KIND,
-                params={"run": run.pk, "fold": fold, "parent": parent.pk},
+                params={
+                    "run": run.pk,
+                    "fold": fold,
+                    "parent": parent.pk,
+                    **({"gpu": True} if parent.params.get("gpu") else {}),
+                },
                 created_by=run.created_by,
             )
         elif job.status == Job.Status.FAILED:
