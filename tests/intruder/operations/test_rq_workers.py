@@ -187,7 +187,7 @@ def comparable(state: dict[str, Any]) -> dict[str, Any]:
 def test_two_rq_workers_share_an_attack_run_by_fold_with_the_embedded_workers_outcome(
     env, workers
 ) -> None:
-    # Each fit takes half a second longer, so the second worker takes folds while the first runs one.
+    # Each fit sleeps half a second: the second worker takes folds while the first runs one.
     for _ in range(2):
         workers.start(env, INTRUDER_TEST_FIT_DELAY="0.5")
     started = scenario(env, "start")
