@@ -355,7 +355,9 @@ def execute_attack_run(
         (row["fold"], row["attack"], row["method"]): row["n"]
         for row in run.results.values("fold", "attack", "method").annotate(n=Count("pk"))
     }
-    instances: dict[str, Any] = {}
+    # The process's reusable attacks (not a test's factory's): fold jobs and later runs of
+    # the same settings in this worker reuse the loaded encoder and the embeddings it made.
+    instances = _REUSED.setdefault(_config_key(prepared), {}) if attack_factory is None else {}
     for unit in _units(run, descriptions):
         if folds is not None and unit.fold not in folds:
             continue
@@ -404,6 +406,17 @@ def execute_attack_run(
     if finish:
         _finish(run)
     return {"run": run.pk, "results": run.results.count(), "expected": total}
+
+
+# config key -> attack name -> a fitted-before instance of a REUSABLE_ATTACKS attack.
+_REUSED: dict[str, dict[str, Any]] = {}
+
+
+def _config_key(prepared: Any) -> str:
+    import dataclasses
+    import json
+
+    return json.dumps(dataclasses.asdict(prepared.attack_config()), sort_keys=True, default=str)
 
 
 def _finish(run: AttackRun) -> None:
