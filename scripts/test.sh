@@ -16,13 +16,14 @@
 #   TEST_REDIS_URL=redis://...   use this Redis server instead of starting one
 #   TEST_SKIP_PG=1               run the SQLite pass only (quick local runs)
 #   TEST_SKIP_LINT=1             skip ruff (quick local runs)
-#   TEST_PG_MARKERS="not slow"   marker expression of the PostgreSQL pass (see below)
+#   TEST_PG_MARKERS="not slow or redis"   marker expression of the PostgreSQL pass (see below)
 #   TEST_PASS_TIMEOUT=40m        hard limit per pytest pass, so CI never hangs
 #
-# The PostgreSQL pass skips `slow` tests by default: they load the real models and research
+# The PostgreSQL pass skips `slow` tests by default: most load the real models and research
 # data, which does not depend on the database, and running them twice would double the CI
 # time on 2 cores. Everything that touches the database (services, assignment under
-# concurrency, API, browser flows) runs on both databases.
+# concurrency, API, browser flows, and the `redis` tests: real RQ workers sharing a database)
+# runs on both databases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -169,5 +170,6 @@ else
     log "starting a throwaway PostgreSQL server"
     start_postgres
 fi
-log "pytest on PostgreSQL ($PG_URL, -m \"${TEST_PG_MARKERS:-not slow}\")"
-DATABASE_URL=$PG_URL timeout "$TIMEOUT" python -m pytest -m "${TEST_PG_MARKERS:-not slow}" "$@"
+PG_MARKERS=${TEST_PG_MARKERS:-not slow or redis}
+log "pytest on PostgreSQL ($PG_URL, -m \"$PG_MARKERS\")"
+DATABASE_URL=$PG_URL timeout "$TIMEOUT" python -m pytest -m "$PG_MARKERS" "$@"

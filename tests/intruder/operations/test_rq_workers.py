@@ -21,6 +21,10 @@ from typing import Any
 
 import pytest
 
+# Slow (child processes, tens of seconds), but they depend on the database: the PostgreSQL
+# pass of scripts/test.sh runs `redis` tests although it skips `slow` ones.
+pytestmark = [pytest.mark.slow, pytest.mark.redis]
+
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIO = "tests.intruder.operations.rq_scenario"
 # Generous: two to four Django processes share two cores with the rest of the suite.
