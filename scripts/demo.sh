@@ -29,9 +29,9 @@ else
     SHOWN_HOST=$HOST
 fi
 step "2/5 database: applying migrations (${INTRUDER_VAR_DIR:-var}/db.sqlite3)"
-python manage.py migrate --noinput -v 1 | grep -E "Applying|No migrations" || true
+python manage.py migrate --noinput -v 1
 step "3/5 static files (collectstatic)"
-python manage.py collectstatic --noinput -v 1 | tail -n 1
+python manage.py collectstatic --noinput -v 1
 # Idempotent: creates what is missing, anonymizes pending descriptions with the shipped model.
 step "4/5 demo studies: import, anonymize, invented judgments, risk check (a minute or two the first time)"
 python manage.py load_demo --base-url "http://$SHOWN_HOST:$PORT"
