@@ -56,6 +56,9 @@ def main() -> int:
     )
     parser.add_argument("--keep-db", action="store_true", help="Reuse DIR's database.")
     parser.add_argument(
+        "--machine-note", default="", help="What else ran on the machine (kept in the JSON)."
+    )
+    parser.add_argument(
         "--compare-fresh",
         action="store_true",
         help="Alternate each later check with one whose attacks start afresh.",
@@ -104,6 +107,7 @@ def main() -> int:
             "processor": platform.processor() or platform.machine(),
             "load_average_1m_before": load_before,
             "load_average_1m_after": round(os.getloadavg()[0], 2),
+            "note": args.machine_note,
         },
         "texts": study.descriptions.count(),
         "methods": attack_runs.study_methods(study),
