@@ -16,6 +16,9 @@ CHUNK_WORDS = 120
 PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 # Query texts embedded per encoder call (progress is reported after each call).
 QUERY_TEXTS_PER_CALL = 64
+# Distinct chunks whose embeddings an instance keeps for later fits and predictions (~75 MB
+# at 384 dimensions); past it the cache starts afresh, so a long-lived worker stays bounded.
+EMBEDDING_CACHE_LIMIT = 50_000
 
 
 def word_chunks(text: str, size: int = CHUNK_WORDS) -> list[str]:
@@ -53,6 +56,9 @@ class DenseAttack(RetrievalAttack):
         """Embed texts, each distinct text once per attack instance (refits reuse them)."""
         cache: dict[str, np.ndarray] = self.__dict__.setdefault("_embeddings", {})
         missing = list(dict.fromkeys(t for t in texts if t not in cache))
+        if missing and len(cache) + len(missing) > EMBEDDING_CACHE_LIMIT:
+            cache.clear()
+            missing = list(dict.fromkeys(texts))
         if missing:
             vectors = self._encoder().encode(
                 missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True

@@ -209,6 +209,9 @@ LOGIN_URL = "/accounts/login/"
 INTRUDER_JOB_BACKEND = os.environ.get("INTRUDER_JOB_BACKEND", "db")
 INTRUDER_REDIS_URL = os.environ.get("INTRUDER_REDIS_URL", "redis://localhost:6379/0")
 INTRUDER_RQ_QUEUE = os.environ.get("INTRUDER_RQ_QUEUE", "intruder")
+# Where jobs that want a GPU go (attack runs with TRIA, and their folds); empty: the queue
+# above. A GPU host serves it first: `run_worker --queues intruder-gpu,intruder`.
+INTRUDER_RQ_GPU_QUEUE = os.environ.get("INTRUDER_RQ_GPU_QUEUE", "")
 INTRUDER_JOB_STALE_MINUTES = float(os.environ.get("INTRUDER_JOB_STALE_MINUTES", "5"))
 INTRUDER_JOB_MAX_ATTEMPTS = int(os.environ.get("INTRUDER_JOB_MAX_ATTEMPTS", "3"))
 # Model folder the anonymization jobs load; empty = the shipped anonymize/models/ model.

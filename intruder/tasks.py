@@ -81,10 +81,22 @@ def construct_loss(job: Job, progress: Progress) -> dict[str, Any]:
 def attack_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Run an attack run's attacks on its study's texts, resuming from stored results."""
     from intruder.models import AttackRun
+    from intruder.services.attack_runs import execute_attack_run_shared
+
+    run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
+    return execute_attack_run_shared(run=run, job=job, progress=progress)
+
+
+@register_task("attack_fold")
+def attack_fold(job: Job, progress: Progress) -> dict[str, Any]:
+    """Run one fold of an attack run (queued by the run's `attack_study` job)."""
+    from intruder.models import AttackRun
     from intruder.services.attack_runs import execute_attack_run
 
     run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
-    return execute_attack_run(run=run, progress=progress)
+    return execute_attack_run(
+        run=run, progress=progress, folds={int(job.params["fold"])}, finish=False
+    )
 
 
 @register_task("guard_study")

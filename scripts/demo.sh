@@ -5,6 +5,10 @@
 #      DEMO_RESEARCHER_PASSWORD (intruder-demo), INTRUDER_VAR_DIR (./var: database, static).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+START=$SECONDS
+# Every step says what it does and when it started: a first start takes minutes.
+step() { printf '\n[demo %4ds] %s\n' "$((SECONDS - START))" "$*"; }
+step "1/5 python environment in .venv (scripts/setup.sh: seconds when installed, minutes cold)"
 scripts/setup.sh
 . .venv/bin/activate
 # Demo mode: the well-known demo password logs in, and the two demo studies over the same
@@ -24,9 +28,12 @@ if [ "$HOST" = "0.0.0.0" ]; then
 else
     SHOWN_HOST=$HOST
 fi
-python manage.py migrate --noinput -v 0
-python manage.py collectstatic --noinput -v 0
+step "2/5 database: applying migrations (${INTRUDER_VAR_DIR:-var}/db.sqlite3)"
+python manage.py migrate --noinput -v 1
+step "3/5 static files (collectstatic)"
+python manage.py collectstatic --noinput -v 1
 # Idempotent: creates what is missing, anonymizes pending descriptions with the shipped model.
+step "4/5 demo studies: import, anonymize, invented judgments, risk check (a minute or two the first time)"
 python manage.py load_demo --base-url "http://$SHOWN_HOST:$PORT"
 
 LOG_DIR=${INTRUDER_VAR_DIR:-var}
@@ -34,6 +41,7 @@ mkdir -p "$LOG_DIR"
 python manage.py run_worker >"$LOG_DIR/worker.log" 2>&1 &
 WORKER_PID=$!
 trap 'kill "$WORKER_PID" 2>/dev/null || true' EXIT INT TERM
+step "5/5 starting the background worker and the web server (ready after $((SECONDS - START)) s)"
 echo "  Background worker: pid $WORKER_PID (log: $LOG_DIR/worker.log)"
 echo "  Serving on http://$SHOWN_HOST:$PORT/  (Ctrl-C stops the site and the worker)"
 python manage.py runserver "$HOST:$PORT" --noreload

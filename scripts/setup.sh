@@ -4,16 +4,28 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
+say() { echo "  setup: $*"; }
+# pip's own lines for what it downloads and installs; nothing when everything is there.
+pip_install() {
+    python -m pip install --progress-bar off "$@" 2>&1 \
+        | grep -E "^(Collecting|Downloading|Installing collected|Successfully installed|ERROR)" \
+        | sed -e 's/^/    /' || true
+}
+[ -x .venv/bin/python ] || { say "creating .venv"; "$PY" -m venv .venv; }
 . .venv/bin/activate
 python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 # torch first, pinned: the CPU wheel on disk; a looser pin pulls a multi-GB CUDA build.
-python -m pip install -q "torch==2.13.0" 2>&1 | grep -v "is ignored" || true
+say "torch==2.13.0 (CPU wheel)"
+pip_install "torch==2.13.0"
 if [ "${1:-}" = "--dev" ]; then
-    python -m pip install -q -e ".[dev]" 2>&1 | grep -v "is ignored" || true
+    # The RQ extra too: the tests run jobs through real RQ workers on a real Redis.
+    say "the project with its dev and rq extras (pyproject.toml)"
+    pip_install -e ".[dev,rq]"
 else
-    python -m pip install -q -e . 2>&1 | grep -v "is ignored" || true
+    say "the project and its dependencies (pyproject.toml)"
+    pip_install -e .
 fi
+say "checking that torch, transformers and django import"
 python -c "import torch, transformers, django" || { echo "setup: install failed" >&2; exit 1; }
 # Test tools from npm (package.json: axe-core for the browser tests' accessibility audit).
 # Installed from the lock file; nothing from node_modules is served by the site.

@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
 # Set up a fresh machine and run the whole test suite: lint, then pytest on SQLite, then
 # pytest again on a throwaway PostgreSQL server that this script starts and removes itself.
+# Both passes run the job tests through real RQ workers on a throwaway Redis server, also
+# started here and removed on exit.
 #
 # Usage: scripts/test.sh [pytest args...]      (the args go to both pytest runs)
 #
 # What it installs where missing (Debian, as root or via sudo): the `postgresql` server,
-# `chromium` (driven by Playwright's Python package through executable_path; never
+# `redis-server`, `chromium` (driven by Playwright's Python package through executable_path; never
 # `playwright install`) and `npm`. Everything Python comes from pyproject.toml, and axe-core
 # (the browser tests' accessibility audit) from package.json, via scripts/setup.sh --dev.
 #
 # Environment:
 #   TEST_PG_URL=postgres://...   use this PostgreSQL server instead of starting one
+#   TEST_REDIS_URL=redis://...   use this Redis server instead of starting one
 #   TEST_SKIP_PG=1               run the SQLite pass only (quick local runs)
 #   TEST_SKIP_LINT=1             skip ruff (quick local runs)
-#   TEST_PG_MARKERS="not slow"   marker expression of the PostgreSQL pass (see below)
+#   TEST_PG_MARKERS="not slow or redis"   marker expression of the PostgreSQL pass (see below)
 #   TEST_PASS_TIMEOUT=40m        hard limit per pytest pass, so CI never hangs
 #
-# The PostgreSQL pass skips `slow` tests by default: they load the real models and research
+# The PostgreSQL pass skips `slow` tests by default: most load the real models and research
 # data, which does not depend on the database, and running them twice would double the CI
 # time on 2 cores. Everything that touches the database (services, assignment under
-# concurrency, API, browser flows) runs on both databases.
+# concurrency, API, browser flows, and the `redis` tests: real RQ workers sharing a database)
+# runs on both databases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +44,8 @@ install_system_packages() {
     local missing=()
     [ -n "${TEST_PG_URL:-}" ] || [ "${TEST_SKIP_PG:-0}" = 1 ] || [ -n "$(pg_bindir)" ] \
         || missing+=(postgresql)
+    [ -n "${TEST_REDIS_URL:-}" ] || command -v redis-server >/dev/null 2>&1 \
+        || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
     [ -x /usr/bin/chromium ] || missing+=(chromium)
     command -v npm >/dev/null 2>&1 || missing+=(npm)  # axe-core for the accessibility audit
     [ ${#missing[@]} -gt 0 ] || return 0
@@ -90,7 +96,42 @@ start_postgres() {
     PG_URL="postgres://postgres@127.0.0.1:$port/intruder"
 }
 
-trap stop_postgres EXIT
+REDIS_DIR=""
+
+stop_redis() {
+    if [ -n "$REDIS_DIR" ] && [ -d "$REDIS_DIR" ]; then
+        [ -f "$REDIS_DIR/redis.pid" ] && kill "$(cat "$REDIS_DIR/redis.pid")" 2>/dev/null || true
+        rm -rf "$REDIS_DIR"
+    fi
+}
+
+# Start a throwaway Redis (no persistence) on a free loopback port; set REDIS_URL to it.
+start_redis() {
+    local server port
+    server=$(command -v redis-server || echo /usr/bin/redis-server)
+    REDIS_DIR=$(mktemp -d /tmp/intruder-redis.XXXXXX)
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$server" --bind 127.0.0.1 --port "$port" --dir "$REDIS_DIR" --save "" --appendonly no \
+        --daemonize yes --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log" \
+        || { cat "$REDIS_DIR/redis.log" >&2 2>/dev/null; return 1; }
+    for _ in $(seq 50); do
+        python3 - "$port" <<'PY' && break
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1)
+s.sendall(b"PING\r\n")
+sys.exit(0 if s.recv(16).startswith(b"+PONG") else 1)
+PY
+        sleep 0.1
+    done
+    REDIS_URL="redis://127.0.0.1:$port/0"
+}
+
+cleanup() {
+    stop_postgres
+    stop_redis
+}
+
+trap cleanup EXIT
 
 install_system_packages
 log "python environment (scripts/setup.sh --dev)"
@@ -107,6 +148,15 @@ fi
 export INTRUDER_REQUIRE_BROWSER=1
 TIMEOUT=${TEST_PASS_TIMEOUT:-40m}
 
+# The RQ tests run real workers on a real Redis; CI must run them, not skip them.
+if [ -n "${TEST_REDIS_URL:-}" ]; then
+    REDIS_URL=$TEST_REDIS_URL
+else
+    log "starting a throwaway Redis server"
+    start_redis
+fi
+export INTRUDER_TEST_REDIS_URL=$REDIS_URL INTRUDER_REQUIRE_REDIS=1
+
 log "pytest on SQLite"
 env -u DATABASE_URL timeout "$TIMEOUT" python -m pytest "$@"
 
@@ -120,5 +170,6 @@ else
     log "starting a throwaway PostgreSQL server"
     start_postgres
 fi
-log "pytest on PostgreSQL ($PG_URL, -m \"${TEST_PG_MARKERS:-not slow}\")"
-DATABASE_URL=$PG_URL timeout "$TIMEOUT" python -m pytest -m "${TEST_PG_MARKERS:-not slow}" "$@"
+PG_MARKERS=${TEST_PG_MARKERS:-not slow or redis}
+log "pytest on PostgreSQL ($PG_URL, -m \"$PG_MARKERS\")"
+DATABASE_URL=$PG_URL timeout "$TIMEOUT" python -m pytest -m "$PG_MARKERS" "$@"

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,9 @@ from django.db import transaction
 from intruder.auth import DEMO_PASSWORD
 from intruder.models import AnonymizedText, Job, Study
 from intruder.services import anonymization, imports, jobs, review, studies
+
+# A job's progress as it runs: echo(done, total, message).
+Echo = Callable[[int, int, str], None]
 
 DEMO_DIR = Path(__file__).resolve().parent
 RESEARCHER_USERNAME = "researcher"
@@ -85,7 +89,7 @@ def _import_once(study: Study, filename: str, already: bool) -> dict[str, int]:
     return imports.import_study_data(study=study, content=content, fmt="jsonl").as_dict()
 
 
-def _anonymize(study: Study, owner: Any) -> Job | None:
+def _anonymize(study: Study, owner: Any, echo: Echo | None = None) -> Job | None:
     """Run the study's anonymization job here: retry an earlier failed one, else a new one."""
     earlier = study.jobs.filter(kind="anonymize_study").order_by("-created_at").first()
     if earlier is not None and earlier.status == Job.Status.FAILED:
@@ -95,11 +99,16 @@ def _anonymize(study: Study, owner: Any) -> Job | None:
     else:
         job = jobs.job_enqueue(kind="anonymize_study", study=study, created_by=owner)
     # None when a worker claimed it meanwhile: it finishes there.
-    return jobs.job_execute(job.pk)
+    return jobs.job_execute(job.pk, echo=echo)
 
 
 def load_demo(
-    *, password: str = DEMO_PASSWORD, anonymize: bool = True, attacks: bool = True
+    *,
+    password: str = DEMO_PASSWORD,
+    anonymize: bool = True,
+    attacks: bool = True,
+    say: Callable[[str], None] = lambda line: None,
+    echo: Echo | None = None,
 ) -> DemoReport:
     """Create the demo researcher, a collection study and an anonymized intruder study.
 
@@ -108,7 +117,10 @@ def load_demo(
     resulting drafts without leak warnings are released. Invented intruder judgments are
     added to the released texts, and with `attacks` a risk check and a report run of the
     cheap attacks run here too (jobs again), so the risk report is there from the start.
+    `say` receives a line as each step starts, `echo(done, total, message)` the jobs'
+    progress: a first start takes minutes and should not be silent.
     """
+    say("creating the demo researcher and studies, importing the demo texts")
     with transaction.atomic():
         owner = _researcher(password)
         collection = _study(
@@ -149,7 +161,11 @@ def load_demo(
         anonymizations__method=anonymization.MODEL_METHOD
     ).exists()
     if anonymize and pending:
-        report.anonymization_job = _anonymize(intruder, owner)
+        say(
+            f"anonymizing {intruder.descriptions.count()} demo descriptions with the shipped "
+            "model (loads the model first)"
+        )
+        report.anonymization_job = _anonymize(intruder, owner, echo)
     model_texts = AnonymizedText.objects.filter(
         description__study=intruder, method=anonymization.MODEL_METHOD
     )
@@ -160,11 +176,14 @@ def load_demo(
     if model_texts.exists() and (job is None or job.status == Job.Status.SUCCEEDED):
         from intruder.demo.risk import load_demo_judgments, run_demo_attacks
 
+        say("adding the invented intruder judgments (simulated, and labelled so)")
         report.judgments_created = load_demo_judgments(intruder)
         if attacks:
-            report.risk_check, report.risk_report = run_demo_attacks(intruder, owner)
+            say("running the demo's risk check and risk report (cheap attacks)")
+            report.risk_check, report.risk_report = run_demo_attacks(intruder, owner, echo=echo)
     if anonymize:
         from intruder.annotation.demo import demo_annotation_load
 
+        say("loading the demo PSI annotation project")
         report.annotation = demo_annotation_load(owner=owner, study=intruder)
     return report

@@ -86,7 +86,7 @@ def load_demo_judgments(study: Study) -> int:
     return created
 
 
-def _finished_or_run(study: Study, purpose: str, start: Any) -> AttackRun:
+def _finished_or_run(study: Study, purpose: str, start: Any, echo: Any = None) -> AttackRun:
     """Return the study's finished run of `purpose`; start (or resume) and run one here if none."""
     run = study.attack_runs.filter(purpose=purpose).select_related("job").first()
     if run is None:
@@ -95,7 +95,7 @@ def _finished_or_run(study: Study, purpose: str, start: Any) -> AttackRun:
     if job.status == job.Status.FAILED:
         job = jobs.job_retry(job=job)
     if job.status == job.Status.QUEUED:
-        jobs.job_execute(job.pk)
+        jobs.job_execute(job.pk, echo=echo)
     run.refresh_from_db()
     return run
 
@@ -106,14 +106,19 @@ def run_demo_attacks(
     *,
     attacks: tuple[str, ...] = attack_runs.CHEAP_ATTACKS,
     config: dict[str, Any] | None = None,
+    echo: Any = None,
 ) -> tuple[AttackRun, AttackRun]:
-    """Leave the study with a finished risk check and a finished report run (cheap attacks)."""
+    """Leave the study with a finished risk check and a finished report run (cheap attacks).
+
+    `echo(done, total, message)` receives the runs' progress.
+    """
     check = _finished_or_run(
         study,
         AttackRun.Purpose.RISK_CHECK,
         lambda: attack_runs.risk_check_start(
             study=study, user=owner, attacks=attacks, config=config
         ),
+        echo,
     )
     report = _finished_or_run(
         study,
@@ -125,5 +130,6 @@ def run_demo_attacks(
             methods=[MODEL_METHOD, attack_runs.CLEAR, attack_runs.SPACY_NER],
             config=config,
         ),
+        echo,
     )
     return check, report

@@ -19,7 +19,8 @@ database), so a crashed run that is retried skips what is stored and loses nothi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ from django.db import transaction
 from django.db.models import Count
 
 from intruder.attack_methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
-from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Study
+from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
 
 if TYPE_CHECKING:
     from anonymize import TextAnonymizer
@@ -39,6 +40,10 @@ ALL_ATTACKS: tuple[str, ...] = ("tria", *CHEAP_ATTACKS, "llm")
 BASELINE_THRESHOLDS: tuple[float, ...] = (0.2, 0.6)
 DRIVING_WORDS = 8
 JOB_KIND = "attack_study"
+# One job per fold of a cross-validated run: any worker may take one, so N workers share a
+# run (the `attack_study` job runs the folds no other worker took and waits for the rest).
+FOLD_JOB_KIND = "attack_fold"
+_ACTIVE_OR_DONE = frozenset({Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.SUCCEEDED})
 # Retrieval attacks rebuild their index in every fit, so one instance serves every fold and
 # keeps what it loaded (the dense encoder); TRIA gets a fresh instance per fold.
 REUSABLE_ATTACKS = frozenset(CHEAP_ATTACKS)
@@ -157,7 +162,9 @@ def attack_run_start(
         )
         run.full_clean()
         run.save()
-        run.job = job_enqueue(kind=JOB_KIND, study=study, params={"run": run.pk}, created_by=user)
+        # TRIA trains a model per fold: such a run goes to the GPU queue where there is one.
+        params = {"run": run.pk, **({"gpu": True} if "tria" in attacks else {})}
+        run.job = job_enqueue(kind=JOB_KIND, study=study, params=params, created_by=user)
         run.save(update_fields=["job"])
     return run
 
@@ -328,8 +335,14 @@ def execute_attack_run(
     progress: Callable[..., None],
     attack_factory: AttackFactory | None = None,
     anonymizer: TextAnonymizer | None = None,
+    folds: Collection[int] | None = None,
+    finish: bool = True,
 ) -> dict[str, Any]:
-    """Run every attack on every method's texts, storing each fold's predictions as made."""
+    """Run every attack on every method's texts, storing each fold's predictions as made.
+
+    `folds` limits the work to those folds (a fold job); `finish` stores the run's TRIR
+    table, which needs every fold, so fold jobs leave it to the run's own job.
+    """
     from attacks.config import AttackConfig
     from attacks.prepared import PreparedTexts
     from attacks.registry import get_attack
@@ -350,9 +363,13 @@ def execute_attack_run(
         (row["fold"], row["attack"], row["method"]): row["n"]
         for row in run.results.values("fold", "attack", "method").annotate(n=Count("pk"))
     }
-    instances: dict[str, Any] = {}
+    # The process's reusable attacks (not a test's factory's): fold jobs and later runs of
+    # the same settings in this worker reuse the loaded encoder and the embeddings it made.
+    instances = _REUSED.setdefault(_config_key(prepared), {}) if attack_factory is None else {}
     llm_stats: dict[str, Any] = {}
     for unit in _units(run, descriptions):
+        if folds is not None and unit.fold not in folds:
+            continue
         in_unit = set(unit.description_ids)
         for name in run.attacks:
             todo = [
@@ -400,14 +417,117 @@ def execute_attack_run(
                 llm_stats[f"fold {unit.fold}" if unit.fold is not None else "all"] = attack.stats[
                     "llm"
                 ]
-    run.refresh_from_db()
-    run.summary = {
-        **run.summary,
-        "trir": trir_table(run),
-        **({"llm": llm_stats} if llm_stats else {}),
-    }
-    run.save(update_fields=["summary"])
+    if llm_stats:
+        _store_llm_stats(run, llm_stats)
+    if finish:
+        _finish(run)
     return {"run": run.pk, "results": run.results.count(), "expected": total}
+
+
+# config key -> attack name -> a fitted-before instance of a REUSABLE_ATTACKS attack.
+_REUSED: dict[str, dict[str, Any]] = {}
+
+
+def _config_key(prepared: Any) -> str:
+    import dataclasses
+    import json
+
+    return json.dumps(dataclasses.asdict(prepared.attack_config()), sort_keys=True, default=str)
+
+
+def _store_llm_stats(run: AttackRun, llm_stats: dict[str, Any]) -> None:
+    """Add the LLM attack's model, sampling settings, tokens and failures per fold."""
+    with transaction.atomic():
+        locked = AttackRun.objects.select_for_update().get(pk=run.pk)
+        locked.summary = {**locked.summary, "llm": {**locked.summary.get("llm", {}), **llm_stats}}
+        locked.save(update_fields=["summary"])
+
+
+def _finish(run: AttackRun) -> None:
+    """Store the run's TRIR table (every fold's results are in)."""
+    run.refresh_from_db()
+    run.summary = {**run.summary, "trir": trir_table(run)}
+    run.save(update_fields=["summary"])
+
+
+def _fold_jobs(run: AttackRun, parent: Job) -> list[Job]:
+    """Return the run's fold jobs, creating the missing ones and re-queueing failed ones."""
+    from intruder.services.jobs import job_enqueue, job_retry
+
+    existing = {
+        job.params.get("fold"): job
+        for job in Job.objects.filter(kind=FOLD_JOB_KIND, params__run=run.pk).order_by("pk")
+    }
+    fold_jobs = []
+    for fold in range(run.folds):
+        job = existing.get(fold)
+        if job is None:
+            # No study: a fold job is a part of the run's job, not a job of its own in the
+            # study's lists (nor in a one-active-job-per-study-and-kind rule).
+            job = job_enqueue(
+                kind=FOLD_JOB_KIND,
+                params={
+                    "run": run.pk,
+                    "fold": fold,
+                    "parent": parent.pk,
+                    **({"gpu": True} if parent.params.get("gpu") else {}),
+                },
+                created_by=run.created_by,
+            )
+        elif job.status == Job.Status.FAILED:
+            job = job_retry(job=job)
+        fold_jobs.append(job)
+    return fold_jobs
+
+
+def execute_attack_run_shared(
+    *,
+    run: AttackRun,
+    job: Job,
+    progress: Callable[..., None],
+    poll_interval_s: float = 1.0,
+) -> dict[str, Any]:
+    """Run a cross-validated run as one job per fold, shared with every idle worker.
+
+    This job queues the fold jobs, runs here each one no other worker has claimed, waits for
+    those that others run, then stores the TRIR table. A fold job whose worker died is
+    re-queued once its heartbeat is stale (and this job may take it); a failed fold fails
+    this job, and retrying this job re-queues the failed folds, which resume from what they
+    stored. Results and progress are those of a run in one job.
+    """
+    from intruder.services import jobs
+
+    if run.background != AttackRun.Background.CROSS_VALIDATED:
+        return execute_attack_run(run=run, progress=progress)
+    fold_jobs = _fold_jobs(run, job)
+    ids = [fold_job.pk for fold_job in fold_jobs]
+    while True:
+        for fold_job in Job.objects.filter(pk__in=ids, status=Job.Status.QUEUED).order_by("pk"):
+            jobs.job_execute(fold_job.pk, echo=progress)
+        states = list(Job.objects.filter(pk__in=ids).order_by("pk"))
+        failed = [s for s in states if s.status not in _ACTIVE_OR_DONE]
+        if failed:
+            raise AttackRunError(
+                f"fold {failed[0].params['fold'] + 1} of {run.folds} failed "
+                f"({failed[0].message}); retry the run to resume it"
+            )
+        if all(s.status == Job.Status.SUCCEEDED for s in states):
+            break
+        running = [s for s in states if s.status == Job.Status.RUNNING]
+        total = max(s.progress_total for s in states)
+        progress(
+            run.results.count(),
+            total,
+            f"{len(running)} fold(s) running on other workers: "
+            + ", ".join(s.worker for s in running),
+        )
+        jobs.jobs_requeue_stale()
+        time.sleep(poll_interval_s)
+    _finish(run)
+    expected = max(s.result.get("expected", 0) for s in states)
+    results = run.results.count()
+    progress(results, expected, "finished")
+    return {"run": run.pk, "results": results, "expected": expected}
 
 
 def _predict_rows(

@@ -64,8 +64,8 @@ def job_backend() -> str:
     return backend
 
 
-def rq_queue() -> Any:
-    """Return the RQ queue jobs go to (imports rq and redis only here)."""
+def rq_queue(name: str | None = None) -> Any:
+    """Return the RQ queue `name` (default: the main one); imports rq and redis only here."""
     try:
         import redis
         import rq
@@ -74,15 +74,25 @@ def rq_queue() -> Any:
             "INTRUDER_JOB_BACKEND='rq' needs the optional extra: pip install -e '.[rq]'"
         ) from exc
     connection_ = redis.Redis.from_url(settings.INTRUDER_REDIS_URL)
-    return rq.Queue(settings.INTRUDER_RQ_QUEUE, connection=connection_)
+    return rq.Queue(name or settings.INTRUDER_RQ_QUEUE, connection=connection_)
+
+
+def queue_name(job: Job) -> str:
+    """Return the RQ queue of a job: the GPU queue for jobs that want one, where it is set."""
+    if job.params.get("gpu") and settings.INTRUDER_RQ_GPU_QUEUE:
+        return settings.INTRUDER_RQ_GPU_QUEUE
+    return settings.INTRUDER_RQ_QUEUE
 
 
 def _dispatch(job: Job) -> None:
     """Hand a queued job to the backend (the db backend needs nothing: workers poll)."""
     if job_backend() == "rq":
+        name = queue_name(job)
         # Enqueue after commit so the worker never looks for a row it cannot see yet.
         transaction.on_commit(
-            lambda: rq_queue().enqueue("intruder.services.jobs.job_execute", job.pk, job_timeout=-1)
+            lambda: rq_queue(name).enqueue(
+                "intruder.services.jobs.job_execute", job.pk, job_timeout=-1
+            )
         )
 
 
@@ -373,14 +383,38 @@ def run_db_worker(
     return ran
 
 
-def run_rq_worker(*, burst: bool = False) -> None:  # pragma: no cover - needs a Redis server
+def run_rq_worker(*, burst: bool = False, queues: Iterable[str] | None = None) -> None:
     """Serve the RQ queue in this (Django-configured) process.
 
     SimpleWorker runs jobs in this process instead of a fork per job, so the model stays
-    loaded between jobs and no database connection is shared across a fork.
+    loaded between jobs and no database connection is shared across a fork. Its maintenance
+    round (at start, then every half stale period) re-queues the jobs of crashed workers,
+    which goes back onto the queue: a killed worker's job is retried by another worker.
+    `queues` are served in order (a GPU host: the GPU queue first); default: the main queue.
     """
     import rq
 
-    jobs_requeue_stale()
-    queue = rq_queue()
-    rq.SimpleWorker([queue], connection=queue.connection).work(burst=burst)
+    class Worker(rq.SimpleWorker):
+        def run_maintenance_tasks(self) -> None:
+            super().run_maintenance_tasks()
+            try:
+                requeued = jobs_requeue_stale()
+            except DatabaseError:  # the next round tries again
+                logger.exception("re-queueing stale jobs failed")
+            else:
+                if requeued:
+                    logger.info("re-queued stale jobs %s", requeued)
+
+    served = [rq_queue(name) for name in (queues or [settings.INTRUDER_RQ_QUEUE])]
+    queue = served[0]
+    interval = max(1, int(settings.INTRUDER_JOB_STALE_MINUTES * 30))
+    worker = Worker(
+        served,
+        connection=queue.connection,
+        name=worker_name(),
+        maintenance_interval=interval,
+        # An idle worker wakes from its blocking dequeue every worker_ttl - 15 s: once per
+        # maintenance round.
+        worker_ttl=max(interval + 15, 30),
+    )
+    worker.work(burst=burst)

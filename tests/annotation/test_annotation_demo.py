@@ -14,8 +14,11 @@ from intruder.demo import load_demo
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.slow  # the demo project's agreement and evaluation: the slowest quick-loop test
 def test_demo_annotation_project_has_two_annotators_and_real_numbers(fake_anonymizer):
-    load_demo()
+    # No attack runs: they load the real encoder and take most of a minute; the annotation
+    # project does not depend on them (tests/intruder/researcher/test_demo.py runs them).
+    load_demo(attacks=False)
     project = Project.objects.get(slug=SLUG)
     assert project.documents.count() == 30
     assert all(d.suggestions for d in project.documents.all())
@@ -26,5 +29,5 @@ def test_demo_annotation_project_has_two_annotators_and_real_numbers(fake_anonym
     assert kappa is not None and 0 < kappa <= 1
     metrics = evaluate_project(project=project, system="model").metrics
     assert 0 < metrics["token_recall"] <= 1 and 0 < metrics["token_precision"] <= 1
-    load_demo()  # idempotent: nothing doubles
+    load_demo(attacks=False)  # idempotent: nothing doubles
     assert project.annotators.count() == 2 and project.documents.count() == 30

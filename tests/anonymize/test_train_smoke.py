@@ -196,6 +196,7 @@ def test_an_interrupted_run_resumes_from_its_last_checkpoint(monkeypatch, fixtur
     assert manifest["selected_epoch"] == 2 and manifest["log_history"][-1]["step"] == 6
 
 
+@pytest.mark.slow  # two torchrun processes, each loading torch and the model
 def test_two_processes_under_torchrun_save_one_model(fixture_corpus, tmp_path):
     """The multi-process command of docs/anonymize-training.md, on CPU (gloo) with 2 ranks."""
     import os

@@ -17,7 +17,8 @@ from attacks.runner import attack_names
 from tests.attacks.builders import PEOPLE
 
 
-@pytest.mark.parametrize("name", ["bm25", "tfidf", "dense"])
+# dense loads the real sentence encoder: slow.
+@pytest.mark.parametrize("name", ["bm25", "tfidf", pytest.param("dense", marks=pytest.mark.slow)])
 def test_retrieval_attack_reidentifies_clear_texts_and_round_trips(
     name: str, synthetic_json: Path, tmp_path: Path
 ):

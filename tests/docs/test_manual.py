@@ -278,6 +278,7 @@ def test_every_command_is_runnable_or_allowed_with_a_reason() -> None:
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow  # the `helps` fixture runs every command's --help in a child process
 def test_every_command_runs_its_help_and_knows_every_option_shown(helps) -> None:
     problems = []
     for command in manual_commands():
@@ -336,6 +337,7 @@ def test_pip_extras_shown_exist() -> None:
                 assert re.search(rf"^{name} = \[", pyproject, re.M), f"{command.source}: {name}"
 
 
+@pytest.mark.slow  # shares the `helps` fixture
 def test_code_examples_import(helps) -> None:
     problems = []
     for source, code in python_imports():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from django.conf import settings
@@ -43,10 +44,17 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        started = time.monotonic()
+
+        def say(line: str) -> None:
+            self.stdout.write(f"  [{time.monotonic() - started:5.0f} s] {line} ...")
+
         report = load_demo(
             password=options["password"],
             anonymize=not options["no_anonymize"],
             attacks=not options["no_attacks"],
+            say=say,
+            echo=self._progress_printer(),
         )
         job = report.anonymization_job
         if job is not None:
@@ -73,6 +81,7 @@ class Command(BaseCommand):
         drafts = AnonymizedText.objects.filter(
             description__study=intruder, status=AnonymizedText.Status.DRAFT
         ).count()
+        say(f"done in {time.monotonic() - started:.0f} s")
         base = options["base_url"].rstrip("/")
         self.stdout.write(
             "\n".join(
@@ -100,3 +109,17 @@ class Command(BaseCommand):
                 ]
             )
         )
+
+    def _progress_printer(self, every_s: float = 3.0) -> Any:
+        """Return echo(done, total, message): a line at most every `every_s` and at the end."""
+        last = {"at": -every_s}
+
+        def echo(done: int, total: int, message: str = "") -> None:
+            now = time.monotonic()
+            if now - last["at"] < every_s and done < total:
+                return
+            last["at"] = now
+            share = f"{100 * done / total:3.0f} %" if total else "  ..."
+            self.stdout.write(f"          {share}  {done}/{total}  {message}")
+
+        return echo

@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from intruder.services import jobs
@@ -45,12 +46,22 @@ class Command(BaseCommand):
             help="Seconds between sweeps that release assignments past the study's time "
             "limit and time out their participants (0: no sweep). Runs between jobs.",
         )
+        parser.add_argument(
+            "--queues",
+            default="",
+            help="RQ backend: comma-separated queues to serve, in order (default: "
+            "INTRUDER_RQ_QUEUE). A GPU host: --queues intruder-gpu,intruder.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         backend = jobs.job_backend()
         if backend == "rq":
-            self.stdout.write(f"worker {jobs.worker_name()} serving the RQ queue")
-            jobs.run_rq_worker(burst=options["once"])
+            queues = [q.strip() for q in options["queues"].split(",") if q.strip()] or None
+            self.stdout.write(
+                f"worker {jobs.worker_name()} serving the RQ queue(s) "
+                + ", ".join(queues or [settings.INTRUDER_RQ_QUEUE])
+            )
+            jobs.run_rq_worker(burst=options["once"], queues=queues)
             return
         stopping = {"now": False}
 

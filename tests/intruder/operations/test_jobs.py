@@ -245,7 +245,7 @@ def test_rq_backend_is_chosen_by_settings_alone(
             enqueued.append((function, args))
 
     settings.INTRUDER_JOB_BACKEND = "rq"
-    monkeypatch.setattr(jobs, "rq_queue", FakeQueue)
+    monkeypatch.setattr(jobs, "rq_queue", lambda name=None: FakeQueue())
     with django_capture_on_commit_callbacks(execute=True):
         job = jobs.job_enqueue(kind="anonymize_study", study=make_study())
     assert enqueued == [("intruder.services.jobs.job_execute", (job.pk,))]

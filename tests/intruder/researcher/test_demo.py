@@ -151,6 +151,7 @@ def test_the_well_known_demo_password_logs_in_only_in_demo_mode(fake_anonymizer,
     assert authenticate(username="researcher", password=DEMO_PASSWORD) is not None
 
 
+@pytest.mark.slow  # two attack runs with the real sentence encoder
 @pytest.mark.django_db
 def test_demo_leaves_judgments_a_finished_risk_check_and_a_report(fake_anonymizer) -> None:
     from intruder.demo.risk import run_demo_attacks

@@ -101,6 +101,73 @@ def test_a_crashed_run_resumes_without_losing_or_duplicating_results():
     assert crashed.results.count() == len(complete)
 
 
+def test_a_run_is_one_job_per_fold_and_a_failed_fold_is_retried_with_the_run(monkeypatch):
+    study = risk_study()
+    complete = start(study)
+    jobs.job_execute(complete.job.pk)
+    expected = {
+        (r.description_id, r.method, r.attack): (r.predicted_key, r.true_rank, r.fold)
+        for r in complete.results.all()
+    }
+    run = start(study)
+    real = attack_runs.execute_attack_run
+
+    def fold_2_crashes(**kwargs):
+        if kwargs.get("folds") == {2}:
+            raise Crash("worker died in fold 3")
+        return real(**kwargs)
+
+    monkeypatch.setattr(attack_runs, "execute_attack_run", fold_2_crashes)
+    job = jobs.job_execute(run.job.pk)
+    assert job.status == Job.Status.FAILED and "fold 3 of 3 failed" in job.message
+    folds = Job.objects.filter(kind="attack_fold", params__run=run.pk).order_by("pk")
+    assert [(f.params["fold"], f.status) for f in folds] == [
+        (0, "succeeded"),
+        (1, "succeeded"),
+        (2, "failed"),
+    ]
+    assert all(f.study is None and f.params["parent"] == job.pk for f in folds)
+    stored = set(run.results.values_list("pk", flat=True))
+
+    monkeypatch.setattr(attack_runs, "execute_attack_run", real)
+    job = jobs.job_execute(jobs.job_retry(job=job).pk)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert Job.objects.filter(kind="attack_fold", params__run=run.pk).count() == 3
+    assert stored <= set(run.results.values_list("pk", flat=True))  # folds 1-2 kept
+    resumed = {
+        (r.description_id, r.method, r.attack): (r.predicted_key, r.true_rank, r.fold)
+        for r in run.results.all()
+    }
+    assert resumed == expected
+    assert job.progress_done == job.progress_total == job.result["expected"] == len(expected)
+
+
+def test_runs_with_tria_and_their_folds_go_to_the_gpu_queue(
+    settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    queued: list[tuple[str, int]] = []
+
+    class FakeQueue:
+        def __init__(self, name):
+            self.name = name
+
+        def enqueue(self, function, job_id, **kwargs):
+            queued.append((self.name, job_id))
+
+    settings.INTRUDER_JOB_BACKEND = "rq"
+    settings.INTRUDER_RQ_GPU_QUEUE = "intruder-gpu"
+    monkeypatch.setattr(jobs, "rq_queue", lambda name=None: FakeQueue(name))
+    study = risk_study()
+    with django_capture_on_commit_callbacks(execute=True):
+        cheap = start(study)
+        heavy = start(study, attacks=["tria", "tfidf"])
+    assert queued == [("intruder", cheap.job.pk), ("intruder-gpu", heavy.job.pk)]
+    with django_capture_on_commit_callbacks(execute=True):
+        folds = attack_runs._fold_jobs(heavy, heavy.job)
+    assert all(f.params["gpu"] for f in folds)
+    assert queued[2:] == [("intruder-gpu", f.pk) for f in folds]
+
+
 def test_a_retry_after_new_descriptions_attacks_the_texts_of_its_first_start():
     study = risk_study()
     run = start(study)
