@@ -220,7 +220,7 @@ class CloneForm(forms.Form):
 
 
 class GuardForm(forms.Form):
-    """Settings of a "make texts k-anonymous against the machine" job.
+    """Settings of a "mask until the machine attackers rank the person k-th or worse" job.
 
     The background options are the risk report's attack runs' (`AttackRunForm`).
     """

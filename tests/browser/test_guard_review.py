@@ -1,4 +1,5 @@
-"""A researcher makes a study's drafts k-anonymous against the machine from the review page."""
+"""A researcher masks a study's drafts until the machine attackers rank the person k-th or worse,
+from the review page, and masks more from the words that still drive the match."""
 
 from __future__ import annotations
 
