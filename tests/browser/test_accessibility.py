@@ -163,3 +163,50 @@ def test_main_researcher_pages_pass_the_accessibility_audit(page) -> None:
     ]:
         problems += _goto_and_audit(page, url, name)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_annotation_pages_pass_the_accessibility_audit(page, viewport) -> None:
+    from anonymize.annotations.schema import AnnotatedDocument
+    from intruder.annotation import services as annotation_services
+    from intruder.services import anonymization
+    from tests.intruder.fake_anonymizer import FakeAnonymizer
+
+    user = get_user_model().objects.create_user("ines", "ines@example.org", PASSWORD)
+    previous = anonymization.set_anonymizer(FakeAnonymizer())
+    try:
+        project = annotation_services.project_create(
+            owner=user, slug="a11y-ann", title="Accessible annotation", scheme="textwash"
+        )
+        annotation_services.documents_add(
+            project=project,
+            documents=[AnnotatedDocument("t1", "Orla Brennick works in Dunmore as a nurse.")],
+        )
+        annotation_services.suggestions_compute(project=project)
+    finally:
+        anonymization.set_anonymizer(previous)
+    page.set_viewport_size(viewport)
+    page.goto("/accounts/login/")
+    page.fill("#id_username", "ines")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/r/")
+    problems: list[str] = []
+    for name, url in [
+        ("annotation-projects", "/annotate/"),
+        ("annotation-new", "/annotate/new/"),
+        ("annotation-project", "/annotate/a11y-ann/"),
+        ("annotation-agreement", "/annotate/a11y-ann/agreement/"),
+        ("annotation-evaluate", "/annotate/a11y-ann/evaluate/"),
+    ]:
+        problems += _goto_and_audit(page, url, name)
+    page.goto("/annotate/a11y-ann/work/")
+    page.wait_for_selector(".mark.suggestion")
+    problems += audit(page, "annotation-task")
+    page.locator(".mark.suggestion").first.click()
+    page.wait_for_selector("#panel-selected:not([hidden])")
+    problems += audit(page, "annotation-task-suggestion-selected")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#mention-fields:not([hidden])")
+    problems += audit(page, "annotation-task-mention-selected")
+    assert not problems, "\n".join(problems)
