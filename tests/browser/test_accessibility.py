@@ -186,7 +186,9 @@ def test_annotation_pages_pass_the_accessibility_audit(page, viewport) -> None:
     finally:
         anonymization.set_anonymizer(previous)
     page.set_viewport_size(viewport)
-    page.goto("/accounts/login/")
+    # The first page of a session also starts the live server's first request: on 2 shared
+    # cores that can take longer than the default action timeout.
+    page.goto("/accounts/login/", timeout=90_000)
     page.fill("#id_username", "ines")
     page.fill("#id_password", PASSWORD)
     page.click("button[type=submit]")
@@ -198,6 +200,7 @@ def test_annotation_pages_pass_the_accessibility_audit(page, viewport) -> None:
         ("annotation-project", "/annotate/a11y-ann/"),
         ("annotation-agreement", "/annotate/a11y-ann/agreement/"),
         ("annotation-evaluate", "/annotate/a11y-ann/evaluate/"),
+        ("annotation-adjudicate", "/annotate/a11y-ann/adjudicate/"),
     ]:
         problems += _goto_and_audit(page, url, name)
     page.goto("/annotate/a11y-ann/work/")
@@ -209,4 +212,9 @@ def test_annotation_pages_pass_the_accessibility_audit(page, viewport) -> None:
     page.keyboard.press("Enter")
     page.wait_for_selector("#mention-fields:not([hidden])")
     problems += audit(page, "annotation-task-mention-selected")
+    # Adjudication with disagreements listed (two imported layers).
+    from tests.annotation.test_adjudication import two_layers
+
+    adjudicated, _, _ = two_layers(owner=user)
+    problems += _goto_and_audit(page, f"/annotate/{adjudicated.slug}/adjudicate/", "adjudicate")
     assert not problems, "\n".join(problems)

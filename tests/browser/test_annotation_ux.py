@@ -108,3 +108,36 @@ def test_spans_are_created_and_edited_with_the_keyboard_only(page, project):  # 
     page.keyboard.press("Control+z")
     expect(status).to_have_text("All changes saved")
     assert ("the nurse", "OCCUPATION") in saved_mentions()
+
+
+@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
+def test_adjudication_merges_two_layers_into_gold_from_the_page(page, width):
+    from intruder.annotation.adjudication import GOLD_LAYER
+    from intruder.annotation.models import Annotator
+    from tests.annotation.test_adjudication import TEXT, two_layers
+    from tests.intruder.factories import make_user
+
+    owner = make_user(username="ines", password="annotate-pw-1")
+    adjudicated, _, _ = two_layers(owner=owner)
+    page.set_viewport_size({"width": width, "height": 900})
+    login(page)
+    page.goto(f"/annotate/{adjudicated.slug}/")
+    page.click("text=Adjudicate two annotators into a gold layer")
+    expect(page.locator("#adjudicate-summary")).to_contain_text("4 disagreements")
+    rows = page.locator("#disagreements tbody tr")
+    expect(rows).to_have_count(4)
+    expect(rows.nth(1)).to_contain_text("category")
+    screenshots.keep(page, f"annotation-adjudicate-{width}")
+    # Submitting with a disagreement undecided is refused, and the choices made are kept.
+    for i, side in enumerate(["b", "a", "neither"]):
+        rows.nth(i).locator(f"input[value={side}]").check()
+    page.click("#write-gold")
+    expect(page.locator("#adjudicate-error")).to_contain_text("1 disagreement(s) undecided")
+    expect(rows.nth(1).locator("input[value=a]")).to_be_checked()
+    rows.nth(3).locator("input[value=b]").check()
+    page.click("#write-gold")
+    page.wait_for_url(f"**/annotate/{adjudicated.slug}/")
+    expect(page.locator(".messages")).to_contain_text("Gold layer written: 4 mentions")
+    gold = Annotator.objects.get(project=adjudicated, name=GOLD_LAYER)
+    kept = [TEXT[m.start : m.end] for m in gold.tasks.get().mentions.all()]
+    assert kept == ["Orla", "Brennick", "nurse", "sails"]

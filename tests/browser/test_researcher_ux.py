@@ -129,6 +129,8 @@ def test_no_researcher_or_annotation_page_violates_the_csp(page, researcher, bus
         ("annotation-new", "/annotate/new/"),
         ("annotation-project", "/annotate/csp-ann/"),
         ("annotation-agreement", "/annotate/csp-ann/agreement/"),
+        ("annotation-evaluate", "/annotate/csp-ann/evaluate/"),
+        ("annotation-adjudicate", "/annotate/csp-ann/adjudicate/"),
     ]:
         watch.visit(url, name)
     page.goto("/annotate/csp-ann/work/")
