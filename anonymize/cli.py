@@ -14,10 +14,29 @@ from typing import BinaryIO, TextIO
 from anonymize.labels import CATEGORIES
 from anonymize.model import saved_threshold
 from anonymize.placeholders import OPERATORS
+from model_runtime.cli_progress import counting_bar, progress_wanted, silence_library_bars
 from model_runtime.precision import PRECISIONS
 
 EXIT_BAD_INPUT = 2
 EXIT_SOME_FAILED = 3
+
+# One worked example per verb, shown at the end of its --help.
+EXAMPLES = {
+    "run": """examples:
+  echo '{"id": "t1", "text": "Orla Brennick is a nurse in Dunmore."}' | python -m anonymize run
+  python -m anonymize run --input texts.jsonl --output o.jsonl --entities PERSON_FIRSTNAME,LOCATION
+  python -m anonymize run --input-dir texts/ --output-dir anonymized/ --operator category""",
+    "train": """example:
+  python -m anonymize train --output-dir runs/psi-tagger --epochs 3
+  (reads the Textwash study corpus; writes the model, its config and metrics_<split>.json)""",
+    "evaluate": """example:
+  python -m anonymize evaluate --split test --output runs/evaluate-test.json""",
+    "calibrate": """example:
+  python -m anonymize calibrate --model-dir runs/psi-tagger""",
+    "card": """example:
+  python -m anonymize card --model-dir runs/psi-tagger
+  (rewrites runs/psi-tagger/MODEL_CARD.md from its metrics files and prints its path)""",
+}
 
 
 class InputError(ValueError):
@@ -110,6 +129,9 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
     records: list[dict] = []
     names: list[str] = []
     if args.input_dir is not None:
+        if not Path(args.input_dir).is_dir():
+            print(f"error: --input-dir: {args.input_dir}: no such folder", file=stderr)
+            return EXIT_BAD_INPUT
         texts, names, errors = _read_text_folder(Path(args.input_dir))
         if errors and not args.skip_errors:
             return _refuse(errors, stderr)
@@ -117,8 +139,12 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
         if args.input in (None, "-"):
             parsed = list(parse_jsonl(stdin))
         else:
-            with Path(args.input).open("rb") as source:
-                parsed = list(parse_jsonl(source))
+            try:
+                with Path(args.input).open("rb") as source:
+                    parsed = list(parse_jsonl(source))
+            except OSError as error:
+                print(f"error: --input: {args.input}: {error.strerror}", file=stderr)
+                return EXIT_BAD_INPUT
         errors = [item for item in parsed if isinstance(item, InputError)]
         if errors and not args.skip_errors:
             return _refuse(errors, stderr)
@@ -134,11 +160,17 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
             stdout,
             stderr,
         )
+    if args.model_dir is not None and not Path(args.model_dir).is_dir():
+        print(f"error: --model-dir: {args.model_dir}: no such folder", file=stderr)
+        return EXIT_BAD_INPUT
     anonymizer = Anonymizer.load(
         args.model_dir, threads=args.threads, precision=args.precision, rules=args.rules
     )
     results = anonymizer.anonymize_many(
         texts,
+        progress=counting_bar(
+            "anonymize", enabled=progress_wanted(quiet=args.quiet, stream=stderr), stream=stderr
+        ),
         batch_size=args.batch_size,
         entities=_entities(args.entities),
         threshold=args.threshold,
@@ -242,8 +274,6 @@ def _run_llm(
 
 def _read_text_folder(folder: Path) -> tuple[list[str], list[str], list[InputError]]:
     """Read every .txt file of `folder` (sorted), collecting undecodable ones as errors."""
-    if not folder.is_dir():
-        raise SystemExit(f"error: input folder {folder} does not exist")
     texts, names, errors = [], [], []
     for path in sorted(folder.glob("*.txt")):
         try:
@@ -390,12 +420,22 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, dest=f.name, type=kind, default=None, help=help_text)
 
 
+def _verb(commands: argparse._SubParsersAction, name: str, help: str) -> argparse.ArgumentParser:
+    """Add a subcommand whose --help ends with its worked example."""
+    return commands.add_parser(
+        name,
+        help=help,
+        epilog=EXAMPLES[name],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of all subcommands."""
     parser = argparse.ArgumentParser(prog="python -m anonymize", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    run = commands.add_parser("run", help="anonymize JSONL lines or a folder of .txt files")
+    run = _verb(commands, "run", help="anonymize JSONL lines or a folder of .txt files")
     run.add_argument("--input", help="JSONL file of {id, text}; '-' or absent = stdin")
     run.add_argument("--output", help="JSONL output file; '-' or absent = stdout")
     run.add_argument("--input-dir", help="folder of .txt files (Textwash style)")
@@ -438,11 +478,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip bad lines/files and report them instead of stopping",
     )
+    run.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bars (they are off anyway when stderr is not a terminal)",
+    )
 
-    train = commands.add_parser("train", help="train the PSI tagger on the study corpus")
+    train = _verb(commands, "train", help="train the PSI tagger on the study corpus")
     _add_train_arguments(train)
 
-    evaluate = commands.add_parser("evaluate", help="per-category scores on a person split")
+    evaluate = _verb(commands, "evaluate", help="per-category scores on a person split")
     evaluate.add_argument("--model-dir", default=None, help="model folder (default: shipped)")
     evaluate.add_argument("--corpus-dir", default=None, help="folder with study1/2.jsonl")
     evaluate.add_argument("--split", default="test", choices=("train", "dev", "test"))
@@ -462,27 +507,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="also rewrite metrics_<split>.json in the model folder (after pipeline changes)",
     )
 
-    calibrate = commands.add_parser(
-        "calibrate", help="choose the P(PSI) threshold on dev and save it with the model"
+    calibrate = _verb(
+        commands, "calibrate", help="choose the P(PSI) threshold on dev and save it with the model"
     )
     calibrate.add_argument("--model-dir", default=None, help="model folder (default: shipped)")
     calibrate.add_argument("--corpus-dir", default=None, help="folder with study1/2.jsonl")
 
-    card = commands.add_parser("card", help="write MODEL_CARD.md from a model's metrics files")
+    card = _verb(commands, "card", help="write MODEL_CARD.md from a model's metrics files")
     card.add_argument("--model-dir", default=None, help="model folder (default: shipped)")
     card.add_argument("--comparison", default=None, help="evaluate --output JSON to include")
     card.add_argument("--speed", default=None, help="benchmarks/anonymize_speed.py JSON")
     return parser
-
-
-def _quiet_transformers() -> None:
-    """Keep progress bars and load reports off the CLI's stderr, which carries our errors."""
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:
-        return
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
 
 
 def main(
@@ -493,10 +528,11 @@ def main(
 ) -> int:
     """Run one subcommand; return the process exit code."""
     args = build_parser().parse_args(argv)
-    _quiet_transformers()
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
+    # transformers' own bars ("Loading weights") follow ours: --quiet or no terminal, none.
+    silence_library_bars(bars=progress_wanted(quiet=getattr(args, "quiet", False), stream=stderr))
     if args.command == "run":
         return command_run(args, stdin, stdout, stderr)
     if args.command == "train":

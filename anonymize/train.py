@@ -106,6 +106,10 @@ class TrainConfig:
         default=None,
         metadata={"help": "train on a TAB JSON export of annotations instead of the corpus"},
     )
+    quiet: bool = field(
+        default=False,
+        metadata={"help": "no progress bars (they are off anyway when stderr is not a terminal)"},
+    )
 
     def __post_init__(self) -> None:
         """Coerce paths and reject settings that would silently train nothing."""
@@ -212,6 +216,8 @@ def training_arguments(config: TrainConfig, select: bool, metric: str):
     import torch
     from transformers import TrainingArguments
 
+    from model_runtime.cli_progress import progress_wanted
+
     return TrainingArguments(
         output_dir=str(config.checkpoint_dir),
         num_train_epochs=config.epochs,
@@ -238,7 +244,8 @@ def training_arguments(config: TrainConfig, select: bool, metric: str):
         # BERT's loss is the mean over its own process's tokens; Trainer's default would also
         # multiply it by the process count, as for models that divide by all processes' tokens.
         average_tokens_across_devices=False,
-        disable_tqdm=False,  # a long job shows its progress bar, whatever the log level
+        # A long job shows its progress bar, whatever the log level, where someone watches.
+        disable_tqdm=not progress_wanted(quiet=config.quiet),
         report_to="none",
     )
 

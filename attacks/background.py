@@ -27,6 +27,33 @@ from dataclasses import dataclass, field
 # window splitters see a boundary between two writers.
 TEXT_SEPARATOR = "\n\n"
 
+# The one background-document format of the platform, the guard and the docs: a row per
+# document, {"target": person key, "text": ...} (docs/examples/background.jsonl). "name"
+# (the guard's earlier key, TRIA's individual column) is accepted for the person where it
+# is unambiguous: alone, or equal to "target".
+BACKGROUND_PERSON_KEY = "target"
+BACKGROUND_PERSON_ALIASES = ("name",)
+
+
+def background_row(values: dict, where: str) -> tuple[str, str]:
+    """Return (person, text) of one background row, or raise ValueError naming the field.
+
+    `where` names the file and line for the message, e.g. "bg.jsonl, line 3".
+    """
+    keys = [BACKGROUND_PERSON_KEY, *BACKGROUND_PERSON_ALIASES]
+    given = {key: values[key] for key in keys if values.get(key) not in (None, "")}
+    persons = {v.strip() if isinstance(v, str) else v for v in given.values()}
+    if len(persons) > 1:
+        fields = " and ".join(repr(k) for k in given)
+        raise ValueError(f"{where}: fields {fields} name different persons; keep 'target'")
+    person = next(iter(persons), None)
+    if not isinstance(person, str) or not person:
+        raise ValueError(f"{where}, field 'target': missing or empty")
+    text = values.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{where}, field 'text': missing or empty")
+    return person, text.strip()
+
 
 class FoldError(ValueError):
     """Raise for records or folds that break the cross-validation rules."""

@@ -14,34 +14,20 @@ from attacks.data import DatasetError
 from attacks.metrics import TRIR_KEY
 from attacks.registry import ATTACKS, load_attack
 from llm.errors import LLMUnavailable
+from model_runtime.cli_progress import StageBars, progress_wanted, silence_library_bars
 
-
-class TqdmProgress:
-    """Show one tqdm bar per stage for the (stage, done, total) progress callback."""
-
-    def __init__(self) -> None:
-        self.bars: dict[str, object] = {}
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        from tqdm import tqdm
-
-        bar = self.bars.get(stage)
-        if bar is None:
-            bar = self.bars[stage] = tqdm(total=total, desc=stage, leave=True, file=sys.stderr)
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-        if done >= total:
-            bar.close()
-            del self.bars[stage]
-
-
-def quiet_transformers() -> None:
-    """Silence transformers' load reports: the new classifier head is expected."""
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
+RUN_EXAMPLE = """example:
+  python -m attacks run --config docs/examples/attack_config.json --attack tfidf,bm25 \\
+      --out runs/ferry
+  (writes OUT/<attack>/ and OUT/final.json; TRIR per anonymization column is printed)"""
+GUESS_EXAMPLE = """example:
+  LLM_BASE_URL=http://127.0.0.1:8080/v1 LLM_MODEL=my-model \\
+      python -m attacks guess --input texts.jsonl --out guesses.jsonl --k 3
+  (texts.jsonl rows: {"doc_id": "t1", "text": "...", "true_name": "...", "aliases": [...]})"""
+PREDICT_EXAMPLE = """example:
+  python -m attacks predict --model runs/ferry/tfidf/model --input texts.jsonl \\
+      --out predictions.jsonl --top-k 5
+  (texts.jsonl rows: {"doc_id": "t1", "text": "...", "true_name": "..."?})"""
 
 
 def read_documents(path: Path) -> tuple[dict[str, str], dict[str, str]]:
@@ -72,7 +58,7 @@ def command_run(args: argparse.Namespace) -> int:
     if args.data:
         config.data_file_path = args.data
     out_dir = Path(args.out or config.output_folder_path)
-    progress = None if args.no_progress else TqdmProgress()
+    progress = StageBars() if progress_wanted(quiet=args.quiet) else None
     if len(names) == 1:
         result = run_from_config(config, names[0], out_dir, progress)
         for column, values in result.final["trir"].items():
@@ -138,7 +124,7 @@ def command_guess(args: argparse.Namespace) -> int:
 
     texts, true_names, aliases = read_guess_documents(Path(args.input))
     settings = LLMSettings.from_env(model=args.llm_model)
-    progress = None if args.no_progress else TqdmProgress()
+    progress = StageBars() if progress_wanted(quiet=args.quiet) else None
     with LLMClient(settings) as client:
         guesses = guess_identities(
             client,
@@ -178,7 +164,12 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser."""
     parser = argparse.ArgumentParser(prog="python -m attacks", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="fit an attack and compute TRIR per anonymization column")
+    run = sub.add_parser(
+        "run",
+        help="fit an attack and compute TRIR per anonymization column",
+        epilog=RUN_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("--config", required=True, help="JSON config (reference keys)")
     run.add_argument(
         "--attack",
@@ -189,18 +180,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--out", help="output directory (default: output_folder_path)")
     run.add_argument("--data", help="override data_file_path")
-    run.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    run.add_argument(
+        "--quiet",
+        "--no-progress",
+        dest="quiet",
+        action="store_true",
+        help="no progress bars (they are off anyway when stderr is not a terminal)",
+    )
     run.set_defaults(func=command_run)
-    predict = sub.add_parser("predict", help="score documents with a saved attack")
+    predict = sub.add_parser(
+        "predict",
+        help="score documents with a saved attack",
+        epilog=PREDICT_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     predict.add_argument("--model", required=True, help="saved attack directory (DIR/model)")
     predict.add_argument("--input", required=True, help='JSONL: {"doc_id", "text", "true_name"?}')
     predict.add_argument("--out", required=True, help="predictions JSONL")
-    predict.add_argument("--top-k", type=int, default=5)
+    predict.add_argument("--top-k", type=int, default=5, help="candidates kept per document")
+    predict.add_argument(
+        "--quiet", action="store_true", help="no progress bars (off anyway without a terminal)"
+    )
     predict.set_defaults(func=command_predict)
     guess = sub.add_parser(
         "guess",
         help="open-world LLM intruder: ask who each text describes (LLM_BASE_URL, LLM_MODEL, "
         "LLM_API_KEY) and score the first name like a human guess",
+        epilog=GUESS_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     guess.add_argument(
         "--input", required=True, help='JSONL: {"doc_id", "text", "true_name"?, "aliases"?}'
@@ -211,7 +218,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--threshold", type=float, default=0.75, help="character cosine that counts as identified"
     )
     guess.add_argument("--llm-model", default=None, help="overrides LLM_MODEL")
-    guess.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    guess.add_argument(
+        "--quiet",
+        "--no-progress",
+        dest="quiet",
+        action="store_true",
+        help="no progress bars (they are off anyway when stderr is not a terminal)",
+    )
     guess.set_defaults(func=command_guess)
     return parser
 
@@ -220,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; bad input exits with status 2 and a one-line error."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     args = build_parser().parse_args(argv)
-    quiet_transformers()
+    silence_library_bars(bars=progress_wanted(quiet=args.quiet))
     try:
         return args.func(args)
     except (ConfigError, DatasetError, FileNotFoundError, LLMUnavailable) as error:

@@ -1,4 +1,8 @@
-"""Command line: `python -m guard guard --input texts.jsonl --background bg.jsonl --k 5`."""
+"""Command line: `python -m guard guard --input texts.jsonl --background bg.jsonl --k 5`.
+
+The guard masks each text until the machine attackers rank its true person k-th or worse
+(a rank promise against the attacks it consulted, not k-anonymity).
+"""
 
 from __future__ import annotations
 
@@ -11,9 +15,17 @@ from typing import TextIO
 
 from anonymize import Span
 from anonymize.labels import SPAN_CATEGORIES
+from attacks.background import TEXT_SEPARATOR, background_row
+from model_runtime.cli_progress import counting_bar, progress_wanted, silence_library_bars
 
 EXIT_BAD_INPUT = 2
 DEFAULT_ATTACKS = "tfidf,bm25"
+GUARD_EXAMPLE = """example:
+  python -m guard guard --input texts.jsonl --background docs/examples/background.jsonl \\
+      --k 5 --attacks tfidf,bm25 --output guarded.jsonl
+  texts.jsonl rows: {"id": "t1", "text": "...", "target": "odalys-brennecke", "spans"?: [...]}
+  each output row lists the masked words, the rank reached per attack, and "residual_words":
+  the words that still drive the match most, to mask by hand where the text is flagged."""
 
 
 class GuardInputError(ValueError):
@@ -75,13 +87,21 @@ def _spans_of(record: dict, number: int, name: str) -> list[Span] | None:
 
 
 def load_background(path: Path) -> dict[str, str]:
-    """Return person -> background text; several rows of one person are joined."""
+    """Return person -> background text; several rows of one person are joined.
+
+    Rows are the platform's background format (`attacks.background.background_row`):
+    {"target", "text"}, with "name" accepted for "target".
+    """
     parts: dict[str, list[str]] = {}
-    for _, record in _read_jsonl(path, ("name", "text")):
-        parts.setdefault(record["name"], []).append(record["text"].strip())
+    for number, record in _read_jsonl(path, ("text",)):
+        try:
+            person, text = background_row(record, f"{path.name} line {number}")
+        except ValueError as error:
+            raise GuardInputError(str(error)) from None
+        parts.setdefault(person, []).append(text)
     if len(parts) < 2:
         raise GuardInputError(f"{path.name}: the background needs at least two persons")
-    return {name: "\n\n".join(texts) for name, texts in parts.items()}
+    return {name: TEXT_SEPARATOR.join(texts) for name, texts in parts.items()}
 
 
 def command_guard(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -103,6 +123,12 @@ def command_guard(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
             rare_zipf=args.rare_zipf,
         )
         background = load_background(Path(args.background))
+        if args.k > len(background):
+            raise GuardInputError(
+                f"--k {args.k} is more than the {len(background)} candidates in "
+                f"{Path(args.background).name}: no text can rank its person {args.k}-th or "
+                f"worse; use --k {len(background)} or less, or a larger background"
+            )
         rows = _read_jsonl(Path(args.input), ("id", "text", "target"))
         input_name = Path(args.input).name
         items = [
@@ -119,28 +145,43 @@ def command_guard(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
     except (GuardInputError, ValueError) as error:
         print(f"error: {error}", file=stderr)
         return EXIT_BAD_INPUT
+    bars = progress_wanted(quiet=args.quiet, stream=stderr)
+    silence_library_bars(bars=bars)
     if needs_model and args.anonymize:
         from anonymize import Anonymizer
 
         anonymizer = Anonymizer.load(args.model_dir, rules=args.rules)
         for item, result in zip(
-            needs_model, anonymizer.anonymize_many([i.text for i in needs_model]), strict=True
+            needs_model,
+            anonymizer.anonymize_many(
+                [i.text for i in needs_model],
+                progress=counting_bar("anonymize", enabled=bars, stream=stderr),
+            ),
+            strict=True,
         ):
             item.spans = list(result.spans)
-    from tqdm import tqdm
-
-    print(f"fitting {', '.join(names)} on {len(background)} candidates", file=stderr)
+    if not args.quiet:
+        print(f"fitting {', '.join(names)} on {len(background)} candidates", file=stderr)
     attacks = fit_attacks(background, names, resamples=args.resamples)
-    bar = tqdm(total=len(items), desc="guard", file=stderr, disable=args.quiet)
-    results = guard_texts(items, attacks, config, progress=lambda done, total: bar.update(1))
-    bar.close()
-    lines = [json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results]
+    results = guard_texts(
+        items, attacks, config, progress=counting_bar("guard", enabled=bars, stream=stderr)
+    )
+    from guard.residual import residual_words
+
+    lines = [
+        json.dumps({**r.to_dict(), "residual_words": words}, ensure_ascii=False) + "\n"
+        for r, words in zip(results, residual_words(results, attacks), strict=True)
+    ]
     if args.output:
         Path(args.output).write_text("".join(lines), encoding="utf-8")
     else:
         stdout.writelines(lines)
     flagged = sum(r.flagged for r in results)
-    print(f"{len(results)} texts guarded, {flagged} flagged (not k-anonymous)", file=stderr)
+    print(
+        f"{len(results)} texts guarded, {flagged} flagged (an attack still ranks the person "
+        f"above k = {config.k} once the budget is spent)",
+        file=stderr,
+    )
     return 0
 
 
@@ -149,7 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m guard", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     guard = commands.add_parser(
-        "guard", help="mask until every chosen attack ranks the true person at k or worse"
+        "guard",
+        help="mask until the machine attackers rank the person k-th or worse",
+        epilog=GUARD_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     guard.add_argument(
         "--input",
@@ -159,10 +203,17 @@ def build_parser() -> argparse.ArgumentParser:
     guard.add_argument(
         "--background",
         required=True,
-        help="JSONL rows {name, text}: the candidates' background (rows of a name are joined)",
+        help='JSONL rows {"target", "text"} (the platform\'s background format; "name" is '
+        "accepted for target): the candidates' background, rows of a person joined",
     )
     guard.add_argument("--output", default=None, help="JSONL output (default: stdout)")
-    guard.add_argument("--k", type=int, default=5, help="stop once the true person ranks >= k")
+    guard.add_argument(
+        "--k",
+        type=int,
+        default=5,
+        help="stop once every attack ranks the true person k-th or worse (at most the "
+        "number of candidates)",
+    )
     guard.add_argument(
         "--attacks",
         default=DEFAULT_ATTACKS,
@@ -201,7 +252,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     guard.add_argument("--model-dir", default=None, help="anonymizer model (default: shipped)")
     guard.add_argument("--rules", default="default", help="anonymizer rules (see anonymize)")
-    guard.add_argument("--quiet", action="store_true", help="no progress bar")
+    guard.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bars, model-loading bars included (off anyway without a terminal)",
+    )
     return parser
 
 

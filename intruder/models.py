@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
@@ -86,7 +87,9 @@ class Study(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Character cosine at or above which a guess counts as identified.",
     )
-    is_open = models.BooleanField(default=True, help_text="Whether new participants may enrol.")
+    # Closed by default: a study opens only once its researcher has checked it (and written
+    # the consent text, see clean()).
+    is_open = models.BooleanField(default=False, help_text="Whether new participants may enrol.")
     prolific_study_id = models.CharField(
         "Prolific study ID",
         max_length=64,
@@ -139,6 +142,17 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def clean(self) -> None:
+        """Refuse an open study without a consent text: participants must see what they agree to."""
+        super().clean()
+        if self.is_open and not (self.consent_text or "").strip():
+            raise ValidationError(
+                {
+                    "consent_text": "Write the consent text before opening the study: "
+                    "participants must see what they agree to."
+                }
+            )
 
     @property
     def participant_title(self) -> str:

@@ -101,7 +101,7 @@ def attack_fold(job: Job, progress: Progress) -> dict[str, Any]:
 
 @register_task("guard_study")
 def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
-    """Make the study's unreleased model anonymizations k-anonymous against the machine."""
+    """Mask the study's unreleased model anonymizations until the attacks rank the person >= k."""
     from intruder.services.guarding import guard_study_texts
 
     if job.study is None:

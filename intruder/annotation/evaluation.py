@@ -110,7 +110,7 @@ def evaluate_project(
     upload: bytes | None = None,
 ) -> Evaluation:
     """Score a system on the project's submitted annotations."""
-    gold = project_gold(project=project)
+    gold = project_gold(project=project, include_adjudicated=False)
     if not gold:
         raise EvaluationError("no submitted annotations yet: nothing to evaluate against")
     name, spans = _system_spans(project, gold, system, threshold, model_dir, upload)

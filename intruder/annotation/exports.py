@@ -41,7 +41,7 @@ def export_bytes(*, project: Project, fmt: str) -> bytes:
 
 def agreement_export(*, project: Project, fmt: str) -> bytes:
     """Return the project's agreement as JSON or CSV."""
-    result = project_agreement(project_gold(project=project))
+    result = project_agreement(project_gold(project=project, include_adjudicated=False))
     if fmt == "json":
         return json.dumps(result, indent=1).encode()
     rows = agreement_rows(result)

@@ -142,16 +142,23 @@ def task_state(*, task: Task) -> dict[str, Any]:
     return state
 
 
-def project_gold(*, project: Project, include_active: bool = False) -> list[AnnotatedDocument]:
+def project_gold(
+    *, project: Project, include_active: bool = False, include_adjudicated: bool = True
+) -> list[AnnotatedDocument]:
     """Return the project's documents with each annotator's submitted mentions, as TAB needs.
 
     Entity ids are made unique across annotators (`<doc>_<annotator>_<entity>`), mention ids
-    likewise; documents nobody has submitted are left out.
+    likewise; documents nobody has submitted are left out. `include_adjudicated=False` leaves
+    the adjudicated gold layer out (agreement and evaluation compare independent annotators).
     """
+    from intruder.annotation.adjudication import GOLD_LAYER
+
     statuses = [Task.Status.SUBMITTED] + ([Task.Status.ACTIVE] if include_active else [])
+    tasks = Task.objects.filter(document__project=project, status__in=statuses)
+    if not include_adjudicated:
+        tasks = tasks.exclude(annotator__name=GOLD_LAYER)
     tasks = (
-        Task.objects.filter(document__project=project, status__in=statuses)
-        .select_related("document", "annotator__user")
+        tasks.select_related("document", "annotator__user")
         .prefetch_related("mentions")
         .order_by("document_id", "slot")
     )

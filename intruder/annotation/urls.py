@@ -15,6 +15,7 @@ urlpatterns = [
     path("annotate/<slug:slug>/task/<int:pk>/submit/", views.task_done, name="annotation-submit"),
     path("annotate/<slug:slug>/agreement/", views.agreement, name="annotation-agreement"),
     path("annotate/<slug:slug>/evaluate/", views.evaluate, name="annotation-evaluate"),
+    path("annotate/<slug:slug>/adjudicate/", views.adjudicate, name="annotation-adjudicate"),
     path("annotate/<slug:slug>/export/<str:fmt>/", views.export, name="annotation-export"),
     path("annotate/api/tasks/<int:pk>/", apis.ResearcherTaskApi.as_view(), name="annotation-api"),
     path("a/<slug:slug>/", views.crowd_entry, name="annotation-crowd-entry"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -15,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from anonymize.annotations.agreement import project_agreement
 from anonymize.annotations.formats import FormatError, read_documents
 from anonymize.annotations.schema import CONFIDENTIAL_STATUSES, DIRECT_BY_DEFAULT, IDENTIFIER_TYPES
-from intruder.annotation import selectors, services
+from intruder.annotation import adjudication, selectors, services
 from intruder.annotation.evaluation import (
     EvaluationError,
     category_rows,
@@ -282,8 +284,67 @@ def agreement(request: HttpRequest, slug: str) -> HttpResponse:
         )
         response["Content-Disposition"] = f'attachment; filename="{slug}-agreement.{fmt}"'
         return response
-    result = project_agreement(selectors.project_gold(project=project))
+    result = project_agreement(selectors.project_gold(project=project, include_adjudicated=False))
     return render(request, "annotation/agreement.html", {"project": project, "result": result})
+
+
+def _annotator_choice(project: Project, value: str | None) -> Any:
+    if not value or not value.isdigit():
+        return None
+    return project.annotators.exclude(name=adjudication.GOLD_LAYER).filter(pk=int(value)).first()
+
+
+@login_required
+def adjudicate(request: HttpRequest, slug: str) -> HttpResponse:
+    """Compare two annotators' layers and merge them into the gold layer (managers only)."""
+    project, _ = _project(request, slug)
+    data = request.POST if request.method == "POST" else request.GET
+    annotators = adjudication.adjudicable_annotators(project=project)
+    first = _annotator_choice(project, data.get("a"))
+    second = _annotator_choice(project, data.get("b"))
+    if first is None and second is None and len(annotators) >= 2:
+        first, second = annotators[0], annotators[1]
+    context: dict[str, Any] = {
+        "project": project,
+        "annotators": annotators,
+        "first": first,
+        "second": second,
+        "choices": {},
+    }
+    if first is not None and second is not None:
+        try:
+            if request.method == "POST":
+                choices = {
+                    key.removeprefix("choice-"): value
+                    for key, value in request.POST.items()
+                    if key.startswith("choice-")
+                }
+                context["choices"] = choices
+                counts = adjudication.adjudication_merge(
+                    project=project, first=first, second=second, choices=choices
+                )
+                messages.success(
+                    request,
+                    f"Gold layer written: {counts['mentions']} mentions in "
+                    f"{counts['documents']} texts, {counts['disagreements']} disagreements "
+                    "resolved. It is exported as the layer “gold”.",
+                )
+                return redirect("annotation-project", slug=project.slug)
+        except ValidationError as error:
+            context["error"] = " ".join(error.messages)
+        try:
+            comparison = adjudication.adjudication_compare(
+                project=project, first=first, second=second
+            )
+        except ValidationError as error:
+            context["error"] = " ".join(error.messages)
+        else:
+            context["comparison"] = comparison
+            # Each disagreement with the side chosen before (kept when a POST was refused).
+            context["rows"] = [
+                (d, context["choices"].get(d.key, "")) for d in comparison.disagreements
+            ]
+    return render(request, "annotation/adjudicate.html", context)
 
 
 @login_required

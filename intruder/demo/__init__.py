@@ -133,6 +133,7 @@ def load_demo(
             instructions_text=WRITER_INSTRUCTIONS,
             debrief_text=DEBRIEF,
             completion_code="DEMOWRITE",
+            is_open=True,
         )
         intruder = _study(
             owner,
@@ -146,6 +147,7 @@ def load_demo(
             instructions_text=INTRUDER_INSTRUCTIONS,
             debrief_text=DEBRIEF,
             completion_code="DEMOINTRUDE",
+            is_open=True,
         )
         report = DemoReport(RESEARCHER_USERNAME, password, collection, intruder)
         report.imported["collection targets"] = _import_once(

@@ -124,13 +124,19 @@ def step_counts(study: Study) -> dict[str, int]:
 
 
 def recruitment_times(study: Study) -> dict[str, list[datetime]]:
-    """Return the enrolment and completion times of the study's participants, sorted."""
+    """Return the enrolment and completion times of the study's participants, sorted.
+
+    "Completed" means status completed, the one definition every count on the study pages
+    uses (study_progress, the step badges); a completed participant without a completion
+    time (imported, or invented demo data) is placed at their last activity.
+    """
     people = Participant.objects.filter(study=study)
+    completed = people.filter(status=Participant.Status.COMPLETED).values_list(
+        "completed_at", "last_seen_at", "started_at"
+    )
     return {
         "enrolled": sorted(people.values_list("started_at", flat=True)),
-        "completed": sorted(
-            people.filter(completed_at__isnull=False).values_list("completed_at", flat=True)
-        ),
+        "completed": sorted(next(t for t in times if t is not None) for times in completed),
     }
 
 

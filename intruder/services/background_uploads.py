@@ -4,6 +4,9 @@
 - CSV: columns `target` (the key) and `text`, one row per document;
 - JSONL: one object per line, `{"target": key, "text": ...}`.
 
+The CSV and JSONL rows are the one background format of the platform and the guard
+(`attacks.background.background_row`, which also takes `name` for `target` where unambiguous).
+
 Several documents of one person are joined. Errors name the line and the field.
 """
 
@@ -15,7 +18,7 @@ import json
 from collections.abc import Iterable
 from pathlib import PurePath
 
-from attacks.background import TEXT_SEPARATOR
+from attacks.background import TEXT_SEPARATOR, background_row
 
 
 class BackgroundUploadError(ValueError):
@@ -30,13 +33,10 @@ def _decode(content: bytes, filename: str) -> str:
 
 
 def _row(values: dict, where: str) -> tuple[str, str]:
-    target = values.get("target")
-    text = values.get("text")
-    if not isinstance(target, str) or not target.strip():
-        raise BackgroundUploadError(f"{where}, field 'target': missing or empty")
-    if not isinstance(text, str) or not text.strip():
-        raise BackgroundUploadError(f"{where}, field 'text': missing or empty")
-    return target.strip(), text.strip()
+    try:
+        return background_row(values, where)
+    except ValueError as error:
+        raise BackgroundUploadError(str(error)) from None
 
 
 def parse_background_upload(content: bytes, filename: str) -> dict[str, str]:
@@ -50,7 +50,10 @@ def parse_background_upload(content: bytes, filename: str) -> dict[str, str]:
         pairs.append((PurePath(filename).stem, text.strip()))
     elif suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text))
-        missing = {"target", "text"} - set(reader.fieldnames or [])
+        columns = set(reader.fieldnames or [])
+        missing = {"text"} - columns
+        if not columns & {"target", "name"}:
+            missing.add("target")
         if missing:
             raise BackgroundUploadError(
                 f"{filename}, line 1: missing column(s) {', '.join(sorted(missing))}"

@@ -1,4 +1,5 @@
-"""Make a study's texts k-anonymous against the machine: the `guard` library as a study job.
+"""Mask a study's texts until the machine attackers rank the person k-th or worse: the
+`guard` library as a study job (a rank promise against the attacks consulted, not k-anonymity).
 
 The attack's background is one of the risk report's two: (b) the study's own descriptions,
 cross-validated (`attacks.background`: each text is guarded against attacks fitted on the
@@ -107,6 +108,7 @@ def guard_study_texts(
     """
     from anonymize.labels import GUARD_CATEGORY
     from guard import GuardConfig, GuardItem, fit_attacks, guard_texts
+    from guard.residual import residual_words
 
     if background not in BACKGROUNDS:
         raise ValueError(f"background must be one of {BACKGROUNDS}, got {background!r}")
@@ -172,7 +174,9 @@ def guard_study_texts(
                 )
                 for t in batch
             ]
-            for text, result in zip(batch, guard_texts(items, fitted, config), strict=True):
+            results = guard_texts(items, fitted, config)
+            residual = residual_words(results, fitted)
+            for text, result, words in zip(batch, results, residual, strict=True):
                 done += 1
                 added = [s.text for s in result.spans if s.category == GUARD_CATEGORY]
                 changed = len(result.spans) != len(text.spans)
@@ -199,6 +203,8 @@ def guard_study_texts(
                         "rank_after": result.ranks_after,
                         "masked_words": result.masked_words,
                         "guard_spans": added,
+                        # What the attacks still lean on: the researcher may mask more.
+                        "residual_words": words,
                         "flagged": result.flagged,
                         "reason": result.reason,
                     }

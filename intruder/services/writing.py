@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import unicodedata
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -35,8 +36,13 @@ def writing_tasks_assign(
 
 
 def description_text_normalize(text: str) -> str:
-    """Return the text as stored and counted: browser line breaks unified, ends stripped."""
-    return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip()
+    """Return the text as stored and counted: NFC, browser line breaks unified, ends stripped.
+
+    Its length counts code points after NFC, so "é" typed as e + combining accent is one
+    character and an emoji outside the BMP is one; participant.js counts the same way.
+    """
+    text = unicodedata.normalize("NFC", text or "")
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
 def description_validate(*, study: Study, text: str) -> str:

@@ -77,7 +77,9 @@ HELP = {
     "identification_threshold": "A guess names the person when its character cosine "
     "similarity to the true name (or an alias) reaches this value. The Textwash paper used "
     "0.75.",
-    "is_open": "Untick to stop new enrolments; people already in may finish.",
+    "is_open": "New studies start closed: tick once the consent text and the texts are "
+    "ready (a study without a consent text cannot open). Untick to stop new enrolments; "
+    "people already in may finish.",
     "source_studies": "Their writers' descriptions (and targets) are copied into this study "
     "with their provenance, now and whenever you anonymize.",
 }
@@ -218,7 +220,7 @@ class CloneForm(forms.Form):
 
 
 class GuardForm(forms.Form):
-    """Settings of a "make texts k-anonymous against the machine" job.
+    """Settings of a "mask until the machine attackers rank the person k-th or worse" job.
 
     The background options are the risk report's attack runs' (`AttackRunForm`).
     """

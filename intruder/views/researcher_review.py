@@ -16,6 +16,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -219,6 +220,8 @@ def review_text(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "next_pk": siblings[position + 1] if position + 1 < len(siblings) else None,
         "position": position + 1,
         "count": len(siblings),
+        # "Mask more" prefilled from the review list's words that still drive the match.
+        "needle": request.GET.get("mask", "")[:200],
     }
     return render(request, "researcher/review_text.html", context)
 
@@ -413,6 +416,8 @@ def study_guard_rows(request: HttpRequest, slug: str) -> JsonResponse:
         str(text_id): {
             "ranks": row["ranks"],
             "masked_words": row["masked_words"],
+            "residual_words": row.get("residual_words", []),
+            "review_url": reverse("researcher-review-text", args=[study.slug, text_id]),
             "flagged": row["flagged"],
             "reason": row["reason"],
         }

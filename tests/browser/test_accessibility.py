@@ -163,3 +163,58 @@ def test_main_researcher_pages_pass_the_accessibility_audit(page) -> None:
     ]:
         problems += _goto_and_audit(page, url, name)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_annotation_pages_pass_the_accessibility_audit(page, viewport) -> None:
+    from anonymize.annotations.schema import AnnotatedDocument
+    from intruder.annotation import services as annotation_services
+    from intruder.services import anonymization
+    from tests.intruder.fake_anonymizer import FakeAnonymizer
+
+    user = get_user_model().objects.create_user("ines", "ines@example.org", PASSWORD)
+    previous = anonymization.set_anonymizer(FakeAnonymizer())
+    try:
+        project = annotation_services.project_create(
+            owner=user, slug="a11y-ann", title="Accessible annotation", scheme="textwash"
+        )
+        annotation_services.documents_add(
+            project=project,
+            documents=[AnnotatedDocument("t1", "Orla Brennick works in Dunmore as a nurse.")],
+        )
+        annotation_services.suggestions_compute(project=project)
+    finally:
+        anonymization.set_anonymizer(previous)
+    page.set_viewport_size(viewport)
+    # The first page of a session also starts the live server's first request: on 2 shared
+    # cores that can take longer than the default action timeout.
+    page.goto("/accounts/login/", timeout=90_000)
+    page.fill("#id_username", "ines")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/r/")
+    problems: list[str] = []
+    for name, url in [
+        ("annotation-projects", "/annotate/"),
+        ("annotation-new", "/annotate/new/"),
+        ("annotation-project", "/annotate/a11y-ann/"),
+        ("annotation-agreement", "/annotate/a11y-ann/agreement/"),
+        ("annotation-evaluate", "/annotate/a11y-ann/evaluate/"),
+        ("annotation-adjudicate", "/annotate/a11y-ann/adjudicate/"),
+    ]:
+        problems += _goto_and_audit(page, url, name)
+    page.goto("/annotate/a11y-ann/work/")
+    page.wait_for_selector(".mark.suggestion")
+    problems += audit(page, "annotation-task")
+    page.locator(".mark.suggestion").first.click()
+    page.wait_for_selector("#panel-selected:not([hidden])")
+    problems += audit(page, "annotation-task-suggestion-selected")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#mention-fields:not([hidden])")
+    problems += audit(page, "annotation-task-mention-selected")
+    # Adjudication with disagreements listed (two imported layers).
+    from tests.annotation.test_adjudication import two_layers
+
+    adjudicated, _, _ = two_layers(owner=user)
+    problems += _goto_and_audit(page, f"/annotate/{adjudicated.slug}/adjudicate/", "adjudicate")
+    assert not problems, "\n".join(problems)

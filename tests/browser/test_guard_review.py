@@ -1,4 +1,5 @@
-"""A researcher makes a study's drafts k-anonymous against the machine from the review page."""
+"""A researcher masks a study's drafts until the machine attackers rank the person k-th or worse,
+from the review page, and masks more from the words that still drive the match."""
 
 from __future__ import annotations
 
@@ -33,7 +34,22 @@ def test_researcher_guards_drafts_and_sees_ranks_and_masked_words(page, viewport
     # No manual reload: the page polls the job and reloads itself once it has ended.
     expect(page.locator("#guard-status")).to_contain_text("succeeded", timeout=20_000)
     assert "origami" in page.inner_text("table")
+    # Named for what it does, never "k-anonymous".
+    expect(page.locator("#guard-form h2")).to_have_text(
+        "Mask until the machine attackers rank the person k-th or worse"
+    )
+    assert "k-anonymous" not in page.content()
     screenshots.keep(page, f"guard_review_{viewport[0]}")
+    # The words that still drive the match: one opens its text with the word ready to mask.
+    word = page.locator("td.guard-residual a").first
+    expect(word).to_be_visible()
+    chosen = word.inner_text()
+    word.click()
+    expect(page.locator("#needle")).to_have_value(chosen)
+    screenshots.keep(page, f"guard_mask_more_{viewport[0]}")
+    revision = page.locator("#mask-form input[name=revision]").input_value()
+    page.click("#mask-form button[value=add_span]")
+    expect(page.locator("#mask-form input[name=revision]")).not_to_have_value(revision)
     guarded = AnonymizedText.objects.filter(text__contains="REIDENTIFYING").first()
     page.goto(f"/r/{study.slug}/review/{guarded.pk}/")
     assert "REIDENTIFYING" in page.content()

@@ -243,6 +243,14 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     # 6. Intruders judge, in their own contexts. The writer study closes first: a writer
     # study and an intruder study over the same persons are never open at once.
     Study.objects.filter(pk=collection.pk).update(is_open=False)
+    # New studies start closed: the researcher opens this one now that its texts are released.
+    page.goto("/r/wave-1-intruders/edit/")
+    page.fill("#id_consent_text", "You agree to take part in a reading study.")
+    page.check("#id_is_open")
+    page.click("button:has-text('Save')")
+    page.wait_for_url("**/r/wave-1-intruders/")
+    study.refresh_from_db()
+    assert study.is_open
     judged = 0
     for n in range(3):
         context = chromium_browser.new_context(base_url=live_server.url)

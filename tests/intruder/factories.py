@@ -66,6 +66,8 @@ def make_study(*, owner: Any = None, kind: str = Study.Kind.INTRUDER, **fields: 
         "instructions_text": "Play an adversary.",
         "debrief_text": "Thank you.",
         "completion_code": f"CODE{n}",
+        # Studies start closed (docs/researchers.md); most tests need participants in.
+        "is_open": True,
     }
     defaults.update(fields)
     return Study.objects.create(**defaults)

@@ -26,6 +26,14 @@
   let saveTimer = null;
   let retryDelay = 2000;
   let conflictState = null;
+  // Undo/redo: snapshots of {mentions, rejected}; `current` is the state after the last edit.
+  let past = [];
+  let future = [];
+  let current = null;
+  const HISTORY_LIMIT = 200;
+  // Keyboard selection, in word indices into `words` (null = none yet).
+  let words = [];             // [{start, end}] of every word, in code points
+  let caret = null;           // {anchor, focus} word indices
 
   const categoryColor = {};
   config.categories.forEach((c, i) => {
@@ -66,6 +74,52 @@
     return "e" + n;
   }
 
+  function snapshot() {
+    return JSON.stringify({mentions, rejected: [...rejected]});
+  }
+  function restore(state) {
+    const parsed = JSON.parse(state);
+    mentions = parsed.mentions;
+    rejected = new Set(parsed.rejected);
+    selected = null;
+    pending = null;
+  }
+  function resetHistory() {
+    past = [];
+    future = [];
+    current = snapshot();
+    renderHistory();
+  }
+  function renderHistory() {
+    document.getElementById("undo").disabled = !past.length;
+    document.getElementById("redo").disabled = !future.length;
+  }
+  function undo() {
+    if (!past.length) return;
+    future.push(snapshot());
+    restore(past.pop());
+    current = snapshot();
+    persist();
+    statusHint("Undone");
+  }
+  function redo() {
+    if (!future.length) return;
+    past.push(snapshot());
+    restore(future.pop());
+    current = snapshot();
+    persist();
+    statusHint("Redone");
+  }
+  function findWords() {
+    words = [];
+    let start = null;
+    chars.forEach((c, i) => {
+      if (WORD.test(c)) { if (start === null) start = i; }
+      else if (start !== null) { words.push({start, end: i}); start = null; }
+    });
+    if (start !== null) words.push({start, end: chars.length});
+  }
+
   // ---- rendering ----------------------------------------------------------------------
   function render() {
     const marks = mentions.map((m, i) => ({...m, kind: "mention", index: i, category: m.entity_type}))
@@ -94,6 +148,7 @@
     if (cursor < chars.length) fragment.append(document.createTextNode(sliceText(cursor, chars.length)));
     textBox.replaceChildren(fragment);
     renderPanel();
+    renderAcceptCategories();
   }
 
   function option(value, label, chosen) {
@@ -163,10 +218,56 @@
 
   // ---- editing ------------------------------------------------------------------------
   function changed() {
+    if (current !== null && current !== snapshot()) {
+      past.push(current);
+      if (past.length > HISTORY_LIMIT) past.shift();
+      future = [];
+    }
+    current = snapshot();
+    persist();
+  }
+
+  function persist() {
     changeCounter++;
     localStorage.setItem(storageKey, JSON.stringify({base: revision, mentions, rejected: [...rejected]}));
     render();
+    renderHistory();
     scheduleSave(400);
+  }
+
+  function addFromSuggestion(s, category) {
+    const chosen = category || s.category;
+    mentions.push({start: s.start, end: s.end, entity_type: chosen, identifier_type: defaultIdentifier(chosen),
+      confidential_status: "NOT_CONFIDENTIAL", entity: s.entity, suggestion: s.index});
+  }
+
+  // Accept every open suggestion (of one category, or all); one undo step takes them back.
+  function acceptAll(category) {
+    const chosen = openSuggestions().filter((s) => !category || s.category === category)
+      .sort((a, b) => a.start - b.start);
+    const taken = [];
+    for (const s of chosen) {
+      if (taken.some((t) => overlaps(t, s))) continue; // overlapping suggestions: the first wins
+      addFromSuggestion(s, null);
+      taken.push(s);
+    }
+    if (!taken.length) { flash(category ? `No open ${category} suggestion.` : "No open suggestion."); return; }
+    mentions.sort((a, b) => a.start - b.start);
+    selected = null;
+    changed();
+    statusHint(`Accepted ${taken.length} suggestion${taken.length > 1 ? "s" : ""}`);
+  }
+
+  function renderAcceptCategories() {
+    const box = document.getElementById("accept-category");
+    const open = new Set(openSuggestions().map((s) => s.category));
+    const keep = box.value;
+    box.replaceChildren(...config.categories.filter((c) => open.has(c.name))
+      .map((c) => option(c.name, c.name, keep)));
+    const none = !open.size;
+    box.disabled = none;
+    document.getElementById("accept-all").disabled = none;
+    document.getElementById("accept-all-category").disabled = none;
   }
 
   function chooseCategory(name) {
@@ -181,6 +282,7 @@
         entity: entityFor(span.start, span.end), suggestion: null});
       mentions.sort((a, b) => a.start - b.start);
       pending = null;
+      caret = null;
       window.getSelection().removeAllRanges();
       selected = {kind: "mention", index: mentions.findIndex((m) => m.start === span.start && m.end === span.end)};
       changed();
@@ -197,9 +299,7 @@
   function acceptSuggestion(category) {
     const s = suggestions.find((x) => x.index === selected.index);
     if (!s) return;
-    const chosen = category || s.category;
-    mentions.push({start: s.start, end: s.end, entity_type: chosen, identifier_type: defaultIdentifier(chosen),
-      confidential_status: "NOT_CONFIDENTIAL", entity: s.entity, suggestion: s.index});
+    addFromSuggestion(s, category);
     mentions.sort((a, b) => a.start - b.start);
     selected = {kind: "mention", index: mentions.findIndex((m) => m.suggestion === s.index)};
     changed();
@@ -226,6 +326,88 @@
     setTimeout(updateStatus, 2500);
   }
 
+  // ---- keyboard-only selection and editing ------------------------------------------
+  // Return the DOM (text node, UTF-16 offset) at code point `offset` of the text box.
+  function domPoint(offset) {
+    const walker = document.createTreeWalker(textBox, NodeFilter.SHOW_TEXT);
+    let seen = 0, node = null, last = null;
+    while ((node = walker.nextNode())) {
+      const points = Array.from(node.textContent);
+      if (seen + points.length >= offset) {
+        return [node, points.slice(0, offset - seen).join("").length];
+      }
+      seen += points.length;
+      last = node;
+    }
+    return last ? [last, last.textContent.length] : [textBox, 0];
+  }
+
+  function showCaret() {
+    const from = Math.min(caret.anchor, caret.focus), to = Math.max(caret.anchor, caret.focus);
+    const span = {start: words[from].start, end: words[to].end};
+    const range = document.createRange();
+    range.setStart(...domPoint(span.start));
+    range.setEnd(...domPoint(span.end));
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    pending = span;
+    selected = null;
+    renderPanel();
+    statusHint(`Selected “${sliceText(span.start, span.end)}”: choose a category`);
+  }
+
+  function wordAt(offset) {
+    const i = words.findIndex((w) => w.end > offset);
+    return i < 0 ? words.length - 1 : i;
+  }
+
+  function moveCaret(step, extend) {
+    if (!words.length) return;
+    if (caret === null) {
+      const start = pending ? wordAt(pending.start) : (step > 0 ? -1 : words.length);
+      caret = {anchor: Math.max(start, 0), focus: start};
+    }
+    const focus = Math.min(Math.max(caret.focus + step, 0), words.length - 1);
+    caret = extend ? {anchor: caret.anchor, focus} : {anchor: focus, focus};
+    showCaret();
+  }
+
+  // Move the selected mention's end by one word (Shift+arrows); never below one word.
+  function resizeMention(step) {
+    const m = mentions[selected.index];
+    const last = wordAt(m.end - 1);
+    const target = Math.min(Math.max(last + step, wordAt(m.start)), words.length - 1);
+    const end = words[target].end;
+    if (end === m.end) return;
+    if (mentions.some((o, i) => i !== selected.index && overlaps(o, {start: m.start, end}))) {
+      flash("That would overlap another mark.");
+      return;
+    }
+    m.end = end;
+    changed();
+  }
+
+  function marksInOrder() {
+    return mentions.map((m, i) => ({kind: "mention", index: i, start: m.start}))
+      .concat(openSuggestions().map((s) => ({kind: "suggestion", index: s.index, start: s.start})))
+      .sort((a, b) => a.start - b.start);
+  }
+
+  function stepMark(step) {
+    const marks = marksInOrder();
+    if (!marks.length) return;
+    let at = selected ? marks.findIndex((m) => m.kind === selected.kind && m.index === selected.index) : -1;
+    at = at < 0 ? (step > 0 ? 0 : marks.length - 1) : (at + step + marks.length) % marks.length;
+    selected = {kind: marks[at].kind, index: marks[at].index};
+    pending = null;
+    caret = null;
+    window.getSelection().removeAllRanges();
+    render();
+    const item = selected.kind === "mention" ? mentions[selected.index] : suggestions.find((s) => s.index === selected.index);
+    statusHint(`${selected.kind === "mention" ? item.entity_type : "Suggestion: " + item.category}: “${sliceText(item.start, item.end)}”`);
+  }
+
   // ---- selection ----------------------------------------------------------------------
   function offsetOf(node, offset) {
     const range = document.createRange();
@@ -242,6 +424,11 @@
     const start = offsetOf(range.startContainer, range.startOffset);
     const end = offsetOf(range.endContainer, range.endOffset);
     pending = snap(Math.min(start, end), Math.max(start, end));
+    if (pending && caret !== null) {
+      // A keyboard selection reads back as itself; a mouse one drops the keyboard caret.
+      const from = Math.min(caret.anchor, caret.focus), to = Math.max(caret.anchor, caret.focus);
+      if (words[from].start !== pending.start || words[to].end !== pending.end) caret = null;
+    }
     if (pending) { selected = null; renderPanel(); statusHint(`Selected “${sliceText(pending.start, pending.end)}”: choose a category`); }
   }
 
@@ -265,6 +452,11 @@
   });
 
   document.getElementById("accept-suggestion").addEventListener("click", () => acceptSuggestion(null));
+  document.getElementById("undo").addEventListener("click", undo);
+  document.getElementById("redo").addEventListener("click", redo);
+  document.getElementById("accept-all").addEventListener("click", () => acceptAll(null));
+  document.getElementById("accept-all-category").addEventListener("click", () =>
+    acceptAll(document.getElementById("accept-category").value));
   document.getElementById("reject-suggestion").addEventListener("click", rejectSuggestion);
   document.getElementById("delete-mention").addEventListener("click", deleteMention);
   document.getElementById("field-identifier").addEventListener("change", (e) => {
@@ -286,8 +478,20 @@
   });
 
   document.addEventListener("keydown", (event) => {
-    if (event.target.closest("select, input, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.target.closest("select, input, textarea")) return;
     const key = event.key.toLowerCase();
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && (key === "z" || key === "y")) {
+      event.preventDefault();
+      if (key === "y" || event.shiftKey) redo(); else undo();
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
+      const step = event.key === "ArrowRight" ? 1 : -1;
+      if (selected && selected.kind === "mention" && event.shiftKey) { event.preventDefault(); resizeMention(step); return; }
+      if (event.target === textBox || caret !== null) { event.preventDefault(); moveCaret(step, event.shiftKey); return; }
+    }
+    if (event.key === "]" || event.key === "[") { event.preventDefault(); stepMark(event.key === "]" ? 1 : -1); return; }
     const category = config.categories.find((c) => c.key === key);
     // A key pressed before the mouseup/selectionchange timers fire still sees the selection.
     if (category && !pending) readSelection();
@@ -321,6 +525,7 @@
     rejected = new Set(state.suggestions.filter((s) => s.decision === "rejected").map((s) => s.index));
     others = state.others || [];
     chars = Array.from(state.document.text);
+    findWords();
   }
 
   async function save() {
@@ -348,6 +553,7 @@
         retryDelay = 2000;
         if (changeCounter === sentCounter) {
           adopt(state);            // the server's snapped offsets and edit types
+          current = snapshot();    // undo goes back from the saved state, not a pre-snap one
           localStorage.removeItem(storageKey);
           render();
         } else {
@@ -369,6 +575,7 @@
 
   document.getElementById("take-theirs").addEventListener("click", () => {
     adopt(conflictState);
+    resetHistory();
     conflictState = null;
     savedCounter = changeCounter;
     localStorage.removeItem(storageKey);
@@ -420,6 +627,7 @@
     }
     renderCategories();
     renderOthers();
+    resetHistory();
     render();
     updateStatus();
   }

@@ -7,8 +7,9 @@
     Array.from(document.querySelectorAll("td." + cls)).map(td => [td.dataset.textId, td]));
   const ranksCells = cells("guard-ranks");
   const wordsCells = cells("guard-words");
+  const residualCells = cells("guard-residual");
   function fill(id, row) {
-    const ranks = ranksCells.get(id), words = wordsCells.get(id);
+    const ranks = ranksCells.get(id), words = wordsCells.get(id), residual = residualCells.get(id);
     if (!ranks || !words || ranks.dataset.filled) return;
     ranks.textContent = "";
     for (const [attack, before, after] of row.ranks) {
@@ -17,10 +18,27 @@
     if (row.flagged) {
       const badge = document.createElement("span");
       badge.className = "badge flag";
-      badge.textContent = "not k-anonymous: " + row.reason;
+      badge.textContent = "ranked better than k-th: " + row.reason;
       ranks.append(badge);
     }
     words.textContent = row.masked_words.length ? row.masked_words.join(", ") : "nothing needed";
+    if (residual) {
+      // The words the attacks still lean on, each opening the text with it ready to mask.
+      residual.textContent = "";
+      (row.residual_words || []).forEach((word, i) => {
+        if (i) residual.append(", ");
+        const link = document.createElement("a");
+        link.href = `${row.review_url}?mask=${encodeURIComponent(word)}#mask-form`;
+        link.textContent = word;
+        residual.append(link);
+      });
+      if (!(row.residual_words || []).length) {
+        const none = document.createElement("span");
+        none.className = "muted";
+        none.textContent = "none left";
+        residual.append(none);
+      }
+    }
     ranks.dataset.filled = "1";
   }
   async function poll() {

@@ -46,13 +46,19 @@
         try { store.setItem(key, area.value); } catch (e) { /* see above */ }
       });
     }
+    // The characters Python's str.strip() removes (str.isspace), which differ from
+    // String.prototype.trim's: tests/intruder/test_writer_counter.py checks the two agree.
+    var PY_EDGE_SPACE = /^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
     var count = document.getElementById("char-count");
     var counter = document.getElementById("char-counter");
     var reached = document.getElementById("char-minimum-reached");
     var min = parseInt(area.dataset.min, 10);
     function update() {
-      // Count as the server does: line breaks unified, surrounding whitespace ignored.
-      var n = area.value.replace(/\r\n?/g, "\n").trim().length;
+      // Count as the server does (writing.description_text_normalize): NFC, line breaks
+      // unified, Python's whitespace stripped from both ends, then code points, so an emoji
+      // is one character, not two UTF-16 units.
+      var text = area.value.normalize("NFC").replace(/\r\n?/g, "\n").replace(PY_EDGE_SPACE, "");
+      var n = Array.from(text).length;
       count.textContent = n;
       counter.className = n >= min ? "ok" : "muted";
       // Screen readers hear the count when they ask (aria-describedby), and one message

@@ -305,3 +305,32 @@ def test_openapi_schema_documents_every_resource(api: APIClient) -> None:
         assert f"/api/{resource}/" in paths
         assert f"/api/{resource}/{{id}}/" in paths
     assert "group" in {p["name"] for p in paths["/api/targets/"]["get"]["parameters"]}
+
+
+def test_a_new_study_starts_closed_and_cannot_open_without_consent(api: APIClient) -> None:
+    closed = api.post(
+        "/api/studies/create/", {"slug": "s-closed", "title": "C", "kind": "intruder"}, "json"
+    )
+    no_consent = api.post(
+        "/api/studies/create/",
+        {"slug": "s-open", "title": "O", "kind": "intruder", "is_open": True},
+        format="json",
+    )
+    with_consent = api.post(
+        "/api/studies/create/",
+        {
+            "slug": "s-open",
+            "title": "O",
+            "kind": "intruder",
+            "is_open": True,
+            "consent_text": "You agree to take part.",
+        },
+        format="json",
+    )
+
+    assert closed.status_code == 201, closed.json()
+    assert Study.objects.get(slug="s-closed").is_open is False
+    assert no_consent.status_code == 400
+    assert "consent_text" in no_consent.json()
+    assert with_consent.status_code == 201
+    assert Study.objects.get(slug="s-open").is_open is True

@@ -80,7 +80,8 @@ def test_review_page_shows_ranks_before_and_after_and_the_masked_words():
     make_job(study=study, kind="guard_study", status=Job.Status.SUCCEEDED, result=result)
     page = logged_in(study.owner).get(reverse("researcher-review", args=[study.slug]))
     html = page.content.decode()
-    assert "Make texts k-anonymous against the machine" in html
+    assert "Mask until the machine attackers rank the person k-th or worse" in html
+    assert "k-anonymous" not in html
     assert "Machine rank before → after" in html and "origami" in html
     assert "tfidf 1 → " in html
 
