@@ -36,6 +36,7 @@ from intruder.selectors.participant import (
     writing_task_counts,
 )
 from intruder.services.assignment import AssignmentBusy
+from intruder.services.canary import canary_instruction
 from intruder.services.form_state import (
     RejectedAnswer,
     form_state_clear,
@@ -158,6 +159,8 @@ class JudgmentForm(forms.Form):
     revealing_text = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
     other_knowledge = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
     client_ms = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+    # The posted `telemetry` is read raw, not by the form: whatever it holds, it must never
+    # reject the answer (services.telemetry turns a bad one into "no telemetry").
 
 
 def _participant_or_404(token: str) -> Participant:
@@ -365,6 +368,7 @@ def write_page_context(
         "text_value": rejected.values.get("text", "") if rejected else "",
         "errors": rejected.errors if rejected else {},
         "min_chars": study.min_description_chars,
+        "telemetry_signals": " ".join(study.telemetry_signals or []),
     }
 
 
@@ -378,9 +382,14 @@ def judge_page_context(
 ) -> dict:
     """Return the context of an intruder's text page (`assignment` needs `pk` and `text`)."""
     total = study.items_per_participant
+    canary = getattr(assignment, "canary", "")
     return {
         "assignment_id": assignment.pk,
         "segments": _text_segments(intruder_text_view(text=assignment.text)),
+        # Hidden from sight and from the accessibility tree; see services.canary.
+        "canary_instruction": canary_instruction(canary) if canary else "",
+        "telemetry_signals": " ".join(study.telemetry_signals or []),
+        "discourage_copy": study.discourage_copy,
         "number": number,
         "total": total,
         "progress_done": number - 1,
@@ -462,7 +471,10 @@ def write(request: HttpRequest, token: str) -> HttpResponse:
         if form.errors:  # e.g. characters no text may hold
             raise ValidationError({k: list(v) for k, v in form.errors.items()})
         description_submit(
-            participant=participant, position=position, text=form.cleaned_data["text"]
+            participant=participant,
+            position=position,
+            text=form.cleaned_data["text"],
+            telemetry=request.POST.get("telemetry", ""),
         )
     except ValidationError as error:
         form_state_keep(
@@ -501,6 +513,7 @@ def judge(request: HttpRequest, token: str) -> HttpResponse:
             revealing_text=data["revealing_text"],
             other_knowledge=data["other_knowledge"],
             client_time_ms=data["client_ms"],
+            telemetry=request.POST.get("telemetry", ""),
         )
     except JudgmentRejected:
         pass
