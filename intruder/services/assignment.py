@@ -37,13 +37,13 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from intruder.models import AnonymizedText, Assignment, Participant, Study
-from intruder.services.canary import new_canary_word
 from intruder.selectors.participant import (
     HELD_STATUSES,
     IntruderProgress,
     intruder_progress,
     intruder_text_pool,
 )
+from intruder.services.canary import new_canary_word
 
 logger = logging.getLogger(__name__)
 

@@ -65,8 +65,9 @@ def description_submit(
     """Store the writer's description for the task at `position`.
 
     Enforces the study's minimum length. Flags a pasted or implausibly fast description
-    from the browser's `telemetry` (`services.flags`), before anything anonymizes it. Idempotent: a task already written keeps its first
-    description (a double submit or a second tab neither duplicates nor overwrites it).
+    from the browser's `telemetry` (`services.flags`), before anything anonymizes it.
+    Idempotent: a task already written keeps its first description (a double submit or a
+    second tab neither duplicates nor overwrites it).
     """
     task = participant.writing_tasks.select_related("target").filter(position=position).first()
     if task is None:
