@@ -36,6 +36,16 @@ def all_telemetry_signals() -> list[str]:
     return list(TELEMETRY_SIGNALS)
 
 
+def validate_telemetry_signals(value: object) -> None:
+    """Refuse anything but a list of known telemetry signal names."""
+    from django.core.exceptions import ValidationError
+
+    if not isinstance(value, list) or not all(
+        isinstance(item, str) and item in TELEMETRY_SIGNALS for item in value
+    ):
+        raise ValidationError(f"A list of signals among: {', '.join(TELEMETRY_SIGNALS)}.")
+
+
 def new_participant_token() -> str:
     """Return an unguessable participant session token (256 bits, URL-safe)."""
     return secrets.token_urlsafe(32)
@@ -117,6 +127,7 @@ class Study(models.Model):
     telemetry_signals = models.JSONField(
         default=all_telemetry_signals,
         blank=True,
+        validators=[validate_telemetry_signals],
         help_text="Answer telemetry recorded: timing, keystrokes, paste, copy, focus "
         "(never what is typed).",
     )

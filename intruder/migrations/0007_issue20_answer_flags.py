@@ -120,7 +120,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='study',
             name='telemetry_signals',
-            field=models.JSONField(blank=True, default=intruder.models.all_telemetry_signals, help_text='Answer telemetry recorded: timing, keystrokes, paste, copy, focus (never what is typed).'),
+            field=models.JSONField(blank=True, default=intruder.models.all_telemetry_signals, help_text='Answer telemetry recorded: timing, keystrokes, paste, copy, focus (never what is typed).', validators=[intruder.models.validate_telemetry_signals]),
         ),
         # Existing assignments hold their target once: the first per (participant, target)
         # takes it; later ones (made before the rule) keep NULL so the constraint holds.
