@@ -265,6 +265,7 @@ def _render_step(
     context: dict = {"participant": participant, "study": study}
     if step == Step.CONSENT:
         context["form_action"] = reverse("participant-consent", args=[token])
+        context["recorded_signals"] = recorded_signals(study)
         return render(request, "participant/consent.html", context)
     if step == Step.INSTRUCTIONS:
         context["form_action"] = reverse("participant-instructions", args=[token])
@@ -330,6 +331,21 @@ def _render_step(
             )
     title, text = STATUS_PAGES[step]
     return _message(request, title=title, text=text, study=study, extra=context)
+
+
+# What each telemetry signal records, in the consent page's words (services.telemetry).
+SIGNAL_WORDS = {
+    "timing": "how long you spend on each page, and when and how long you type",
+    "keystrokes": "how many keys you press (not which ones)",
+    "paste": "whether you paste into an answer, and how many characters",
+    "copy": "whether you copy the text shown, and how many characters",
+    "focus": "how often and how long you leave the page (another tab or window)",
+}
+
+
+def recorded_signals(study: Study) -> list[str]:
+    """Return the consent page's lines on what the study's telemetry records."""
+    return [SIGNAL_WORDS[name] for name in SIGNAL_WORDS if name in (study.telemetry_signals or [])]
 
 
 def _seconds_left(assignment: Assignment, study: Study) -> int:

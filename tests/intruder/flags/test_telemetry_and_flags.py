@@ -362,3 +362,17 @@ def test_writer_descriptions_pasted_or_too_fast_are_flagged_and_excludable():
 
     assert not pending_source_descriptions(intruder).exists()
     assert Description.objects.get(pk=description.pk).flag_review == "confirmed"
+
+
+def test_consent_page_says_what_is_recorded_and_only_that(client):
+    study = make_study(kind=Study.Kind.INTRUDER)
+    study.telemetry_signals = ["paste", "focus"]
+    study.save()
+    make_text(study=study)
+    url = reverse("participant-entry", kwargs={"slug": study.slug})
+    home = client.get(f"{url}?PROLIFIC_PID=CONSENTPID1")["Location"]
+    page = client.get(home).content.decode()
+    assert "whether you paste into an answer" in page
+    assert "how long you leave the page" in page
+    assert "how many keys you press" not in page
+    assert "never what you type" in page
