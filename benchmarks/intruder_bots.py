@@ -36,6 +36,7 @@ import re
 import secrets
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -179,13 +180,20 @@ async def answer_no(page, typed: str, rng: random.Random, *, fast: bool = False)
     await page.check("input[name=self_identified][value=no]")
     await page.click("#other_knowledge")
     if fast:
-        await page.keyboard.type(typed, delay=5)
+        await page.keyboard.type(typed, delay=0)
     else:
         await human_type(page, typed, rng)
 
 
-async def run_session(context, kind: str, base: str, slug: str, pid: str, seed: int) -> None:
-    """Drive one participant of `kind` through one text."""
+async def run_session(
+    context, kind: str, base: str, slug: str, pid: str, seed: int, clipboard: asyncio.Lock
+) -> None:
+    """Drive one participant of `kind` through one text.
+
+    `clipboard`: headless Chromium has one clipboard for all its contexts, as a computer has
+    one for all its windows; a session holds the lock from writing or copying to pasting or
+    reading, so parallel sessions never read each other's clipboard.
+    """
     rng = random.Random(seed)
     page = await context.new_page()
     await reach_text(page, base, slug, pid)
@@ -195,10 +203,11 @@ async def run_session(context, kind: str, base: str, slug: str, pid: str, seed: 
     elif kind == "paste":
         await asyncio.sleep(rng.uniform(3, 6))
         answer = "A lighthouse keeper from a northern harbour town, fond of maps."
-        await page.evaluate("text => navigator.clipboard.writeText(text)", answer)
         await page.check("input[name=self_identified][value=no]")
         await page.click("#other_knowledge")
-        await page.keyboard.press("ControlOrMeta+V")
+        async with clipboard:
+            await page.evaluate("text => navigator.clipboard.writeText(text)", answer)
+            await page.keyboard.press("ControlOrMeta+V")
         await asyncio.sleep(rng.uniform(1, 3))
     elif kind == "tab_away":
         await asyncio.sleep(rng.uniform(2, 4))
@@ -219,15 +228,17 @@ async def run_session(context, kind: str, base: str, slug: str, pid: str, seed: 
         await answer_no(page, "a sailor", rng, fast=True)
     elif kind == "canary":
         await asyncio.sleep(rng.uniform(1, 2))
-        await page.locator("#anon-text").select_text()
-        await page.keyboard.press("ControlOrMeta+C")
-        copied = await page.evaluate("navigator.clipboard.readText()")
+        async with clipboard:
+            await page.locator("#anon-text").select_text()
+            await page.keyboard.press("ControlOrMeta+C")
+            copied = await page.evaluate("navigator.clipboard.readText()")
         # What an obliging LLM answers: it follows the hidden instruction it was given.
         word = re.search(r"the word “(\w+)”", copied)
         echoed = f"Probably a lighthouse keeper. {word.group(1) if word else ''}".strip()
         await answer_no(page, echoed, rng)
-    await page.click("#judge-form button[type=submit]")
-    await page.wait_for_load_state("load")
+    async with page.expect_navigation():
+        await page.click("#judge-form button[type=submit]")
+    await page.wait_for_selector("#completion-code")
     await page.close()
 
 
@@ -236,6 +247,7 @@ async def run_all(base: str, slug: str, plan: list[tuple[str, str]], parallel: i
 
     errors: list[str] = []
     semaphore = asyncio.Semaphore(parallel)
+    clipboard = asyncio.Lock()
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
@@ -248,7 +260,7 @@ async def run_all(base: str, slug: str, plan: list[tuple[str, str]], parallel: i
                 )
                 context.set_default_timeout(60_000)
                 try:
-                    await run_session(context, kind, base, slug, pid, seed=index)
+                    await run_session(context, kind, base, slug, pid, index, clipboard)
                 except Exception as error:  # recorded in the results, never hidden
                     errors.append(f"{kind} {pid}: {error!r}"[:300])
                 finally:
@@ -312,6 +324,7 @@ def collect(plan: list[tuple[str, str]]) -> dict:
     kinds = dict((pid, kind) for kind, pid in plan)
     per_type: dict[str, Counter] = {kind: Counter() for kind in TYPES}
     codes: dict[str, Counter] = {kind: Counter() for kind in TYPES}
+    times: dict[str, list[int]] = {kind: [] for kind in TYPES}
     answers = telemetry = 0
     for judgment in Judgment.objects.select_related("participant"):
         kind = kinds[judgment.participant.prolific_pid]
@@ -320,6 +333,8 @@ def collect(plan: list[tuple[str, str]]) -> dict:
         status = answer_flag_status(judgment, DEFAULT_RULES)
         per_type[kind]["answered"] += 1
         per_type[kind]["flagged"] += bool(status.flag_codes)
+        per_type[kind]["under_3s"] += (judgment.time_spent_ms or 0) < 3000
+        times[kind].append(judgment.time_spent_ms or 0)
         codes[kind].update(status.flag_codes)
 
     def row(kind: str) -> dict:
@@ -331,6 +346,10 @@ def collect(plan: list[tuple[str, str]]) -> dict:
             "flagged": flagged,
             "flagged_pct": round(100.0 * flagged / sessions, 1) if sessions else None,
             "flag_codes": dict(codes[kind]),
+            # The judgment's time (server-bounded): a "fast" session slowed past 3 s by a
+            # busy machine is no longer fast, and this says how many were.
+            "answered_under_3s": per_type[kind]["under_3s"],
+            "median_time_ms": int(statistics.median(times[kind])) if times[kind] else None,
         }
 
     bots = {kind: row(kind) for kind in BOT_TYPES}
