@@ -277,6 +277,11 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=50, help="sessions of each type")
     parser.add_argument("--parallel", type=int, default=8, help="browser contexts at once")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--types",
+        default=",".join(TYPES),
+        help="comma-separated session types to run (default: all five)",
+    )
     args = parser.parse_args()
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"chromium not found at {CHROMIUM}")
@@ -284,7 +289,11 @@ def main() -> None:
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="intruder_bots.") as tmp:
         setup_django(Path(tmp))
-        plan = [(kind, f"{kind.upper()}{i:04d}") for kind in TYPES for i in range(args.sessions)]
+        chosen = [kind for kind in args.types.split(",") if kind]
+        unknown = set(chosen) - set(TYPES)
+        if unknown:
+            raise SystemExit(f"unknown session types: {', '.join(sorted(unknown))}")
+        plan = [(kind, f"{kind.upper()}{i:04d}") for kind in chosen for i in range(args.sessions)]
         random.Random(args.seed).shuffle(plan)  # interleaved: no type runs alone
         slug = make_study(len(plan) + 5, args.seed)
         env = {
@@ -352,14 +361,14 @@ def collect(plan: list[tuple[str, str]]) -> dict:
             "median_time_ms": int(statistics.median(times[kind])) if times[kind] else None,
         }
 
-    bots = {kind: row(kind) for kind in BOT_TYPES}
-    human = row("human")
+    ran = {kind for kind, _ in plan}
+    bots = {kind: row(kind) for kind in BOT_TYPES if kind in ran}
+    human = row("human") if "human" in ran else None
     telemetry_pct = round(100.0 * telemetry / answers, 1) if answers else None
     passed = (
         all(b["flagged_pct"] is not None and b["flagged_pct"] >= TARGETS["target_pass"]
             for b in bots.values())
-        and human["flagged_pct"] is not None
-        and human["flagged_pct"] <= TARGETS["human_max"]
+        and (human is None or human["flagged_pct"] <= TARGETS["human_max"])
         and telemetry_pct == TARGETS["telemetry"]
     )  # fmt: skip
     return {

@@ -22,8 +22,7 @@ from tests.intruder import factories as f
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def study():
+def make_bot_study():
     study = f.make_study(kind=Study.Kind.INTRUDER, items_per_participant=1, judgments_per_text=1)
     # Short absences count here, so that the tab-away session stays a few seconds long.
     exclusion_rules_set(study=study, exclude=[Flag.AWAY], thresholds={"max_away_seconds": 2})
@@ -58,7 +57,8 @@ def flags_of(pid: str) -> set[str]:
     return {flag["code"] for flag in judgment.flags}
 
 
-def test_human_paced_sessions_are_not_flagged_and_bots_are(page, study) -> None:
+def test_human_paced_sessions_are_not_flagged_and_bots_are(page) -> None:
+    study = make_bot_study()
     rng = random.Random(7)
     for i in range(2):
         reach_text(page, study, f"HUMAN{i}")
@@ -120,8 +120,9 @@ def test_human_paced_sessions_are_not_flagged_and_bots_are(page, study) -> None:
         page.context.clear_cookies()
 
 
-def test_canary_is_neither_seen_nor_heard_but_travels_with_a_copy(page, study) -> None:
+def test_canary_is_neither_seen_nor_heard_but_travels_with_a_copy(page) -> None:
     axe_available()
+    study = make_bot_study()
     reach_text(page, study, "LOOKER01")
     canary = page.locator("#anon-text .canary")
     word = re.search(r"“(\w+)”", canary.text_content()).group(1)
