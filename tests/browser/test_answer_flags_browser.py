@@ -22,6 +22,12 @@ from tests.intruder import factories as f
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+def warm_up(page) -> None:
+    """Load one page with a long timeout: the live server's first request is slow (imports,
+    static files) on a busy machine, and the sessions below time what follows."""
+    page.goto("/accounts/login/", timeout=120_000)
+
+
 def make_bot_study():
     study = f.make_study(kind=Study.Kind.INTRUDER, items_per_participant=1, judgments_per_text=1)
     # Short absences count here, so that the tab-away session stays a few seconds long.
@@ -59,6 +65,7 @@ def flags_of(pid: str) -> set[str]:
 
 def test_human_paced_sessions_are_not_flagged_and_bots_are(page) -> None:
     study = make_bot_study()
+    warm_up(page)
     rng = random.Random(7)
     for i in range(2):
         reach_text(page, study, f"HUMAN{i}")
@@ -123,6 +130,7 @@ def test_human_paced_sessions_are_not_flagged_and_bots_are(page) -> None:
 def test_canary_is_neither_seen_nor_heard_but_travels_with_a_copy(page) -> None:
     axe_available()
     study = make_bot_study()
+    warm_up(page)
     reach_text(page, study, "LOOKER01")
     canary = page.locator("#anon-text .canary")
     word = re.search(r"“(\w+)”", canary.text_content()).group(1)
