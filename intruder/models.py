@@ -28,6 +28,25 @@ MAX_TIME_LIMIT_MINUTES = 24 * 60
 PROLIFIC_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
 
+# The telemetry signals a study can switch off (issue 20; `intruder.services.telemetry`).
+TELEMETRY_SIGNALS = ("timing", "keystrokes", "paste", "copy", "focus")
+
+
+def all_telemetry_signals() -> list[str]:
+    """Return every telemetry signal: the default of a new study."""
+    return list(TELEMETRY_SIGNALS)
+
+
+def validate_telemetry_signals(value: object) -> None:
+    """Refuse anything but a list of known telemetry signal names."""
+    from django.core.exceptions import ValidationError
+
+    if not isinstance(value, list) or not all(
+        isinstance(item, str) and item in TELEMETRY_SIGNALS for item in value
+    ):
+        raise ValidationError(f"A list of signals among: {', '.join(TELEMETRY_SIGNALS)}.")
+
+
 def new_participant_token() -> str:
     """Return an unguessable participant session token (256 bits, URL-safe)."""
     return secrets.token_urlsafe(32)
@@ -107,6 +126,32 @@ class Study(models.Model):
     )
     archived_at = models.DateTimeField(
         null=True, blank=True, help_text="Archived studies are closed and listed apart."
+    )
+    telemetry_signals = models.JSONField(
+        default=all_telemetry_signals,
+        blank=True,
+        validators=[validate_telemetry_signals],
+        help_text="Answer telemetry recorded: timing, keystrokes, paste, copy, focus "
+        "(never what is typed).",
+    )
+    discourage_copy = models.BooleanField(
+        default=False,
+        help_text="Intruder texts: remind a participant who copies the text to answer on "
+        "their own (copying is logged either way).",
+    )
+    allow_same_target = models.BooleanField(
+        default=False,
+        help_text="Intruder tests: let one intruder judge several texts about the same "
+        "person (their judgments are then not independent).",
+    )
+    exclusion_rules = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Which flags exclude an answer and the flags' thresholds, fixed before "
+        "launch (`intruder.services.flags`).",
+    )
+    exclusion_rules_set_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the exclusion rules were recorded."
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -254,7 +299,35 @@ class Participant(models.Model):
         return f"{self.prolific_pid} in {self.study}"
 
 
-class Description(models.Model):
+class FlaggedAnswer(models.Model):
+    """A participant's answer with its telemetry, its flags and the researcher's review.
+
+    `telemetry` is None where the browser sent none or a malformed one ("no telemetry");
+    `flags` is [{code, reason}] (`intruder.services.flags`). A confirmed flag excludes the
+    answer, an overruled one keeps it, and an unreviewed one follows the study's rules.
+    """
+
+    class Review(models.TextChoices):
+        PENDING = "", "Not reviewed"
+        CONFIRMED = "confirmed", "Confirmed (excluded)"
+        OVERRULED = "overruled", "Overruled (kept)"
+
+    telemetry = models.JSONField(null=True, blank=True)
+    flags = models.JSONField(default=list, blank=True)
+    flag_review = models.CharField(
+        max_length=20, choices=Review.choices, default=Review.PENDING, blank=True
+    )
+    flag_review_reason = models.TextField(blank=True)
+    flag_reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    flag_reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class Description(FlaggedAnswer):
     """A person description: collected from a writer or imported."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="descriptions")
@@ -403,6 +476,18 @@ class Assignment(models.Model):
     text = models.ForeignKey(AnonymizedText, on_delete=models.PROTECT, related_name="assignments")
     position = models.PositiveSmallIntegerField()
     slot = models.PositiveSmallIntegerField()
+    exclusive_target = models.ForeignKey(
+        TargetPerson,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The text's target, held once per participant; empty where the study "
+        "allows several texts about one person.",
+    )
+    canary = models.CharField(
+        max_length=40, blank=True, help_text="The hidden word served with this text."
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     assigned_at = models.DateTimeField(auto_now_add=True)
     shown_at = models.DateTimeField(null=True, blank=True)
@@ -419,6 +504,12 @@ class Assignment(models.Model):
             models.UniqueConstraint(
                 fields=["participant", "text"], name="assignment_text_once_per_participant"
             ),
+            # One intruder, one text per person: a second text about a person they have
+            # already judged is not a fresh intruder's view (NULL = the study allows it).
+            models.UniqueConstraint(
+                fields=["participant", "exclusive_target"],
+                name="assignment_target_once_per_participant",
+            ),
             models.UniqueConstraint(
                 fields=["participant", "position"],
                 condition=Q(status__in=["active", "completed"]),
@@ -431,7 +522,7 @@ class Assignment(models.Model):
         return f"{self.participant} #{self.position}: text {self.text_id} slot {self.slot}"
 
 
-class Judgment(models.Model):
+class Judgment(FlaggedAnswer):
     """An intruder's answer about one anonymized text, with its score against the target."""
 
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="judgment")

@@ -8,7 +8,15 @@ from typing import Any
 
 import pandas as pd
 
-from intruder.analysis import agreement, anonymisability, construct_loss, leakage, paper, rates
+from intruder.analysis import (
+    agreement,
+    anonymisability,
+    construct_loss,
+    flagged,
+    leakage,
+    paper,
+    rates,
+)
 from intruder.analysis.frames import data_warnings
 from intruder.analysis.per_text import per_text
 
@@ -17,6 +25,7 @@ TABLE_TITLES: dict[str, str] = {
     "rates_overall": "Overall identification rate",
     "rates_group": "Per group (Table 3 layout)",
     "rates_target": "Per target person (Tables 4 and 7 layout)",
+    "rates_flagged": "With all judgments and with flagged judgments excluded (study's rules)",
     "rates_target_paper": "Per target person beside the paper's published numbers",
     "rates_group_paper": "Per group beside the paper's published numbers",
     "per_text": "Per text",
@@ -94,6 +103,10 @@ def run_all(
         )
         tables["rates_group"] = rates.identification_rates(judgments, texts, threshold, "group")
         tables["rates_target"] = rates.identification_rates(judgments, texts, threshold, "target")
+        if "excluded" in judgments.columns:
+            tables["rates_flagged"] = flagged.rates_with_and_without_flagged(
+                judgments, texts, threshold
+            )
         tables["per_text"] = per_text(judgments, texts, threshold)
         tables["agreement_overall"] = agreement.self_report_agreement(judgments, texts, threshold)
         tables["agreement_group"] = agreement.self_report_agreement(

@@ -17,7 +17,9 @@ from intruder.analysis import report as analysis_report
 from intruder.analysis.frames import JUDGMENT_COLUMNS, TEXT_COLUMNS
 from intruder.models import AnonymizedText, Judgment, Study
 from intruder.scoring import score_guess
+from intruder.selectors.flags import answer_flag_status
 from intruder.selectors.researcher import servable_texts
+from intruder.services.flags import study_rules
 
 
 def study_texts(study: Study) -> pd.DataFrame:
@@ -50,7 +52,12 @@ def study_texts(study: Study) -> pd.DataFrame:
 
 
 def study_judgments(study: Study) -> pd.DataFrame:
-    """Return one row per judgment made in the study, scored (in memory where missing)."""
+    """Return one row per judgment made in the study, scored (in memory where missing).
+
+    Besides the frame's columns: `flags` (codes, ";"-joined) and `excluded` (the study's
+    exclusion rules or a review leave it out of the "without flagged" rates).
+    """
+    rules = study_rules(study)
     judgments = (
         Judgment.objects.filter(participant__study=study)
         .select_related("text__description__target")
@@ -58,6 +65,7 @@ def study_judgments(study: Study) -> pd.DataFrame:
     )
     rows = []
     for judgment in judgments:
+        status = answer_flag_status(judgment, rules)
         row: dict[str, Any] = {
             "judgment_id": judgment.pk,
             "text_id": judgment.text_id,
@@ -70,6 +78,8 @@ def study_judgments(study: Study) -> pd.DataFrame:
             "identified": judgment.identified,
             "token_set_ratio": judgment.token_set_ratio,
             "surname_match": judgment.surname_match,
+            "flags": ";".join(status.flag_codes),
+            "excluded": status.excluded,
         }
         if judgment.cosine is None:
             target = judgment.text.description.target
@@ -86,7 +96,7 @@ def study_judgments(study: Study) -> pd.DataFrame:
                 surname_match=score.surname_match,
             )
         rows.append(row)
-    return pd.DataFrame(rows, columns=list(JUDGMENT_COLUMNS))
+    return pd.DataFrame(rows, columns=[*JUDGMENT_COLUMNS, "flags", "excluded"])
 
 
 def missing_texts_note(study: Study) -> str:

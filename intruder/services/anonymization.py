@@ -112,7 +112,11 @@ def anonymize_study_descriptions(
 
         anonymizer = Anonymizer.load(model_dir)
     anonymizer = anonymizer or get_anonymizer()
-    descriptions = study.descriptions.order_by("id")
+    # A description whose flags a researcher confirmed (pasted or machine-written) is
+    # excluded before anonymization: it never becomes a text for intruders.
+    descriptions = study.descriptions.exclude(flag_review=Description.Review.CONFIRMED).order_by(
+        "id"
+    )
     total = descriptions.count()
     pending = list(descriptions.exclude(anonymizations__method=method))
     done = total - len(pending)

@@ -11,7 +11,10 @@ Policy:
   two participants racing for the last slot both try to insert it, one insert fails, and the
   loser re-reads the pool and tries again (inside a savepoint, so the failure is harmless).
 - Nobody sees the same text twice (unique (participant, text)), nor two anonymizations of the
-  same description.
+  same description, nor (unless `study.allow_same_target`) two texts about the same person:
+  judgments of one person by one intruder are not independent, and the second is not a fresh
+  intruder's view. The database holds this too: the assignment stores its text's target in
+  `exclusive_target`, unique per participant.
 - An assignment still active `study.time_limit_minutes` after it was handed out is released
   (its slot is free again) and its participant marked timed out; their finished judgments stay.
   The worker's periodic sweep (`run_worker`, or `manage.py release_expired` from cron) does
@@ -40,6 +43,7 @@ from intruder.selectors.participant import (
     intruder_progress,
     intruder_text_pool,
 )
+from intruder.services.canary import new_canary_word
 
 logger = logging.getLogger(__name__)
 
@@ -208,34 +212,43 @@ def studies_release_expired(*, now: datetime | None = None) -> ExpirySweep:
 
 def assignment_candidates(
     *, participant: Participant, rng: random.Random
-) -> list[tuple[int, set[int]]]:
-    """Return (text id, taken slots) of texts the participant may get, fewest held first.
+) -> list[tuple[int, set[int], int | None]]:
+    """Return (text id, taken slots, exclusive target id) of texts the participant may get.
 
-    Ties are broken at random so that concurrent participants spread over equally needed
-    texts instead of all racing for the same one.
+    Fewest held first. Ties are broken at random so that concurrent participants spread over
+    equally needed texts instead of all racing for the same one. The target id is what the
+    claim stores in `exclusive_target` (None where the study allows several texts about
+    one person).
     """
     study = participant.study
     seen_descriptions = participant.assignments.values_list("text__description_id", flat=True)
-    text_ids = list(
-        intruder_text_pool(study=study, group=participant.group)
-        .exclude(description_id__in=seen_descriptions)
-        .values_list("id", flat=True)
+    pool = intruder_text_pool(study=study, group=participant.group).exclude(
+        description_id__in=seen_descriptions
     )
+    if not study.allow_same_target:
+        seen_targets = participant.assignments.values_list(
+            "text__description__target_id", flat=True
+        )
+        pool = pool.exclude(description__target_id__in=seen_targets)
+    targets = dict(pool.values_list("id", "description__target_id"))
     taken: dict[int, set[int]] = defaultdict(set)
     for text_id, slot in (
-        Assignment.objects.filter(text_id__in=text_ids, status__in=HELD_STATUSES)
+        Assignment.objects.filter(text_id__in=list(targets), status__in=HELD_STATUSES)
         .order_by()  # the default ordering would join the participants for nothing
         .values_list("text_id", "slot")
     ):
         taken[text_id].add(slot)
     open_texts = [
         (text_id, taken[text_id])
-        for text_id in text_ids
+        for text_id in targets
         if len(taken[text_id]) < study.judgments_per_text
     ]
     keyed = [(len(slots), rng.random(), text_id, slots) for text_id, slots in open_texts]
     keyed.sort(key=lambda row: row[:3])
-    return [(text_id, slots) for _, _, text_id, slots in keyed]
+    exclusive = not study.allow_same_target
+    return [
+        (text_id, slots, targets[text_id] if exclusive else None) for _, _, text_id, slots in keyed
+    ]
 
 
 def free_slot(*, taken: set[int], judgments_per_text: int) -> int:
@@ -294,7 +307,7 @@ def assignment_next(
                 candidates = assignment_candidates(participant=participant, rng=rng)
         if not candidates:
             return None
-        text_id, taken = candidates[0]
+        text_id, taken, target_id = candidates[0]
         slot = free_slot(taken=taken, judgments_per_text=study.judgments_per_text)
         try:
             with transaction.atomic():
@@ -304,6 +317,8 @@ def assignment_next(
                     text_id=text_id,
                     position=completed + 1,
                     slot=slot,
+                    exclusive_target_id=target_id,
+                    canary=new_canary_word(),
                     shown_at=now,
                 )
         except IntegrityError:

@@ -1,7 +1,9 @@
 """Export a study as pandas-friendly CSV and JSONL tables, one row per record.
 
-Tables: judgments (one row per judgment with text id, target, group, participant PID and
-scores), descriptions, anonymized_texts (with spans), participants, targets. Columns are
+Tables: judgments (one row per judgment with text id, target, group, participant PID,
+scores, the answer's telemetry figures and its flags: `intruder.services.flags`),
+descriptions (with the writer's telemetry and flags), anonymized_texts (with spans),
+participants, targets. Columns are
 flat scalars except `spans`/`aliases`/`profile`, which are JSON strings in CSV and lists or
 objects in JSONL. CSV cells that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`,
 tab, carriage return first) get a leading `'` (`intruder.spreadsheet`); JSONL is never
@@ -24,7 +26,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from intruder.models import AnonymizedText, Description, Judgment, Participant, Study
+from intruder.models import (
+    AnonymizedText,
+    Description,
+    FlaggedAnswer,
+    Judgment,
+    Participant,
+    Study,
+)
+from intruder.services.flags import answer_excluded, study_rules
+from intruder.services.telemetry import TELEMETRY_FIELDS
 from intruder.spreadsheet import spreadsheet_escape
 
 FORMATS = ("csv", "jsonl")
@@ -41,8 +52,34 @@ def _writer_pid(description: Description) -> str:
     return str(description.provenance.get("writer_pid") or "")
 
 
+def _flag_columns(answer: FlaggedAnswer, rules: dict[str, Any]) -> dict[str, Any]:
+    """Return an answer's telemetry (one column per figure; empty = not recorded) and flags."""
+    telemetry = answer.telemetry or {}
+    return {
+        "has_telemetry": answer.telemetry is not None,
+        **{f"telemetry_{name}": telemetry.get(name) for name in TELEMETRY_FIELDS},
+        "flags": ";".join(flag.get("code", "") for flag in answer.flags or []),
+        "flag_reasons": " | ".join(flag.get("reason", "") for flag in answer.flags or []),
+        "flag_review": answer.flag_review,
+        "flag_review_reason": answer.flag_review_reason,
+        "excluded": answer_excluded(answer, rules),
+    }
+
+
+FLAG_COLUMNS = [
+    "has_telemetry",
+    *(f"telemetry_{name}" for name in TELEMETRY_FIELDS),
+    "flags",
+    "flag_reasons",
+    "flag_review",
+    "flag_review_reason",
+    "excluded",
+]
+
+
 def judgment_rows(study: Study) -> Iterator[dict[str, Any]]:
-    """Yield one row per judgment of the study's intruders."""
+    """Yield one row per judgment of the study's intruders, with telemetry and flags."""
+    rules = study_rules(study)
     judgments = (
         Judgment.objects.filter(participant__study=study)
         .select_related("participant", "text__description__target", "assignment")
@@ -73,11 +110,13 @@ def judgment_rows(study: Study) -> Iterator[dict[str, Any]]:
             "token_set_ratio": j.token_set_ratio,
             "surname_match": j.surname_match,
             "created_at": _iso(j.created_at),
+            **_flag_columns(j, rules),
         }
 
 
 def description_rows(study: Study) -> Iterator[dict[str, Any]]:
-    """Yield one row per description with its target and writer."""
+    """Yield one row per description with its target, writer, telemetry and flags."""
+    rules = study_rules(study)
     for d in study.descriptions.select_related("target", "writer").order_by("id"):
         yield {
             "description_id": d.pk,
@@ -91,6 +130,7 @@ def description_rows(study: Study) -> Iterator[dict[str, Any]]:
             "text": d.text,
             "chars": len(d.text),
             "created_at": _iso(d.created_at),
+            **_flag_columns(d, rules),
         }
 
 
@@ -158,11 +198,12 @@ COLUMNS: dict[str, list[str]] = {
         "method", "target_key", "target_name", "group", "participant_pid",
         "participant_group", "position", "self_identified", "guessed_name",
         "revealing_text", "other_knowledge", "time_spent_ms", "cosine", "identified",
-        "matched_alias", "token_set_ratio", "surname_match", "created_at",
+        "matched_alias", "token_set_ratio", "surname_match", "created_at", *FLAG_COLUMNS,
     ],
     "descriptions": [
         "description_id", "external_id", "target_key", "target_name", "group",
         "writer_pid", "source_study", "source_description_id", "text", "chars", "created_at",
+        *FLAG_COLUMNS,
     ],
     "anonymized_texts": [
         "text_id", "description_id", "description_external_id", "target_key", "group",

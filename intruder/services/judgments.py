@@ -11,6 +11,8 @@ from django.utils import timezone
 
 from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
+from intruder.services.flags import judgment_flags, study_rules
+from intruder.services.telemetry import telemetry_parse
 
 # Shown when neither yes nor no was chosen (the participant form and the preview).
 CHOICE_REQUIRED = "Please say whether you could identify the person."
@@ -107,12 +109,17 @@ def judgment_submit(
     revealing_text: str = "",
     other_knowledge: str = "",
     client_time_ms: int | None = None,
+    telemetry: str | None = None,
     now: datetime | None = None,
 ) -> JudgmentSubmission:
     """Store the participant's judgment of one assigned text, scored against its target.
 
     Idempotent: a second submit for the same assignment (double click, second tab, retried
     request) returns the first judgment unchanged.
+
+    `telemetry` is the browser's raw post (`services.telemetry`); missing or malformed, the
+    judgment is stored all the same and flagged "no telemetry". Flags are computed here, with
+    the study's rules (`services.flags`).
 
     A late answer (its assignment was released at the time limit) is kept while its slot is
     still free and the text still served, as Prolific does with a participant who is still
@@ -154,6 +161,23 @@ def judgment_submit(
         aliases=target.aliases or (),
         threshold=study.identification_threshold,
     )
+    shown_at = assignment.shown_at or assignment.assigned_at
+    time_spent_ms = judgment_time_spent_ms(
+        shown_at=shown_at, submitted_at=now, client_ms=client_time_ms
+    )
+    server_ms = max(0, int((now - shown_at).total_seconds() * 1000))
+    checked_telemetry = telemetry_parse(
+        telemetry, signals=study.telemetry_signals or [], server_ms=server_ms
+    )
+    flags = judgment_flags(
+        answer="\n".join(
+            answers[name] for name in ("guessed_name", "revealing_text", "other_knowledge")
+        ),
+        telemetry=checked_telemetry,
+        time_spent_ms=time_spent_ms,
+        canary=assignment.canary,
+        rules=study_rules(study),
+    )
     try:
         with transaction.atomic():
             # Claim the assignment: only one request moves it from active (or, late, from
@@ -176,11 +200,9 @@ def judgment_submit(
                 participant=participant,
                 text=assignment.text,
                 self_identified=self_identified,
-                time_spent_ms=judgment_time_spent_ms(
-                    shown_at=assignment.shown_at or assignment.assigned_at,
-                    submitted_at=now,
-                    client_ms=client_time_ms,
-                ),
+                time_spent_ms=time_spent_ms,
+                telemetry=checked_telemetry,
+                flags=flags,
                 cosine=score.cosine,
                 identified=score.identified,
                 matched_alias=score.matched_alias,

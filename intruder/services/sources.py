@@ -51,11 +51,15 @@ def study_sources_set(*, study: Study, sources: Iterable[Study]) -> None:
 
 
 def pending_source_descriptions(study: Study) -> Any:
-    """Return the source studies' descriptions this study has not taken yet."""
+    """Return the source studies' descriptions this study has not taken yet.
+
+    Descriptions whose flags a researcher confirmed (pasted or machine-written) are left out.
+    """
     taken = Description.objects.filter(study=study, source__isnull=False).values("source_id")
     return (
         Description.objects.filter(study__in=study.source_studies.all())
         .exclude(pk__in=taken)
+        .exclude(flag_review=Description.Review.CONFIRMED)
         .select_related("study", "target", "writer")
         .order_by("study_id", "id")
     )
@@ -110,6 +114,11 @@ def descriptions_take_from_sources(*, study: Study) -> TakeReport:
                 "source_description_id": source.pk,
                 "writer_pid": source.writer.prolific_pid if source.writer else "",
             },
+            # The writer's telemetry and flags travel with the text (shown on review).
+            telemetry=source.telemetry,
+            flags=source.flags,
+            flag_review=source.flag_review,
+            flag_review_reason=source.flag_review_reason,
         )
         report.descriptions_created += 1
     return report

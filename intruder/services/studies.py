@@ -28,6 +28,9 @@ EDITABLE_FIELDS = (
     "identification_threshold",
     "is_open",
     "prolific_study_id",
+    "telemetry_signals",
+    "discourage_copy",
+    "allow_same_target",
 )
 
 

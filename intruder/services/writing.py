@@ -10,6 +10,8 @@ from django.db import IntegrityError, transaction
 
 from intruder.models import MAX_DESCRIPTION_CHARS, Description, Participant, Study, WritingTask
 from intruder.selectors.participant import study_groups, writer_target_pool
+from intruder.services.flags import description_flags, study_rules
+from intruder.services.telemetry import telemetry_parse
 
 
 def writing_tasks_assign(
@@ -63,20 +65,33 @@ def description_validate(*, study: Study, text: str) -> str:
     return cleaned
 
 
-def description_submit(*, participant: Participant, position: int, text: str) -> Description:
+def description_submit(
+    *, participant: Participant, position: int, text: str, telemetry: str | None = None
+) -> Description:
     """Store the writer's description for the task at `position`.
 
-    Enforces the study's minimum length. Idempotent: a task already written keeps its first
-    description (a double submit or a second tab neither duplicates nor overwrites it).
+    Enforces the study's minimum length. Flags a pasted or implausibly fast description
+    from the browser's `telemetry` (`services.flags`), before anything anonymizes it.
+    Idempotent: a task already written keeps its first description (a double submit or a
+    second tab neither duplicates nor overwrites it).
     """
     task = participant.writing_tasks.select_related("target").filter(position=position).first()
     if task is None:
         raise ValidationError({"position": "There is no such description task."})
     if task.description_id is not None:
         return task.description
-    cleaned = description_validate(study=participant.study, text=text)
+    study = participant.study
+    cleaned = description_validate(study=study, text=text)
+    checked_telemetry = telemetry_parse(telemetry, signals=study.telemetry_signals or [])
     description = Description(
-        study=participant.study, target=task.target, writer=participant, text=cleaned
+        study=study,
+        target=task.target,
+        writer=participant,
+        text=cleaned,
+        telemetry=checked_telemetry,
+        flags=description_flags(
+            text=cleaned, telemetry=checked_telemetry, rules=study_rules(study)
+        ),
     )
     description.full_clean(validate_constraints=False)
     try:

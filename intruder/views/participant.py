@@ -36,6 +36,7 @@ from intruder.selectors.participant import (
     writing_task_counts,
 )
 from intruder.services.assignment import AssignmentBusy
+from intruder.services.canary import canary_instruction
 from intruder.services.form_state import (
     RejectedAnswer,
     form_state_clear,
@@ -158,6 +159,8 @@ class JudgmentForm(forms.Form):
     revealing_text = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
     other_knowledge = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
     client_ms = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+    # The posted `telemetry` is read raw, not by the form: whatever it holds, it must never
+    # reject the answer (services.telemetry turns a bad one into "no telemetry").
 
 
 def _participant_or_404(token: str) -> Participant:
@@ -262,6 +265,7 @@ def _render_step(
     context: dict = {"participant": participant, "study": study}
     if step == Step.CONSENT:
         context["form_action"] = reverse("participant-consent", args=[token])
+        context["recorded_signals"] = recorded_signals(study)
         return render(request, "participant/consent.html", context)
     if step == Step.INSTRUCTIONS:
         context["form_action"] = reverse("participant-instructions", args=[token])
@@ -329,6 +333,21 @@ def _render_step(
     return _message(request, title=title, text=text, study=study, extra=context)
 
 
+# What each telemetry signal records, in the consent page's words (services.telemetry).
+SIGNAL_WORDS = {
+    "timing": "how long you spend on each page, and when and how long you type",
+    "keystrokes": "how many keys you press (not which ones)",
+    "paste": "whether you paste into an answer, and how many characters",
+    "copy": "whether you copy the text shown, and how many characters",
+    "focus": "how often and how long you leave the page (another tab or window)",
+}
+
+
+def recorded_signals(study: Study) -> list[str]:
+    """Return the consent page's lines on what the study's telemetry records."""
+    return [SIGNAL_WORDS[name] for name in SIGNAL_WORDS if name in (study.telemetry_signals or [])]
+
+
 def _seconds_left(assignment: Assignment, study: Study) -> int:
     """Return the seconds until the text's time limit (the rule of `assignment_expired`)."""
     deadline = assignment.assigned_at + timedelta(minutes=study.time_limit_minutes)
@@ -365,6 +384,7 @@ def write_page_context(
         "text_value": rejected.values.get("text", "") if rejected else "",
         "errors": rejected.errors if rejected else {},
         "min_chars": study.min_description_chars,
+        "telemetry_signals": " ".join(study.telemetry_signals or []),
     }
 
 
@@ -378,9 +398,14 @@ def judge_page_context(
 ) -> dict:
     """Return the context of an intruder's text page (`assignment` needs `pk` and `text`)."""
     total = study.items_per_participant
+    canary = getattr(assignment, "canary", "")
     return {
         "assignment_id": assignment.pk,
         "segments": _text_segments(intruder_text_view(text=assignment.text)),
+        # Hidden from sight and from the accessibility tree; see services.canary.
+        "canary_instruction": canary_instruction(canary) if canary else "",
+        "telemetry_signals": " ".join(study.telemetry_signals or []),
+        "discourage_copy": study.discourage_copy,
         "number": number,
         "total": total,
         "progress_done": number - 1,
@@ -462,7 +487,10 @@ def write(request: HttpRequest, token: str) -> HttpResponse:
         if form.errors:  # e.g. characters no text may hold
             raise ValidationError({k: list(v) for k, v in form.errors.items()})
         description_submit(
-            participant=participant, position=position, text=form.cleaned_data["text"]
+            participant=participant,
+            position=position,
+            text=form.cleaned_data["text"],
+            telemetry=request.POST.get("telemetry", ""),
         )
     except ValidationError as error:
         form_state_keep(
@@ -501,6 +529,7 @@ def judge(request: HttpRequest, token: str) -> HttpResponse:
             revealing_text=data["revealing_text"],
             other_knowledge=data["other_knowledge"],
             client_time_ms=data["client_ms"],
+            telemetry=request.POST.get("telemetry", ""),
         )
     except JudgmentRejected:
         pass

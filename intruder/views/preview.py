@@ -34,6 +34,7 @@ from intruder.views.participant import (
     STATUS_PAGES,
     debrief_page_context,
     judge_page_context,
+    recorded_signals,
     write_page_context,
 )
 
@@ -144,7 +145,12 @@ def _consent(request, study, plan, state, step, number) -> HttpResponse:
         if request.POST.get("decision") == "decline":
             return redirect(_url(study, Step.RETURNED))
         return redirect(_first_item(study))
-    return _render(request, study, "consent.html", {"form_action": _url(study)})
+    return _render(
+        request,
+        study,
+        "consent.html",
+        {"form_action": _url(study), "recorded_signals": recorded_signals(study)},
+    )
 
 
 def _instructions(request, study, plan, state, step, number) -> HttpResponse:

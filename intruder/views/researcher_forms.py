@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
-from intruder.models import AttackRun, PersonGroup, Study, StudyMember
+from intruder.models import TELEMETRY_SIGNALS, AttackRun, PersonGroup, Study, StudyMember
 from intruder.services import studies
 from intruder.views.risk import MultipleFileField
 
@@ -28,6 +28,8 @@ KIND_FIELDS: dict[str, str] = {
     "time_limit_minutes": Study.Kind.INTRUDER,
     "identification_threshold": Study.Kind.INTRUDER,
     "source_studies": Study.Kind.INTRUDER,
+    "discourage_copy": Study.Kind.INTRUDER,
+    "allow_same_target": Study.Kind.INTRUDER,
 }
 
 # Database constraint -> (field, message in plain words), for errors the form did not catch.
@@ -54,6 +56,9 @@ LABELS = {
     "identification_threshold": "Name-match threshold (0 to 1)",
     "is_open": "Open for new participants",
     "source_studies": "Take descriptions from these collection studies",
+    "telemetry_signals": "Answer telemetry recorded",
+    "discourage_copy": "Remind intruders who copy a text to answer on their own",
+    "allow_same_target": "Allow several texts about one person per intruder",
 }
 HELP = {
     "slug": "Letters, digits and hyphens. It is part of the participant link (/s/SHORT-NAME/) "
@@ -82,6 +87,12 @@ HELP = {
     "people already in may finish.",
     "source_studies": "Their writers' descriptions (and targets) are copied into this study "
     "with their provenance, now and whenever you anonymize.",
+    "telemetry_signals": "Counts and times only, never what is typed: time on the page and "
+    "typing time, keystrokes, pastes, copies of the text, time away from the page. The "
+    "consent page says which are recorded. Unticked signals are neither sent nor stored.",
+    "discourage_copy": "Copying is recorded either way; this shows a reminder when it happens.",
+    "allow_same_target": "Off (recommended): no intruder judges two texts about the same "
+    "person, so their judgments stay independent.",
 }
 
 
@@ -98,6 +109,12 @@ class StudyForm(forms.ModelForm):
     identification_threshold = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.75)
     source_studies = forms.ModelMultipleChoiceField(
         queryset=Study.objects.none(), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    telemetry_signals = forms.MultipleChoiceField(
+        choices=[(name, name) for name in TELEMETRY_SIGNALS],
+        required=False,
+        initial=list(TELEMETRY_SIGNALS),
+        widget=forms.CheckboxSelectMultiple,
     )
 
     class Meta:

@@ -2,7 +2,13 @@
 
 from django.urls import path
 
-from intruder.views import researcher, researcher_manage, researcher_monitor, researcher_review
+from intruder.views import (
+    researcher,
+    researcher_flags,
+    researcher_manage,
+    researcher_monitor,
+    researcher_review,
+)
 
 urlpatterns = [
     path("", researcher.study_list, name="researcher-studies"),
@@ -15,6 +21,17 @@ urlpatterns = [
         "<slug:slug>/participants/",
         researcher_monitor.study_participants,
         name="researcher-participants",
+    ),
+    path("<slug:slug>/flags/", researcher_flags.flags_page, name="researcher-flags"),
+    path(
+        "<slug:slug>/flags/rules/",
+        researcher_flags.exclusion_rules_save,
+        name="researcher-exclusion-rules",
+    ),
+    path(
+        "<slug:slug>/flags/<str:kind>/<id:pk>/",
+        researcher_flags.flag_review,
+        name="researcher-flag-review",
     ),
     path("<slug:slug>/manage/", researcher_manage.study_manage, name="researcher-manage"),
     path("<slug:slug>/clone/", researcher_manage.study_clone, name="researcher-clone"),

@@ -126,6 +126,10 @@ def test_main_researcher_pages_pass_the_accessibility_audit(page) -> None:
                 position=position,
                 slot=i + 1,
                 time_spent_ms=30_000,
+                # One flagged answer, so that the review list shows its form.
+                flags=[{"code": "paste", "reason": "1 paste(s), 40 characters pasted."}]
+                if position == 1
+                else [],
             )
     f.make_job(study=study, created_by=user, progress_total=4, progress_done=1)
     problems: list[str] = []
@@ -148,6 +152,7 @@ def test_main_researcher_pages_pass_the_accessibility_audit(page) -> None:
         ("preview-text", f"/r/{study.slug}/preview/text/1/"),
         ("participants", f"/r/{study.slug}/participants/"),
         ("manage", f"/r/{study.slug}/manage/"),
+        ("flags", f"/r/{study.slug}/flags/"),
         ("review-unreviewed", f"/r/{study.slug}/review/?status=unreviewed&q=a"),
     ]:
         problems += _goto_and_audit(page, url, name)

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape, strip_tags
 
-from intruder.models import AnonymizedText, Participant, PersonGroup, Study
+from intruder.models import AnonymizedText, Judgment, Participant, PersonGroup, Study
 from intruder.services.assignment import assignment_next
 from intruder.services.judgments import judgment_submit
 from tests.intruder.factories import (
@@ -176,13 +176,19 @@ def test_intruder_never_receives_originals_names_or_other_participants_data():
         self_identified=True,
         guessed_name="Guessonly Fenwickstone",
         revealing_text="privaterevealingclue",
+        telemetry='{"v": 1, "page_ms": 100, "keystrokes": 0, "paste_events": 3, '
+        '"pasted_chars": 777}',
     )
+    assert Judgment.objects.get(participant=other).flags  # flagged, with reasons
     second = assignment_next(participant=other)  # still in progress
 
     forbidden = original_only_strings(pairs)
     forbidden |= {name for name, *_ in PEOPLE} | {alias for _, alias, *_ in PEOPLE}
     forbidden |= {"OTHERPID7f3a9c2b", "Guessonly Fenwickstone", "privaterevealingclue"}
     forbidden |= {other.token}
+    # Flags and telemetry, theirs and one's own, are the researchers' only (issue 20).
+    forbidden |= {"characters pasted", "paste_events", "pasted_chars", "777", "no_telemetry"}
+    forbidden |= {"no valid telemetry", "keystrokes for an answer", "hidden word", "flag_review"}
     # Every span's original string is a secret too (names, alias, place, employer).
     forbidden |= {span["text"] for text in AnonymizedText.objects.all() for span in text.spans}
     assert {"Wrexhamford", "Brindlecorp", "Quallsworth", "marmalade"} & forbidden >= {
@@ -225,6 +231,7 @@ def test_intruder_never_receives_originals_names_or_other_participants_data():
                 "guessed_name": XSS,
                 "revealing_text": XSS,
                 "client_ms": "1000",
+                "telemetry": '{"v": 1, "page_ms": 500, "paste_events": 1, "pasted_chars": 9}',
             },
         )
         shown.append(int(assignment_id))
@@ -233,6 +240,8 @@ def test_intruder_never_receives_originals_names_or_other_participants_data():
     me.get(home)
     enter(me, study, "MYPID0001")
     poke_risk_pages_and_api(me, study)
+    assert me.get(reverse("researcher-flags", args=[study.slug])).status_code == 302
+    assert all(j.flags for j in Judgment.objects.filter(participant__prolific_pid="MYPID0001"))
 
     everything = me.everything()
     # The walk really saw every text (3 slots each: the other intruder leaves room).

@@ -218,7 +218,10 @@ def test_a_slot_taken_between_read_and_insert_is_retried_elsewhere(study, monkey
         calls.append(1)
         if len(calls) == 1:
             make_assignment(participant=rival, text=raced, slot=1)  # rival wins the slot
-            return [(raced.pk, set()), (other.pk, set())]
+            return [
+                (raced.pk, set(), raced.description.target_id),
+                (other.pk, set(), other.description.target_id),
+            ]
         return real_candidates(participant=participant, rng=rng)
 
     monkeypatch.setattr(assignment_service, "assignment_candidates", stale_then_real)
@@ -275,8 +278,8 @@ def test_late_judgment_on_a_released_assignment_with_its_slot_free_is_kept(study
 def test_candidates_break_ties_with_the_injected_rng(study):
     make_texts(study=study, count=5)
     participant = make_participant(study=study)
-    first = [t for t, _ in assignment_candidates(participant=participant, rng=random.Random(3))]
-    again = [t for t, _ in assignment_candidates(participant=participant, rng=random.Random(3))]
-    other = [t for t, _ in assignment_candidates(participant=participant, rng=random.Random(4))]
+    first = [t for t, *_ in assignment_candidates(participant=participant, rng=random.Random(3))]
+    again = [t for t, *_ in assignment_candidates(participant=participant, rng=random.Random(3))]
+    other = [t for t, *_ in assignment_candidates(participant=participant, rng=random.Random(4))]
     assert first == again
     assert sorted(first) == sorted(other)

@@ -1,0 +1,252 @@
+"""Flags on participants' answers, the study's exclusion rules and the researcher's review.
+
+A flag is {code, reason}: what was seen, in words a reviewer can check. Flags are computed
+when an answer is stored, from the server's clock, the answer itself and the telemetry
+(`intruder.services.telemetry`), with the thresholds of the study's exclusion rules. The
+rules say which flags exclude an answer; they are recorded with a timestamp before launch
+(the first participant) and locked after it, like a pre-registration. A researcher may then
+confirm a flag (the answer is excluded) or overrule it (kept), with a reason that is kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from intruder.models import Description, FlaggedAnswer, Judgment, Study
+
+
+class Flag:
+    """Flag codes, stored in answers' `flags` and named in exclusion rules."""
+
+    PASTE = "paste"
+    CANARY = "canary"
+    TOO_FAST = "too_fast"
+    AWAY = "away"
+    FEW_KEYSTROKES = "few_keystrokes"
+    NO_TELEMETRY = "no_telemetry"
+    ATTENTION = "attention_failed"
+
+
+FLAG_LABELS: dict[str, str] = {
+    Flag.PASTE: "Pasted into the answer",
+    Flag.CANARY: "Answer contains the hidden canary word",
+    Flag.TOO_FAST: "Answered implausibly fast",
+    Flag.AWAY: "Long time away from the page",
+    Flag.FEW_KEYSTROKES: "Far fewer keystrokes than the answer's length",
+    Flag.NO_TELEMETRY: "No (or malformed) telemetry",
+    Flag.ATTENTION: "Failed an attention check",
+}
+
+# Defaults of the rules; every threshold is the researcher's to change before launch.
+DEFAULT_RULES: dict[str, Any] = {
+    "exclude": [
+        Flag.PASTE,
+        Flag.CANARY,
+        Flag.TOO_FAST,
+        Flag.AWAY,
+        Flag.FEW_KEYSTROKES,
+        Flag.ATTENTION,
+    ],
+    # An intruder judgment made in less than this (the issue's "fast" bots answer in < 3 s).
+    "min_judgment_ms": 3000,
+    # Seconds away from the page (tab hidden or window unfocused) on one text.
+    "max_away_seconds": 8,
+    # Keystrokes below this share of the answer's characters (typing makes >= 1 per char).
+    "min_keystroke_ratio": 0.5,
+    # ... only for answers at least this long (a two-letter "no" is no evidence).
+    "min_chars_for_keystrokes": 8,
+    # Writers: characters per minute above this is faster than fast typists (~90 wpm).
+    "max_writer_chars_per_minute": 450,
+}
+RULE_BOUNDS: dict[str, tuple[float, float]] = {
+    "min_judgment_ms": (0, 600_000),
+    "max_away_seconds": (1, 3600),
+    "min_keystroke_ratio": (0.0, 1.0),
+    "min_chars_for_keystrokes": (1, 10_000),
+    "max_writer_chars_per_minute": (60, 10_000),
+}
+
+
+def study_rules(study: Study) -> dict[str, Any]:
+    """Return the study's exclusion rules, defaults filled in."""
+    return {**DEFAULT_RULES, **(study.exclusion_rules or {})}
+
+
+def exclusion_rules_locked(study: Study) -> bool:
+    """Return whether the study has launched (someone enrolled): its rules are then fixed."""
+    return study.participants.exists()
+
+
+def exclusion_rules_set(
+    *, study: Study, exclude: list[str], thresholds: dict[str, float], now: datetime | None = None
+) -> Study:
+    """Record the study's exclusion rules with a timestamp; refused once the study launched."""
+    if exclusion_rules_locked(study):
+        raise ValidationError(
+            "Participants have started: the exclusion rules recorded at "
+            f"{study.exclusion_rules_set_at or 'launch (the defaults)'} can no longer change."
+        )
+    unknown = set(exclude) - set(FLAG_LABELS)
+    if unknown:
+        raise ValidationError(f"Unknown flags: {', '.join(sorted(unknown))}.")
+    rules: dict[str, Any] = {"exclude": [code for code in FLAG_LABELS if code in exclude]}
+    for name, (low, high) in RULE_BOUNDS.items():
+        value = thresholds.get(name, DEFAULT_RULES[name])
+        if not isinstance(value, (int, float)) or not low <= value <= high:
+            raise ValidationError({name: f"Must be between {low} and {high}."})
+        rules[name] = value
+    study.exclusion_rules = rules
+    study.exclusion_rules_set_at = now or timezone.now()
+    study.save(update_fields=["exclusion_rules", "exclusion_rules_set_at", "updated_at"])
+    return study
+
+
+def _flag(code: str, reason: str) -> dict[str, str]:
+    return {"code": code, "reason": reason}
+
+
+def canary_in(answer: str, canary: str) -> bool:
+    """Return whether `answer` contains the canary word (any case, as a whole word)."""
+    if not canary:
+        return False
+    return re.search(rf"\b{re.escape(canary)}\b", answer, flags=re.IGNORECASE) is not None
+
+
+def _telemetry_flags(
+    telemetry: dict[str, Any] | None, *, answer_chars: int, rules: dict[str, Any]
+) -> list[dict[str, str]]:
+    if telemetry is None:
+        return [_flag(Flag.NO_TELEMETRY, "The browser sent no valid telemetry.")]
+    flags = []
+    pastes = telemetry.get("paste_events", 0)
+    if pastes:
+        flags.append(
+            _flag(
+                Flag.PASTE,
+                f"{pastes} paste(s), {telemetry.get('pasted_chars', 0)} characters pasted.",
+            )
+        )
+    keystrokes = telemetry.get("keystrokes")
+    if (
+        keystrokes is not None
+        and answer_chars >= rules["min_chars_for_keystrokes"]
+        and keystrokes < rules["min_keystroke_ratio"] * answer_chars
+    ):
+        flags.append(
+            _flag(
+                Flag.FEW_KEYSTROKES,
+                f"{keystrokes} keystrokes for an answer of {answer_chars} characters.",
+            )
+        )
+    return flags
+
+
+def judgment_flags(
+    *,
+    answer: str,
+    telemetry: dict[str, Any] | None,
+    time_spent_ms: int,
+    canary: str,
+    rules: dict[str, Any],
+) -> list[dict[str, str]]:
+    """Return the flags of an intruder's judgment (`answer`: its free-text fields joined)."""
+    flags = []
+    if canary_in(answer, canary):
+        flags.append(_flag(Flag.CANARY, f"The answer contains the hidden word “{canary}”."))
+    flags += _telemetry_flags(telemetry, answer_chars=len(answer.strip()), rules=rules)
+    if time_spent_ms < rules["min_judgment_ms"]:
+        flags.append(
+            _flag(
+                Flag.TOO_FAST,
+                f"Answered {time_spent_ms / 1000:.1f} s after the text was shown "
+                f"(rule: at least {rules['min_judgment_ms'] / 1000:.1f} s).",
+            )
+        )
+    away_ms = (telemetry or {}).get("away_ms", 0)
+    if away_ms > rules["max_away_seconds"] * 1000:
+        flags.append(
+            _flag(
+                Flag.AWAY,
+                f"{away_ms / 1000:.0f} s away from the page in "
+                f"{(telemetry or {}).get('focus_losses', 0)} absence(s) "
+                f"(rule: at most {rules['max_away_seconds']} s).",
+            )
+        )
+    return flags
+
+
+def description_flags(
+    *, text: str, telemetry: dict[str, Any] | None, rules: dict[str, Any]
+) -> list[dict[str, str]]:
+    """Return the flags of a writer's description: pasted, typed too fast, too few keys.
+
+    Time away is not flagged: writers are asked to look semi-famous people up.
+    """
+    flags = _telemetry_flags(telemetry, answer_chars=len(text), rules=rules)
+    typing_ms = (telemetry or {}).get("page_ms")
+    if typing_ms:
+        per_minute = len(text) / (typing_ms / 60_000)
+        if per_minute > rules["max_writer_chars_per_minute"]:
+            flags.append(
+                _flag(
+                    Flag.TOO_FAST,
+                    f"{len(text)} characters in {typing_ms / 1000:.0f} s "
+                    f"({per_minute:.0f} per minute; rule: at most "
+                    f"{rules['max_writer_chars_per_minute']}).",
+                )
+            )
+    return flags
+
+
+def answer_excluded(answer: FlaggedAnswer, rules: dict[str, Any]) -> bool:
+    """Return whether an answer is left out of the "without flagged" figures.
+
+    Confirmed: out. Overruled: in. Not reviewed: out when one of its flags is excluded by
+    the study's rules.
+    """
+    if answer.flag_review == FlaggedAnswer.Review.CONFIRMED:
+        return True
+    if answer.flag_review == FlaggedAnswer.Review.OVERRULED:
+        return False
+    excluded = set(rules["exclude"])
+    return any(flag.get("code") in excluded for flag in answer.flags or [])
+
+
+@dataclass(frozen=True)
+class FlagDecision:
+    confirmed: bool
+    reason: str
+
+
+def flag_review_record(
+    *, answer: Judgment | Description, user: Any, decision: FlagDecision
+) -> FlaggedAnswer:
+    """Record a researcher's confirmation or overruling of an answer's flags, with why."""
+    reason = (decision.reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "Please say why (the reason is kept)."})
+    if len(reason) > 2000:
+        raise ValidationError({"reason": "Please keep the reason under 2000 characters."})
+    with transaction.atomic():
+        answer.flag_review = (
+            FlaggedAnswer.Review.CONFIRMED if decision.confirmed else FlaggedAnswer.Review.OVERRULED
+        )
+        answer.flag_review_reason = reason
+        answer.flag_reviewed_by = user
+        answer.flag_reviewed_at = timezone.now()
+        answer.save(
+            update_fields=[
+                "flag_review",
+                "flag_review_reason",
+                "flag_reviewed_by",
+                "flag_reviewed_at",
+            ]
+        )
+    return answer

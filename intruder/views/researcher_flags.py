@@ -1,0 +1,153 @@
+"""Flagged answers: the study's exclusion rules (set before launch) and the review list
+where a researcher confirms or overrules each flagged answer, with a reason that is kept."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from intruder.models import Description, Judgment
+from intruder.selectors.flags import (
+    answer_flag_status,
+    flagged_descriptions,
+    flagged_judgments,
+    participant_flag_counts,
+)
+from intruder.selectors.researcher import role_can_edit
+from intruder.services.flags import (
+    DEFAULT_RULES,
+    FLAG_LABELS,
+    RULE_BOUNDS,
+    FlagDecision,
+    exclusion_rules_locked,
+    exclusion_rules_set,
+    flag_review_record,
+    study_rules,
+)
+from intruder.views.access import study_for
+
+MAX_ROWS = 500
+
+
+class ExclusionRulesForm(forms.Form):
+    """The exclusion rules: which flags exclude an answer, and the flags' thresholds."""
+
+    exclude = forms.MultipleChoiceField(
+        choices=list(FLAG_LABELS.items()), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    min_judgment_ms = forms.IntegerField(
+        label="Too fast: a judgment made in less than (ms)",
+        min_value=int(RULE_BOUNDS["min_judgment_ms"][0]),
+        max_value=int(RULE_BOUNDS["min_judgment_ms"][1]),
+    )
+    max_away_seconds = forms.IntegerField(
+        label="Long time away: more than (seconds, per text)",
+        min_value=int(RULE_BOUNDS["max_away_seconds"][0]),
+        max_value=int(RULE_BOUNDS["max_away_seconds"][1]),
+    )
+    min_keystroke_ratio = forms.FloatField(
+        label="Few keystrokes: fewer keystrokes than this share of the answer's characters",
+        min_value=RULE_BOUNDS["min_keystroke_ratio"][0],
+        max_value=RULE_BOUNDS["min_keystroke_ratio"][1],
+    )
+    min_chars_for_keystrokes = forms.IntegerField(
+        label="... for answers of at least (characters)",
+        min_value=int(RULE_BOUNDS["min_chars_for_keystrokes"][0]),
+        max_value=int(RULE_BOUNDS["min_chars_for_keystrokes"][1]),
+    )
+    max_writer_chars_per_minute = forms.IntegerField(
+        label="Writers too fast: more than (characters per minute)",
+        min_value=int(RULE_BOUNDS["max_writer_chars_per_minute"][0]),
+        max_value=int(RULE_BOUNDS["max_writer_chars_per_minute"][1]),
+    )
+
+
+class ReviewForm(forms.Form):
+    decision = forms.ChoiceField(choices=[("confirm", "Confirm"), ("overrule", "Overrule")])
+    reason = forms.CharField(max_length=2000)
+
+
+@login_required
+@require_GET
+def flags_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show the exclusion rules and the flagged answers with their review."""
+    study, role = study_for(request, slug)
+    rules = study_rules(study)
+    judgments = list(flagged_judgments(study)[:MAX_ROWS])
+    descriptions = list(flagged_descriptions(study)[:MAX_ROWS])
+    counts = participant_flag_counts(study)
+    context = {
+        "study": study,
+        "can_edit": role_can_edit(role),
+        "rules": rules,
+        "rules_form": ExclusionRulesForm(initial=rules),
+        "locked": exclusion_rules_locked(study),
+        "flag_labels": FLAG_LABELS,
+        "excluded_labels": [FLAG_LABELS[c] for c in rules["exclude"] if c in FLAG_LABELS],
+        "judgments": [(j, answer_flag_status(j, rules)) for j in judgments],
+        "descriptions": [(d, answer_flag_status(d, rules)) for d in descriptions],
+        "participants": sorted(
+            ((pid, sum(c.values()), c) for pid, c in counts.items()), key=lambda r: -r[1]
+        ),
+    }
+    return render(request, "researcher/flags.html", context)
+
+
+@login_required
+@require_POST
+def exclusion_rules_save(request: HttpRequest, slug: str) -> HttpResponse:
+    """Record the exclusion rules (refused once participants have started)."""
+    study, _ = study_for(request, slug, edit=True)
+    form = ExclusionRulesForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Rules not saved: {form.errors.as_text()}")
+        return redirect("researcher-flags", slug=study.slug)
+    data = form.cleaned_data
+    try:
+        exclusion_rules_set(
+            study=study,
+            exclude=data["exclude"],
+            thresholds={name: data[name] for name in DEFAULT_RULES if name != "exclude"},
+        )
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, "Exclusion rules recorded.")
+    return redirect("researcher-flags", slug=study.slug)
+
+
+@login_required
+@require_POST
+def flag_review(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpResponse:
+    """Confirm (exclude) or overrule (keep) one flagged answer, with the reason."""
+    study, _ = study_for(request, slug, edit=True)
+    if kind == "judgment":
+        answer = Judgment.objects.filter(pk=pk, participant__study=study).first()
+    elif kind == "description":
+        answer = Description.objects.filter(pk=pk, study=study).first()
+    else:
+        answer = None
+    if answer is None:
+        raise Http404("no such answer")
+    form = ReviewForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Please choose confirm or overrule and say why.")
+        return redirect("researcher-flags", slug=study.slug)
+    try:
+        flag_review_record(
+            answer=answer,
+            user=request.user,
+            decision=FlagDecision(
+                confirmed=form.cleaned_data["decision"] == "confirm",
+                reason=form.cleaned_data["reason"],
+            ),
+        )
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    return redirect(f"{reverse('researcher-flags', args=[study.slug])}#{kind}-{pk}")

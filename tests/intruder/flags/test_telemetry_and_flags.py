@@ -1,0 +1,378 @@
+"""Answer telemetry, the hidden canary and flags: bad telemetry never blocks an answer."""
+
+import json
+import re
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from intruder.models import Assignment, Description, Judgment, PersonGroup, Study
+from intruder.services.assignment import assignment_next
+from intruder.services.flags import (
+    Flag,
+    FlagDecision,
+    canary_in,
+    exclusion_rules_set,
+    flag_review_record,
+)
+from intruder.services.judgments import judgment_submit
+from intruder.services.telemetry import MAX_TELEMETRY_BYTES, telemetry_parse
+from intruder.services.writing import description_submit, writing_tasks_assign
+from tests.intruder.factories import (
+    make_description,
+    make_participant,
+    make_study,
+    make_target,
+    make_text,
+    make_user,
+)
+
+pytestmark = pytest.mark.django_db
+
+ALL = ["timing", "keystrokes", "paste", "copy", "focus"]
+HUMAN = {
+    "v": 1,
+    "page_ms": 20_000,
+    "first_input_ms": 4_000,
+    "typing_ms": 9_000,
+    "keystrokes": 60,
+    "paste_events": 0,
+    "pasted_chars": 0,
+    "copy_events": 0,
+    "copied_chars": 0,
+    "focus_losses": 0,
+    "away_ms": 0,
+}
+
+
+def raw(**changes) -> str:
+    return json.dumps({**HUMAN, **changes})
+
+
+@pytest.mark.parametrize(
+    "posted",
+    [
+        None,
+        "",
+        "not json",
+        "[1, 2]",
+        '{"v": 2, "page_ms": 10}',
+        raw(keystrokes=-1),
+        raw(keystrokes=True),
+        raw(keystrokes=1.5),
+        raw(keystrokes="60"),
+        raw(page_ms=10**12),
+        raw(secret="what was typed"),
+        raw(away_ms=30_000),  # more time away than on the page
+        '{"v": 1, "page_ms": ' + "9" * 5000 + "}",
+        "{" * 10_000,
+        " " * (MAX_TELEMETRY_BYTES + 1),
+    ],
+)
+def test_malformed_or_forged_telemetry_is_no_telemetry(posted):
+    assert telemetry_parse(posted, signals=ALL, server_ms=60_000) is None
+
+
+def test_telemetry_claiming_more_page_time_than_the_server_saw_is_refused():
+    assert telemetry_parse(raw(page_ms=20_000), signals=ALL, server_ms=60_000) is not None
+    assert telemetry_parse(raw(page_ms=20_000), signals=ALL, server_ms=5_000) is None
+
+
+def test_signals_the_study_switched_off_are_dropped_even_when_sent():
+    kept = telemetry_parse(raw(), signals=["timing"], server_ms=60_000)
+    assert set(kept) == {"v", "page_ms", "first_input_ms", "typing_ms"}
+
+
+@pytest.fixture
+def study():
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=2, judgments_per_text=2)
+    for i in range(3):
+        target = make_target(study=study, group=PersonGroup.FAMOUS, name=f"Oriel Vantassel{i}")
+        make_text(study=study, description=make_description(study=study, target=target))
+    return study
+
+
+def claim(study, **fields):
+    now = timezone.now()
+    participant = make_participant(
+        study=study, consented_at=now, instructions_seen_at=now, **fields
+    )
+    assignment = assignment_next(participant=participant)
+    # Shown a minute ago: no "too fast" flag unless a test wants one.
+    Assignment.objects.filter(pk=assignment.pk).update(
+        shown_at=timezone.now() - timedelta(minutes=1)
+    )
+    assignment.refresh_from_db()
+    return participant, assignment
+
+
+def submit(participant, assignment, telemetry, other="A sailor who keeps lights.", **kw):
+    return judgment_submit(
+        participant=participant,
+        assignment_id=assignment.pk,
+        self_identified=False,
+        other_knowledge=other,
+        telemetry=telemetry,
+        **kw,
+    ).judgment
+
+
+def codes(answer) -> set[str]:
+    return {flag["code"] for flag in answer.flags}
+
+
+def test_human_telemetry_is_stored_without_flags(study):
+    participant, assignment = claim(study)
+    judgment = submit(participant, assignment, raw())
+    assert judgment.telemetry["keystrokes"] == 60
+    assert judgment.flags == []
+
+
+@pytest.mark.parametrize("posted", [None, "garbage", raw(keystrokes=-5)])
+def test_forged_or_missing_telemetry_stores_the_answer_marked_no_telemetry(study, client, posted):
+    participant, assignment = claim(study)
+    data = {
+        "assignment_id": assignment.pk,
+        "self_identified": "no",
+        "other_knowledge": "A sailor who keeps lights.",
+    }
+    if posted is not None:
+        data["telemetry"] = posted
+    client.post(reverse("participant-judge", args=[participant.token]), data)
+    judgment = Judgment.objects.get(assignment=assignment)
+    assert judgment.telemetry is None
+    assert codes(judgment) == {Flag.NO_TELEMETRY}
+
+
+def test_telemetry_with_nul_characters_never_rejects_the_answer(study, client):
+    participant, assignment = claim(study)
+    client.post(
+        reverse("participant-judge", args=[participant.token]),
+        {
+            "assignment_id": assignment.pk,
+            "self_identified": "no",
+            "other_knowledge": "A sailor.",
+            "telemetry": "\x00" * 50,
+        },
+    )
+    assert Judgment.objects.filter(assignment=assignment).exists()
+
+
+@pytest.mark.parametrize(
+    ("changes", "flag"),
+    [
+        ({"paste_events": 1, "pasted_chars": 26}, Flag.PASTE),
+        ({"away_ms": 15_000, "focus_losses": 1}, Flag.AWAY),
+        ({"keystrokes": 2}, Flag.FEW_KEYSTROKES),
+    ],
+)
+def test_telemetry_signals_flag_the_judgment_with_a_reason(study, changes, flag):
+    participant, assignment = claim(study)
+    judgment = submit(participant, assignment, raw(**changes))
+    assert codes(judgment) == {flag}
+    assert judgment.flags[0]["reason"]
+
+
+def test_an_answer_made_within_seconds_of_the_text_is_flagged_too_fast(study):
+    participant, assignment = claim(study)
+    Assignment.objects.filter(pk=assignment.pk).update(shown_at=timezone.now())
+    judgment = submit(participant, assignment, raw(page_ms=900))
+    assert Flag.TOO_FAST in codes(judgment)
+
+
+def test_an_answer_echoing_the_canary_is_flagged(study):
+    participant, assignment = claim(study)
+    assert re.fullmatch(r"[a-z]{8}", assignment.canary)
+    judgment = submit(
+        participant, assignment, raw(), other=f"A sailor. {assignment.canary.upper()}"
+    )
+    assert Flag.CANARY in codes(judgment)
+    assert assignment.canary in judgment.flags[0]["reason"]
+
+
+def test_canary_word_is_unique_per_served_text(study):
+    _, first = claim(study)
+    _, second = claim(study)
+    assert first.canary != second.canary
+    assert canary_in("the word is Velmorika.", "velmorika")
+    assert not canary_in("velmorikas", "velmorika")
+
+
+def test_canary_is_hidden_in_the_page_and_never_in_the_text_or_its_export(study, client):
+    participant, assignment = claim(study)
+    page = client.get(reverse("participant-home", args=[participant.token])).content.decode()
+    hidden = re.search(r'<span class="canary" aria-hidden="true">([^<]*)</span>', page)
+    assert hidden and assignment.canary in hidden.group(1)
+    assert assignment.canary not in assignment.text.text
+    owner = study.owner
+    client.force_login(owner)
+    for fmt in ("csv", "jsonl"):
+        export = client.get(
+            reverse("researcher-export", args=[study.slug, "anonymized_texts", fmt])
+        )
+        assert assignment.canary not in export.content.decode()
+
+
+def test_the_judge_and_write_pages_load_the_telemetry_script_with_the_studys_signals(study, client):
+    study.telemetry_signals = ["timing", "paste"]
+    study.save()
+    participant, _ = claim(study)
+    page = client.get(reverse("participant-home", args=[participant.token])).content.decode()
+    assert 'data-telemetry="timing paste"' in page
+    assert "intruder/telemetry.js" in page
+    assert "<script>" not in page  # CSP: no inline script
+
+
+def test_one_intruder_never_gets_two_texts_about_the_same_person():
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=3, judgments_per_text=3)
+    person = make_target(study=study, group=PersonGroup.FAMOUS)
+    other = make_target(study=study, group=PersonGroup.FAMOUS)
+    for target in (person, person, person, other):
+        make_text(study=study, description=make_description(study=study, target=target))
+    participant = make_participant(study=study)
+    targets = []
+    while (assignment := assignment_next(participant=participant)) is not None:
+        targets.append(assignment.text.description.target_id)
+        Assignment.objects.filter(pk=assignment.pk).update(status="completed")
+    assert sorted(targets) == sorted([person.pk, other.pk])
+
+
+def test_the_database_refuses_a_second_text_about_the_same_person():
+    study = make_study(kind=Study.Kind.INTRUDER)
+    person = make_target(study=study)
+    first, second = (
+        make_text(study=study, description=make_description(study=study, target=person))
+        for _ in range(2)
+    )
+    participant = make_participant(study=study)
+    Assignment.objects.create(
+        participant=participant, text=first, position=1, slot=1, exclusive_target=person
+    )
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Assignment.objects.create(
+            participant=participant, text=second, position=2, slot=1, exclusive_target=person
+        )
+
+
+def test_a_study_that_allows_it_may_give_several_texts_about_one_person():
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=3, judgments_per_text=3)
+    study.allow_same_target = True
+    study.save()
+    person = make_target(study=study)
+    for _ in range(3):
+        make_text(study=study, description=make_description(study=study, target=person))
+    participant = make_participant(study=study)
+    got = 0
+    while (assignment := assignment_next(participant=participant)) is not None:
+        assert assignment.exclusive_target_id is None
+        got += 1
+        Assignment.objects.filter(pk=assignment.pk).update(status="completed")
+    assert got == 3
+
+
+def test_exclusion_rules_are_recorded_with_a_time_and_locked_at_launch(study):
+    exclusion_rules_set(study=study, exclude=[Flag.PASTE], thresholds={"max_away_seconds": 20})
+    study.refresh_from_db()
+    assert study.exclusion_rules["exclude"] == [Flag.PASTE]
+    assert study.exclusion_rules["max_away_seconds"] == 20
+    assert study.exclusion_rules_set_at is not None
+    make_participant(study=study)
+    with pytest.raises(ValidationError):
+        exclusion_rules_set(study=study, exclude=[], thresholds={})
+    with pytest.raises(ValidationError):
+        exclusion_rules_set(study=make_study(), exclude=["made_up"], thresholds={})
+
+
+def test_review_confirms_or_overrules_with_the_reason_kept(study, client):
+    participant, assignment = claim(study)
+    judgment = submit(participant, assignment, raw(paste_events=1, pasted_chars=40))
+    user = study.owner
+    with pytest.raises(ValidationError):
+        flag_review_record(answer=judgment, user=user, decision=FlagDecision(False, " "))
+    client.force_login(user)
+    url = reverse("researcher-flag-review", args=[study.slug, "judgment", judgment.pk])
+    client.post(url, {"decision": "overrule", "reason": "pasted their own name from notes"})
+    judgment.refresh_from_db()
+    assert judgment.flag_review == "overruled"
+    assert judgment.flag_review_reason == "pasted their own name from notes"
+    assert judgment.flag_reviewed_by == user
+    page = client.get(reverse("researcher-flags", args=[study.slug])).content.decode()
+    assert "pasted their own name from notes" in page
+    export = client.get(reverse("researcher-export", args=[study.slug, "judgments", "csv"]))
+    header, row = export.content.decode().splitlines()[:2]
+    assert "telemetry_pasted_chars" in header and "flag_review_reason" in header
+    assert "paste" in row and "overruled" in row
+
+
+def test_viewers_cannot_review_and_strangers_do_not_see_flags(study, client):
+    participant, assignment = claim(study)
+    judgment = submit(participant, assignment, raw(paste_events=1, pasted_chars=40))
+    client.force_login(make_user())
+    assert client.get(reverse("researcher-flags", args=[study.slug])).status_code == 404
+    url = reverse("researcher-flag-review", args=[study.slug, "judgment", judgment.pk])
+    assert client.post(url, {"decision": "confirm", "reason": "x"}).status_code == 404
+
+
+def test_analysis_rates_with_and_without_flagged_side_by_side(study):
+    from intruder.selectors.analysis import study_report
+
+    honest, a1 = claim(study)
+    submit(honest, a1, raw())
+    cheat, a2 = claim(study)
+    judgment_submit(
+        participant=cheat,
+        assignment_id=a2.pk,
+        self_identified=True,
+        guessed_name=a2.text.description.target.name,
+        revealing_text="the chatbot said so",
+        telemetry=raw(paste_events=1, pasted_chars=30),
+    )
+    table = study_report(study).tables["rates_flagged"]
+    overall = table[table["scope"] == "overall"].iloc[0]
+    assert overall["n_judgments_all"] == 2
+    assert overall["n_judgments_excluded"] == 1
+    assert overall["n_all"] == 2 and overall["n_without_flagged"] == 1
+    assert overall["pct_identified_all"] == 50.0
+    assert overall["pct_identified_without_flagged"] == 0.0
+
+
+def test_writer_descriptions_pasted_or_too_fast_are_flagged_and_excludable():
+    study = make_study(kind=Study.Kind.COLLECTION, min_description_chars=100)
+    make_target(study=study, group=PersonGroup.FAMOUS)
+    writer = make_participant(study=study)
+    writing_tasks_assign(participant=writer)
+    text = "A long description of a person. " * 10
+    description = description_submit(
+        participant=writer,
+        position=1,
+        text=text,
+        telemetry=raw(page_ms=10_000, keystrokes=3, paste_events=1, pasted_chars=len(text)),
+    )
+    assert codes(description) == {Flag.PASTE, Flag.FEW_KEYSTROKES, Flag.TOO_FAST}
+    flag_review_record(
+        answer=description, user=study.owner, decision=FlagDecision(True, "chatbot text")
+    )
+    intruder = make_study(kind=Study.Kind.INTRUDER)
+    intruder.source_studies.add(study)
+    from intruder.services.sources import pending_source_descriptions
+
+    assert not pending_source_descriptions(intruder).exists()
+    assert Description.objects.get(pk=description.pk).flag_review == "confirmed"
+
+
+def test_consent_page_says_what_is_recorded_and_only_that(client):
+    study = make_study(kind=Study.Kind.INTRUDER)
+    study.telemetry_signals = ["paste", "focus"]
+    study.save()
+    make_text(study=study)
+    url = reverse("participant-entry", kwargs={"slug": study.slug})
+    home = client.get(f"{url}?PROLIFIC_PID=CONSENTPID1")["Location"]
+    page = client.get(home).content.decode()
+    assert "whether you paste into an answer" in page
+    assert "how long you leave the page" in page
+    assert "how many keys you press" not in page
+    assert "never what you type" in page
