@@ -140,7 +140,7 @@ def delivery_handle(delivery: Delivery, *, now: datetime | None = None) -> Outco
             return Outcome("duplicate")
         raise
     if outcome.outcome == "unknown_type":
-        logger.info("Prolific webhook: unknown event type %r acknowledged", event_type)
+        logger.warning("Prolific webhook: unknown event type %r acknowledged", event_type)
     return outcome
 
 
