@@ -320,7 +320,9 @@ def _body(response: httpx.Response) -> Any:
         return response.text[:500]
 
 
-def client_from_settings(*, dry_run: bool = False, echo: Callable[[str], None] = print):
+def client_from_settings(
+    *, dry_run: bool = False, echo: Callable[[str], None] = print, max_retries: int = 4
+) -> ProlificClient:
     """Return a client configured from Django settings (PROLIFIC_API_TOKEN, PROLIFIC_API_URL)."""
     from django.conf import settings
 
@@ -330,6 +332,7 @@ def client_from_settings(*, dry_run: bool = False, echo: Callable[[str], None] =
         timeout=settings.PROLIFIC_TIMEOUT_SECONDS,
         dry_run=dry_run,
         echo=echo,
+        max_retries=max_retries,
     )
 
 

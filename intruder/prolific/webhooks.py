@@ -228,7 +228,7 @@ def submission_known(*, study: Study, prolific_pid: str, session_id: str) -> boo
     )
     if ended.exists() or not session_id:
         return False
-    client = client_from_settings()
+    client = client_from_settings(max_retries=1)  # a participant is waiting: one retry
     try:
         submission = client.submission_get(session_id)
     except ProlificError as error:
