@@ -195,8 +195,9 @@ def test_a_pay_whose_answer_was_lost_is_not_paid_again(published, fake_prolific)
         first = bonuses_pay(study=study, client=client, amounts=amounts, label="id")
     finally:
         fake_module.ROUTES = routes
-    # The retry of the pay call found it paid: recorded as succeeded, not paid again.
-    assert first[0].status == ProlificAction.Status.SUCCEEDED
+    # Every answer was lost: recorded as failed, though Prolific paid.
+    assert first[0].status == ProlificAction.Status.FAILED
+    # The retry pays the same bonus; Prolific says it is paid already: succeeded, once.
     second = bonuses_pay(study=study, client=client, amounts=amounts, label="id")
     assert second[0].status == ProlificAction.Status.SUCCEEDED
     assert fake_prolific.payments == [(study.prolific_study_id, "PIDL", 0.5)]
