@@ -408,3 +408,19 @@ def _pay(client: ProlificClient, ref: str) -> None:
         response=answer if isinstance(answer, dict) else {"paid": True},
         updated_at=timezone.now(),
     )
+
+
+def prolific_monitor_state(study: Study) -> ProlificStudyState | None:
+    """Return the study's Prolific state with counts of the submissions known here."""
+    state = ProlificStudyState.objects.filter(study=study).first()
+    if state is None:
+        return None
+    known = dict(
+        ProlificSubmission.objects.filter(study=study)
+        .order_by()
+        .values("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    state.counts = known or state.counts
+    return state
