@@ -124,8 +124,9 @@ REFUSAL_PAGES = {
 STATUS_PAGES = {
     Step.RETURNED: (
         "You have left this study",
-        "You did not give consent, so you cannot take part. Please return the study on "
-        "Prolific (\u201cReturn submission\u201d). No completion code is given.",
+        "You did not give consent, or you returned the study on Prolific, so you cannot "
+        "take part. If you have not yet, please return the study on Prolific (\u201cReturn "
+        "submission\u201d). No completion code is given.",
     ),
     Step.TIMED_OUT: (
         "Time limit reached",
