@@ -124,6 +124,8 @@ class Deliveries:
                 self.errors.append(f"{kind}: {error!r}")
                 continue
             with self.cond:
+                if sum(self.sent.values()) % 1000 == 999:
+                    print(f"{sum(self.sent.values()) + 1} deliveries sent", file=sys.stderr)
                 self.sent[kind] += 1
                 self.statuses[(kind, status)] += 1
                 if status < 300:
