@@ -41,6 +41,7 @@ from decimal import Decimal
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+MAX_DELIVERY_ATTEMPTS = 5  # a delivery without a 2xx answer is sent again, as Prolific does
 sys.path.insert(0, str(REPO))
 
 
@@ -85,13 +86,17 @@ class Deliveries:
         self.fake, self.url = fake, url
         self.heap: list[tuple[float, int, object, str]] = []
         self.cond = threading.Condition()
-        self.seq = 0
+        self.seq = 0  # deliveries (events sent), not counting retries
+        self.order = 0
+        self.retried = Counter()
+        self.latencies: list[float] = []  # seconds per webhook request
+        self.queue_waits: list[float] = []  # due time -> answered
         self.sent = Counter()
         self.accepted = Counter()
         self.statuses = Counter()
         self.errors: list[str] = []
         self.closed = False
-        self.ack_times: dict[str, float] = {}  # event id -> first 2xx time
+        self.ack_times: dict[str, datetime] = {}  # event id -> first 2xx time
         self.http = [httpx.Client(timeout=30) for _ in range(senders)]
         self.threads = [
             threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(senders)
@@ -99,10 +104,13 @@ class Deliveries:
         for t in self.threads:
             t.start()
 
-    def put(self, delivery, kind: str, delay: float = 0.0) -> None:
+    def put(self, delivery, kind: str, delay: float = 0.0, attempt: int = 1) -> None:
         with self.cond:
-            self.seq += 1
-            heapq.heappush(self.heap, (time.monotonic() + delay, self.seq, delivery, kind))
+            if attempt == 1:
+                self.seq += 1
+            self.order += 1
+            due = time.monotonic() + delay
+            heapq.heappush(self.heap, (due, self.order, delivery, kind, attempt))
             self.cond.notify()
 
     def _run(self, index: int) -> None:
@@ -117,11 +125,20 @@ class Deliveries:
                         return
                     wait = self.heap[0][0] - time.monotonic() if self.heap else 0.2
                     self.cond.wait(timeout=max(0.001, min(wait, 0.2)))
-                _, _, delivery, kind = heapq.heappop(self.heap)
+                due, _, delivery, kind, attempt = heapq.heappop(self.heap)
+            sent_at = time.monotonic()
             try:
                 status = self.fake.send(delivery, self.url, http=http)
-            except Exception as error:  # counted; the run goes on
+                with self.cond:
+                    self.latencies.append(time.monotonic() - sent_at)
+                    self.queue_waits.append(time.monotonic() - due)
+            except Exception as error:  # Prolific retries a delivery that got no answer
+                status = 0
                 self.errors.append(f"{kind}: {error!r}")
+            if (status == 0 or status >= 500) and attempt < MAX_DELIVERY_ATTEMPTS:
+                with self.cond:
+                    self.retried[kind] += 1
+                self.put(self.fake.delivery_again(delivery), kind, 2.0**attempt, attempt + 1)
                 continue
             with self.cond:
                 if sum(self.sent.values()) % 1000 == 999:
@@ -130,7 +147,7 @@ class Deliveries:
                 self.statuses[(kind, status)] += 1
                 if status < 300:
                     self.accepted[kind] += 1
-                    self.ack_times.setdefault(delivery.event_id, time.monotonic())
+                    self.ack_times.setdefault(delivery.event_id, datetime.now(UTC))
 
     def drain(self) -> None:
         with self.cond:
@@ -406,6 +423,7 @@ def main() -> None:
                 }
                 deliveries.put(fake.delivery(other), "other", rng.uniform(0, args.max_delay))
 
+    load_before = os.getloadavg()
     started = time.monotonic()
     noise_thread = threading.Thread(target=noise, daemon=True)
     noise_thread.start()
@@ -419,7 +437,7 @@ def main() -> None:
         ):
             running = [f for f in running if not f.done()]
             if len(running) >= args.concurrency:
-                time.sleep(0.01)
+                time.sleep(0.05)
                 continue
             running.append(pool.submit(participant, index))
             index += 1
@@ -462,24 +480,47 @@ def main() -> None:
         .annotate(n=Count("assignments", filter=Q(assignments__status="completed")))
         .values_list("n", flat=True)
     ]
-    reissue = []
+    # Reissue: from the participant's RETURNED on Prolific until their freed judgment slot is
+    # handed to someone else. Texts are interchangeable under the balance policy (the next
+    # claim goes to a least-held text), so the slot counts as reissued at the first text
+    # claim in the study after the release was applied. The exact (text, slot) refill is
+    # reported apart: it waits until that text is least-held again (balance, not latency).
+    reissue, same_slot, release_lag = [], [], []
     not_reissued = 0
     for r in returns:
         acked = deliveries.ack_times.get(r["event_id"])
-        returned_wall = r["returned_at"]
+        if acked is None:
+            not_reissued += 1
+            continue
+        release_lag.append((acked - r["returned_at"]).total_seconds())
         nxt = (
+            Assignment.objects.filter(participant__study=study, assigned_at__gte=acked)
+            .exclude(participant__prolific_pid=r["pid"])
+            .order_by("assigned_at")
+            .first()
+        )
+        exact = (
             Assignment.objects.filter(
-                text_id=r["text_id"], slot=r["slot"], assigned_at__gt=returned_wall
+                text_id=r["text_id"], slot=r["slot"], assigned_at__gt=r["returned_at"]
             )
             .order_by("assigned_at")
             .first()
         )
-        if nxt is None or acked is None:
+        if exact is not None:
+            same_slot.append((exact.assigned_at - r["returned_at"]).total_seconds())
+        if nxt is None:
             not_reissued += 1
             continue
-        reissue.append((nxt.assigned_at - returned_wall).total_seconds())
-    reissue.sort()
-    p95 = reissue[min(len(reissue) - 1, int(0.95 * len(reissue)))] if reissue else None
+        reissue.append((nxt.assigned_at - r["returned_at"]).total_seconds())
+
+    def p95_of(values: list[float]) -> float | None:
+        values = sorted(values)
+        return round(values[min(len(values) - 1, int(0.95 * len(values)))], 3) if values else None
+
+    def p50_of(values: list[float]) -> float | None:
+        return round(sorted(values)[len(values) // 2], 4) if values else None
+
+    p95 = p95_of(reissue)
     forged_stored = ProlificWebhookEvent.objects.filter(
         event_id__in=[e for e in deliveries.ack_times]
     ).count()
@@ -489,7 +530,7 @@ def main() -> None:
         "duplicate_participants": duplicate_participants,
         "orphaned_slots": orphaned,
         "max_minus_min_judgments_per_text": (max(per_text) - min(per_text)) if per_text else None,
-        "reissue_seconds_p95": None if p95 is None else round(p95, 3),
+        "reissue_seconds_p95": p95,
         "bad_signature_accepted": deliveries.accepted["bad_signature"],
         "double_payments": double_payments,
         "details": {
@@ -507,11 +548,15 @@ def main() -> None:
             "returned_holding_a_text": len(returns),
             "returned_slots_reissued": len(reissue),
             "returned_slots_not_reissued": not_reissued,
-            "reissue_seconds": {
-                "n": len(reissue),
-                "median": reissue[len(reissue) // 2] if reissue else None,
-                "max": reissue[-1] if reissue else None,
+            "reissue_seconds": sorted(round(x, 3) for x in reissue),
+            "release_lag_seconds_p95": p95_of(release_lag),
+            "same_text_and_slot_refill_seconds": sorted(round(x, 3) for x in same_slot),
+            "delivery_retries_by_kind": dict(deliveries.retried),
+            "webhook_request_seconds": {
+                "p50": p50_of(deliveries.latencies),
+                "p95": p95_of(deliveries.latencies),
             },
+            "delivery_late_seconds_p95": p95_of(deliveries.queue_waits),
             "slots": slots,
             "judgments": Judgment.objects.filter(text__description__study=study).count(),
             "judgments_per_text_min_max": [min(per_text), max(per_text)] if per_text else None,
@@ -530,6 +575,8 @@ def main() -> None:
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
             "shared_machine": True,
+            "load_average_1_5_15_before": [round(x, 1) for x in load_before],
+            "load_average_1_5_15_after": [round(x, 1) for x in os.getloadavg()],
             "note": "2-core machine shared with other sessions: timings are upper bounds.",
             "prolific": "fake server on loopback (intruder.prolific.fake_server), API v1",
         },

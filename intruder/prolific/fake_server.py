@@ -193,6 +193,22 @@ class FakeProlific:
             },
         )
 
+    def delivery_again(self, delivery: WebhookDelivery) -> WebhookDelivery:
+        """Prolific's retry of a delivery: the same body and X-Event-ID, signed anew.
+
+        A delivery that was tampered with or forged stays as it was (its signature is bad).
+        """
+        timestamp = str(int(time.time()))
+        signature = sign(secret=self.webhook_secret, timestamp=timestamp, body=delivery.body)
+        if delivery.headers.get(SIGNATURE_HEADER) != sign(
+            secret=self.webhook_secret,
+            timestamp=delivery.headers.get(TIMESTAMP_HEADER, ""),
+            body=delivery.body,
+        ):
+            return delivery
+        headers = {**delivery.headers, TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: signature}
+        return WebhookDelivery(event_id=delivery.event_id, body=delivery.body, headers=headers)
+
     def send(self, delivery: WebhookDelivery, target_url: str, *, http: httpx.Client) -> int:
         """POST a delivery to a subscriber; return the status (Prolific retries non-2xx)."""
         return http.post(target_url, content=delivery.body, headers=delivery.headers).status_code
