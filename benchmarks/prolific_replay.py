@@ -78,31 +78,42 @@ def setup_django(tmp: Path) -> None:
 
 
 class Deliveries:
-    """A delayed-delivery queue drained by sender threads that POST to the webhook URL."""
+    """Delayed-delivery queues drained by sender threads that POST to the webhook URL.
+
+    Two lanes: the study's real events have their own senders, as Prolific delivers each
+    event on its own rather than behind another study's traffic; the noise (duplicates, stale
+    copies, forgeries, other studies) has `senders` threads of its own.
+    """
 
     def __init__(self, fake, url: str, senders: int) -> None:
         import httpx
 
         self.fake, self.url = fake, url
-        self.heap: list[tuple[float, int, object, str]] = []
+        self.heaps: dict[str, list] = {"real": [], "noise": []}
         self.cond = threading.Condition()
         self.seq = 0  # deliveries (events sent), not counting retries
         self.order = 0
         self.retried = Counter()
         self.latencies: list[float] = []  # seconds per webhook request
-        self.queue_waits: list[float] = []  # due time -> answered
+        self.late: dict[str, list[float]] = {"real": [], "noise": []}  # due -> answered
         self.sent = Counter()
         self.accepted = Counter()
         self.statuses = Counter()
         self.errors: list[str] = []
         self.closed = False
         self.ack_times: dict[str, datetime] = {}  # event id -> first 2xx time
-        self.http = [httpx.Client(timeout=30) for _ in range(senders)]
+        lanes = ["real"] * 2 + ["noise"] * senders
+        self.http = [httpx.Client(timeout=30) for _ in lanes]
         self.threads = [
-            threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(senders)
+            threading.Thread(target=self._run, args=(i, lane), daemon=True)
+            for i, lane in enumerate(lanes)
         ]
         for t in self.threads:
             t.start()
+
+    @staticmethod
+    def lane(kind: str) -> str:
+        return "real" if kind == "real" else "noise"
 
     def put(self, delivery, kind: str, delay: float = 0.0, attempt: int = 1) -> None:
         with self.cond:
@@ -110,28 +121,28 @@ class Deliveries:
                 self.seq += 1
             self.order += 1
             due = time.monotonic() + delay
-            heapq.heappush(self.heap, (due, self.order, delivery, kind, attempt))
-            self.cond.notify()
+            heapq.heappush(self.heaps[self.lane(kind)], (due, self.order, delivery, kind, attempt))
+            self.cond.notify_all()
 
-    def _run(self, index: int) -> None:
+    def _run(self, index: int, lane: str) -> None:
         from django.db import connections
 
-        http = self.http[index]
+        http, heap = self.http[index], self.heaps[lane]
         while True:
             with self.cond:
-                while not self.heap or self.heap[0][0] > time.monotonic():
-                    if self.closed and not self.heap:
+                while not heap or heap[0][0] > time.monotonic():
+                    if self.closed and not heap:
                         connections.close_all()
                         return
-                    wait = self.heap[0][0] - time.monotonic() if self.heap else 0.2
+                    wait = heap[0][0] - time.monotonic() if heap else 0.2
                     self.cond.wait(timeout=max(0.001, min(wait, 0.2)))
-                due, _, delivery, kind, attempt = heapq.heappop(self.heap)
+                due, _, delivery, kind, attempt = heapq.heappop(heap)
             sent_at = time.monotonic()
             try:
                 status = self.fake.send(delivery, self.url, http=http)
                 with self.cond:
                     self.latencies.append(time.monotonic() - sent_at)
-                    self.queue_waits.append(time.monotonic() - due)
+                    self.late[lane].append(time.monotonic() - due)
             except Exception as error:  # Prolific retries a delivery that got no answer
                 status = 0
                 self.errors.append(f"{kind}: {error!r}")
@@ -235,6 +246,13 @@ def main() -> None:
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     ).start()
     webhook_url = f"http://127.0.0.1:{server.server_address[1]}/prolific/webhook/"
+    import httpx
+
+    # Warm up: the first request imports the whole URLconf (tens of seconds on a busy
+    # machine); a deployed server has done that long before Prolific's first event.
+    warm = time.monotonic()
+    assert httpx.get(webhook_url, timeout=300).status_code == 405
+    warmup_s = time.monotonic() - warm
 
     # --- the study --------------------------------------------------------------------------
     owner = get_user_model().objects.create_user(username="replay", password="x" * 12)
@@ -377,7 +395,7 @@ def main() -> None:
     def noise() -> None:
         other_study = new_id()
         while deliveries.total < args.events and not stop.is_set():
-            if len(real_events) < 3 or len(deliveries.heap) > 4 * args.senders:
+            if len(real_events) < 3 or len(deliveries.heaps["noise"]) > 4 * args.senders:
                 time.sleep(0.005)  # keep pace with the senders: no unbounded backlog
                 continue
             roll = rng.random()
@@ -556,7 +574,9 @@ def main() -> None:
                 "p50": p50_of(deliveries.latencies),
                 "p95": p95_of(deliveries.latencies),
             },
-            "delivery_late_seconds_p95": p95_of(deliveries.queue_waits),
+            "delivery_late_seconds_p95": {
+                lane: p95_of(waits) for lane, waits in deliveries.late.items()
+            },
             "slots": slots,
             "judgments": Judgment.objects.filter(text__description__study=study).count(),
             "judgments_per_text_min_max": [min(per_text), max(per_text)] if per_text else None,
@@ -567,6 +587,7 @@ def main() -> None:
             "payments": len(fake.payments),
             "distinct_payments": len(paid),
             "participants_seconds": round(participants_s, 1),
+            "server_warmup_seconds": round(warmup_s, 1),
             "total_seconds": round(webhooks_s, 1),
         },
         "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
