@@ -20,6 +20,7 @@ from intruder.prolific.services import (
     ProlificActionRefused,
     bonuses_pay,
     identification_bonuses,
+    prolific_monitor_state,
     study_draft_create,
     study_sync,
     study_transition,
@@ -50,7 +51,7 @@ def _entry_url(request: HttpRequest, study: Study) -> str:
 def prolific_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Show Prolific's status, the draft form or the controls, and the submissions."""
     study, role = study_for(request, slug)
-    state = ProlificStudyState.objects.filter(study=study).first()
+    state = prolific_monitor_state(study)  # counts of what webhooks and syncs reported
     context = {
         "study": study,
         "can_edit": role_can_edit(role),
