@@ -11,6 +11,10 @@ from intruder.models import (
     Job,
     Judgment,
     Participant,
+    ProlificAction,
+    ProlificStudyState,
+    ProlificSubmission,
+    ProlificWebhookEvent,
     Study,
     StudyMember,
     TargetPerson,
@@ -115,3 +119,39 @@ class JobAdmin(admin.ModelAdmin):
 
 
 from intruder import admin_risk  # noqa: E402, F401  (attack runs, in their own module)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """An audit trail: viewable, never edited or added by hand."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ProlificStudyState)
+class ProlificStudyStateAdmin(admin.ModelAdmin):
+    list_display = ["study", "status", "status_at", "synced_at"]
+
+
+@admin.register(ProlificSubmission)
+class ProlificSubmissionAdmin(ReadOnlyAdmin):
+    list_display = ["prolific_pid", "study", "status", "status_at"]
+    list_filter = ["status", "study"]
+    search_fields = ["prolific_pid", "submission_id"]
+
+
+@admin.register(ProlificWebhookEvent)
+class ProlificWebhookEventAdmin(ReadOnlyAdmin):
+    list_display = ["event_id", "event_type", "occurred_at", "outcome", "received_at"]
+    list_filter = ["event_type", "outcome"]
+    search_fields = ["event_id"]
+
+
+@admin.register(ProlificAction)
+class ProlificActionAdmin(ReadOnlyAdmin):
+    list_display = ["kind", "prolific_pid", "study", "amount", "status", "created_by", "updated_at"]
+    list_filter = ["kind", "status", "study"]
+    search_fields = ["prolific_pid", "key"]

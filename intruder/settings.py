@@ -150,6 +150,17 @@ INTRUDER_TOKEN_RATE = os.environ.get("INTRUDER_TOKEN_RATE", "10/minute") or None
 # First texts held this long by someone who has judged nothing are given back early when
 # another participant needs a slot (at most the study's time limit).
 INTRUDER_IDLE_RELEASE_MINUTES = float(os.environ.get("INTRUDER_IDLE_RELEASE_MINUTES", "10"))
+# Prolific (intruder.prolific). Without a token the platform works as before: the entry link
+# is pasted into Prolific by hand. The token never leaves the server (no page, export or log).
+PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
+PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+PROLIFIC_TIMEOUT_SECONDS = float(os.environ.get("PROLIFIC_TIMEOUT_SECONDS", "10"))
+PROLIFIC_WORKSPACE_ID = os.environ.get("PROLIFIC_WORKSPACE_ID", "")
+# The workspace's webhook secret (POST /hooks/secrets/): deliveries not signed with it get 403.
+PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
+# Deliveries whose X-Prolific-Request-Timestamp is further than this from our clock are
+# refused (replay protection).
+PROLIFIC_WEBHOOK_MAX_SKEW_SECONDS = int(os.environ.get("PROLIFIC_WEBHOOK_MAX_SKEW_SECONDS", "300"))
 # Largest import file accepted on the researcher pages.
 INTRUDER_IMPORT_MAX_MB = float(os.environ.get("INTRUDER_IMPORT_MAX_MB", "64"))
 

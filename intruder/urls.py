@@ -16,6 +16,7 @@ urlpatterns = [
     path("r/", include("intruder.views.risk_urls")),
     path("r/", include("intruder.views.preview_urls")),
     path("api/", include("intruder.api.urls")),
+    path("", include("intruder.prolific.urls")),
     path("", include("intruder.annotation.urls")),
     path("", include("intruder.views.participant_urls")),
     # The bare site address leads researchers to their pages (login first); participants

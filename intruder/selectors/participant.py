@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from intruder.models import (
     AnonymizedText,
@@ -166,8 +166,11 @@ def intruder_group_capacities(
         held[group] = held.get(group, 0) + n
         if status == Assignment.Status.COMPLETED:
             completed[group] = completed.get(group, 0) + n
-    owed = dict(
-        Participant.objects.filter(study=study, status=Participant.Status.STARTED)
+    owed = {
+        group: (started, judged)
+        for group, started, judged in Participant.objects.filter(
+            study=study, status=Participant.Status.STARTED
+        )
         .exclude(group="")
         .order_by()
         .values("group")
@@ -175,19 +178,31 @@ def intruder_group_capacities(
             started=Count("id", distinct=True),
             judged=Count("assignments", filter=Q(assignments__status=Assignment.Status.COMPLETED)),
         )
-        .annotate(owed=F("started") * study.items_per_participant - F("judged"))
-        .values_list("group", "owed")
-    )
+        .values_list("group", "started", "judged")
+    }
     return [
         GroupCapacity(
             group=group,
             slots=group_slots,
             held=held.get(group, 0),
             completed=completed.get(group, 0),
-            owed=max(0, owed.get(group, 0)),
+            owed=_owed(owed.get(group), items=_items_in_group(study, group_slots)),
         )
         for group, group_slots in slots.items()
     ]
+
+
+def _items_in_group(study: Study, group_slots: int) -> int:
+    """Return how many texts one participant of a group can get: N, or fewer texts."""
+    return min(study.items_per_participant, group_slots // study.judgments_per_text)
+
+
+def _owed(row: tuple[int, int] | None, *, items: int) -> int:
+    """Return the items owed to a group's started participants (never below 0)."""
+    if row is None:
+        return 0
+    started, judged = row
+    return max(0, started * items - judged)
 
 
 @dataclass(frozen=True)

@@ -143,30 +143,41 @@ def study_release_expired(*, study: Study, now: datetime | None = None) -> Expir
 
 
 def assignments_release_idle(*, study: Study, now: datetime | None = None) -> ExpirySweep:
-    """Release first texts held past the idle limit by participants who have judged nothing.
+    """Give back what idle participants hold when someone else needs a slot.
 
-    An active assignment at position 1 belongs to someone who has not answered a single
-    text. Held `INTRUDER_IDLE_RELEASE_MINUTES` (at most the study's time limit) it is given
-    back early and its holder timed out: made-up enrolments that claim a text and never
-    answer cannot keep a study full for the whole time limit. Called only when someone
-    needs a slot (`study_reclaim_slots`), so nobody is cut short while slots are free; a
-    participant who has judged a text keeps the full time limit.
+    Released: every active assignment held past `INTRUDER_IDLE_RELEASE_MINUTES` (at most the
+    study's time limit), whatever its position (a made-up PID that answers one text must not
+    keep the next for the whole time limit), its holder timed out with their finished
+    judgments kept. Timed out too: enrolled intruders who have judged nothing, hold no text
+    and were last seen past the idle window (their group claim is all they hold). Called
+    only when someone needs a slot (`study_reclaim_slots`), so nobody is cut short while
+    slots are free.
     """
     now = now or timezone.now()
     minutes = min(settings.INTRUDER_IDLE_RELEASE_MINUTES, study.time_limit_minutes)
+    cutoff = now - timedelta(minutes=minutes)
     idle = list(
         Assignment.objects.filter(
-            participant__study=study,
-            status=Assignment.Status.ACTIVE,
-            position=1,
-            assigned_at__lt=now - timedelta(minutes=minutes),
+            participant__study=study, status=Assignment.Status.ACTIVE, assigned_at__lt=cutoff
         ).values_list("pk", "participant_id")
     )
-    return _assignments_release(idle, now=now)
+    released = _assignments_release(idle, now=now)
+    claims = (
+        Participant.objects.filter(
+            study=study, status=Participant.Status.STARTED, last_seen_at__lt=cutoff
+        )
+        .exclude(group="")
+        .exclude(Exists(Assignment.objects.filter(participant=OuterRef("pk"))))
+        .update(status=Participant.Status.TIMED_OUT)
+    )
+    return ExpirySweep(released=released.released, timed_out=released.timed_out + claims)
 
 
 def study_reclaim_slots(*, study: Study, now: datetime | None = None) -> ExpirySweep:
-    """Free what may be freed when someone needs a slot: expired work, then idle first texts."""
+    """Free what may be freed when someone needs a slot: expired work, then idle holders.
+
+    Returns what was freed; `timed_out` counts participants whose claims went back too.
+    """
     now = now or timezone.now()
     expired = assignments_release_expired(study=study, now=now)
     idle = assignments_release_idle(study=study, now=now)
@@ -303,7 +314,8 @@ def assignment_next(
         candidates = assignment_candidates(participant=participant, rng=rng)
         if not candidates and not swept:
             swept = True
-            if study_reclaim_slots(study=study, now=now).released:
+            reclaimed = study_reclaim_slots(study=study, now=now)
+            if reclaimed.released or reclaimed.timed_out:
                 candidates = assignment_candidates(participant=participant, rng=rng)
         if not candidates:
             return None

@@ -55,6 +55,7 @@ class EnrolmentRefused(Exception):
     WRONG_STUDY = "wrong_study"
     LINKED = "linked"
     THROTTLED = "throttled"
+    UNKNOWN_TO_PROLIFIC = "unknown_to_prolific"
 
     def __init__(self, code: str) -> None:
         super().__init__(code)
@@ -85,15 +86,17 @@ def prolific_completion_url(*, study: Study) -> str:
 
 
 def least_claimed_group(capacities: list[GroupCapacity]) -> str:
-    """Return the group whose slots are least spoken for ("" when none has a free slot).
+    """Return the group whose slots are least spoken for ("" when none has an unclaimed slot).
 
-    Spoken for: judged, or owed to the group's started participants. Counting what
+    Spoken for: judged, or owed to the group's started participants. A group whose every
+    slot is spoken for is not offered: one more participant there would consent and then
+    find nothing to judge (a burst of 12 on room for 4 left 4 with nothing to do). Counting what
     participants are owed, not the assignments that exist, matters because assignments are
     created one page at a time: a crowd arriving at once has no assignments yet and would
     otherwise all land in one group. Ties go to the earlier group (famous, semifamous,
     fictitious).
     """
-    open_groups = [c for c in capacities if c.free_slots > 0]
+    open_groups = [c for c in capacities if c.free_slots > 0 and c.unclaimed > 0]
     if not open_groups:
         return ""
     return max(open_groups, key=lambda capacity: capacity.unclaimed).group
@@ -112,9 +115,8 @@ def study_lock(*, study: Study) -> None:
 def _refuse_new_participant(*, study: Study) -> None:
     """Raise EnrolmentRefused when a new participant cannot start the study.
 
-    An intruder study is full when no group has a free slot; slots that may be given back
-    (expired, or first texts held idle) are reclaimed before saying so. A new participant is
-    given no group, and so holds nothing, until they consent.
+    Whether an intruder study is full is decided later, under the study lock, when the
+    participant is created with the group that claims their items (`_intruder_create`).
     """
     if not study.is_open:
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
@@ -126,18 +128,8 @@ def _refuse_new_participant(*, study: Study) -> None:
     if not settings.INTRUDER_DEMO and studies_linked_open(study=study).exists():
         # A writer study over the same targets is open: its writers learn the answers.
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
-    slots = intruder_group_slots(study=study)
-    if not any(slots.values()):
+    if not any(intruder_group_slots(study=study).values()):
         raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
-    if _has_free_slot(study=study, slots=slots):
-        return
-    study_reclaim_slots(study=study)
-    if not _has_free_slot(study=study, slots=slots):
-        raise EnrolmentRefused(EnrolmentRefused.FULL)
-
-
-def _has_free_slot(*, study: Study, slots: dict[str, int]) -> bool:
-    return any(c.free_slots > 0 for c in intruder_group_capacities(study=study, slots=slots))
 
 
 def participant_enroll(
@@ -147,6 +139,7 @@ def participant_enroll(
     prolific_study_id: str = "",
     prolific_session_id: str = "",
     admit_new: Callable[[], bool] | None = None,
+    admit_known: Callable[[], bool] | None = None,
 ) -> Enrolment:
     """Enrol a Prolific participant, or return the existing enrolment for a known PID.
 
@@ -154,7 +147,13 @@ def participant_enroll(
     returned participant). A new PID is refused when the link's STUDY_ID is not the study's
     Prolific ID (if the study has one), when it took part in a linked study (a writer who has
     seen the targets must not judge them, nor the other way round), when `admit_new` (the
-    caller's rate limit per client) says no, and when the study is closed, empty or full.
+    caller's rate limit per client) or `admit_known` (Prolific knows of this submission) says
+    no, and when the study is closed, empty or full.
+
+    An intruder is created with their group, under the study lock, which claims their items
+    at once: a burst of enrolments never admits more people than there are slots, and a
+    refusal comes before consent, not after. A claim held by someone who does nothing is
+    given back after the idle window when another participant needs it.
     """
     pid = (prolific_pid or "").strip()
     if not pid:
@@ -171,6 +170,8 @@ def participant_enroll(
     if admit_new is not None and not admit_new():
         raise EnrolmentRefused(EnrolmentRefused.THROTTLED)
     _refuse_new_participant(study=study)
+    if admit_known is not None and not admit_known():
+        raise EnrolmentRefused(EnrolmentRefused.UNKNOWN_TO_PROLIFIC)
     try:
         with transaction.atomic():
             participant = Participant(
@@ -181,6 +182,8 @@ def participant_enroll(
             )
             # The study is given and the token fresh: skip the queries that would check them.
             participant.full_clean(exclude=["study", "token"], validate_constraints=False)
+            if study.kind == Study.Kind.INTRUDER:
+                _intruder_claim_group(participant=participant)
             participant.save()
     except IntegrityError:
         # The same PID enrolled in a concurrent request (double click on the Prolific link).
@@ -191,8 +194,28 @@ def participant_enroll(
     return Enrolment(participant=participant, created=True)
 
 
+def _intruder_claim_group(*, participant: Participant, now: datetime | None = None) -> None:
+    """Set a new intruder's group under the study lock, or refuse them as FULL.
+
+    Must run inside a transaction, which the participant's insert then joins: the lock is
+    held until the claim is committed, so concurrent enrolments each count the ones before.
+    """
+    study = participant.study
+    slots = intruder_group_slots(study=study)
+    study_lock(study=study)
+    group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+    if not group:
+        study_reclaim_slots(study=study, now=now)
+        group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+    if not group:
+        raise EnrolmentRefused(EnrolmentRefused.FULL)
+    participant.group = group
+
+
 def intruder_group_assign(*, participant: Participant, now: datetime | None = None) -> str:
-    """Give a consented intruder the group whose slots are least spoken for; return it.
+    """Give a consented intruder without a group the least spoken-for group; return it.
+
+    Intruders get their group at enrolment; this serves those enrolled before that rule.
 
     Runs under the study lock, so concurrent consents each count the ones before. Returns ""
     (and assigns nothing) when no group has a free slot even after reclaiming what may be
@@ -233,9 +256,7 @@ def participant_consent_give(
         if changed and participant.study.kind == Study.Kind.COLLECTION:
             writing_tasks_assign(participant=participant, rng=rng)
     participant.refresh_from_db()
-    if changed and participant.study.kind == Study.Kind.INTRUDER:
-        # Only now does the intruder reserve items of a group: an enrolment that never
-        # consents holds nothing.
+    if changed and participant_needs_group(participant=participant):
         intruder_group_assign(participant=participant, now=now)
 
 

@@ -27,6 +27,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from intruder.models import Assignment, Participant, PersonGroup, Study, TargetPerson
+from intruder.prolific.client import prolific_enabled
+from intruder.prolific.webhooks import submission_known
 from intruder.selectors.participant import (
     Step,
     assignment_completed_count,
@@ -105,6 +107,13 @@ REFUSAL_PAGES = {
         "You have taken part in a related study, so your answers here would not be "
         "independent. Please return the study on Prolific. Thank you for your interest.",
     ),
+    EnrolmentRefused.UNKNOWN_TO_PROLIFIC: (
+        403,
+        "Prolific does not know this place",
+        "Prolific has no active submission for your ID in this study, or it could not be "
+        "checked just now. Please start the study from Prolific (\u201cOpen study in a new "
+        "window\u201d) and try again. If you have returned the study, you cannot take part.",
+    ),
     EnrolmentRefused.THROTTLED: (
         429,
         "Too many sign-ups",
@@ -116,8 +125,9 @@ REFUSAL_PAGES = {
 STATUS_PAGES = {
     Step.RETURNED: (
         "You have left this study",
-        "You did not give consent, so you cannot take part. Please return the study on "
-        "Prolific (\u201cReturn submission\u201d). No completion code is given.",
+        "You did not give consent, or you returned the study on Prolific, so you cannot "
+        "take part. If you have not yet, please return the study on Prolific (\u201cReturn "
+        "submission\u201d). No completion code is given.",
     ),
     Step.TIMED_OUT: (
         "Time limit reached",
@@ -195,6 +205,15 @@ def _message(
     return render(request, "participant/message.html", context, status=status)
 
 
+def _prolific_check(study, pid: str, session_id: str):
+    """Return the "Prolific knows this place" check, or None without a token or study ID."""
+    if not (prolific_enabled() and study.prolific_study_id):
+        return None
+    return lambda: submission_known(
+        study=study, prolific_pid=pid.strip(), session_id=session_id.strip()
+    )
+
+
 @never_cache
 @require_GET
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
@@ -218,6 +237,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
             prolific_study_id=request.GET.get("STUDY_ID", ""),
             prolific_session_id=request.GET.get("SESSION_ID", ""),
             admit_new=lambda: EnrolmentThrottle().allow_request(request, None),
+            admit_known=_prolific_check(study, pid, request.GET.get("SESSION_ID", "")),
         )
     except EnrolmentRefused as refusal:
         status, title, text = REFUSAL_PAGES[refusal.code]

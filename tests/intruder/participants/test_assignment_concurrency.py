@@ -11,7 +11,11 @@ from collections import Counter
 from intruder.models import Assignment, Judgment, Participant, PersonGroup, Study
 from intruder.services.assignment import assignment_next
 from intruder.services.judgments import judgment_submit
-from intruder.services.participants import participant_consent_give, participant_enroll
+from intruder.services.participants import (
+    EnrolmentRefused,
+    participant_consent_give,
+    participant_enroll,
+)
 from tests.intruder.factories import make_participant, make_study, make_text, make_texts
 from tests.races import POSTGRES_RACES, run_threads
 
@@ -110,7 +114,7 @@ def test_a_crowd_enrolling_at_the_same_moment_is_balanced_over_the_groups():
         make_texts(study=study, count=4, group=group)
 
     def enrol(index: int) -> None:
-        # The group is chosen at consent, under the study's lock.
+        # The group is chosen at enrolment, under the study's lock.
         enrolment = participant_enroll(
             study=Study.objects.get(pk=study.pk), prolific_pid=f"RACE{index:04d}"
         )
@@ -120,3 +124,39 @@ def test_a_crowd_enrolling_at_the_same_moment_is_balanced_over_the_groups():
     assert errors == []
     groups = Counter(Participant.objects.filter(study=study).values_list("group", flat=True))
     assert groups == {group: 6 for group in PersonGroup.values}
+
+
+def test_a_burst_of_12_on_room_for_4_admits_4_and_refuses_8_before_consent():
+    # The audit: 12 enrolled onto room for 4, leaving 4 with nothing to do after consenting.
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=2, judgments_per_text=2)
+    make_texts(study=study, count=4, group=PersonGroup.FAMOUS)  # 8 slots = 4 people x 2
+    outcomes = Counter()
+    lock = threading.Lock()
+
+    def enrol(index: int) -> None:
+        try:
+            participant_enroll(
+                study=Study.objects.get(pk=study.pk), prolific_pid=f"BURST{index:04d}"
+            )
+            outcome = "admitted"
+        except EnrolmentRefused as refusal:
+            outcome = refusal.code
+        with lock:
+            outcomes[outcome] += 1
+
+    errors = run_threads(enrol, [(i,) for i in range(12)])
+    assert errors == []
+    assert outcomes == {"admitted": 4, EnrolmentRefused.FULL: 8}
+    # Every admitted participant finds their two texts.
+    for participant in Participant.objects.filter(study=study).select_related("study"):
+        participant_consent_give(participant=participant)
+        for _ in range(2):
+            assignment = assignment_next(participant=participant)
+            assert assignment is not None
+            judgment_submit(
+                participant=participant,
+                assignment_id=assignment.pk,
+                self_identified=False,
+                other_knowledge="x",
+            )
+    assert Judgment.objects.count() == 8

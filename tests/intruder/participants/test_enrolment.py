@@ -194,11 +194,11 @@ def test_abandoned_slots_do_not_make_a_study_full():
 
 
 def enrolled_groups(study, count):
-    """Enrol and consent `count` intruders; return how many each group got (given at consent)."""
+    """Enrol and consent `count` intruders; return how many each group got (at enrolment)."""
     groups = Counter()
     for i in range(count):
         participant = participant_enroll(study=study, prolific_pid=f"CROWD{i:04d}").participant
-        assert participant.group == ""  # no group, so nothing held, before consent
+        assert participant.group  # the group claims the items at enrolment
         participant_consent_give(participant=participant)
         groups[participant.group] += 1
     return groups

@@ -94,12 +94,21 @@ def test_n_made_up_pids_from_many_addresses_block_at_most_the_idle_window(settin
     assert "judge-form" not in again.content.decode()
 
 
-def test_enrolments_that_never_consent_hold_nothing() -> None:
-    study = small_study()
+def test_enrolments_that_never_consent_hold_their_claim_for_the_idle_window_only() -> None:
+    study = small_study()  # room for 3
+    admitted = refused = 0
     for i in range(50):
-        participant_enroll(study=study, prolific_pid=f"NOCONSENT{i}")
-    assert not Participant.objects.exclude(group="").exists()
+        try:
+            participant_enroll(study=study, prolific_pid=f"NOCONSENT{i}")
+            admitted += 1
+        except EnrolmentRefused as refusal:
+            assert refusal.code == EnrolmentRefused.FULL
+            refused += 1
+    assert (admitted, refused) == (3, 47)  # refused at the entry link, before consent
+    assert not real_participant_gets_a_text(study)
+    Participant.objects.update(last_seen_at=timezone.now() - timedelta(minutes=11))
     assert real_participant_gets_a_text(study)
+    assert Participant.objects.filter(status=Participant.Status.TIMED_OUT).count() >= 1
 
 
 def test_a_wrong_or_missing_study_id_is_refused_when_the_study_has_one() -> None:
@@ -148,32 +157,35 @@ def test_behind_a_proxy_the_limit_counts_the_forwarded_client(settings) -> None:
     assert a.get(entry(study, "PROXIED3")).status_code == 429
 
 
-def test_a_participant_who_consents_when_all_slots_are_taken_sees_full_then_gets_in() -> None:
+def test_a_late_participant_is_refused_before_consent_then_gets_in_after_the_idle_window():
     study = small_study(time_limit_minutes=60)
     holders = []
     for i in range(3):
         p = participant_enroll(study=study, prolific_pid=f"HOLDER{i}").participant
         participant_consent_give(participant=p)
         holders.append(p)
-    late = participant_enroll(study=study, prolific_pid="LATE0001").participant
     for p in holders:  # each claims a text: every slot held
         p.instructions_seen_at = timezone.now()
         p.save()
         assert participant_current_step(participant=p).step == Step.JUDGE
-    participant_consent_give(participant=late)
-    assert late.group == ""
-    assert participant_current_step(participant=late).step == Step.FULL
-    # One holder answers nothing for 11 minutes: the next visit of `late` reclaims the slot.
+    with pytest.raises(EnrolmentRefused) as refusal:
+        participant_enroll(study=study, prolific_pid="LATE0001")
+    assert refusal.value.code == EnrolmentRefused.FULL
+    assert not Participant.objects.filter(prolific_pid="LATE0001").exists()
+    # One holder answers nothing for 11 minutes: the next enrolment reclaims the slot.
     Assignment.objects.filter(participant=holders[0]).update(
         assigned_at=timezone.now() - timedelta(minutes=11)
     )
-    late.refresh_from_db()
+    late = participant_enroll(study=study, prolific_pid="LATE0001").participant
+    participant_consent_give(participant=late)
     late.instructions_seen_at = timezone.now()
     late.save()
     assert participant_current_step(participant=late).step == Step.JUDGE
 
 
-def test_a_participant_who_has_judged_a_text_keeps_the_full_time_limit() -> None:
+def test_idle_release_applies_to_every_text_not_only_the_first() -> None:
+    # The audit: a made-up PID that answers one text kept its next one for the full
+    # 60-minute time limit. Now the second text goes back after the idle window too.
     study = small_study(items_per_participant=2, time_limit_minutes=60)
     texts = list(study.descriptions.all())
     worker = make_participant(study=study, group=PersonGroup.FAMOUS, consented_at=timezone.now())
@@ -181,14 +193,52 @@ def test_a_participant_who_has_judged_a_text_keeps_the_full_time_limit() -> None
     second = Assignment.objects.create(
         participant=worker, text=texts[1].anonymizations.get(), position=2, slot=1
     )
-    Assignment.objects.filter(pk=second.pk).update(
-        assigned_at=timezone.now() - timedelta(minutes=30)
-    )
     from intruder.services.assignment import study_reclaim_slots
 
-    assert study_reclaim_slots(study=study).released == 0
+    Assignment.objects.filter(pk=second.pk).update(
+        assigned_at=timezone.now() - timedelta(minutes=9)
+    )
+    assert study_reclaim_slots(study=study).released == 0  # within the idle window
+    Assignment.objects.filter(pk=second.pk).update(
+        assigned_at=timezone.now() - timedelta(minutes=11)
+    )
+    assert study_reclaim_slots(study=study).released == 1
     second.refresh_from_db()
-    assert second.status == Assignment.Status.ACTIVE
+    worker.refresh_from_db()
+    assert second.status == Assignment.Status.RELEASED
+    assert worker.status == Participant.Status.TIMED_OUT
+    assert worker.judgments.count() == 1  # the finished answer is kept
+
+
+def test_four_made_up_pids_cannot_fill_a_study_with_junk_answers() -> None:
+    # The audit's 20-slot study, 4 made-up IDs answering one text each and then idling on
+    # the next: after the idle window their held texts go back to real participants.
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=5, judgments_per_text=4)
+    make_texts(study=study, count=5, group=PersonGroup.FAMOUS)
+    fakes = []
+    for i in range(4):
+        fake = participant_enroll(study=study, prolific_pid=f"JUNK{i}").participant
+        participant_consent_give(participant=fake)
+        fake.instructions_seen_at = timezone.now()
+        fake.save()
+        first = participant_current_step(participant=fake).assignment
+        from intruder.services.judgments import judgment_submit
+
+        judgment_submit(
+            participant=fake, assignment_id=first.pk, self_identified=False, other_knowledge="x"
+        )
+        assert participant_current_step(participant=fake).step == Step.JUDGE  # holds text 2
+        fakes.append(fake)
+    with pytest.raises(EnrolmentRefused):  # 4 x 5 items claim all 20 slots
+        participant_enroll(study=study, prolific_pid="REAL0001")
+    Assignment.objects.filter(status=Assignment.Status.ACTIVE).update(
+        assigned_at=timezone.now() - timedelta(minutes=11)
+    )
+    real = participant_enroll(study=study, prolific_pid="REAL0001").participant
+    assert real.group == PersonGroup.FAMOUS
+    assert Participant.objects.filter(status=Participant.Status.TIMED_OUT).count() == 4
+    assert Assignment.objects.filter(status=Assignment.Status.ACTIVE).count() == 0
+    assert Assignment.objects.filter(status=Assignment.Status.COMPLETED).count() == 4
 
 
 def test_refusal_codes_have_pages() -> None:
@@ -196,3 +246,20 @@ def test_refusal_codes_have_pages() -> None:
 
     codes = {v for k, v in vars(EnrolmentRefused).items() if k.isupper()}
     assert codes <= set(REFUSAL_PAGES)
+
+
+def test_a_burst_of_12_entry_links_on_room_for_4_refuses_8_at_the_entry_page() -> None:
+    # The same burst through the pages (SQLite and PostgreSQL; the threaded version runs
+    # on PostgreSQL in test_assignment_concurrency.py): nobody is admitted without room.
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=2, judgments_per_text=2)
+    make_texts(study=study, count=4, group=PersonGroup.FAMOUS)
+    statuses = [
+        Client(REMOTE_ADDR=f"10.1.0.{i + 1}").get(entry(study, f"BURST{i}", "")).status_code
+        for i in range(12)
+    ]
+    assert statuses.count(302) == 4 and statuses.count(403) == 8
+    for participant in Participant.objects.all():
+        participant_consent_give(participant=participant)
+        participant.instructions_seen_at = timezone.now()
+        participant.save()
+        assert participant_current_step(participant=participant).step == Step.JUDGE

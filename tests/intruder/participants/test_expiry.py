@@ -87,7 +87,8 @@ def test_intruder_idle_before_any_text_is_timed_out_and_stops_reserving_items(st
     assert studies_release_expired().timed_out == 1
 
     assert status_of(idle, recent) == ["timed_out", "started"]
-    assert intruder_group_capacities(study=study)[-1].owed == owed_before - 10
+    # Two alike participants owed the same; only the recent one's claim is left.
+    assert intruder_group_capacities(study=study)[-1].owed == owed_before // 2 > 0
 
 
 def test_intruder_who_judged_texts_keeps_their_debrief_however_long_they_wait(study):

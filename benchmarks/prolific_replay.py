@@ -1,0 +1,621 @@
+"""Prolific replay: scripted participants + the fake Prolific's webhooks, checked for invariants.
+
+    nice -n 10 python benchmarks/prolific_replay.py --events 10000 --out benchmarks/results/x.json
+
+Everything runs on loopback in one process: a throwaway SQLite database (or DATABASE_URL),
+the platform's WSGI app on a threaded server (the webhook endpoint receives real HTTP), and
+the fake Prolific (`intruder.prolific.fake_server`) that the platform's client calls.
+
+Participants arrive one after another (at most --concurrency at once) until every judgment
+slot is judged, as Prolific keeps recruiting until places are filled. Each takes a place on
+the fake Prolific (an ACTIVE submission), enrols through the same checks as the entry page
+(Prolific must know the submission), consents and judges texts; --return-share of them return
+the study on Prolific while holding a text, and then try to re-join with the same PID.
+
+Meanwhile the fake sends --events webhook deliveries: every real event (delayed at random, so
+some arrive out of order), plus duplicates of sent events (same X-Event-ID), stale copies
+(older X-Timestamp), deliveries with bad signatures (forged or tampered), and events of other
+studies and unknown types. At the end: approvals, and identification bonuses paid three times
+over with injected gateway errors.
+
+Writes {events, duplicate_participants, orphaned_slots, max_minus_min_judgments_per_text,
+reissue_seconds_p95, bad_signature_accepted, double_payments} and the details behind them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import os
+import platform
+import random
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+MAX_DELIVERY_ATTEMPTS = 5  # a delivery without a 2xx answer is sent again, as Prolific does
+sys.path.insert(0, str(REPO))
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=10_000, help="Webhook deliveries to send.")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--texts", type=int, default=16)
+    parser.add_argument("--judgments-per-text", type=int, default=3)
+    parser.add_argument("--items", type=int, default=3, help="Texts per participant.")
+    parser.add_argument("--return-share", type=float, default=0.25)
+    parser.add_argument("--concurrency", type=int, default=6, help="Participants at once.")
+    parser.add_argument("--senders", type=int, default=4, help="Webhook sender threads.")
+    parser.add_argument("--max-participants", type=int, default=400)
+    parser.add_argument("--max-delay", type=float, default=1.5, help="Delivery delay (s).")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--time-limit", type=float, default=900, help="Stop after (s).")
+    return parser.parse_args()
+
+
+def setup_django(tmp: Path) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "intruder.settings")
+    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp / 'replay.sqlite3'}")
+    import django
+
+    django.setup()
+    import logging
+
+    # Thousands of refused and unknown deliveries are logged as warnings by design.
+    logging.getLogger("intruder.prolific").setLevel(logging.ERROR)
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+class Deliveries:
+    """Delayed-delivery queues drained by sender threads that POST to the webhook URL.
+
+    Two lanes: the study's real events have their own senders, as Prolific delivers each
+    event on its own rather than behind another study's traffic; the noise (duplicates, stale
+    copies, forgeries, other studies) has `senders` threads of its own.
+    """
+
+    def __init__(self, fake, url: str, senders: int) -> None:
+        import httpx
+
+        self.fake, self.url = fake, url
+        self.heaps: dict[str, list] = {"real": [], "noise": []}
+        self.cond = threading.Condition()
+        self.seq = 0  # deliveries (events sent), not counting retries
+        self.order = 0
+        self.retried = Counter()
+        self.latencies: list[float] = []  # seconds per webhook request
+        self.late: dict[str, list[float]] = {"real": [], "noise": []}  # due -> answered
+        self.sent = Counter()
+        self.accepted = Counter()
+        self.statuses = Counter()
+        self.errors: list[str] = []
+        self.closed = False
+        self.ack_times: dict[str, datetime] = {}  # event id -> first 2xx time
+        lanes = ["real"] * 2 + ["noise"] * senders
+        self.http = [httpx.Client(timeout=30) for _ in lanes]
+        self.threads = [
+            threading.Thread(target=self._run, args=(i, lane), daemon=True)
+            for i, lane in enumerate(lanes)
+        ]
+        for t in self.threads:
+            t.start()
+
+    @staticmethod
+    def lane(kind: str) -> str:
+        return "real" if kind == "real" else "noise"
+
+    def put(self, delivery, kind: str, delay: float = 0.0, attempt: int = 1) -> None:
+        with self.cond:
+            if attempt == 1:
+                self.seq += 1
+            self.order += 1
+            due = time.monotonic() + delay
+            heapq.heappush(self.heaps[self.lane(kind)], (due, self.order, delivery, kind, attempt))
+            self.cond.notify_all()
+
+    def _run(self, index: int, lane: str) -> None:
+        from django.db import connections
+
+        http, heap = self.http[index], self.heaps[lane]
+        while True:
+            with self.cond:
+                while not heap or heap[0][0] > time.monotonic():
+                    if self.closed and not heap:
+                        connections.close_all()
+                        return
+                    wait = heap[0][0] - time.monotonic() if heap else 0.2
+                    self.cond.wait(timeout=max(0.001, min(wait, 0.2)))
+                due, _, delivery, kind, attempt = heapq.heappop(heap)
+            sent_at = time.monotonic()
+            try:
+                status = self.fake.send(delivery, self.url, http=http)
+                with self.cond:
+                    self.latencies.append(time.monotonic() - sent_at)
+                    self.late[lane].append(time.monotonic() - due)
+            except Exception as error:  # Prolific retries a delivery that got no answer
+                status = 0
+                self.errors.append(f"{kind}: {error!r}")
+            if (status == 0 or status >= 500) and attempt < MAX_DELIVERY_ATTEMPTS:
+                with self.cond:
+                    self.retried[kind] += 1
+                self.put(self.fake.delivery_again(delivery), kind, 2.0**attempt, attempt + 1)
+                continue
+            with self.cond:
+                if sum(self.sent.values()) % 1000 == 999:
+                    print(f"{sum(self.sent.values()) + 1} deliveries sent", file=sys.stderr)
+                self.sent[kind] += 1
+                self.statuses[(kind, status)] += 1
+                if status < 300:
+                    self.accepted[kind] += 1
+                    self.ack_times.setdefault(delivery.event_id, datetime.now(UTC))
+
+    def drain(self) -> None:
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+        for t in self.threads:
+            t.join()
+
+    @property
+    def total(self) -> int:
+        return self.seq
+
+
+def main() -> None:
+    args = parse_args()
+    rng = random.Random(args.seed)
+    tmp = Path(tempfile.mkdtemp(prefix="prolific_replay_"))
+    setup_django(tmp)
+
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+    from django.core.wsgi import get_wsgi_application
+    from django.db import connections
+    from django.db.models import Count, Q
+
+    from intruder.models import (
+        AnonymizedText,
+        Assignment,
+        Description,
+        Judgment,
+        Participant,
+        ProlificWebhookEvent,
+        Study,
+        TargetPerson,
+    )
+    from intruder.prolific.client import ProlificClient
+    from intruder.prolific.fake_server import FakeProlific, new_id
+    from intruder.prolific.services import (
+        bonuses_pay,
+        identification_bonuses,
+        study_draft_create,
+        study_sync,
+        study_transition,
+        submissions_review,
+    )
+    from intruder.prolific.webhooks import submission_known
+    from intruder.services.judgments import judgment_submit
+    from intruder.services.participants import (
+        EnrolmentRefused,
+        participant_complete,
+        participant_consent_give,
+        participant_current_step,
+        participant_enroll,
+        participant_instructions_confirm,
+    )
+
+    # --- the fake Prolific and the platform on loopback ------------------------------------
+    real_events: list[dict] = []
+    deliveries: Deliveries | None = None
+
+    class ReplayProlific(FakeProlific):
+        def _event(self, event_type, resource):
+            event = super()._event(event_type, resource)
+            real_events.append(event)
+            if deliveries is not None:  # every real event, delayed at random (reordering)
+                deliveries.put(self.delivery(event), "real", rng.uniform(0, args.max_delay))
+            return event
+
+    fake = ReplayProlific()
+    fake.serve()
+    fake._secret_create({})
+    settings.PROLIFIC_API_TOKEN = fake.token
+    settings.PROLIFIC_API_URL = fake.base_url
+    settings.PROLIFIC_WEBHOOK_SECRET = fake.webhook_secret
+    settings.PROLIFIC_WORKSPACE_ID = fake.workspace_id
+
+    class QuietHandler(WSGIRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler, allow_reuse_address=False)
+    server.set_app(get_wsgi_application())
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    ).start()
+    webhook_url = f"http://127.0.0.1:{server.server_address[1]}/prolific/webhook/"
+    import httpx
+
+    # Warm up: the first request imports the whole URLconf (tens of seconds on a busy
+    # machine); a deployed server has done that long before Prolific's first event.
+    warm = time.monotonic()
+    assert httpx.get(webhook_url, timeout=300).status_code == 405
+    warmup_s = time.monotonic() - warm
+
+    # --- the study --------------------------------------------------------------------------
+    owner = get_user_model().objects.create_user(username="replay", password="x" * 12)
+    study = Study.objects.create(
+        slug="replay",
+        title="Replay",
+        kind=Study.Kind.INTRUDER,
+        owner=owner,
+        items_per_participant=args.items,
+        judgments_per_text=args.judgments_per_text,
+        groups=["famous"],
+    )
+    names = {}
+    for i in range(args.texts):
+        target = TargetPerson.objects.create(
+            study=study, key=f"t{i}", name=f"Person Number{i}", group="famous"
+        )
+        description = Description.objects.create(study=study, target=target, text=f"Text {i}.")
+        text = AnonymizedText.objects.create(
+            description=description, text=f"[PERSON] wrote text {i}.", status="released"
+        )
+        names[text.pk] = target.name
+    client = ProlificClient(token=fake.token, base_url=fake.base_url, backoff=0.05)
+    study_draft_create(
+        study=study,
+        client=client,
+        entry_url="http://127.0.0.1/s/replay/",
+        places=args.max_participants,
+        reward_minor=100,
+        estimated_minutes=10,
+    )
+    study_transition(study=study, client=client, action="publish")
+    study.refresh_from_db()
+    prolific_study_id = study.prolific_study_id
+    deliveries = Deliveries(fake, webhook_url, args.senders)
+    slots = args.texts * args.judgments_per_text
+
+    # --- scripted participants --------------------------------------------------------------
+    lock = threading.Lock()
+    returns: list[dict] = []  # {text_id, slot, returned_at (monotonic), event_id}
+    rejoin_problems: list[str] = []
+    outcomes = Counter()
+    stop = threading.Event()
+
+    def all_judged() -> bool:
+        return Judgment.objects.filter(text__description__study=study).count() >= slots
+
+    def participant(index: int) -> None:
+        try:
+            _participant(index)
+        finally:
+            connections.close_all()
+
+    def _participant(index: int) -> None:
+        local = random.Random(args.seed * 100_003 + index)
+        pid = f"{index:024x}"
+        session = fake.submission_start(prolific_study_id, pid)
+        fresh = Study.objects.get(pk=study.pk)
+        try:
+            enrolment = participant_enroll(
+                study=fresh,
+                prolific_pid=pid,
+                prolific_study_id=prolific_study_id,
+                prolific_session_id=session,
+                admit_known=lambda: submission_known(
+                    study=fresh, prolific_pid=pid, session_id=session
+                ),
+            )
+        except EnrolmentRefused as refusal:
+            with lock:
+                outcomes[f"refused_{refusal.code}"] += 1
+            fake.submission_set_status(session, "RETURNED")  # they return it on Prolific
+            return
+        p = enrolment.participant
+        participant_consent_give(participant=p)
+        participant_instructions_confirm(participant=p)
+        returner = local.random() < args.return_share
+        return_at = local.randrange(args.items)
+        for k in range(args.items):
+            p.refresh_from_db()
+            step = participant_current_step(participant=p)
+            if step.assignment is None:
+                break
+            time.sleep(local.uniform(0.005, 0.03))  # reading
+            if returner and k == return_at:
+                event = fake.submission_set_status(session, "RETURNED")
+                with lock:
+                    returns.append(
+                        {
+                            "text_id": step.assignment.text_id,
+                            "slot": step.assignment.slot,
+                            "returned_at": datetime.now(UTC),
+                            "event_id": event["event_id"],
+                            "pid": pid,
+                        }
+                    )
+                    outcomes["returned"] += 1
+                # The same person opens the link again once Prolific's event is in: no second
+                # place, nothing held.
+                deadline = time.monotonic() + 60
+                while event["event_id"] not in deliveries.ack_times:
+                    if time.monotonic() > deadline:
+                        rejoin_problems.append(f"{pid}: RETURNED not delivered in 60 s")
+                        return
+                    time.sleep(0.05)
+                try:
+                    again = participant_enroll(
+                        study=Study.objects.get(pk=study.pk),
+                        prolific_pid=pid,
+                        prolific_study_id=prolific_study_id,
+                        prolific_session_id=session,
+                    )
+                    again_p = again.participant
+                    held = again_p.assignments.filter(status=Assignment.Status.ACTIVE).count()
+                    if again.created or again_p.pk != p.pk:
+                        rejoin_problems.append(f"{pid}: second participant")
+                    elif held:
+                        rejoin_problems.append(f"{pid}: holds {held} text(s) after returning")
+                    elif participant_current_step(participant=again_p).assignment is not None:
+                        rejoin_problems.append(f"{pid}: got a text after returning")
+                except EnrolmentRefused:
+                    pass
+                return
+            guess = names[step.assignment.text_id] if local.random() < 0.3 else ""
+            judgment_submit(
+                participant=p,
+                assignment_id=step.assignment.pk,
+                self_identified=bool(guess),
+                guessed_name=guess,
+                revealing_text="the dates" if guess else "",
+                other_knowledge="" if guess else "a writer",
+            )
+        p.refresh_from_db()
+        if participant_complete(participant=p):
+            fake.submission_set_status(session, "AWAITING REVIEW")
+            with lock:
+                outcomes["completed"] += 1
+
+    # --- noise: duplicates, stale copies, bad signatures, other studies ---------------------
+    def noise() -> None:
+        other_study = new_id()
+        while deliveries.total < args.events and not stop.is_set():
+            if len(real_events) < 3 or len(deliveries.heaps["noise"]) > 4 * args.senders:
+                time.sleep(0.005)  # keep pace with the senders: no unbounded backlog
+                continue
+            roll = rng.random()
+            event = rng.choice(real_events)
+            if roll < 0.40:  # Prolific's retry of a delivered event: same X-Event-ID
+                deliveries.put(fake.delivery(event), "duplicate", rng.uniform(0, args.max_delay))
+            elif roll < 0.55:  # an older state under a new event ID, delivered late
+                stale = {
+                    "event_id": new_id(),
+                    "occurred_at": (
+                        datetime.fromisoformat(event["occurred_at"]) - timedelta(minutes=5)
+                    ).isoformat(),
+                    "payload": {**event["payload"], "status": "ACTIVE"},
+                }
+                deliveries.put(fake.delivery(stale), "stale", rng.uniform(0, args.max_delay))
+            elif roll < 0.70:  # forged: a RETURNED for someone, signed with a wrong secret
+                forged = {
+                    "event_id": new_id(),
+                    "occurred_at": datetime.now(UTC).isoformat(),
+                    "payload": {**event["payload"], "status": "RETURNED"},
+                }
+                if rng.random() < 0.5:
+                    bad = fake.delivery(forged, secret="guessed-secret")
+                else:  # a valid delivery tampered with on the way
+                    bad = fake.delivery(forged)
+                    bad.body = bad.body.replace(b'"RETURNED"', b'"TIMED-OUT"')
+                deliveries.put(bad, "bad_signature", rng.uniform(0, args.max_delay))
+            else:  # another study of the workspace, or an event type we do not handle
+                other = {
+                    "event_id": new_id(),
+                    "occurred_at": datetime.now(UTC).isoformat(),
+                    "payload": (
+                        {
+                            "event_type": "submission.status.change",
+                            "resource_id": new_id(),
+                            "status": "APPROVED",
+                            "participant_id": new_id(),
+                            "study_id": other_study,
+                        }
+                        if rng.random() < 0.5
+                        else {"event_type": "study.progress.change", "resource_id": other_study}
+                    ),
+                }
+                deliveries.put(fake.delivery(other), "other", rng.uniform(0, args.max_delay))
+
+    load_before = os.getloadavg()
+    started = time.monotonic()
+    noise_thread = threading.Thread(target=noise, daemon=True)
+    noise_thread.start()
+    index = 0
+    with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
+        running = []
+        while (
+            index < args.max_participants
+            and time.monotonic() - started < args.time_limit
+            and not all_judged()
+        ):
+            running = [f for f in running if not f.done()]
+            if len(running) >= args.concurrency:
+                time.sleep(0.05)
+                continue
+            running.append(pool.submit(participant, index))
+            index += 1
+            time.sleep(rng.uniform(0.005, 0.03))  # arrivals
+        participant_errors = [repr(f.exception()) for f in running if f.exception()]
+    participants_s = time.monotonic() - started
+    noise_thread.join()
+    deliveries.drain()
+    webhooks_s = time.monotonic() - started
+
+    # --- review and bonuses, retried with lost answers ---------------------------------------
+    study_sync(study=study, client=client)
+    done = list(
+        Participant.objects.filter(study=study, status="completed").values_list(
+            "prolific_pid", flat=True
+        )
+    )
+    submissions_review(study=study, client=client, pids=done, kind="approve", user=owner)
+    amounts = identification_bonuses(study=study, per_identified=Decimal("0.50"))
+    fake.fail_next(502, times=3)
+    for _ in range(3):  # a researcher clicking "pay" again after errors
+        bonuses_pay(study=study, client=client, amounts=amounts, label="identified", user=owner)
+    paid = Counter((pid, amount) for _, pid, amount in fake.payments)
+    payments_per_pid = Counter(pid for _, pid, _ in fake.payments)
+    double_payments = sum(n - 1 for n in payments_per_pid.values() if n > 1)
+    unpaid = sorted(set(amounts) - set(payments_per_pid))
+
+    # --- invariants -------------------------------------------------------------------------
+    per_pid = Counter(
+        Participant.objects.filter(study=study).values_list("prolific_pid", flat=True)
+    )
+    duplicate_participants = sum(n - 1 for n in per_pid.values() if n > 1) + len(rejoin_problems)
+    active = Assignment.objects.filter(participant__study=study, status="active")
+    orphaned = active.filter(~Q(participant__status="started")).count()
+    orphaned += active.filter(participant__prolific_pid__in=[r["pid"] for r in returns]).count()
+    leftover_active = active.count()
+    per_text = [
+        n
+        for n in AnonymizedText.objects.filter(description__study=study)
+        .annotate(n=Count("assignments", filter=Q(assignments__status="completed")))
+        .values_list("n", flat=True)
+    ]
+    # Reissue: from the participant's RETURNED on Prolific until their freed judgment slot is
+    # handed to someone else. Texts are interchangeable under the balance policy (the next
+    # claim goes to a least-held text), so the slot counts as reissued at the first text
+    # claim in the study after the release was applied. The exact (text, slot) refill is
+    # reported apart: it waits until that text is least-held again (balance, not latency).
+    reissue, same_slot, release_lag = [], [], []
+    not_reissued = 0
+    for r in returns:
+        acked = deliveries.ack_times.get(r["event_id"])
+        if acked is None:
+            not_reissued += 1
+            continue
+        release_lag.append((acked - r["returned_at"]).total_seconds())
+        nxt = (
+            Assignment.objects.filter(participant__study=study, assigned_at__gte=acked)
+            .exclude(participant__prolific_pid=r["pid"])
+            .order_by("assigned_at")
+            .first()
+        )
+        exact = (
+            Assignment.objects.filter(
+                text_id=r["text_id"], slot=r["slot"], assigned_at__gt=r["returned_at"]
+            )
+            .order_by("assigned_at")
+            .first()
+        )
+        if exact is not None:
+            same_slot.append((exact.assigned_at - r["returned_at"]).total_seconds())
+        if nxt is None:
+            not_reissued += 1
+            continue
+        reissue.append((nxt.assigned_at - r["returned_at"]).total_seconds())
+
+    def p95_of(values: list[float]) -> float | None:
+        values = sorted(values)
+        return round(values[min(len(values) - 1, int(0.95 * len(values)))], 3) if values else None
+
+    def p50_of(values: list[float]) -> float | None:
+        return round(sorted(values)[len(values) // 2], 4) if values else None
+
+    p95 = p95_of(reissue)
+    forged_stored = ProlificWebhookEvent.objects.filter(
+        event_id__in=[e for e in deliveries.ack_times]
+    ).count()
+
+    result = {
+        "events": deliveries.total,
+        "duplicate_participants": duplicate_participants,
+        "orphaned_slots": orphaned,
+        "max_minus_min_judgments_per_text": (max(per_text) - min(per_text)) if per_text else None,
+        "reissue_seconds_p95": p95,
+        "bad_signature_accepted": deliveries.accepted["bad_signature"],
+        "double_payments": double_payments,
+        "details": {
+            "deliveries_sent_by_kind": dict(deliveries.sent),
+            "deliveries_accepted_by_kind": dict(deliveries.accepted),
+            "statuses": {f"{k}:{s}": n for (k, s), n in sorted(deliveries.statuses.items())},
+            "delivery_errors": deliveries.errors[:20],
+            "real_events": len(real_events),
+            "webhook_events_stored": ProlificWebhookEvent.objects.count(),
+            "stored_events_acknowledged": forged_stored,
+            "participants_started": index,
+            "outcomes": dict(outcomes),
+            "participant_errors": participant_errors[:20],
+            "rejoin_problems": rejoin_problems[:20],
+            "returned_holding_a_text": len(returns),
+            "returned_slots_reissued": len(reissue),
+            "returned_slots_not_reissued": not_reissued,
+            "reissue_seconds": sorted(round(x, 3) for x in reissue),
+            "release_lag_seconds_p95": p95_of(release_lag),
+            "same_text_and_slot_refill_seconds": sorted(round(x, 3) for x in same_slot),
+            "delivery_retries_by_kind": dict(deliveries.retried),
+            "webhook_request_seconds": {
+                "p50": p50_of(deliveries.latencies),
+                "p95": p95_of(deliveries.latencies),
+            },
+            "delivery_late_seconds_p95": {
+                lane: p95_of(waits) for lane, waits in deliveries.late.items()
+            },
+            "slots": slots,
+            "judgments": Judgment.objects.filter(text__description__study=study).count(),
+            "judgments_per_text_min_max": [min(per_text), max(per_text)] if per_text else None,
+            "active_assignments_left": leftover_active,
+            "bonuses_owed": len(amounts),
+            "bonuses_paid": len(payments_per_pid),
+            "bonuses_unpaid": unpaid,
+            "payments": len(fake.payments),
+            "distinct_payments": len(paid),
+            "participants_seconds": round(participants_s, 1),
+            "server_warmup_seconds": round(warmup_s, 1),
+            "total_seconds": round(webhooks_s, 1),
+        },
+        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "environment": {
+            "database": settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1],
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "shared_machine": True,
+            "load_average_1_5_15_before": [round(x, 1) for x in load_before],
+            "load_average_1_5_15_after": [round(x, 1) for x in os.getloadavg()],
+            "note": "2-core machine shared with other sessions: timings are upper bounds.",
+            "prolific": "fake server on loopback (intruder.prolific.fake_server), API v1",
+        },
+        "targets": {
+            "duplicate_participants": 0,
+            "orphaned_slots": 0,
+            "max_minus_min_judgments_per_text": "<= 1",
+            "reissue_seconds_p95": "<= 60",
+            "bad_signature_accepted": 0,
+            "double_payments": 0,
+        },
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in result.items() if k not in ("details", "config")}))
+    server.shutdown()
+    fake.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""Run a study's Prolific side from the command line (the study page does the same).
+
+Every subcommand takes --dry-run: the Prolific calls are printed (method, URL, body; never
+the token) and nothing is sent or stored.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from intruder.models import ProlificAction, Study
+from intruder.prolific.client import ProlificError, client_from_settings
+from intruder.prolific.services import (
+    ProlificActionRefused,
+    bonuses_pay,
+    identification_bonuses,
+    study_draft_create,
+    study_sync,
+    study_transition,
+    submissions_review,
+)
+
+EVENT_TYPES = ("submission.status.change", "study.status.change")
+
+
+class Command(BaseCommand):
+    help = (
+        "Prolific from the platform: create the draft, publish/pause/resume/stop, sync "
+        "status and submissions, approve/reject, pay bonuses, subscribe the webhook. Needs "
+        "PROLIFIC_API_TOKEN (except with --dry-run). Every subcommand takes --dry-run."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        sub = parser.add_subparsers(dest="action", required=True)
+
+        def command(name: str, help_text: str, *, study: bool = True):
+            p = sub.add_parser(name, help=help_text)
+            p.add_argument("--dry-run", action="store_true", help="Print the calls; send none.")
+            if study:
+                p.add_argument("--study", required=True, help="The study's slug.")
+            return p
+
+        draft = command("draft", "Create the Prolific draft and store its study ID.")
+        draft.add_argument("--entry-url", required=True, help="The study's public entry URL.")
+        draft.add_argument("--places", type=int, required=True)
+        draft.add_argument("--reward", type=int, required=True, help="In pence/cents.")
+        draft.add_argument("--minutes", type=int, required=True, help="Estimated time.")
+        draft.add_argument(
+            "--completion-action",
+            choices=["AUTOMATICALLY_APPROVE", "MANUALLY_REVIEW"],
+            default="MANUALLY_REVIEW",
+        )
+        for name in ("publish", "pause", "resume", "stop"):
+            command(name, f"{name.capitalize()} the Prolific study.")
+        command("sync", "Read Prolific's status, counts and submissions.")
+        approve = command("approve", "Approve submissions.")
+        approve.add_argument("pids", nargs="+")
+        reject = command("reject", "Reject submissions (a reason of 100+ characters).")
+        reject.add_argument("pids", nargs="+")
+        reject.add_argument("--reason", required=True)
+        reject.add_argument("--category", default="OTHER")
+        bonus = command("bonus", "Pay a bonus per correctly identified text.")
+        bonus.add_argument("--per-identified", required=True, help="e.g. 0.50 (major units)")
+        bonus.add_argument("--label", default="identification", help="Idempotency label.")
+        subscribe = command(
+            "subscribe", "Create the secret and webhook subscriptions.", study=False
+        )
+        subscribe.add_argument("--target-url", required=True)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        dry_run = options["dry_run"]
+        client = client_from_settings(dry_run=dry_run, echo=self.stdout.write)
+        if not dry_run and not settings.PROLIFIC_API_TOKEN:
+            raise CommandError("PROLIFIC_API_TOKEN is not set (or use --dry-run).")
+        try:
+            self._run(options, client)
+        except (ProlificActionRefused, ProlificError) as error:
+            raise CommandError(str(error)) from error
+        finally:
+            client.close()
+
+    def _run(self, options: dict, client) -> None:
+        action = options["action"]
+        if action == "subscribe":
+            self._subscribe(options, client)
+            return
+        study = Study.objects.filter(slug=options["study"]).first()
+        if study is None:
+            raise CommandError(f"no study with slug {options['study']!r}")
+        if action == "draft":
+            created = study_draft_create(
+                study=study,
+                client=client,
+                entry_url=options["entry_url"],
+                places=options["places"],
+                reward_minor=options["reward"],
+                estimated_minutes=options["minutes"],
+                completion_action=options["completion_action"],
+            )
+            if not created.get("dry_run"):
+                self.stdout.write(f"draft {created['id']} created; study ID stored")
+        elif action in ("publish", "pause", "resume", "stop"):
+            answer = study_transition(study=study, client=client, action=action)
+            self.stdout.write(f"Prolific status: {answer.get('status', '(dry run)')}")
+        elif action == "sync":
+            state = study_sync(study=study, client=client)
+            if state is not None:
+                self.stdout.write(f"Prolific status: {state.status}; counts: {state.counts}")
+        elif action in ("approve", "reject"):
+            done = submissions_review(
+                study=study,
+                client=client,
+                pids=options["pids"],
+                kind=ProlificAction.Kind.APPROVE if action == "approve" else "reject",
+                reason=options.get("reason", ""),
+                category=options.get("category", "OTHER"),
+            )
+            for a in done:
+                self.stdout.write(f"{a.prolific_pid}: {a.kind} {a.status}")
+        elif action == "bonus":
+            try:
+                per = Decimal(options["per_identified"])
+            except InvalidOperation:
+                raise CommandError("--per-identified must be a number, e.g. 0.50") from None
+            amounts = identification_bonuses(study=study, per_identified=per)
+            for a in bonuses_pay(
+                study=study, client=client, amounts=amounts, label=options["label"]
+            ):
+                self.stdout.write(f"{a.prolific_pid}: bonus {a.amount} {a.status}")
+
+    def _subscribe(self, options: dict, client) -> None:
+        workspace = settings.PROLIFIC_WORKSPACE_ID
+        if not workspace:
+            raise CommandError("PROLIFIC_WORKSPACE_ID is not set.")
+        secret = client.hook_secret_create(workspace)
+        for event_type in EVENT_TYPES:
+            subscription, hook_secret = client.hook_subscribe(
+                workspace_id=workspace, event_type=event_type, target_url=options["target_url"]
+            )
+            client.hook_confirm(
+                subscription.get("id", "<subscription id>"), hook_secret or "<X-Hook-Secret>"
+            )
+        if not secret.get("dry_run"):
+            # Shown once to the operator, as Prolific shows it; the platform does not store it.
+            self.stdout.write(
+                "Subscribed and confirmed. Set this as PROLIFIC_WEBHOOK_SECRET on the server:\n"
+                f"{secret.get('value', '')}"
+            )

@@ -1,0 +1,431 @@
+"""A local fake of Prolific's API v1 and its webhook deliveries, for tests and benchmarks.
+
+Prolific cannot be reached from the test machines, so this serves the documented endpoints
+on loopback (stdlib `ThreadingHTTPServer`) with the documented behaviour, and nothing more:
+docs.prolific.com/api-reference as read on 2026-11-25 (API v1).
+
+- `Authorization: Token <token>`; a wrong token gets 401, another workspace's study 403.
+- Studies: POST /studies/ creates an UNPUBLISHED draft (name, external_study_url with the
+  {{%PROLIFIC_PID%}} parameters, completion_codes, places, reward and estimated time are
+  required); POST /studies/{id}/transition/ with PUBLISH, PAUSE, START or STOP.
+- Submissions: GET /studies/{id}/submissions/ (paginated), GET /submissions/{id}/,
+  POST /submissions/{id}/transition/ APPROVE or REJECT (a rejection needs a message of 100+
+  characters and a rejection_category; only AWAITING REVIEW submissions move),
+  POST /submissions/bulk-approve/.
+- Bonuses: POST /submissions/bonus-payments/ sets up (csv "pid,amount" lines) and
+  POST /bulk-bonus-payments/{id}/pay/ pays once; paying again is a 400.
+- Webhooks: POST /hooks/secrets/, POST /hooks/subscriptions/ (answers with X-Hook-Secret),
+  POST /hooks/subscriptions/{id}/ confirms with {"secret": ...}. Deliveries are signed
+  (X-Prolific-Request-Signature over X-Prolific-Request-Timestamp + body) and carry X-Event-ID
+  and X-Timestamp; `deliveries()` builds them so tests can duplicate, reorder, delay or
+  corrupt them the way a real network and Prolific's retries do.
+- Fault injection: `fail_next(status, times)` answers the next calls with that status.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+
+from intruder.prolific.signing import (
+    EVENT_ID_HEADER,
+    EVENT_TIME_HEADER,
+    HOOK_SECRET_HEADER,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    sign,
+)
+
+API_PREFIX = "/api/v1/"
+STUDY_TRANSITIONS = {"PUBLISH": "ACTIVE", "PAUSE": "PAUSED", "START": "ACTIVE", "STOP": "COMPLETED"}
+REQUIRED_STUDY_FIELDS = (
+    "name",
+    "description",
+    "external_study_url",
+    "completion_codes",
+    "total_available_places",
+    "reward",
+    "estimated_completion_time",
+)
+URL_PARAMETERS = ("{{%PROLIFIC_PID%}}", "{{%STUDY_ID%}}", "{{%SESSION_ID%}}")
+
+
+def new_id() -> str:
+    """Return a Prolific-style 24-hex-character ID."""
+    return secrets.token_hex(12)
+
+
+@dataclass
+class WebhookDelivery:
+    """One signed delivery, ready to send (or to tamper with in a test)."""
+
+    event_id: str
+    body: bytes
+    headers: dict[str, str]
+
+
+@dataclass
+class FakeProlific:
+    """The fake's state; `serve()` puts it on a loopback port."""
+
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(16))
+    workspace_id: str = field(default_factory=new_id)
+    webhook_secret: str = ""
+    studies: dict[str, dict] = field(default_factory=dict)
+    submissions: dict[str, dict] = field(default_factory=dict)
+    bonuses: dict[str, dict] = field(default_factory=dict)
+    payments: list[tuple[str, str, float]] = field(default_factory=list)  # (study, pid, amt)
+    subscriptions: dict[str, dict] = field(default_factory=dict)
+    events: list[dict] = field(default_factory=list)
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    page_size: int = 50
+    _faults: list[int] = field(default_factory=list)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+    _server: ThreadingHTTPServer | None = None
+
+    # --- running ------------------------------------------------------------------------------
+
+    def serve(self) -> str:
+        """Start serving on 127.0.0.1 in a daemon thread; return the API base URL."""
+        fake = self
+
+        class Handler(_Handler):
+            state = fake
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
+        return self.base_url
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "call serve() first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}{API_PREFIX}"
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def fail_next(self, status: int, times: int = 1) -> None:
+        with self._lock:
+            self._faults += [status] * times
+
+    # --- what participants do on Prolific (test helpers, not API) --------------------------
+
+    def submission_start(self, study_id: str, participant_id: str) -> str:
+        """A participant takes a place: an ACTIVE submission; returns its ID (SESSION_ID)."""
+        with self._lock:
+            submission_id = new_id()
+            self.submissions[submission_id] = {
+                "id": submission_id,
+                "participant_id": participant_id,
+                "study_id": study_id,
+                "status": "ACTIVE",
+                "started_at": _now_iso(),
+                "completed_at": None,
+                "time_taken": None,
+            }
+            self._event("submission.status.change", self.submissions[submission_id])
+            return submission_id
+
+    def submission_set_status(self, submission_id: str, status: str) -> dict:
+        """Prolific changes a submission (RETURNED, TIMED-OUT, AWAITING REVIEW...)."""
+        with self._lock:
+            row = self.submissions[submission_id]
+            row["status"] = status
+            if status == "AWAITING REVIEW":
+                row["completed_at"] = _now_iso()
+            return self._event("submission.status.change", row)
+
+    def _event(self, event_type: str, resource: dict) -> dict:
+        if event_type == "submission.status.change":
+            payload = {
+                "event_type": event_type,
+                "resource_id": resource["id"],
+                "status": resource["status"],
+                "participant_id": resource["participant_id"],
+                "study_id": resource["study_id"],
+            }
+        else:
+            payload = {
+                "event_type": event_type,
+                "resource_id": resource["id"],
+                "status": resource["status"],
+            }
+        event = {
+            "event_id": uuid.uuid4().hex,
+            "occurred_at": datetime.now(UTC).isoformat(),
+            "payload": payload,
+        }
+        self.events.append(event)
+        return event
+
+    # --- deliveries ---------------------------------------------------------------------------
+
+    def delivery(self, event: dict, *, secret: str | None = None) -> WebhookDelivery:
+        """Sign one event the way Prolific does (a retry is the same event signed anew)."""
+        body = json.dumps(event["payload"]).encode()
+        timestamp = str(int(time.time()))
+        signature = sign(secret=secret or self.webhook_secret, timestamp=timestamp, body=body)
+        return WebhookDelivery(
+            event_id=event["event_id"],
+            body=body,
+            headers={
+                "Content-Type": "application/json",
+                SIGNATURE_HEADER: signature,
+                TIMESTAMP_HEADER: timestamp,
+                EVENT_ID_HEADER: event["event_id"],
+                EVENT_TIME_HEADER: event["occurred_at"],
+            },
+        )
+
+    def delivery_again(self, delivery: WebhookDelivery) -> WebhookDelivery:
+        """Prolific's retry of a delivery: the same body and X-Event-ID, signed anew.
+
+        A delivery that was tampered with or forged stays as it was (its signature is bad).
+        """
+        timestamp = str(int(time.time()))
+        signature = sign(secret=self.webhook_secret, timestamp=timestamp, body=delivery.body)
+        if delivery.headers.get(SIGNATURE_HEADER) != sign(
+            secret=self.webhook_secret,
+            timestamp=delivery.headers.get(TIMESTAMP_HEADER, ""),
+            body=delivery.body,
+        ):
+            return delivery
+        headers = {**delivery.headers, TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: signature}
+        return WebhookDelivery(event_id=delivery.event_id, body=delivery.body, headers=headers)
+
+    def send(self, delivery: WebhookDelivery, target_url: str, *, http: httpx.Client) -> int:
+        """POST a delivery to a subscriber; return the status (Prolific retries non-2xx)."""
+        return http.post(target_url, content=delivery.body, headers=delivery.headers).status_code
+
+    # --- the API --------------------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, headers: dict, body: Any) -> tuple[int, Any, dict]:
+        with self._lock:
+            self.calls.append((method, path))
+            if self._faults:
+                status = self._faults.pop(0)
+                extra = {"Retry-After": "0"} if status == 429 else {}
+                return status, {"error": "injected"}, extra
+            if headers.get("authorization") != f"Token {self.token}":
+                return 401, {"error": {"detail": "Invalid token."}}, {}
+            for pattern, allowed, handler in ROUTES:
+                match = re.fullmatch(pattern, path)
+                if match:
+                    if method != allowed:
+                        return 405, {"error": "method not allowed"}, {}
+                    return handler(self, body or {}, *match.groups())
+            return 404, {"error": {"detail": "Not found."}}, {}
+
+    def _study_create(self, body: dict) -> tuple[int, Any, dict]:
+        missing = [f for f in REQUIRED_STUDY_FIELDS if body.get(f) in (None, "", [])]
+        if missing:
+            return 400, {"error": {"detail": {f: ["This field is required."] for f in missing}}}, {}
+        url = str(body["external_study_url"])
+        if not all(p in url for p in URL_PARAMETERS):
+            return 400, {"error": {"detail": {"external_study_url": ["URL parameters"]}}}, {}
+        study = {**body, "id": new_id(), "status": "UNPUBLISHED", "workspace": self.workspace_id}
+        self.studies[study["id"]] = study
+        return 201, study, {}
+
+    def _study_get(self, body: dict, study_id: str) -> tuple[int, Any, dict]:
+        study = self.studies.get(study_id)
+        if study is None:
+            return 404, {"error": {"detail": "Not found."}}, {}
+        counts: dict[str, int] = {}
+        for sub in self.submissions.values():
+            if sub["study_id"] == study_id:
+                counts[sub["status"]] = counts.get(sub["status"], 0) + 1
+        return 200, {**study, "submissions_count_by_status": counts}, {}
+
+    def _study_transition(self, body: dict, study_id: str) -> tuple[int, Any, dict]:
+        study = self.studies.get(study_id)
+        if study is None:
+            return 404, {"error": {"detail": "Not found."}}, {}
+        action = body.get("action")
+        if action not in STUDY_TRANSITIONS:
+            return 400, {"error": {"detail": f"Unknown action {action!r}."}}, {}
+        if action == "PUBLISH" and study["status"] != "UNPUBLISHED":
+            return 400, {"error": {"detail": "Only a draft can be published."}}, {}
+        study["status"] = STUDY_TRANSITIONS[action]
+        self._event("study.status.change", study)
+        return 200, study, {}
+
+    def _submissions_list(self, body: dict, study_id: str) -> tuple[int, Any, dict]:
+        if study_id not in self.studies:
+            return 404, {"error": {"detail": "Not found."}}, {}
+        rows = [s for s in self.submissions.values() if s["study_id"] == study_id]
+        page = int((body or {}).get("page", 1))
+        chunk = rows[(page - 1) * self.page_size : page * self.page_size]
+        more = page * self.page_size < len(rows)
+        links = {"next": {"href": f"?page={page + 1}" if more else None}}
+        return 200, {"results": chunk, "_links": links, "meta": {"count": len(rows)}}, {}
+
+    def _submission_get(self, body: dict, submission_id: str) -> tuple[int, Any, dict]:
+        sub = self.submissions.get(submission_id)
+        if sub is None:
+            return 404, {"error": {"detail": "Not found."}}, {}
+        return 200, sub, {}
+
+    def _submission_transition(self, body: dict, submission_id: str) -> tuple[int, Any, dict]:
+        sub = self.submissions.get(submission_id)
+        if sub is None:
+            return 404, {"error": {"detail": "Not found."}}, {}
+        action = body.get("action")
+        if sub["status"] != "AWAITING REVIEW":
+            return 400, {"error": {"detail": f"Submission is {sub['status']}."}}, {}
+        if action == "APPROVE":
+            sub["status"] = "APPROVED"
+        elif action == "REJECT":
+            if len(str(body.get("message", ""))) < 100 or not body.get("rejection_category"):
+                return 400, {"error": {"detail": "message (100+ chars) and category."}}, {}
+            sub["status"] = "REJECTED"
+        else:
+            return 400, {"error": {"detail": f"Unknown action {action!r}."}}, {}
+        self._event("submission.status.change", sub)
+        return 200, sub, {}
+
+    def _bulk_approve(self, body: dict) -> tuple[int, Any, dict]:
+        pids = set(body.get("participant_ids") or [])
+        for sub in self.submissions.values():
+            if (
+                sub["study_id"] == body.get("study_id")
+                and sub["participant_id"] in pids
+                and sub["status"] == "AWAITING REVIEW"
+            ):
+                sub["status"] = "APPROVED"
+                self._event("submission.status.change", sub)
+        return 200, "The request to bulk approve has been made successfully.", {}
+
+    def _bonus_setup(self, body: dict) -> tuple[int, Any, dict]:
+        study_id = body.get("study_id", "")
+        if study_id not in self.studies:
+            return 404, {"error": {"detail": "Not found."}}, {}
+        rows = []
+        for line in str(body.get("csv_bonuses", "")).splitlines():
+            pid, _, amount = line.partition(",")
+            try:
+                rows.append((pid.strip(), float(amount)))
+            except ValueError:
+                return 400, {"error": {"detail": f"Bad bonus line {line!r}."}}, {}
+        bonus = {"id": new_id(), "study": study_id, "rows": rows, "paid": False}
+        bonus["amount"] = round(sum(a for _, a in rows), 2)
+        self.bonuses[bonus["id"]] = bonus
+        return 201, {"id": bonus["id"], "study": study_id, "amount": bonus["amount"]}, {}
+
+    def _bonus_pay(self, body: dict, bonus_id: str) -> tuple[int, Any, dict]:
+        bonus = self.bonuses.get(bonus_id)
+        if bonus is None:
+            return 404, {"error": {"detail": "Not found."}}, {}
+        if bonus["paid"]:
+            return 400, {"error": {"detail": "This bonus has already been paid."}}, {}
+        bonus["paid"] = True
+        self.payments += [(bonus["study"], pid, amount) for pid, amount in bonus["rows"]]
+        return 202, "", {}
+
+    def _secret_create(self, body: dict) -> tuple[int, Any, dict]:
+        self.webhook_secret = secrets.token_urlsafe(32)
+        value = {"id": new_id(), "value": self.webhook_secret, "workspace_id": self.workspace_id}
+        return 201, value, {}
+
+    def _subscribe(self, body: dict) -> tuple[int, Any, dict]:
+        if not body.get("target_url") or not body.get("event_type"):
+            return 400, {"error": {"detail": "target_url and event_type are required."}}, {}
+        sub = {
+            "id": new_id(),
+            "event_type": body["event_type"],
+            "target_url": body["target_url"],
+            "workspace_id": body.get("workspace_id", ""),
+            "is_enabled": False,
+            "hook_secret": secrets.token_urlsafe(16),
+        }
+        self.subscriptions[sub["id"]] = sub
+        public = {k: v for k, v in sub.items() if k != "hook_secret"}
+        return 201, {"results": [public], **public}, {HOOK_SECRET_HEADER: sub["hook_secret"]}
+
+    def _confirm(self, body: dict, subscription_id: str) -> tuple[int, Any, dict]:
+        sub = self.subscriptions.get(subscription_id)
+        if sub is None:
+            return 404, {"error": {"detail": "Not found."}}, {}
+        if body.get("secret") != sub["hook_secret"]:
+            return 400, {"error": {"detail": "Wrong X-Hook-Secret."}}, {}
+        sub["is_enabled"] = True
+        return 200, {k: v for k, v in sub.items() if k != "hook_secret"}, {}
+
+
+ROUTES = [
+    (r"studies/", "POST", FakeProlific._study_create),
+    (r"studies/(\w+)/", "GET", FakeProlific._study_get),
+    (r"studies/(\w+)/transition/", "POST", FakeProlific._study_transition),
+    (r"studies/(\w+)/submissions/", "GET", FakeProlific._submissions_list),
+    (r"submissions/bulk-approve/", "POST", FakeProlific._bulk_approve),
+    (r"submissions/bonus-payments/", "POST", FakeProlific._bonus_setup),
+    (r"submissions/(\w+)/", "GET", FakeProlific._submission_get),
+    (r"submissions/(\w+)/transition/", "POST", FakeProlific._submission_transition),
+    (r"bulk-bonus-payments/(\w+)/pay/", "POST", FakeProlific._bonus_pay),
+    (r"hooks/secrets/", "POST", FakeProlific._secret_create),
+    (r"hooks/subscriptions/", "POST", FakeProlific._subscribe),
+    (r"hooks/subscriptions/(\w+)/", "POST", FakeProlific._confirm),
+]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    state: FakeProlific
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _dispatch(self, method: str) -> None:
+        raw_path, _, query = self.path.partition("?")
+        if not raw_path.startswith(API_PREFIX):
+            self._send(404, {"error": "not the API"}, {})
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            self._send(400, {"error": "body is not JSON"}, {})
+            return
+        if method == "GET" and query:
+            body = dict(part.split("=", 1) for part in query.split("&") if "=" in part)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, payload, extra = self.state.handle(
+            method, raw_path[len(API_PREFIX) :], headers, body
+        )
+        self._send(status, payload, extra)
+
+    def _send(self, status: int, payload: Any, extra: dict) -> None:
+        data = json.dumps(payload).encode() if payload != "" else b""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in extra.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat()

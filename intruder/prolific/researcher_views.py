@@ -1,0 +1,173 @@
+"""The study's Prolific page: publish, pause/resume, sync, review and bonus (thin views)."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from intruder.models import ProlificAction, ProlificStudyState, Study
+from intruder.prolific.client import ProlificError, client_from_settings, prolific_enabled
+from intruder.prolific.services import (
+    MIN_REJECTION_CHARS,
+    REJECTION_CATEGORIES,
+    ProlificActionRefused,
+    bonuses_pay,
+    identification_bonuses,
+    prolific_monitor_state,
+    study_draft_create,
+    study_sync,
+    study_transition,
+    submission_rows,
+)
+from intruder.selectors.researcher import role_can_edit
+from intruder.views.access import study_for
+
+
+class DraftForm(forms.Form):
+    places = forms.IntegerField(min_value=1, max_value=100_000)
+    reward_minor = forms.IntegerField(
+        min_value=1, max_value=1_000_000, label="Reward (pence/cents)"
+    )
+    estimated_minutes = forms.IntegerField(min_value=1, max_value=24 * 60)
+    completion_action = forms.ChoiceField(
+        choices=ProlificStudyState.CompletionAction.choices,
+        initial=ProlificStudyState.CompletionAction.MANUALLY_REVIEW,
+    )
+
+
+def _entry_url(request: HttpRequest, study: Study) -> str:
+    return request.build_absolute_uri(reverse("participant-entry", kwargs={"slug": study.slug}))
+
+
+@login_required
+@require_GET
+def prolific_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show Prolific's status, the draft form or the controls, and the submissions."""
+    study, role = study_for(request, slug)
+    state = prolific_monitor_state(study)  # counts of what webhooks and syncs reported
+    context = {
+        "study": study,
+        "can_edit": role_can_edit(role),
+        "enabled": prolific_enabled(),
+        "state": state,
+        "draft_form": DraftForm(initial={"places": 20, "estimated_minutes": 15}),
+        "rows": submission_rows(study),
+        "categories": REJECTION_CATEGORIES,
+        "min_reason": MIN_REJECTION_CHARS,
+        "actions": ProlificAction.objects.filter(study=study).select_related("created_by")[:200],
+    }
+    return render(request, "researcher/prolific.html", context)
+
+
+def _act(request: HttpRequest, slug: str, run) -> HttpResponse:
+    study, _ = study_for(request, slug, edit=True)
+    if not prolific_enabled():
+        messages.error(request, "No Prolific API token is set on the server.")
+        return redirect("researcher-prolific", slug=study.slug)
+    client = client_from_settings()
+    try:
+        note = run(study, client)
+    except (ProlificActionRefused, ProlificError) as error:
+        messages.error(request, str(error))
+    else:
+        if note:
+            messages.success(request, note)
+    finally:
+        client.close()
+    return redirect("researcher-prolific", slug=study.slug)
+
+
+@login_required
+@require_POST
+def prolific_draft(request: HttpRequest, slug: str) -> HttpResponse:
+    form = DraftForm(request.POST)
+
+    def run(study, client):
+        if not form.is_valid():
+            raise ProlificActionRefused(
+                "Check the draft: " + "; ".join(f"{k}: {v[0]}" for k, v in form.errors.items())
+            )
+        created = study_draft_create(
+            study=study, client=client, entry_url=_entry_url(request, study), **form.cleaned_data
+        )
+        return f"Prolific draft {created['id']} created; its ID is now the study's."
+
+    return _act(request, slug, run)
+
+
+@login_required
+@require_POST
+def prolific_transition(request: HttpRequest, slug: str) -> HttpResponse:
+    action = request.POST.get("action", "")
+
+    def run(study, client):
+        answer = study_transition(study=study, client=client, action=action)
+        return f"Prolific status: {answer.get('status', '?')}."
+
+    return _act(request, slug, run)
+
+
+@login_required
+@require_POST
+def prolific_sync(request: HttpRequest, slug: str) -> HttpResponse:
+    return _act(
+        request, slug, lambda study, client: _synced(study_sync(study=study, client=client))
+    )
+
+
+def _synced(state) -> str:
+    return f"Synced: {state.status}, {sum(state.counts.values())} submissions."
+
+
+@login_required
+@require_POST
+def prolific_review(request: HttpRequest, slug: str) -> HttpResponse:
+    from intruder.prolific.services import submissions_review
+
+    pids = request.POST.getlist("pid")
+    kind = request.POST.get("kind", "")
+
+    def run(study, client):
+        if not pids:
+            raise ProlificActionRefused("Select at least one participant.")
+        done = submissions_review(
+            study=study,
+            client=client,
+            pids=pids,
+            kind=kind,
+            user=request.user,
+            reason=request.POST.get("reason", ""),
+            category=request.POST.get("category", "OTHER"),
+        )
+        ok = sum(a.status == ProlificAction.Status.SUCCEEDED for a in done)
+        return f"{kind}: {ok} of {len(done)} succeeded (failed ones can be sent again)."
+
+    return _act(request, slug, run)
+
+
+@login_required
+@require_POST
+def prolific_bonus(request: HttpRequest, slug: str) -> HttpResponse:
+    def run(study, client):
+        try:
+            per = Decimal(request.POST.get("per_identified", ""))
+        except InvalidOperation:
+            raise ProlificActionRefused("The bonus per identified text must be a number.") from None
+        label = (request.POST.get("label") or "identification").strip()[:50]
+        amounts = identification_bonuses(study=study, per_identified=per)
+        if not amounts:
+            raise ProlificActionRefused("Nobody who completed identified a text: no bonus.")
+        done = bonuses_pay(
+            study=study, client=client, amounts=amounts, label=label, user=request.user
+        )
+        ok = sum(a.status == ProlificAction.Status.SUCCEEDED for a in done)
+        return f"Bonus '{label}': {ok} of {len(done)} paid (each is paid once)."
+
+    return _act(request, slug, run)

@@ -1,0 +1,426 @@
+"""Running a study's Prolific side from the platform: publish, mirror, review, bonus.
+
+Every call goes through `ProlificClient`, so a dry-run client prints what would be sent and
+nothing here is stored. Every approval, rejection and bonus is a `ProlificAction` row keyed
+by (study, kind, participant[, bonus label]): a retry re-sends the stored action, a
+succeeded one is never sent again, and a bonus is set up once and paid once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from intruder.models import (
+    Participant,
+    ProlificAction,
+    ProlificStudyState,
+    ProlificSubmission,
+    Study,
+)
+from intruder.prolific.client import ProlificClient, ProlificError, StudyDraft
+from intruder.selectors.monitoring import participant_rows
+
+URL_PARAMETERS = (
+    "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+)
+TRANSITIONS = {"publish": "PUBLISH", "pause": "PAUSE", "resume": "START", "stop": "STOP"}
+# Prolific asks rejections for a message of at least 100 characters and a category.
+MIN_REJECTION_CHARS = 100
+REJECTION_CATEGORIES = (
+    "TOO_QUICKLY",
+    "TOO_SLOWLY",
+    "FAILED_INSTRUCTIONS",
+    "INCOMP_LONGITUDINAL",
+    "FAILED_CHECK",
+    "LOW_EFFORT",
+    "MALINGERING",
+    "NO_CODE",
+    "BAD_CODE",
+    "NO_DATA",
+    "UNSUPP_DEVICE",
+    "OTHER",
+)
+
+
+class ProlificActionRefused(Exception):
+    """The researcher's request cannot be sent (e.g. a rejection without a reason)."""
+
+
+def entry_url_with_parameters(entry_url: str) -> str:
+    """Return the study's entry URL with Prolific's three URL parameters."""
+    return f"{entry_url}?{URL_PARAMETERS}"
+
+
+def study_state(study: Study) -> ProlificStudyState:
+    return ProlificStudyState.objects.get_or_create(study=study)[0]
+
+
+def study_draft_create(
+    *,
+    study: Study,
+    client: ProlificClient,
+    entry_url: str,
+    places: int,
+    reward_minor: int,
+    estimated_minutes: int,
+    completion_action: str = ProlificStudyState.CompletionAction.MANUALLY_REVIEW,
+    description: str = "",
+) -> dict:
+    """Create the Prolific draft and store its ID as the study's Prolific study ID.
+
+    Refused when the study already has a Prolific study ID (one Prolific study per study).
+    """
+    if study.prolific_study_id:
+        raise ProlificActionRefused(
+            f"This study already has a Prolific study ID ({study.prolific_study_id})."
+        )
+    if places < 1 or reward_minor < 1 or estimated_minutes < 1:
+        raise ProlificActionRefused("Places, reward and estimated time must be at least 1.")
+    draft = StudyDraft(
+        name=study.participant_title,
+        internal_name=study.slug,
+        description=description or study.participant_title,
+        external_study_url=entry_url_with_parameters(entry_url),
+        completion_code=study.completion_code,
+        completion_action=completion_action,
+        total_available_places=places,
+        reward=reward_minor,
+        estimated_completion_time=estimated_minutes,
+    )
+    created = client.study_create(draft)
+    if created.get("dry_run"):
+        return created
+    with transaction.atomic():
+        Study.objects.filter(pk=study.pk).update(prolific_study_id=created["id"])
+        study.prolific_study_id = created["id"]
+        ProlificStudyState.objects.update_or_create(
+            study=study,
+            defaults={
+                "status": created.get("status", "UNPUBLISHED"),
+                "status_at": timezone.now(),
+                "places": places,
+                "reward_minor": reward_minor,
+                "estimated_minutes": estimated_minutes,
+                "completion_action": completion_action,
+            },
+        )
+    return created
+
+
+def study_transition(*, study: Study, client: ProlificClient, action: str) -> dict:
+    """Publish, pause, resume or stop the Prolific study; mirror the status it answers."""
+    if action not in TRANSITIONS:
+        raise ProlificActionRefused(f"Unknown action {action!r}.")
+    if not study.prolific_study_id:
+        raise ProlificActionRefused("Create the Prolific draft first.")
+    answer = client.study_transition(study.prolific_study_id, TRANSITIONS[action])
+    if not answer.get("dry_run") and answer.get("status"):
+        _mirror_status(study, answer["status"], at=timezone.now())
+    return answer
+
+
+def _mirror_status(study: Study, status: str, *, at: datetime) -> None:
+    state = study_state(study)
+    ProlificStudyState.objects.filter(pk=state.pk).filter(
+        Q(status_at__isnull=True) | Q(status_at__lte=at)
+    ).update(status=status, status_at=at)
+
+
+def study_sync(*, study: Study, client: ProlificClient) -> ProlificStudyState | None:
+    """Read Prolific's study and submissions now; store the status, counts and submissions.
+
+    Returns None in dry-run mode. The read is as of now, so it updates only rows whose last
+    known state is older (a webhook that arrived meanwhile is kept).
+    """
+    if not study.prolific_study_id:
+        raise ProlificActionRefused("This study has no Prolific study ID.")
+    remote = client.study_get(study.prolific_study_id)
+    submissions = client.submissions_list(study.prolific_study_id)
+    if remote.get("dry_run"):
+        return None
+    now = timezone.now()
+    counts: dict[str, int] = {}
+    for sub in submissions:
+        counts[sub.status] = counts.get(sub.status, 0) + 1
+        row, created = ProlificSubmission.objects.get_or_create(
+            submission_id=sub.id,
+            defaults={
+                "study": study,
+                "prolific_pid": sub.participant_id,
+                "status": sub.status,
+                "status_at": now,
+            },
+        )
+        if not created:
+            ProlificSubmission.objects.filter(pk=row.pk, status_at__lte=now).update(
+                status=sub.status, status_at=now
+            )
+    if remote.get("status"):
+        _mirror_status(study, remote["status"], at=now)
+    ProlificStudyState.objects.filter(study=study).update(counts=counts, synced_at=now)
+    return study_state(study)
+
+
+# --- review -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubmissionRow:
+    """One participant as the review list shows them."""
+
+    prolific_pid: str
+    submission_id: str
+    prolific_status: str
+    platform_status: str
+    items_done: int
+    items_total: int
+    time_spent: str
+    identified: int
+    actions: tuple[str, ...]
+
+    @property
+    def approvable(self) -> bool:
+        """Completed here and awaiting review on Prolific (the study's approval rule)."""
+        return self.platform_status == "completed" and self.prolific_status == "AWAITING REVIEW"
+
+
+def submission_rows(study: Study) -> list[SubmissionRow]:
+    """Return each participant with Prolific's status, completion, time and past actions."""
+    subs = {s.prolific_pid: s for s in ProlificSubmission.objects.filter(study=study)}
+    identified = dict(
+        Participant.objects.filter(study=study)
+        .annotate(n=Count("judgments", filter=Q(judgments__identified=True)))
+        .values_list("prolific_pid", "n")
+    )
+    actions: dict[str, list[str]] = {}
+    for action in ProlificAction.objects.filter(study=study).order_by("created_at"):
+        label = f"{action.kind} {action.status}"
+        if action.amount is not None:
+            label += f" {action.amount}"
+        actions.setdefault(action.prolific_pid, []).append(label)
+    rows = []
+    for row in participant_rows(study):
+        sub = subs.get(row.prolific_pid)
+        rows.append(
+            SubmissionRow(
+                prolific_pid=row.prolific_pid,
+                submission_id=sub.submission_id if sub else "",
+                prolific_status=sub.status if sub else "",
+                platform_status=row.status,
+                items_done=row.items_done,
+                items_total=row.items_total,
+                time_spent=row.time_spent_text,
+                identified=identified.get(row.prolific_pid, 0),
+                actions=tuple(actions.get(row.prolific_pid, ())),
+            )
+        )
+    return rows
+
+
+def _claim(action: ProlificAction) -> ProlificAction | None:
+    """Lock an action row for sending; None when it already succeeded (never sent twice).
+
+    The conditional UPDATE takes the row lock (PostgreSQL) or the write lock (SQLite) first,
+    so a concurrent retry of the same action waits and then sees it succeeded.
+    """
+    ProlificAction.objects.filter(pk=action.pk).update(attempts=F("attempts") + 1)
+    action.refresh_from_db()
+    return None if action.status == ProlificAction.Status.SUCCEEDED else action
+
+
+def _submission_id(study: Study, pid: str) -> str:
+    sub = ProlificSubmission.objects.filter(study=study, prolific_pid=pid).first()
+    return sub.submission_id if sub else ""
+
+
+def submissions_review(
+    *,
+    study: Study,
+    client: ProlificClient,
+    pids: list[str],
+    kind: str,
+    user=None,
+    reason: str = "",
+    category: str = "OTHER",
+) -> list[ProlificAction]:
+    """Approve or reject submissions one by one; each outcome is recorded with who and why.
+
+    A rejection needs a reason of 100+ characters and a Prolific category. In dry-run mode
+    the calls are printed and nothing is recorded.
+    """
+    if kind == ProlificAction.Kind.REJECT:
+        if len(reason.strip()) < MIN_REJECTION_CHARS:
+            raise ProlificActionRefused(
+                f"A rejection needs a reason of at least {MIN_REJECTION_CHARS} characters "
+                "(Prolific shows it to the participant)."
+            )
+        if category not in REJECTION_CATEGORIES:
+            raise ProlificActionRefused(f"Unknown rejection category {category!r}.")
+    elif kind != ProlificAction.Kind.APPROVE:
+        raise ProlificActionRefused(f"Unknown review {kind!r}.")
+    done = []
+    for pid in pids:
+        submission_id = _submission_id(study, pid)
+        if client.dry_run:
+            _send_review(client, kind, submission_id or f"<submission of {pid}>", reason, category)
+            continue
+        if not submission_id:
+            raise ProlificActionRefused(f"Prolific has no submission of {pid} (sync first).")
+        action, _ = ProlificAction.objects.get_or_create(
+            key=f"{study.pk}:review:{pid}",
+            defaults={
+                "study": study,
+                "kind": kind,
+                "prolific_pid": pid,
+                "submission_id": submission_id,
+                "reason": reason,
+                "created_by": user,
+            },
+        )
+        with transaction.atomic():
+            claimed = _claim(action)
+            if claimed is None:
+                done.append(action)
+                continue
+            try:
+                answer = _send_review(client, kind, submission_id, reason, category)
+            except ProlificError as error:
+                _record(claimed, ProlificAction.Status.FAILED, {"error": str(error)}, kind=kind)
+            else:
+                _record(claimed, ProlificAction.Status.SUCCEEDED, answer, kind=kind)
+                ProlificSubmission.objects.filter(submission_id=submission_id).update(
+                    status="APPROVED" if kind == ProlificAction.Kind.APPROVE else "REJECTED",
+                    status_at=timezone.now(),
+                )
+        done.append(claimed)
+    return done
+
+
+def _send_review(client, kind, submission_id, reason, category) -> dict:
+    if kind == ProlificAction.Kind.APPROVE:
+        return client.submission_approve(submission_id)
+    return client.submission_reject(submission_id, message=reason, category=category)
+
+
+def _record(action: ProlificAction, status: str, response, *, kind: str | None = None) -> None:
+    fields = {"status": status, "response": response if isinstance(response, dict) else {}}
+    if kind:
+        fields["kind"] = kind
+    ProlificAction.objects.filter(pk=action.pk).update(**fields, updated_at=timezone.now())
+    action.refresh_from_db()
+
+
+def identification_bonuses(*, study: Study, per_identified: Decimal) -> dict[str, Decimal]:
+    """Return a motivated-intruder bonus per participant: per correctly identified text.
+
+    Identified as the scoring defines it (`Judgment.identified`); completed participants only.
+    """
+    rows = (
+        Participant.objects.filter(study=study, status=Participant.Status.COMPLETED)
+        .annotate(n=Count("judgments", filter=Q(judgments__identified=True)))
+        .filter(n__gt=0)
+        .values_list("prolific_pid", "n")
+    )
+    return {pid: per_identified * n for pid, n in rows}
+
+
+def bonuses_pay(
+    *, study: Study, client: ProlificClient, amounts: dict[str, Decimal], label: str, user=None
+) -> list[ProlificAction]:
+    """Pay each participant their bonus `label` once, however often this is retried.
+
+    Rows never set up are set up in one Prolific bonus and then paid; a row set up earlier is
+    paid with the bonus it was set up in (Prolific pays a bonus once). A participant whose
+    bonus `label` succeeded is skipped.
+    """
+    if not study.prolific_study_id:
+        raise ProlificActionRefused("This study has no Prolific study ID.")
+    if any(amount <= 0 for amount in amounts.values()):
+        raise ProlificActionRefused("Bonus amounts must be positive.")
+    if client.dry_run:
+        rows = [(pid, float(a)) for pid, a in amounts.items()]
+        setup = client.bonus_setup(study.prolific_study_id, rows)
+        client.bonus_pay(setup.get("id", "<bonus id>"))
+        return []
+    actions = []
+    for pid, amount in amounts.items():
+        action, _ = ProlificAction.objects.get_or_create(
+            key=f"{study.pk}:bonus:{label}:{pid}",
+            defaults={
+                "study": study,
+                "kind": ProlificAction.Kind.BONUS,
+                "prolific_pid": pid,
+                "amount": amount,
+                "reason": label,
+                "created_by": user,
+            },
+        )
+        actions.append(action)
+    with transaction.atomic():
+        claimed = [a for a in actions if _claim(a) is not None]
+        fresh = [a for a in claimed if not a.prolific_ref]
+        if fresh:
+            try:
+                setup = client.bonus_setup(
+                    study.prolific_study_id, [(a.prolific_pid, float(a.amount)) for a in fresh]
+                )
+            except ProlificError as error:
+                for a in fresh:
+                    _record(a, ProlificAction.Status.FAILED, {"error": str(error)})
+                fresh = []
+            else:
+                ProlificAction.objects.filter(pk__in=[a.pk for a in fresh]).update(
+                    prolific_ref=setup["id"], status=ProlificAction.Status.SET_UP, response=setup
+                )
+        for ref in sorted(
+            {
+                a.prolific_ref
+                for a in ProlificAction.objects.filter(pk__in=[a.pk for a in claimed])
+                if a.prolific_ref
+            }
+        ):
+            _pay(client, ref)
+    for a in actions:
+        a.refresh_from_db()
+    return actions
+
+
+def _pay(client: ProlificClient, ref: str) -> None:
+    pending = ProlificAction.objects.filter(prolific_ref=ref).exclude(
+        status=ProlificAction.Status.SUCCEEDED
+    )
+    try:
+        answer = client.bonus_pay(ref)
+    except ProlificError as error:
+        if "already" in str(error).lower():  # paid by an earlier try whose answer was lost
+            pending.update(status=ProlificAction.Status.SUCCEEDED, updated_at=timezone.now())
+            return
+        pending.update(status=ProlificAction.Status.FAILED, response={"error": str(error)})
+        return
+    pending.update(
+        status=ProlificAction.Status.SUCCEEDED,
+        response=answer if isinstance(answer, dict) else {"paid": True},
+        updated_at=timezone.now(),
+    )
+
+
+def prolific_monitor_state(study: Study) -> ProlificStudyState | None:
+    """Return the study's Prolific state with counts of the submissions known here."""
+    state = ProlificStudyState.objects.filter(study=study).first()
+    if state is None:
+        return None
+    known = dict(
+        ProlificSubmission.objects.filter(study=study)
+        .order_by()
+        .values("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    state.counts = known or state.counts
+    return state

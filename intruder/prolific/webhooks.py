@@ -1,0 +1,256 @@
+"""Prolific webhook deliveries: verify, de-duplicate, order, apply.
+
+- Verified with the workspace secret (`signing`); a delivery that fails gets 403 and
+  changes nothing, as does one whose request timestamp is off by more than the allowed skew.
+- Idempotent on X-Event-ID: the event row is inserted in the same transaction as its effect,
+  so a duplicate (or a concurrent retry) is acknowledged and applies nothing.
+- Ordered by X-Timestamp per submission and per study: an event older than the state it
+  would change is stored as `stale` and changes nothing.
+- `submission.status.change` to RETURNED, TIMED-OUT or REJECTED releases the participant's
+  active assignments at once (their finished judgments stay) and stops their group claim.
+- `study.status.change` is mirrored on the study's Prolific state.
+- Unknown event types are acknowledged and logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from intruder.models import (
+    Assignment,
+    Participant,
+    ProlificStudyState,
+    ProlificSubmission,
+    ProlificWebhookEvent,
+    Study,
+)
+from intruder.prolific.client import RELEASING_STATUSES
+from intruder.prolific.signing import signature_valid
+
+logger = logging.getLogger(__name__)
+
+SUBMISSION_EVENT = "submission.status.change"
+STUDY_EVENT = "study.status.change"
+
+# What a participant becomes when Prolific says their submission ended without completion.
+PARTICIPANT_STATUS = {
+    "RETURNED": Participant.Status.RETURNED,
+    "TIMED-OUT": Participant.Status.TIMED_OUT,
+    "REJECTED": Participant.Status.RETURNED,
+}
+
+
+class DeliveryRefused(Exception):
+    """The delivery failed verification; `status` is the HTTP status to answer."""
+
+    def __init__(self, message: str, status: int = 403) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What the endpoint received: raw body and the headers that matter."""
+
+    body: bytes
+    signature: str
+    request_timestamp: str
+    event_id: str
+    event_time: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a delivery did: applied, duplicate, stale, unknown_type, unknown_study."""
+
+    outcome: str
+    released: int = 0
+
+
+def delivery_verify(delivery: Delivery, *, now: datetime | None = None) -> dict:
+    """Return the delivery's JSON payload, or raise DeliveryRefused (nothing is stored)."""
+    secret = settings.PROLIFIC_WEBHOOK_SECRET
+    if not secret:
+        raise DeliveryRefused("No PROLIFIC_WEBHOOK_SECRET is set: deliveries are refused.", 403)
+    if not signature_valid(
+        secret=secret,
+        timestamp=delivery.request_timestamp,
+        body=delivery.body,
+        signature=delivery.signature,
+    ):
+        raise DeliveryRefused("Bad or missing X-Prolific-Request-Signature.", 403)
+    now = now or timezone.now()
+    try:
+        sent = float(delivery.request_timestamp)
+    except ValueError:
+        raise DeliveryRefused("X-Prolific-Request-Timestamp is not a UNIX time.", 400) from None
+    if abs(now.timestamp() - sent) > settings.PROLIFIC_WEBHOOK_MAX_SKEW_SECONDS:
+        raise DeliveryRefused("X-Prolific-Request-Timestamp is too far from now (replay?).", 403)
+    if not delivery.event_id:
+        raise DeliveryRefused("Missing X-Event-ID.", 400)
+    try:
+        payload = json.loads(delivery.body)
+    except ValueError:
+        raise DeliveryRefused("The body is not JSON.", 400) from None
+    if not isinstance(payload, dict):
+        raise DeliveryRefused("The body is not a JSON object.", 400)
+    return payload
+
+
+def event_time(value: str, *, fallback: datetime) -> datetime:
+    """Parse X-Timestamp (ISO 8601, or UNIX seconds); naive times are UTC."""
+    if not value:
+        return fallback
+    try:
+        return datetime.fromtimestamp(float(value), tz=UTC)
+    except ValueError:
+        pass
+    parsed = parse_datetime(value)
+    if parsed is None:
+        raise DeliveryRefused("X-Timestamp is neither ISO 8601 nor a UNIX time.", 400)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def delivery_handle(delivery: Delivery, *, now: datetime | None = None) -> Outcome:
+    """Verify and apply one delivery (see the module docstring); raise DeliveryRefused."""
+    now = now or timezone.now()
+    payload = delivery_verify(delivery, now=now)
+    occurred = event_time(delivery.event_time, fallback=now)
+    event_type = str(payload.get("event_type", ""))
+    try:
+        with transaction.atomic():
+            event = ProlificWebhookEvent.objects.create(
+                event_id=delivery.event_id[:100],
+                event_type=event_type[:100],
+                occurred_at=occurred,
+                payload=payload,
+            )
+            outcome = _apply(event_type, payload, occurred=occurred, now=now)
+            ProlificWebhookEvent.objects.filter(pk=event.pk).update(outcome=outcome.outcome)
+    except IntegrityError:
+        if ProlificWebhookEvent.objects.filter(event_id=delivery.event_id[:100]).exists():
+            return Outcome("duplicate")
+        raise
+    if outcome.outcome == "unknown_type":
+        logger.warning("Prolific webhook: unknown event type %r acknowledged", event_type)
+    return outcome
+
+
+def _apply(event_type: str, payload: dict, *, occurred: datetime, now: datetime) -> Outcome:
+    if event_type == SUBMISSION_EVENT:
+        return _submission_changed(payload, occurred=occurred, now=now)
+    if event_type == STUDY_EVENT:
+        return _study_changed(payload, occurred=occurred)
+    return Outcome("unknown_type")
+
+
+def _study_for(prolific_study_id: str) -> Study | None:
+    if not prolific_study_id:
+        return None
+    return Study.objects.filter(prolific_study_id=prolific_study_id).first()
+
+
+def _submission_changed(payload: dict, *, occurred: datetime, now: datetime) -> Outcome:
+    study = _study_for(str(payload.get("study_id", "")))
+    submission_id = str(payload.get("resource_id", ""))
+    pid = str(payload.get("participant_id", ""))
+    status = str(payload.get("status", "")).upper()
+    if study is None or not submission_id or not pid or not status:
+        logger.warning("Prolific webhook for an unknown study or without ids: %s", payload)
+        return Outcome("unknown_study")
+    row, created = ProlificSubmission.objects.get_or_create(
+        submission_id=submission_id,
+        defaults={"study": study, "prolific_pid": pid, "status": status, "status_at": occurred},
+    )
+    if not created:
+        # Lock the row so two deliveries for one submission apply one after the other.
+        row = ProlificSubmission.objects.select_for_update().get(pk=row.pk)
+        if occurred < row.status_at:
+            return Outcome("stale")
+        ProlificSubmission.objects.filter(pk=row.pk).update(status=status, status_at=occurred)
+    released = 0
+    if status in RELEASING_STATUSES:
+        released = participant_release(study=study, prolific_pid=pid, status=status, now=now)
+    return Outcome("applied", released=released)
+
+
+def participant_release(*, study: Study, prolific_pid: str, status: str, now: datetime) -> int:
+    """Stop a participant Prolific says has left; release their active texts; return how many.
+
+    Their finished judgments stay (answers given before returning are kept, as Prolific keeps
+    the submission's data); a completed participant stays completed.
+    """
+    participant = Participant.objects.filter(study=study, prolific_pid=prolific_pid).first()
+    if participant is None:
+        return 0
+    Participant.objects.filter(pk=participant.pk, status=Participant.Status.STARTED).update(
+        status=PARTICIPANT_STATUS[status], last_seen_at=now
+    )
+    return Assignment.objects.filter(
+        participant=participant, status=Assignment.Status.ACTIVE
+    ).update(status=Assignment.Status.RELEASED)
+
+
+def _study_changed(payload: dict, *, occurred: datetime) -> Outcome:
+    study = _study_for(str(payload.get("resource_id", "")))
+    status = str(payload.get("status", "")).upper()
+    if study is None or not status:
+        logger.warning("Prolific study event for an unknown study: %s", payload)
+        return Outcome("unknown_study")
+    state, _ = ProlificStudyState.objects.get_or_create(study=study)
+    state = ProlificStudyState.objects.select_for_update().get(pk=state.pk)
+    if state.status_at is not None and occurred < state.status_at:
+        return Outcome("stale")
+    ProlificStudyState.objects.filter(pk=state.pk).update(status=status, status_at=occurred)
+    return Outcome("applied")
+
+
+def submission_known(*, study: Study, prolific_pid: str, session_id: str) -> bool:
+    """Return whether Prolific knows this participant's place in the study (enrolment check).
+
+    Refused: a PID whose submission the webhooks said ended (returned, timed out, rejected),
+    and one whose SESSION_ID Prolific does not confirm as an ACTIVE submission of this PID
+    in this study. An unreachable Prolific refuses too (fail closed: a made-up participant
+    must hold nothing); the page asks the participant to try again.
+    """
+    from intruder.prolific.client import ProlificError, client_from_settings
+
+    ended = ProlificSubmission.objects.filter(
+        study=study, prolific_pid=prolific_pid, status__in=RELEASING_STATUSES
+    )
+    if ended.exists() or not session_id:
+        return False
+    client = client_from_settings(max_retries=1)  # a participant is waiting: one retry
+    try:
+        submission = client.submission_get(session_id)
+    except ProlificError as error:
+        logger.warning("Prolific check of %s failed: %s", prolific_pid, error)
+        return False
+    finally:
+        client.close()
+    if submission is None:
+        return False
+    ok = (
+        submission.participant_id == prolific_pid
+        and submission.study_id == study.prolific_study_id
+        and submission.status in {"ACTIVE", "RESERVED"}
+    )
+    if ok:
+        ProlificSubmission.objects.get_or_create(
+            submission_id=submission.id,
+            defaults={
+                "study": study,
+                "prolific_pid": prolific_pid,
+                "status": submission.status,
+                "status_at": timezone.now(),
+            },
+        )
+    return ok

@@ -1,0 +1,36 @@
+"""A fake Prolific (intruder.prolific.fake_server) on loopback, and settings pointing at it."""
+
+from __future__ import annotations
+
+import pytest
+
+from intruder.prolific.client import ProlificClient
+from intruder.prolific.fake_server import FakeProlific
+
+
+@pytest.fixture
+def fake_prolific():
+    fake = FakeProlific()
+    fake.serve()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def prolific_settings(settings, fake_prolific):
+    """Configure the platform for the fake: token, API URL, workspace and webhook secret."""
+    fake_prolific._secret_create({})
+    settings.PROLIFIC_API_TOKEN = fake_prolific.token
+    settings.PROLIFIC_API_URL = fake_prolific.base_url
+    settings.PROLIFIC_WORKSPACE_ID = fake_prolific.workspace_id
+    settings.PROLIFIC_WEBHOOK_SECRET = fake_prolific.webhook_secret
+    return settings
+
+
+@pytest.fixture
+def client_for(fake_prolific):
+    def make(**kwargs) -> ProlificClient:
+        kwargs = {"token": fake_prolific.token, "backoff": 0.0, "sleep": lambda s: None, **kwargs}
+        return ProlificClient(base_url=fake_prolific.base_url, **kwargs)
+
+    return make

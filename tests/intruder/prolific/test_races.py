@@ -1,0 +1,77 @@
+"""Real concurrency on PostgreSQL: the same delivery from many threads, double-clicked pays."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from decimal import Decimal
+
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from intruder.models import (
+    Assignment,
+    Participant,
+    PersonGroup,
+    ProlificWebhookEvent,
+    Study,
+)
+from intruder.prolific.services import bonuses_pay
+from intruder.services.participants import participant_current_step
+from tests.intruder.factories import make_participant, make_study, make_texts
+from tests.races import POSTGRES_RACES, run_threads
+
+pytestmark = POSTGRES_RACES
+
+PROLIFIC_STUDY = "64f0c0ffee0000000000beef"
+
+
+def test_one_event_delivered_by_8_threads_at_once_is_applied_once(prolific_settings, fake_prolific):
+    study = make_study(kind=Study.Kind.INTRUDER, prolific_study_id=PROLIFIC_STUDY)
+    make_texts(study=study, count=3, group=PersonGroup.FAMOUS)
+    holder = make_participant(
+        study=study,
+        prolific_pid="PIDRACE",
+        group=PersonGroup.FAMOUS,
+        consented_at=timezone.now(),
+        instructions_seen_at=timezone.now(),
+    )
+    assert participant_current_step(participant=holder).assignment is not None
+    sub = fake_prolific.submission_start(PROLIFIC_STUDY, "PIDRACE")
+    event = fake_prolific.submission_set_status(sub, "RETURNED")
+    outcomes = Counter()
+    lock = threading.Lock()
+
+    def deliver(_: int) -> None:
+        delivery = fake_prolific.delivery(event)
+        headers = {f"HTTP_{k.upper().replace('-', '_')}": v for k, v in delivery.headers.items()}
+        headers.pop("HTTP_CONTENT_TYPE")
+        response = Client().post(
+            reverse("prolific-webhook"), delivery.body, content_type="application/json", **headers
+        )
+        with lock:
+            outcomes[(response.status_code, response.json().get("outcome"))] += 1
+
+    assert run_threads(deliver, [(i,) for i in range(8)]) == []
+    assert outcomes == {(200, "applied"): 1, (200, "duplicate"): 7}
+    assert ProlificWebhookEvent.objects.count() == 1
+    holder.refresh_from_db()
+    assert holder.status == Participant.Status.RETURNED
+    assert not Assignment.objects.filter(status=Assignment.Status.ACTIVE).exists()
+
+
+def test_a_bonus_sent_from_4_tabs_at_once_is_paid_once(
+    prolific_settings, fake_prolific, client_for
+):
+    study = make_study(kind=Study.Kind.INTRUDER, prolific_study_id=PROLIFIC_STUDY)
+    fake_prolific.studies[PROLIFIC_STUDY] = {"id": PROLIFIC_STUDY, "status": "ACTIVE"}
+    amounts = {"PID1": Decimal("0.50"), "PID2": Decimal("1.00")}
+
+    def pay(_: int) -> None:
+        bonuses_pay(
+            study=Study.objects.get(pk=study.pk), client=client_for(), amounts=amounts, label="b"
+        )
+
+    assert run_threads(pay, [(i,) for i in range(4)]) == []
+    assert sorted(pid for _, pid, _ in fake_prolific.payments) == ["PID1", "PID2"]
