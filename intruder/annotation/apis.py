@@ -18,8 +18,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from intruder.annotation.models import Task
-from intruder.annotation.selectors import annotator_get_by_token, task_state
-from intruder.annotation.services import SaveConflict, task_save
+from intruder.annotation.selectors import annotator_get_by_token, project_role, task_state
+from intruder.annotation.services import (
+    SaveConflict,
+    crowd_tasks_expire,
+    project_paused,
+    task_save,
+)
 
 
 class MentionInput(serializers.Serializer):
@@ -80,7 +85,8 @@ class ResearcherTaskApi(_TaskApi):
             .filter(pk=kwargs["pk"], annotator__user=request.user)
             .first()
         )
-        if task is None:
+        # The current role counts, not the seat: a removed member's tasks are out of reach.
+        if task is None or project_role(project=task.document.project, user=request.user) is None:
             raise Http404
         return task
 
@@ -91,8 +97,9 @@ class CrowdTaskApi(_TaskApi):
 
     def get_task(self, request: Request, **kwargs) -> Task:
         annotator = annotator_get_by_token(token=kwargs["token"])
-        if annotator is None:
+        if annotator is None or project_paused(project=annotator.project):
             raise Http404
+        crowd_tasks_expire(project=annotator.project)
         task = (
             annotator.tasks.select_related("document__project")
             .filter(pk=kwargs["pk"], status=Task.Status.ACTIVE)

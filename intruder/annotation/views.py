@@ -30,7 +30,10 @@ from intruder.annotation.exports import (
 )
 from intruder.annotation.models import Project, ProjectMember, Task
 from intruder.models import Study
-from intruder.services.participants import PROLIFIC_COMPLETE_URL
+from intruder.selectors.researcher import studies_visible_to
+from intruder.services.participants import PROLIFIC_COMPLETE_URL, EnrolmentRefused
+from intruder.throttles import EnrolmentThrottle
+from intruder.views.participant import REFUSAL_PAGES
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 PROLIFIC_QUERY = (
@@ -58,6 +61,8 @@ class ProjectForm(forms.ModelForm):
             "suggestion_threshold",
             "show_others_work",
             "is_open",
+            "prolific_study_id",
+            "task_time_limit_minutes",
         ]
 
 
@@ -135,10 +140,8 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _texts_form(request: HttpRequest, data=None, files=None) -> TextsForm:
     form = TextsForm(data, files)
-    studies = Study.objects.all()
-    if not request.user.is_superuser:
-        studies = studies.filter(owner=request.user) | studies.filter(members__user=request.user)
-    form.fields["study"].queryset = studies.distinct()
+    # Owners, editors and viewers only: a study's "PSI annotator" may not copy its texts.
+    form.fields["study"].queryset = studies_visible_to(request.user)
     return form
 
 
@@ -174,6 +177,18 @@ def project_add_texts(request: HttpRequest, slug: str) -> HttpResponse:
         messages.warning(request, f"Texts added, but no suggestions (model not loaded: {error})")
     else:
         messages.success(request, f"Texts: {counts['created']} added, {counts['skipped']} known.")
+    return redirect("annotation-project", slug=project.slug)
+
+
+@login_required
+@require_POST
+def project_open(request: HttpRequest, slug: str) -> HttpResponse:
+    """Open or close the project to new crowd annotators (managers)."""
+    project, _ = _project(request, slug)
+    try:
+        services.project_open_set(project=project, is_open=request.POST.get("is_open") == "1")
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
     return redirect("annotation-project", slug=project.slug)
 
 
@@ -343,16 +358,20 @@ def _crowd_message(request: HttpRequest, title: str, text: str, status: int = 20
 @never_cache
 @require_GET
 def crowd_entry(request: HttpRequest, slug: str) -> HttpResponse:
-    """Enrol (or resume) a crowd annotator from a Prolific link."""
+    """Enrol (or resume) a crowd annotator from a Prolific link, with the study side's checks."""
     project = Project.objects.filter(slug=slug).first()
     if project is None:
         raise Http404("No such study.")
     try:
         annotator = services.annotator_enroll(
-            project=project, prolific_pid=request.GET.get("PROLIFIC_PID", "")
+            project=project,
+            prolific_pid=request.GET.get("PROLIFIC_PID", ""),
+            prolific_study_id=request.GET.get("STUDY_ID", ""),
+            admit_new=lambda: EnrolmentThrottle().allow_request(request, None),
         )
-    except services.EnrolmentRefused as refusal:
-        return _crowd_message(request, "Cannot start", str(refusal), status=403)
+    except EnrolmentRefused as refusal:
+        status, title, text = REFUSAL_PAGES[refusal.code]
+        return _crowd_message(request, title, text, status=status)
     return redirect("annotation-crowd-home", token=annotator.token)
 
 
@@ -363,12 +382,29 @@ def _crowd(token: str):
     return annotator
 
 
+PAUSED = (
+    "Paused",
+    "This annotation study is paused for now. Please come back later, or return it on "
+    "Prolific.",
+)
+TIMED_OUT = (
+    "Time limit reached",
+    "A text stayed untouched for longer than the time limit, so it was given to someone "
+    "else. Please return the study on Prolific (\u201cReturn submission\u201d).",
+)
+
+
 @never_cache
 @require_GET
 def crowd_home(request: HttpRequest, token: str) -> HttpResponse:
     """Show the guidelines first, then the current text, then the completion page."""
     annotator = _crowd(token)
     project = annotator.project
+    if services.project_paused(project=project):
+        # An intruder study over the same persons is open: show no original text.
+        return _crowd_message(request, *PAUSED, status=503)
+    if annotator.status == annotator.Status.TIMED_OUT:
+        return _crowd_message(request, *TIMED_OUT)
     if annotator.instructions_seen_at is None:
         return render(
             request, "annotation/crowd_instructions.html", {"project": project, "token": token}
@@ -379,8 +415,17 @@ def crowd_home(request: HttpRequest, token: str) -> HttpResponse:
             task = services.task_next(annotator=annotator)
         except RuntimeError:
             return _crowd_message(request, "Busy", "Please reload in a few seconds.", status=503)
+    annotator.refresh_from_db(fields=["status"])
+    if annotator.status == annotator.Status.TIMED_OUT:
+        return _crowd_message(request, *TIMED_OUT)
     if task is None:
-        services.annotator_complete(annotator=annotator)
+        if not services.annotator_complete(annotator=annotator):
+            return _crowd_message(
+                request,
+                "No texts available",
+                "There is nothing left to annotate right now. Please return the study on "
+                "Prolific.",
+            )
         return _crowd_message(
             request,
             "Thank you!",

@@ -18,7 +18,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from intruder.models import PROLIFIC_ID_PATTERN, Assignment, Participant, Study, WritingTask
-from intruder.selectors.linked import participant_in_linked_study, studies_linked_open
+from intruder.selectors.linked import (
+    participant_in_linked_study,
+    pid_annotates_linked_project,
+    projects_linked,
+    studies_linked_open,
+)
 from intruder.selectors.participant import (
     GroupCapacity,
     Step,
@@ -126,6 +131,9 @@ def _refuse_new_participant(*, study: Study) -> None:
     if not settings.INTRUDER_DEMO and studies_linked_open(study=study).exists():
         # A writer study over the same targets is open: its writers learn the answers.
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
+    if projects_linked(study=study).filter(is_open=True).exists():
+        # A crowd annotation project shows the originals of these targets (demo included).
+        raise EnrolmentRefused(EnrolmentRefused.CLOSED)
     slots = intruder_group_slots(study=study)
     if not any(slots.values()):
         raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
@@ -138,6 +146,37 @@ def _refuse_new_participant(*, study: Study) -> None:
 
 def _has_free_slot(*, study: Study, slots: dict[str, int]) -> bool:
     return any(c.free_slots > 0 for c in intruder_group_capacities(study=study, slots=slots))
+
+
+def prolific_pid_check(prolific_pid: str) -> str:
+    """Return the link's PROLIFIC_PID stripped; refuse a missing or malformed one."""
+    pid = (prolific_pid or "").strip()
+    if not pid:
+        raise EnrolmentRefused(EnrolmentRefused.MISSING_PID)
+    if not PROLIFIC_ID_RE.match(pid):
+        raise EnrolmentRefused(EnrolmentRefused.INVALID_PID)
+    return pid
+
+
+def new_enrolment_check(
+    *,
+    expected_study_id: str,
+    given_study_id: str,
+    linked: Callable[[], bool],
+    admit_new: Callable[[], bool] | None,
+) -> None:
+    """Refuse a new PID (intruders, writers and crowd annotators alike).
+
+    Refused: a link whose STUDY_ID is not the expected Prolific study ID (when one is set),
+    a PID that took part in a linked study (`linked`), and a client over its rate limit
+    (`admit_new`, asked last so that refused links do not use up the client's allowance).
+    """
+    if expected_study_id and (given_study_id or "").strip() != expected_study_id:
+        raise EnrolmentRefused(EnrolmentRefused.WRONG_STUDY)
+    if linked():
+        raise EnrolmentRefused(EnrolmentRefused.LINKED)
+    if admit_new is not None and not admit_new():
+        raise EnrolmentRefused(EnrolmentRefused.THROTTLED)
 
 
 def participant_enroll(
@@ -156,20 +195,17 @@ def participant_enroll(
     seen the targets must not judge them, nor the other way round), when `admit_new` (the
     caller's rate limit per client) says no, and when the study is closed, empty or full.
     """
-    pid = (prolific_pid or "").strip()
-    if not pid:
-        raise EnrolmentRefused(EnrolmentRefused.MISSING_PID)
-    if not PROLIFIC_ID_RE.match(pid):
-        raise EnrolmentRefused(EnrolmentRefused.INVALID_PID)
+    pid = prolific_pid_check(prolific_pid)
     existing = participant_get_by_pid(study=study, prolific_pid=pid)
     if existing is not None:
         return Enrolment(participant=existing, created=False)
-    if study.prolific_study_id and (prolific_study_id or "").strip() != study.prolific_study_id:
-        raise EnrolmentRefused(EnrolmentRefused.WRONG_STUDY)
-    if participant_in_linked_study(study=study, prolific_pid=pid):
-        raise EnrolmentRefused(EnrolmentRefused.LINKED)
-    if admit_new is not None and not admit_new():
-        raise EnrolmentRefused(EnrolmentRefused.THROTTLED)
+    new_enrolment_check(
+        expected_study_id=study.prolific_study_id,
+        given_study_id=prolific_study_id,
+        linked=lambda: participant_in_linked_study(study=study, prolific_pid=pid)
+        or pid_annotates_linked_project(study=study, prolific_pid=pid),
+        admit_new=admit_new,
+    )
     _refuse_new_participant(study=study)
     try:
         with transaction.atomic():

@@ -177,7 +177,7 @@ def test_a_studys_psi_annotators_annotate_projects_over_its_texts(fake_anonymize
 
     study = make_study()
     make_description(study=study, text="Orla Brennick grew up in Dunmore.")
-    project = make_project(texts={})
+    project = make_project(owner=study.owner, texts={})
     services.documents_add_from_study(project=project, study=study, what="descriptions")
     annotator, viewer = make_user(), make_user()
     make_member(study=study, user=annotator, role=StudyMember.Role.ANNOTATOR)

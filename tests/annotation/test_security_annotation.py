@@ -137,4 +137,4 @@ def test_bad_prolific_ids_are_refused_with_a_page_not_an_error(fake_anonymizer):
     project = make_project()
     entry = reverse("annotation-crowd-entry", kwargs={"slug": project.slug})
     for query in ("", "?PROLIFIC_PID=", "?PROLIFIC_PID=%3Cscript%3E"):
-        assert Client().get(entry + query).status_code == 403
+        assert Client().get(entry + query).status_code == 400
