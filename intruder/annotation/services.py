@@ -10,9 +10,9 @@ so two tabs or two devices never silently overwrite each other.
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError

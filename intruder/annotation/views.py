@@ -384,8 +384,7 @@ def _crowd(token: str):
 
 PAUSED = (
     "Paused",
-    "This annotation study is paused for now. Please come back later, or return it on "
-    "Prolific.",
+    "This annotation study is paused for now. Please come back later, or return it on Prolific.",
 )
 TIMED_OUT = (
     "Time limit reached",
@@ -423,8 +422,7 @@ def crowd_home(request: HttpRequest, token: str) -> HttpResponse:
             return _crowd_message(
                 request,
                 "No texts available",
-                "There is nothing left to annotate right now. Please return the study on "
-                "Prolific.",
+                "There is nothing left to annotate right now. Please return the study on Prolific.",
             )
         return _crowd_message(
             request,

@@ -202,8 +202,10 @@ def participant_enroll(
     new_enrolment_check(
         expected_study_id=study.prolific_study_id,
         given_study_id=prolific_study_id,
-        linked=lambda: participant_in_linked_study(study=study, prolific_pid=pid)
-        or pid_annotates_linked_project(study=study, prolific_pid=pid),
+        linked=lambda: (
+            participant_in_linked_study(study=study, prolific_pid=pid)
+            or pid_annotates_linked_project(study=study, prolific_pid=pid)
+        ),
         admit_new=admit_new,
     )
     _refuse_new_participant(study=study)
