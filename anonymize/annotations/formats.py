@@ -8,7 +8,6 @@ and the reason, so a malformed file is rejected whole. Writers produce exactly w
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import re
@@ -23,6 +22,7 @@ from anonymize.annotations.schema import (
     AnnotatedDocument,
     Mention,
 )
+from csv_safe import SafeDictReader, SafeDictWriter
 
 CSV_FIELDS: tuple[str, ...] = (
     "doc_id",
@@ -484,14 +484,14 @@ def csv_rows(documents: Iterable[AnnotatedDocument]) -> list[dict[str, object]]:
 def write_csv(documents: Iterable[AnnotatedDocument], path: Path) -> None:
     """Write the mentions as CSV (texts are not repeated; they live with the project)."""
     with path.open("w", encoding="utf-8", newline="") as sink:
-        writer = csv.DictWriter(sink, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        writer = SafeDictWriter(sink, fieldnames=CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(csv_rows(documents))
 
 
 def read_csv(data: bytes | str, texts: dict[str, str]) -> list[AnnotatedDocument]:
     """Parse mention rows against the project's texts (`{doc_id: text}`)."""
-    reader = csv.DictReader(io.StringIO(_decode(data)))
+    reader = SafeDictReader(io.StringIO(_decode(data)))
     missing = [
         f
         for f in ("doc_id", "annotator", "start_offset", "end_offset", "entity_type")
@@ -535,7 +535,7 @@ def read_documents(name: str, data: bytes | str) -> list[AnnotatedDocument]:
             raise FormatError(1, "the file is empty")
         return [AnnotatedDocument(Path(name).stem, text)]
     if suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
+        reader = SafeDictReader(io.StringIO(text))
         if "text" not in (reader.fieldnames or []):
             raise FormatError(1, "CSV header needs a 'text' column (and optionally 'id')")
         documents = []

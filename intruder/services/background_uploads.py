@@ -9,13 +9,13 @@ Several documents of one person are joined. Errors name the line and the field.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterable
 from pathlib import PurePath
 
 from attacks.background import TEXT_SEPARATOR
+from csv_safe import SafeDictReader
 
 
 class BackgroundUploadError(ValueError):
@@ -49,7 +49,7 @@ def parse_background_upload(content: bytes, filename: str) -> dict[str, str]:
             raise BackgroundUploadError(f"{filename}: the file is empty")
         pairs.append((PurePath(filename).stem, text.strip()))
     elif suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
+        reader = SafeDictReader(io.StringIO(text))
         missing = {"target", "text"} - set(reader.fieldnames or [])
         if missing:
             raise BackgroundUploadError(

@@ -38,10 +38,10 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
+from csv_safe import SafeDictReader
 from intruder.models import AnonymizedText, Description, PersonGroup, Study, TargetPerson
 from intruder.services.anonymization import ORIGINAL_TEXTWASH_METHOD
 from intruder.services.review import SpanEditError, validate_spans
-from intruder.spreadsheet import spreadsheet_unescape
 
 FORMATS = ("csv", "jsonl")
 TEXT_FIELDS = ("text", "original")
@@ -203,7 +203,7 @@ def json_loads(text: str) -> Any:
 
 
 def _csv_rows(content: str, rows: list[tuple[int, dict[str, Any]]], errors: list[RowError]) -> None:
-    reader = csv.DictReader(io.StringIO(content, newline=""))
+    reader = SafeDictReader(io.StringIO(content, newline=""))
     try:
         if not reader.fieldnames:
             raise ImportValidationError([RowError(1, "(header)", "the CSV has no header row")])
@@ -212,7 +212,7 @@ def _csv_rows(content: str, rows: list[tuple[int, dict[str, Any]]], errors: list
             if None in row:
                 errors.append(RowError(start, "(line)", "more values than header columns"))
             else:
-                cells = {k.strip(): spreadsheet_unescape(v) for k, v in row.items() if k}
+                cells = {k.strip(): v for k, v in row.items() if k}
                 _add_row(rows, errors, start, cells)
             start = reader.line_num + 1
     except csv.Error as exc:
