@@ -462,6 +462,7 @@ class Job(models.Model):
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
 
     kind = models.CharField(max_length=50)
     study = models.ForeignKey(
@@ -489,6 +490,14 @@ class Job(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["status", "created_at"], name="job_status_created")]
+        constraints = [
+            # A double click must not queue the same work twice (jobs of no study are free).
+            models.UniqueConstraint(
+                fields=["study", "kind"],
+                condition=Q(status__in=("queued", "running"), study__isnull=False),
+                name="job_one_active_per_study_and_kind",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} job {self.pk} ({self.status})"
