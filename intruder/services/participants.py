@@ -259,11 +259,32 @@ def _clean_id(value: str) -> str:
     return value if PROLIFIC_ID_RE.match(value) else ""
 
 
+def writer_consent_closed(*, participant: Participant) -> bool:
+    """Return whether a writer who has not consented yet may no longer (targets not shown).
+
+    Consent is what shows a writer their target persons: after the writer study closes, an
+    enrolment from while it was open must not reveal them (the intruder study may be open).
+    """
+    study = participant.study
+    return (
+        study.kind == Study.Kind.COLLECTION
+        and participant.consented_at is None
+        and participant.status == Participant.Status.STARTED
+        and not study.is_open
+    )
+
+
 def participant_consent_give(
     *, participant: Participant, rng: random.Random | None = None, now: datetime | None = None
 ) -> None:
-    """Record consent; writers get their three targets drawn now (once, even if posted twice)."""
+    """Record consent; writers get their three targets drawn now (once, even if posted twice).
+
+    Raises EnrolmentRefused(CLOSED) for a writer whose study has closed since enrolment.
+    """
     now = now or timezone.now()
+    participant.study.refresh_from_db(fields=["is_open"])
+    if writer_consent_closed(participant=participant):
+        raise EnrolmentRefused(EnrolmentRefused.CLOSED)
     with transaction.atomic():
         changed = Participant.objects.filter(
             pk=participant.pk, status=Participant.Status.STARTED, consented_at__isnull=True
