@@ -152,6 +152,8 @@ INTRUDER_TOKEN_RATE = os.environ.get("INTRUDER_TOKEN_RATE", "10/minute") or None
 INTRUDER_IDLE_RELEASE_MINUTES = float(os.environ.get("INTRUDER_IDLE_RELEASE_MINUTES", "10"))
 # Largest import file accepted on the researcher pages.
 INTRUDER_IMPORT_MAX_MB = float(os.environ.get("INTRUDER_IMPORT_MAX_MB", "64"))
+# Background documents of an attack run live in one database row and go to a job.
+INTRUDER_BACKGROUND_MAX_MB = float(os.environ.get("INTRUDER_BACKGROUND_MAX_MB", "10"))
 
 # Counters of the rate limits. The default is per process; with several gunicorn workers
 # or hosts point DJANGO_CACHE_URL at Redis (redis://host:6379/1) so they share one count.

@@ -28,6 +28,7 @@ from django.db.models import Count
 
 from intruder.attack_methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Study
+from intruder.services.background_uploads import BackgroundUploadError, background_check_size
 
 if TYPE_CHECKING:
     from anonymize import TextAnonymizer
@@ -132,6 +133,10 @@ def attack_run_start(
             raise AttackRunError(f"background documents for unknown target key(s): {unknown[:5]}")
         if not documents:
             raise AttackRunError("upload background documents, or use the study's own texts")
+        try:
+            background_check_size(documents)
+        except BackgroundUploadError as error:
+            raise AttackRunError(str(error)) from None
     elif background != AttackRun.Background.CROSS_VALIDATED:
         raise AttackRunError(f"unknown background {background!r}")
     try:

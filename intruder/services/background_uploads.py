@@ -22,6 +22,24 @@ class BackgroundUploadError(ValueError):
     """A background file the platform cannot read; the message names the line and field."""
 
 
+def background_max_bytes() -> int:
+    """Return the largest background (all files, UTF-8 bytes) a run may store and queue."""
+    from django.conf import settings
+
+    return int(settings.INTRUDER_BACKGROUND_MAX_MB * 1024 * 1024)
+
+
+def background_check_size(documents: dict[str, str]) -> None:
+    """Refuse a background larger than the limit: it is stored in one row and fed to a job."""
+    limit = background_max_bytes()
+    size = sum(len(key.encode()) + len(text.encode()) for key, text in documents.items())
+    if size > limit:
+        raise BackgroundUploadError(
+            f"the background documents hold {size / 1024 / 1024:.1f} MB; the limit is "
+            f"{limit / 1024 / 1024:.0f} MB (INTRUDER_BACKGROUND_MAX_MB)"
+        )
+
+
 def _decode(content: bytes, filename: str) -> str:
     try:
         return content.decode("utf-8-sig")
@@ -85,6 +103,16 @@ def merge_documents(parts: Iterable[Iterable[tuple[str, str]]]) -> dict[str, str
 
 
 def parse_background_uploads(files: Iterable[tuple[str, bytes]]) -> dict[str, str]:
-    """Return target key -> background text from several uploaded files."""
-    parsed = [parse_background_upload(content, name) for name, content in files]
-    return merge_documents([list(p.items()) for p in parsed])
+    """Return target key -> background text from several uploaded files (size-limited)."""
+    limit, seen, parsed = background_max_bytes(), 0, []
+    for name, content in files:
+        seen += len(content)
+        if seen > limit:
+            raise BackgroundUploadError(
+                f"{name}: the uploads exceed {limit / 1024 / 1024:.0f} MB "
+                "(INTRUDER_BACKGROUND_MAX_MB); nothing was queued"
+            )
+        parsed.append(parse_background_upload(content, name))
+    documents = merge_documents([list(p.items()) for p in parsed])
+    background_check_size(documents)
+    return documents

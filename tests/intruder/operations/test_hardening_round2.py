@@ -206,3 +206,37 @@ def test_the_gunicorn_access_log_redacts_tokens_and_prolific_ids():
     assert (
         redact("/s/x/?PROLIFIC_PID=abc123&STUDY_ID=s") == "/s/x/?PROLIFIC_PID=[redacted]&STUDY_ID=s"
     )
+
+
+# Finding 12: bounded background uploads ----------------------------------------------------
+
+
+def test_an_oversized_background_upload_is_refused_and_queues_nothing(settings):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.intruder.factories import logged_in
+
+    settings.INTRUDER_BACKGROUND_MAX_MB = 1
+    study = risk_study(per_person=2)
+    key = study.targets.values_list("key", flat=True).first()
+    big = ("target,text\n" + f"{key},{'word ' * 60_000}\n" * 5).encode()
+    response = logged_in(study.owner).post(
+        f"/r/{study.slug}/risk/runs/",
+        {
+            "attacks": ["tfidf"],
+            "methods": ["clear"],
+            "background": "uploaded",
+            "folds": 3,
+            "seed": 0,
+            "documents": [SimpleUploadedFile("bg.csv", big)],
+        },
+    )
+    assert response.status_code == 302
+    assert not AttackRun.objects.exists() and not Job.objects.exists()
+    api = api_for(study.owner).post(
+        "/api/attack-runs/create/",
+        run_payload(study, background="uploaded", background_documents={key: "w " * 600_000}),
+        format="json",
+    )
+    assert api.status_code in (400, 413)
+    assert not AttackRun.objects.exists()
