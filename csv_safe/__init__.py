@@ -87,9 +87,16 @@ class _UnescapedRows:
         return self._reader.line_num
 
 
+# The csv module refuses fields over 131,072 characters by default; one long Wikipedia
+# article (a background document) is more. Uploads are bounded by size before they are read.
+FIELD_SIZE_LIMIT = 64 * 1024 * 1024
+
+
 class SafeDictReader(csv.DictReader):
     """`csv.DictReader` that undoes the escaping in every cell and column name."""
 
     def __init__(self, f: Any, *args: Any, **kwargs: Any) -> None:
+        if csv.field_size_limit() < FIELD_SIZE_LIMIT:
+            csv.field_size_limit(FIELD_SIZE_LIMIT)  # process-wide, and only ever raised
         super().__init__(f, *args, **kwargs)
         self.reader = _UnescapedRows(self.reader)

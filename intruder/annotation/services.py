@@ -115,12 +115,23 @@ def documents_add(
     source: str = "import",
     refs: Sequence[str] | None = None,
 ) -> dict[str, int]:
-    """Add texts to a project (existing doc_ids are kept, not duplicated); return counts."""
+    """Add texts to a project (existing doc_ids are kept, not duplicated); return counts.
+
+    All or nothing: a bad document (id too long, NUL character, unknown dataset type) raises
+    ValidationError naming it, and nothing is written.
+    """
     documents = list(documents)
+    id_limit = Document._meta.get_field("doc_id").max_length
     existing = dict(project.documents.values_list("doc_id", "text"))
     created = skipped = 0
     new_documents = []
     for number, document in enumerate(documents):
+        where = f"document {number + 1} ({document.doc_id[:40]!r})"
+        if len(document.doc_id) > id_limit:
+            raise ValidationError(f"{where}: the id is longer than {id_limit} characters")
+        for field, value in (("id", document.doc_id), ("text", document.text)):
+            if "\x00" in value:  # PostgreSQL stores no NUL character
+                raise ValidationError(f"{where}: the {field} holds a NUL character")
         if document.doc_id in existing:
             if existing[document.doc_id] != document.text:
                 raise ValidationError(
@@ -131,13 +142,17 @@ def documents_add(
             continue
         row = Document(
             project=project,
-            doc_id=document.doc_id[:200],
+            doc_id=document.doc_id,
             text=document.text,
             dataset_type=document.dataset_type,
             source=source,
             source_ref=refs[number] if refs else "",
         )
-        row.full_clean(exclude=["project"], validate_constraints=False)
+        try:
+            row.full_clean(exclude=["project"], validate_constraints=False)
+        except ValidationError as error:
+            problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items())
+            raise ValidationError(f"{where}: {problems}") from None
         new_documents.append(row)
         existing[document.doc_id] = document.text
         created += 1
@@ -555,6 +570,13 @@ def annotations_import(
             f"categories {unknown} are not in the project's scheme "
             f"({', '.join(project.categories)})"
         )
+    for document in documents:
+        for label, mentions in document.annotations.items():
+            where = f"document {document.doc_id[:40]!r}, annotator {label[:40]!r}"
+            if not label or len(label) > 100 or "\x00" in label:
+                raise ValidationError(f"{where}: an annotator name has 1 to 100 characters")
+            if any("\x00" in m.entity_id for m in mentions):
+                raise ValidationError(f"{where}: an entity id holds a NUL character")
     users = {u.get_username(): u for u in get_user_model().objects.all()}
     counts = {"documents_created": 0, "layers": 0, "mentions": 0, "layers_kept": 0}
     with transaction.atomic():
@@ -607,5 +629,5 @@ def _import_annotator(project: Project, label: str, users: dict[str, Any]) -> An
         annotator = Annotator.objects.filter(project=project, prolific_pid=pid).first()
         if annotator is not None:
             return annotator
-    annotator, _ = Annotator.objects.get_or_create(project=project, name=label[:100])
+    annotator, _ = Annotator.objects.get_or_create(project=project, name=label)
     return annotator

@@ -159,7 +159,15 @@ def project_add_texts(request: HttpRequest, slug: str) -> HttpResponse:
             if upload.size > MAX_UPLOAD_BYTES:
                 raise ValidationError("the file is larger than 20 MB")
             documents = read_documents(upload.name, upload.read())
-            counts = services.documents_add(project=project, documents=documents)
+            if any(d.annotations for d in documents):
+                # doccano lines with spans: the spans come along as submitted layers.
+                imported = services.annotations_import(project=project, documents=documents)
+                counts = {
+                    "created": imported["documents_created"],
+                    "skipped": len(documents) - imported["documents_created"],
+                }
+            else:
+                counts = services.documents_add(project=project, documents=documents)
         elif form.cleaned_data.get("study") is not None:
             counts = services.documents_add_from_study(
                 project=project,

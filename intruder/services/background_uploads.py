@@ -9,6 +9,7 @@ Several documents of one person are joined. Errors name the line and the field.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from collections.abc import Iterable
@@ -54,6 +55,9 @@ def _row(values: dict, where: str) -> tuple[str, str]:
         raise BackgroundUploadError(f"{where}, field 'target': missing or empty")
     if not isinstance(text, str) or not text.strip():
         raise BackgroundUploadError(f"{where}, field 'text': missing or empty")
+    for field, value in (("target", target), ("text", text)):
+        if "\x00" in value:  # PostgreSQL stores no NUL character in text or JSON
+            raise BackgroundUploadError(f"{where}, field '{field}': holds a NUL character")
     return target.strip(), text.strip()
 
 
@@ -73,16 +77,30 @@ def parse_background_upload(content: bytes, filename: str) -> dict[str, str]:
             raise BackgroundUploadError(
                 f"{filename}, line 1: missing column(s) {', '.join(sorted(missing))}"
             )
-        for row in reader:
-            pairs.append(_row(row, f"{filename}, line {reader.line_num}"))
+        try:
+            for row in reader:
+                pairs.append(_row(row, f"{filename}, line {reader.line_num}"))
+        except csv.Error as error:
+            raise BackgroundUploadError(
+                f"{filename}, line {reader.line_num or 1}: unreadable CSV ({error})"
+            ) from None
     elif suffix in (".jsonl", ".json"):
-        for number, line in enumerate(text.splitlines(), 1):
+        # "\n" only: splitlines() would also split inside strings at U+2028 and friends.
+        for number, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
             try:
                 values = json.loads(line)
             except json.JSONDecodeError as error:
                 raise BackgroundUploadError(f"{filename}, line {number}: {error.msg}") from None
+            except RecursionError:
+                raise BackgroundUploadError(
+                    f"{filename}, line {number}: JSON nested too deeply"
+                ) from None
+            except ValueError as error:  # an integer of more than 4300 digits
+                raise BackgroundUploadError(
+                    f"{filename}, line {number}: {str(error).split(';')[0]}"
+                ) from None
             if not isinstance(values, dict):
                 raise BackgroundUploadError(f"{filename}, line {number}: not a JSON object")
             pairs.append(_row(values, f"{filename}, line {number}"))
