@@ -200,8 +200,42 @@ def documents_add_from_study(
     )
 
 
+SUGGESTIONS_JOB = "annotation_suggestions"
+
+
+def suggestions_job_start(*, project: Project, user: Any) -> tuple[Any, bool]:
+    """Queue the suggestions of the project's new texts unless a job is at it; (job, created).
+
+    The anonymizer runs in the worker, never in the request: a 20 MB upload is minutes of
+    model time.
+    """
+    from intruder.models import Job
+    from intruder.services.jobs import ACTIVE_STATUSES, job_enqueue
+
+    active = suggestions_job_latest(project=project, active_only=True)
+    if active is not None:
+        return active, False
+    job = job_enqueue(kind=SUGGESTIONS_JOB, params={"project": project.pk}, created_by=user)
+    return Job.objects.filter(pk=job.pk, status__in=ACTIVE_STATUSES).first() or job, True
+
+
+def suggestions_job_latest(*, project: Project, active_only: bool = False) -> Any:
+    """Return the project's newest suggestions job (or its active one), or None."""
+    from intruder.models import Job
+    from intruder.services.jobs import ACTIVE_STATUSES
+
+    jobs = Job.objects.filter(kind=SUGGESTIONS_JOB, params__project=project.pk)
+    if active_only:
+        jobs = jobs.filter(status__in=ACTIVE_STATUSES)
+    return jobs.order_by("-created_at", "-id").first()
+
+
 def suggestions_compute(
-    *, project: Project, anonymizer: TextAnonymizer | None = None, batch_size: int = 16
+    *,
+    project: Project,
+    anonymizer: TextAnonymizer | None = None,
+    batch_size: int = 16,
+    progress: Callable[..., None] | None = None,
 ) -> int:
     """Store the anonymizer's spans as suggestions for documents that have none yet.
 
@@ -216,6 +250,8 @@ def suggestions_compute(
     anonymizer = anonymizer or get_anonymizer()
     categories = tuple(project.categories)
     for start in range(0, len(pending), batch_size):
+        if progress is not None:
+            progress(start, len(pending), "pre-annotating with the anonymizer")
         batch = pending[start : start + batch_size]
         results = anonymizer.anonymize_many(
             [d.text for d in batch], threshold=project.suggestion_threshold
@@ -237,6 +273,8 @@ def suggestions_compute(
                 )
             document.suggestions = suggestions
         Document.objects.bulk_update(batch, ["suggestions"])
+    if progress is not None:
+        progress(len(pending), len(pending), "suggestions ready")
     return len(pending)
 
 

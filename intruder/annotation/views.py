@@ -65,6 +65,15 @@ class ProjectForm(forms.ModelForm):
             "task_time_limit_minutes",
         ]
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["task_time_limit_minutes"].required = False
+
+    def clean_task_time_limit_minutes(self) -> int:
+        """Empty means the model's default (60 minutes)."""
+        value = self.cleaned_data.get("task_time_limit_minutes")
+        return value or Project._meta.get_field("task_time_limit_minutes").default
+
 
 class TextsForm(forms.Form):
     study = forms.ModelChoiceField(queryset=Study.objects.none(), required=False)
@@ -134,6 +143,7 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
             )
             + PROLIFIC_QUERY,
             "formats": sorted(FORMATS),
+            "suggestions_job": services.suggestions_job_latest(project=project),
         }
     return render(request, "annotation/project_detail.html", context)
 
@@ -173,18 +183,23 @@ def project_add_texts(request: HttpRequest, slug: str) -> HttpResponse:
                 project=project,
                 study=form.cleaned_data["study"],
                 what=form.cleaned_data.get("what") or "descriptions",
+                user=request.user,
             )
         else:
             raise ValidationError("choose a study or a file")
-        services.suggestions_compute(project=project)
     except FormatError as error:
         messages.error(request, f"Nothing imported: {error}")
     except ValidationError as error:
         messages.error(request, f"Nothing imported: {'; '.join(error.messages)}")
-    except (FileNotFoundError, OSError) as error:
-        messages.warning(request, f"Texts added, but no suggestions (model not loaded: {error})")
     else:
         messages.success(request, f"Texts: {counts['created']} added, {counts['skipped']} known.")
+        if project.pre_annotate and project.documents.filter(suggestions=[]).exists():
+            job, _ = services.suggestions_job_start(project=project, user=request.user)
+            messages.info(
+                request,
+                f"Suggestions are computed in the background (job {job.pk}); a worker "
+                "(manage.py run_worker) runs it and this page shows its progress.",
+            )
     return redirect("annotation-project", slug=project.slug)
 
 

@@ -144,6 +144,14 @@ def test_project_is_created_and_texts_uploaded_in_the_browser_flow(fake_anonymiz
     page = client.post(upload, {"file": good}, follow=True)
     assert "1 added" in page.content.decode()
     document = owner.annotation_projects.get().documents.get()
+    assert document.suggestions == []  # the model runs in the worker, not in the request
+    assert "Suggestions job" in page.content.decode()
+    from intruder.models import Job
+    from intruder.services.jobs import job_execute
+
+    job = Job.objects.get(kind="annotation_suggestions")
+    assert job_execute(job.pk, heartbeat_interval_s=None).status == Job.Status.SUCCEEDED
+    document.refresh_from_db()
     # TAB scheme: the model's PERSON_FIRSTNAME suggestion arrives as PERSON.
     assert {s["category"] for s in document.suggestions} == {"PERSON"}
 

@@ -289,3 +289,45 @@ def test_an_abandoned_crowd_task_expires_and_frees_its_slot(fake_anonymizer):
     page = client.get(reverse("annotation-crowd-home", kwargs={"token": first.token}))
     assert "Time limit" in page.content.decode()
     assert project.completion_code not in page.content.decode()
+
+
+# Finding 7: model work goes to the worker, and only managers start it ----------------------
+
+
+def test_adding_texts_queues_one_suggestions_job_and_runs_no_model_in_the_request(monkeypatch):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from intruder.models import Job
+    from intruder.services import anonymization
+
+    def no_model_here():
+        raise AssertionError("the anonymizer ran inside the request")
+
+    monkeypatch.setattr(anonymization, "get_anonymizer", no_model_here)
+    project = make_project(texts={}, suggest=False)
+    client = logged_in(project.owner)
+    url = reverse("annotation-add-texts", kwargs={"slug": project.slug})
+    for n in range(2):
+        content = f"id,text\nn{n},Orla Brennick met Bo in Oslo.\n".encode()
+        client.post(url, {"file": SimpleUploadedFile("t.csv", content)})
+    assert project.documents.count() == 2
+    job = Job.objects.get(kind="annotation_suggestions")  # the second upload joined it
+    assert job.params == {"project": project.pk} and job.created_by == project.owner
+    page = client.get(reverse("annotation-project", kwargs={"slug": project.slug}))
+    assert f"Suggestions job #{job.pk}" in page.content.decode()
+
+
+def test_project_annotators_cannot_add_texts_or_start_model_work(fake_anonymizer):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from intruder.models import Job
+
+    project = make_project(texts={}, suggest=False)
+    member = make_user()
+    services.project_member_set(project=project, user=member, role=ProjectMember.Role.ANNOTATOR)
+    response = logged_in(member).post(
+        reverse("annotation-add-texts", kwargs={"slug": project.slug}),
+        {"file": SimpleUploadedFile("t.csv", b"id,text\nx,Orla met Bo.\n")},
+    )
+    assert response.status_code == 404
+    assert not project.documents.exists() and not Job.objects.exists()
