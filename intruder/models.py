@@ -604,3 +604,27 @@ class AttackResult(models.Model):
     @property
     def correct(self) -> bool:
         return self.true_rank == 1
+
+
+class ImportBatch(models.Model):
+    """A study data import in progress: what it has committed so far, batch by batch.
+
+    Written in the same transaction as each batch of rows, so after a crash (kill -9, power
+    loss) the marker lists exactly the rows the unfinished import left behind; the next
+    import of the study, or the next start of a worker, deletes them again. A finished or
+    rolled-back import leaves no marker.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="import_batches")
+    worker = models.CharField(max_length=200, help_text="host:pid of the importing process.")
+    created = models.JSONField(
+        default=dict, help_text="Ids written so far: targets, descriptions, texts."
+    )
+    started_at = models.DateTimeField(auto_now_add=True)
+    heartbeat_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["started_at"]
+
+    def __str__(self) -> str:
+        return f"import into {self.study} by {self.worker}"
