@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.authentication import SessionAuthentication
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -43,16 +43,17 @@ class TaskSaveInput(serializers.Serializer):
     rejected = serializers.ListField(child=serializers.IntegerField(min_value=0), required=False)
 
 
-@extend_schema(request=None, responses=None)
 class _TaskApi(APIView):
     """GET/PUT one task; subclasses say whose tasks are reachable."""
 
     def get_task(self, request: Request, **kwargs) -> Task:
         raise NotImplementedError
 
+    @extend_schema(request=None, responses={200: None, 404: None})
     def get(self, request: Request, **kwargs) -> Response:
         return Response(task_state(task=self.get_task(request, **kwargs)))
 
+    @extend_schema(request=TaskSaveInput, responses={200: None, 400: None, 404: None, 409: None})
     def put(self, request: Request, **kwargs) -> Response:
         task = self.get_task(request, **kwargs)
         payload = TaskSaveInput(data=request.data)
@@ -76,7 +77,8 @@ class _TaskApi(APIView):
 
 
 class ResearcherTaskApi(_TaskApi):
-    authentication_classes = [SessionAuthentication]
+    # The page uses the session (CSRF-checked); scripts and the schema fuzz use a token.
+    authentication_classes = [SessionAuthentication, TokenAuthentication]
     permission_classes = [IsAuthenticated]
 
     def get_task(self, request: Request, **kwargs) -> Task:
