@@ -11,7 +11,7 @@ import logging
 import re
 from typing import Any
 
-TOKEN_PATH = re.compile(r"(/(?:a/)?p/)[^/?#\s\"]+")
+TOKEN_PATH = re.compile(r"(/(?:a/)?p/)[^/?#\s]+")
 PROLIFIC_QUERY = re.compile(r"((?:PROLIFIC_PID|SESSION_ID)=)[^&\s\"]*")
 REDACTED = "[redacted]"
 
