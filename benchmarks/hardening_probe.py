@@ -1001,6 +1001,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--label", default=str(CODE))
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated probe names (e.g. probe_crowd_originals) or 'round2' for the "
+        "issue 22 probes; default: all",
+    )
     args = parser.parse_args(argv)
     setup_django(tempfile.mkdtemp(prefix="intruder-probe-"))
     from django.conf import settings
@@ -1016,6 +1022,11 @@ def main(argv: list[str] | None = None) -> int:
               probe_interrupted_import, probe_annotation_csv, probe_crowd_work,
               probe_model_in_request, probe_newer_importers, probe_attack_run_api,
               probe_writer_close, probe_uploads_and_jobs, probe_small_things]  # fmt: skip
+    if args.only:
+        wanted = set(args.only.split(","))
+        if "round2" in wanted:
+            wanted |= {p.__name__ for p in probes[probes.index(probe_crowd_originals) :]}
+        probes = [p for p in probes if p.__name__ in wanted]
     for probe in probes:
         try:
             probe()
@@ -1037,7 +1048,13 @@ def main(argv: list[str] | None = None) -> int:
             print(category, row)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"code": args.label, "categories": table}, indent=2) + "\n")
+        args.out.write_text(
+            json.dumps(
+                {"code": args.label, "probes": [p.__name__ for p in probes], "categories": table},
+                indent=2,
+            )
+            + "\n"
+        )
     return 0
 
 
