@@ -33,6 +33,8 @@ preload_app = os.environ.get("GUNICORN_PRELOAD", "1") == "1"
 # An empty GUNICORN_ACCESSLOG turns the access log off (benchmarks).
 accesslog = os.environ.get("GUNICORN_ACCESSLOG", "-") or None
 errorlog = os.environ.get("GUNICORN_ERRORLOG", "-")
+# Participant tokens (/p/<token>/) and Prolific IDs never reach the access log.
+logger_class = "intruder.log_redaction.RedactingGunicornLogger"
 loglevel = os.environ.get("GUNICORN_LOGLEVEL", "info")
 # Behind a reverse proxy (nginx, a load balancer) that sets X-Forwarded-*.
 forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -226,6 +227,10 @@ class AttackConfig:
         ignored = sorted(set(values) & REFERENCE_ONLY_KEYS)
         if ignored:
             logger.info("ignoring reference-only keys (cache_dir replaces them): %s", ignored)
+        declared = {f.name: f for f in fields(cls)}
+        for name, value in values.items():
+            if name in known and not (value is None and "None" in str(declared[name].type)):
+                _check_type(name, value, declared[name].default)
         return cls(**{k: v for k, v in values.items() if k in known})
 
     @classmethod
@@ -251,3 +256,31 @@ class AttackConfig:
         if path is not None:
             Path(path).write_text(text + "\n", encoding="utf-8")
         return text
+
+
+# Integers in a config end up in PyTorch, NumPy and database columns: a 32-bit signed range.
+MAX_CONFIG_INT = 2**31 - 1
+
+
+def _check_type(name: str, value: Any, default: Any) -> None:
+    """Raise ConfigError unless `value` has the type of the field's default (JSON input)."""
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{name} must be true or false, got {_short(value)}")
+    elif isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{name} must be an integer, got {_short(value)}")
+        if abs(value) > MAX_CONFIG_INT:
+            raise ConfigError(f"{name} must lie within ±{MAX_CONFIG_INT}, got {_short(value)}")
+    elif isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{name} must be a number, got {_short(value)}")
+        if (isinstance(value, int) and abs(value) > MAX_CONFIG_INT) or not math.isfinite(value):
+            raise ConfigError(f"{name} must be a finite number, got {_short(value)}")
+    elif isinstance(default, str) and not isinstance(value, str):
+        raise ConfigError(f"{name} must be a string, got {_short(value)}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

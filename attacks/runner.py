@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import time
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from attacks.metrics import TRIR_KEY, trir
 from attacks.registry import ATTACKS, ENDPOINT_ATTACKS, get_attack
 from attacks.runtime import is_main_process, set_seed
 from attacks.strongest import STRONGEST, reidentified_by, strongest_adversary
+from csv_safe import SafeWriter
 
 RESULTS_CSV = "results.csv"
 REIDENTIFICATION_CSV = "reidentification.csv"
@@ -73,7 +73,7 @@ def write_history_csv(history: list[dict[str, Any]], path: Path) -> None:
     """Write TRIR per method (columns) per epoch (rows), like the reference's Results.csv."""
     columns = sorted({c for record in history for c in record["trir"]})
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+        writer = SafeWriter(handle)
         writer.writerow(["epoch", "train_loss", *columns])
         for record in history:
             writer.writerow(
@@ -88,7 +88,7 @@ def write_predictions(predictions: dict[str, list[Prediction]], out_dir: Path) -
         (out_dir / PREDICTIONS_JSONL).open("w", encoding="utf-8") as jsonl,
         (out_dir / PREDICTIONS_CSV).open("w", newline="", encoding="utf-8") as csv_handle,
     ):
-        writer = csv.writer(csv_handle)
+        writer = SafeWriter(csv_handle)
         writer.writerow(
             ["column", "doc_id", "true_name", "predicted_name", "true_rank", "true_prob", "top_k"]
         )
@@ -220,7 +220,7 @@ def write_reidentification_csv(result: MultiRunResult, path: Path) -> None:
     """Write one row per column and document: which attacks rank the true person first."""
     names = list(result.runs)
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+        writer = SafeWriter(handle)
         writer.writerow(["column", "doc_id", "true_name", *names, STRONGEST, "reidentified_by"])
         for column, by_attack in result.predictions_by_column().items():
             hits = reidentified_by(by_attack)

@@ -8,3 +8,6 @@ class IntruderConfig(AppConfig):
 
     def ready(self) -> None:
         from intruder import checks  # noqa: F401 - registers the system checks
+        from intruder.log_redaction import install_request_log_redaction
+
+        install_request_log_redaction()

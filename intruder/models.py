@@ -567,6 +567,7 @@ class Job(models.Model):
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
 
     kind = models.CharField(max_length=50)
     study = models.ForeignKey(
@@ -594,6 +595,14 @@ class Job(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["status", "created_at"], name="job_status_created")]
+        constraints = [
+            # A double click must not queue the same work twice (jobs of no study are free).
+            models.UniqueConstraint(
+                fields=["study", "kind"],
+                condition=Q(status__in=("queued", "running"), study__isnull=False),
+                name="job_one_active_per_study_and_kind",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} job {self.pk} ({self.status})"
@@ -804,3 +813,27 @@ class ProlificAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.prolific_pid} ({self.status})"
+
+
+class ImportBatch(models.Model):
+    """A study data import in progress: what it has committed so far, batch by batch.
+
+    Written in the same transaction as each batch of rows, so after a crash (kill -9, power
+    loss) the marker lists exactly the rows the unfinished import left behind; the next
+    import of the study, or the next start of a worker, deletes them again. A finished or
+    rolled-back import leaves no marker.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="import_batches")
+    worker = models.CharField(max_length=200, help_text="host:pid of the importing process.")
+    created = models.JSONField(
+        default=dict, help_text="Ids written so far: targets, descriptions, texts."
+    )
+    started_at = models.DateTimeField(auto_now_add=True)
+    heartbeat_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["started_at"]
+
+    def __str__(self) -> str:
+        return f"import into {self.study} by {self.worker}"

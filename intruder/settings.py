@@ -163,6 +163,8 @@ PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
 PROLIFIC_WEBHOOK_MAX_SKEW_SECONDS = int(os.environ.get("PROLIFIC_WEBHOOK_MAX_SKEW_SECONDS", "300"))
 # Largest import file accepted on the researcher pages.
 INTRUDER_IMPORT_MAX_MB = float(os.environ.get("INTRUDER_IMPORT_MAX_MB", "64"))
+# Background documents of an attack run live in one database row and go to a job.
+INTRUDER_BACKGROUND_MAX_MB = float(os.environ.get("INTRUDER_BACKGROUND_MAX_MB", "10"))
 
 # Counters of the rate limits. The default is per process; with several gunicorn workers
 # or hosts point DJANGO_CACHE_URL at Redis (redis://host:6379/1) so they share one count.

@@ -99,6 +99,17 @@ def attack_fold(job: Job, progress: Progress) -> dict[str, Any]:
     )
 
 
+@register_task("annotation_suggestions")
+def annotation_suggestions(job: Job, progress: Progress) -> dict[str, Any]:
+    """Pre-annotate an annotation project's new texts with the anonymizer (resumes: texts
+    that have suggestions are skipped)."""
+    from intruder.annotation.models import Project
+    from intruder.annotation.services import suggestions_compute
+
+    project = Project.objects.get(pk=job.params["project"])
+    return {"documents": suggestions_compute(project=project, progress=progress)}
+
+
 @register_task("guard_study")
 def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Mask the study's unreleased model anonymizations until the attacks rank the person >= k."""

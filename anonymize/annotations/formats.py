@@ -12,7 +12,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from anonymize.annotations.schema import (
@@ -23,6 +23,7 @@ from anonymize.annotations.schema import (
     AnnotatedDocument,
     Mention,
 )
+from csv_safe import SafeDictReader, SafeDictWriter
 
 CSV_FIELDS: tuple[str, ...] = (
     "doc_id",
@@ -140,20 +141,28 @@ def mention_to_dict(mention: Mention, text: str) -> dict[str, object]:
     return item
 
 
+def _loads(text: str, line: int = 1) -> object:
+    """Parse JSON; every way it can fail (syntax, nesting depth, huge integers) names the line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FormatError(
+            line + error.lineno - 1, f"malformed JSON ({error.msg}, column {error.colno})"
+        ) from None
+    except RecursionError:
+        raise FormatError(line, "JSON nested too deeply") from None
+    except ValueError as error:  # e.g. an integer of more than 4300 digits
+        raise FormatError(line, f"unreadable JSON value ({str(error).split(';')[0]})") from None
+
+
 def _top_level_items(text: str) -> list[tuple[object, int]]:
     """Decode a JSON list and return each element with the line it starts on."""
     decoder = json.JSONDecoder()
     position = len(text) - len(text.lstrip())
     if not text[position:].startswith("["):
-        try:
-            json.loads(text)
-        except json.JSONDecodeError as error:
-            raise FormatError(error.lineno, f"malformed JSON ({error.msg})") from None
+        _loads(text)
         raise FormatError(1, "a TAB gold file must be a JSON list of documents")
-    try:
-        json.loads(text)
-    except json.JSONDecodeError as error:
-        raise FormatError(error.lineno, f"malformed JSON ({error.msg})") from None
+    _loads(text)
     items: list[tuple[object, int]] = []
     position += 1
     whitespace = re.compile(r"[\s,]*")
@@ -280,10 +289,7 @@ def read_system_output(
 ) -> dict[str, list[tuple[int, int]]]:
     """Parse TAB's system output `{doc_id: [[start, end], ...]}`; check offsets if texts given."""
     text = _decode(data)
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise FormatError(error.lineno, f"malformed JSON ({error.msg})") from None
+    parsed = _loads(text)
     if not isinstance(parsed, dict):
         raise FormatError(1, "system output must map document ids to lists of [start, end]")
     result: dict[str, list[tuple[int, int]]] = {}
@@ -391,7 +397,9 @@ def _doccano_mentions(record: dict, line: int, annotator: str, doc_id: str) -> l
         if isinstance(item, list) and len(item) == 3:  # doccano's older [start, end, label]
             item = {"start_offset": item[0], "end_offset": item[1], "label": item[2]}
         if not isinstance(item, dict) or "label" not in item:
-            raise FormatError(line, f"entity {item!r} needs start_offset, end_offset and label")
+            raise FormatError(line, f"entity {item!r:.80} needs start_offset, end_offset and label")
+        if not _is_id(item.get("id", 0)):
+            raise FormatError(line, f"entity id {item.get('id')!r:.80} must be a number or string")
         spans.append(item)
     # Co-reference: explicit entity ids, else the union of "coreference" relations.
     parent = {item.get("id", n): item.get("id", n) for n, item in enumerate(spans)}
@@ -401,10 +409,13 @@ def _doccano_mentions(record: dict, line: int, annotator: str, doc_id: str) -> l
             node = parent[node]
         return node
 
-    for relation in record.get("relations", []) or []:
+    relations = record.get("relations", []) or []
+    if not isinstance(relations, list):
+        raise FormatError(line, "'relations' must be a list")
+    for relation in relations:
         if isinstance(relation, dict) and relation.get("type") == COREFERENCE:
             a, b = relation.get("from_id"), relation.get("to_id")
-            if a not in parent or b not in parent:
+            if not (_is_id(a) and _is_id(b)) or a not in parent or b not in parent:
                 raise FormatError(line, f"relation {relation!r} names an unknown entity")
             parent[find(a)] = find(b)
     mentions = []
@@ -434,8 +445,15 @@ def read_doccano(data: bytes | str, default_annotator: str = "doccano") -> list[
     for line, record in _jsonl_records(_decode(data)):
         if "text" not in record or not isinstance(record["text"], str):
             raise FormatError(line, "missing string field 'text'")
-        doc_id = str(record.get("id", record.get("doc_id", f"line-{line}")))
-        annotator = str(record.get("annotator", default_annotator))
+        raw_id = record.get("id", record.get("doc_id", f"line-{line}"))
+        if not _is_id(raw_id):
+            raise FormatError(line, f"field 'id': {raw_id!r:.80} must be a number or string")
+        doc_id = str(raw_id)
+        annotator = record.get("annotator", default_annotator)
+        if not isinstance(annotator, str) or not annotator:
+            raise FormatError(line, "field 'annotator' must be a non-empty string")
+        if not isinstance(record.get("dataset_type", "train"), str):
+            raise FormatError(line, "field 'dataset_type' must be a string")
         document = documents.setdefault(
             doc_id,
             AnnotatedDocument(
@@ -450,15 +468,19 @@ def read_doccano(data: bytes | str, default_annotator: str = "doccano") -> list[
     return list(documents.values())
 
 
+def _is_id(value: object) -> bool:
+    """Return whether a doccano id is usable: an integer (not a bool) or a string."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
 def _jsonl_records(text: str) -> list[tuple[int, dict]]:
     records = []
-    for line, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: str.splitlines() would also split inside a string at U+2028,
+    # U+2029 or U+0085, which JSON allows unescaped.
+    for line, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise FormatError(line, f"malformed JSON ({error.msg}, column {error.colno})") from None
+        record = _loads(raw, line)
         if not isinstance(record, dict):
             raise FormatError(line, "each line must be a JSON object")
         records.append((line, record))
@@ -484,14 +506,28 @@ def csv_rows(documents: Iterable[AnnotatedDocument]) -> list[dict[str, object]]:
 def write_csv(documents: Iterable[AnnotatedDocument], path: Path) -> None:
     """Write the mentions as CSV (texts are not repeated; they live with the project)."""
     with path.open("w", encoding="utf-8", newline="") as sink:
-        writer = csv.DictWriter(sink, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        writer = SafeDictWriter(sink, fieldnames=CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(csv_rows(documents))
 
 
+def _csv_rows(reader: SafeDictReader) -> Iterator[dict]:
+    """Yield the reader's rows; a malformed line or a short/long row names its line."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise FormatError(reader.line_num or 1, f"unreadable CSV ({error})") from None
+        if None in row:
+            raise FormatError(reader.line_num, "more values than header columns")
+        yield row
+
+
 def read_csv(data: bytes | str, texts: dict[str, str]) -> list[AnnotatedDocument]:
     """Parse mention rows against the project's texts (`{doc_id: text}`)."""
-    reader = csv.DictReader(io.StringIO(_decode(data)))
+    reader = SafeDictReader(io.StringIO(_decode(data)))
     missing = [
         f
         for f in ("doc_id", "annotator", "start_offset", "end_offset", "entity_type")
@@ -500,7 +536,7 @@ def read_csv(data: bytes | str, texts: dict[str, str]) -> list[AnnotatedDocument
     if missing:
         raise FormatError(1, f"CSV header misses column(s) {', '.join(missing)}")
     documents: dict[str, AnnotatedDocument] = {}
-    for row in reader:
+    for row in _csv_rows(reader):
         line = reader.line_num
         doc_id = row["doc_id"]
         if doc_id not in texts:
@@ -535,11 +571,11 @@ def read_documents(name: str, data: bytes | str) -> list[AnnotatedDocument]:
             raise FormatError(1, "the file is empty")
         return [AnnotatedDocument(Path(name).stem, text)]
     if suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
+        reader = SafeDictReader(io.StringIO(text))
         if "text" not in (reader.fieldnames or []):
             raise FormatError(1, "CSV header needs a 'text' column (and optionally 'id')")
         documents = []
-        for row in reader:
+        for row in _csv_rows(reader):
             if not (row.get("text") or "").strip():
                 raise FormatError(reader.line_num, "field 'text' is empty")
             documents.append(

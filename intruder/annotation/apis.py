@@ -11,15 +11,20 @@ from django.core.exceptions import ValidationError
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.authentication import SessionAuthentication
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from intruder.annotation.models import Task
-from intruder.annotation.selectors import annotator_get_by_token, task_state
-from intruder.annotation.services import SaveConflict, task_save
+from intruder.annotation.selectors import annotator_get_by_token, project_role, task_state
+from intruder.annotation.services import (
+    SaveConflict,
+    crowd_tasks_expire,
+    project_paused,
+    task_save,
+)
 
 
 class MentionInput(serializers.Serializer):
@@ -38,16 +43,17 @@ class TaskSaveInput(serializers.Serializer):
     rejected = serializers.ListField(child=serializers.IntegerField(min_value=0), required=False)
 
 
-@extend_schema(request=None, responses=None)
 class _TaskApi(APIView):
     """GET/PUT one task; subclasses say whose tasks are reachable."""
 
     def get_task(self, request: Request, **kwargs) -> Task:
         raise NotImplementedError
 
+    @extend_schema(request=None, responses={200: None, 404: None})
     def get(self, request: Request, **kwargs) -> Response:
         return Response(task_state(task=self.get_task(request, **kwargs)))
 
+    @extend_schema(request=TaskSaveInput, responses={200: None, 400: None, 404: None, 409: None})
     def put(self, request: Request, **kwargs) -> Response:
         task = self.get_task(request, **kwargs)
         payload = TaskSaveInput(data=request.data)
@@ -71,7 +77,8 @@ class _TaskApi(APIView):
 
 
 class ResearcherTaskApi(_TaskApi):
-    authentication_classes = [SessionAuthentication]
+    # The page uses the session (CSRF-checked); scripts and the schema fuzz use a token.
+    authentication_classes = [SessionAuthentication, TokenAuthentication]
     permission_classes = [IsAuthenticated]
 
     def get_task(self, request: Request, **kwargs) -> Task:
@@ -80,7 +87,8 @@ class ResearcherTaskApi(_TaskApi):
             .filter(pk=kwargs["pk"], annotator__user=request.user)
             .first()
         )
-        if task is None:
+        # The current role counts, not the seat: a removed member's tasks are out of reach.
+        if task is None or project_role(project=task.document.project, user=request.user) is None:
             raise Http404
         return task
 
@@ -91,8 +99,9 @@ class CrowdTaskApi(_TaskApi):
 
     def get_task(self, request: Request, **kwargs) -> Task:
         annotator = annotator_get_by_token(token=kwargs["token"])
-        if annotator is None:
+        if annotator is None or project_paused(project=annotator.project):
             raise Http404
+        crowd_tasks_expire(project=annotator.project)
         task = (
             annotator.tasks.select_related("document__project")
             .filter(pk=kwargs["pk"], status=Task.Status.ACTIVE)

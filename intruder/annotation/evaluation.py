@@ -9,7 +9,6 @@ CSV, and the gold file, so TAB's own script can be run on the same pair.
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from anonymize.annotations.formats import (
 )
 from anonymize.annotations.schema import AnnotatedDocument, category_for_scheme
 from anonymize.annotations.tab_metrics import SystemSpan, TabScorer
+from csv_safe import SafeDictWriter
 from intruder.annotation.models import Project
 from intruder.annotation.selectors import project_gold
 
@@ -152,7 +152,7 @@ def evaluation_write(evaluation: Evaluation, out: Path) -> list[Path]:
     ):
         path = out / name
         with path.open("w", newline="", encoding="utf-8") as sink:
-            writer = csv.DictWriter(sink, fieldnames=list(rows[0]) if rows else ["metric"])
+            writer = SafeDictWriter(sink, fieldnames=list(rows[0]) if rows else ["metric"])
             writer.writeheader()
             writer.writerows(rows)
         written.append(path)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from pathlib import Path
@@ -19,6 +18,7 @@ from anonymize.annotations.formats import (
     tab_documents_to_json,
 )
 from anonymize.annotations.schema import AnnotatedDocument
+from csv_safe import SafeDictWriter
 from intruder.annotation.models import Project
 from intruder.annotation.selectors import project_gold
 
@@ -50,7 +50,7 @@ def agreement_export(*, project: Project, fmt: str) -> bytes:
 
 def _csv(rows: list[dict], fields) -> bytes:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(fields), extrasaction="ignore")
+    writer = SafeDictWriter(buffer, fieldnames=list(fields), extrasaction="ignore")
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue().encode()

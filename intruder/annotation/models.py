@@ -9,6 +9,7 @@ one decision per pre-annotation suggestion.
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 
@@ -18,7 +19,7 @@ from anonymize.annotations.schema import (
     EDIT_TYPES,
     IDENTIFIER_TYPES,
 )
-from intruder.models import new_completion_code, new_participant_token
+from intruder.models import PROLIFIC_ID_PATTERN, new_completion_code, new_participant_token
 
 HELD_STATUSES = ("active", "submitted")
 
@@ -56,7 +57,24 @@ class Project(models.Model):
     show_others_work = models.BooleanField(
         default=False, help_text="Annotators also see the submitted work of the others."
     )
-    is_open = models.BooleanField(default=True, help_text="Crowd annotators may enrol.")
+    is_open = models.BooleanField(
+        default=False,
+        help_text="Crowd annotators may enrol. Projects start closed; a project holding a "
+        "study's originals cannot be open while an intruder study over its targets is.",
+    )
+    prolific_study_id = models.CharField(
+        "Prolific study ID",
+        max_length=64,
+        blank=True,
+        validators=[RegexValidator(PROLIFIC_ID_PATTERN, "Not a Prolific study ID.")],
+        help_text="Prolific's STUDY_ID of the crowd study: entry links with another STUDY_ID "
+        "are refused. Empty = any STUDY_ID (pilots only).",
+    )
+    task_time_limit_minutes = models.PositiveSmallIntegerField(
+        default=60,
+        validators=[MinValueValidator(1), MaxValueValidator(24 * 60)],
+        help_text="Crowd annotators: a text untouched this long is given to someone else.",
+    )
     completion_code = models.CharField(max_length=32, default=new_completion_code)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -132,6 +150,7 @@ class Annotator(models.Model):
     class Status(models.TextChoices):
         STARTED = "started", "Started"
         COMPLETED = "completed", "Completed"
+        TIMED_OUT = "timed_out", "Timed out"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotators")
     user = models.ForeignKey(

@@ -18,24 +18,38 @@ from intruder.annotation.models import (
     Task,
 )
 from intruder.models import AnonymizedText, Description, StudyMember
+from intruder.selectors.researcher import READ_ROLES
 
 
 def _study_annotator_projects(user: Any) -> Q:
-    """Match projects holding texts of a study where `user` has the "PSI annotator" role."""
-    studies = StudyMember.objects.filter(user=user, role=StudyMember.Role.ANNOTATOR).values(
-        "study_id"
-    )
-    descriptions = Description.objects.filter(study_id__in=studies).values_list("pk", flat=True)
-    texts = AnonymizedText.objects.filter(description__study_id__in=studies).values_list(
-        "pk", flat=True
-    )
-    return Q(
-        documents__source=Document.Source.DESCRIPTION,
-        documents__source_ref__in=[str(pk) for pk in descriptions],
-    ) | Q(
-        documents__source=Document.Source.ANONYMIZED,
-        documents__source_ref__in=[str(pk) for pk in texts],
-    )
+    """Match projects holding texts of a study where `user` has the "PSI annotator" role.
+
+    Only projects owned by the study's owner or one of its researchers (editor, viewer)
+    count: a project anyone made from the study's texts grants nothing.
+    """
+    q = Q(pk__in=[])
+    memberships = StudyMember.objects.filter(user=user, role=StudyMember.Role.ANNOTATOR)
+    for study_id, owner_id in memberships.values_list("study_id", "study__owner_id"):
+        researchers = {owner_id} | set(
+            StudyMember.objects.filter(study_id=study_id, role__in=READ_ROLES).values_list(
+                "user_id", flat=True
+            )
+        )
+        descriptions = Description.objects.filter(study_id=study_id).values_list("pk", flat=True)
+        texts = AnonymizedText.objects.filter(description__study_id=study_id).values_list(
+            "pk", flat=True
+        )
+        q |= Q(owner_id__in=researchers) & (
+            Q(
+                documents__source=Document.Source.DESCRIPTION,
+                documents__source_ref__in=[str(pk) for pk in descriptions],
+            )
+            | Q(
+                documents__source=Document.Source.ANONYMIZED,
+                documents__source_ref__in=[str(pk) for pk in texts],
+            )
+        )
+    return q
 
 
 def projects_for_user(*, user: Any) -> QuerySet[Project]:

@@ -10,8 +10,9 @@ so two tabs or two devices never silently overwrite each other.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
@@ -39,7 +40,15 @@ from intruder.annotation.models import (
 )
 from intruder.annotation.selectors import task_state
 from intruder.models import AnonymizedText, Description, Study
-from intruder.services.participants import PROLIFIC_ID_RE
+from intruder.selectors.linked import (
+    pid_in_project_linked_study,
+    studies_linked_to_project,
+)
+from intruder.services.participants import (
+    EnrolmentRefused,
+    new_enrolment_check,
+    prolific_pid_check,
+)
 
 if TYPE_CHECKING:
     from anonymize import TextAnonymizer
@@ -54,10 +63,6 @@ class SaveConflict(Exception):
     def __init__(self, state: dict[str, Any]) -> None:
         super().__init__("the task changed since it was loaded")
         self.state = state
-
-
-class EnrolmentRefused(Exception):
-    """A crowd annotator cannot start; the message is shown to them."""
 
 
 def scheme_categories(scheme: str, custom: Sequence[str] = ()) -> list[str]:
@@ -110,12 +115,23 @@ def documents_add(
     source: str = "import",
     refs: Sequence[str] | None = None,
 ) -> dict[str, int]:
-    """Add texts to a project (existing doc_ids are kept, not duplicated); return counts."""
+    """Add texts to a project (existing doc_ids are kept, not duplicated); return counts.
+
+    All or nothing: a bad document (id too long, NUL character, unknown dataset type) raises
+    ValidationError naming it, and nothing is written.
+    """
     documents = list(documents)
+    id_limit = Document._meta.get_field("doc_id").max_length
     existing = dict(project.documents.values_list("doc_id", "text"))
     created = skipped = 0
     new_documents = []
     for number, document in enumerate(documents):
+        where = f"document {number + 1} ({document.doc_id[:40]!r})"
+        if len(document.doc_id) > id_limit:
+            raise ValidationError(f"{where}: the id is longer than {id_limit} characters")
+        for field, value in (("id", document.doc_id), ("text", document.text)):
+            if "\x00" in value:  # PostgreSQL stores no NUL character
+                raise ValidationError(f"{where}: the {field} holds a NUL character")
         if document.doc_id in existing:
             if existing[document.doc_id] != document.text:
                 raise ValidationError(
@@ -126,13 +142,17 @@ def documents_add(
             continue
         row = Document(
             project=project,
-            doc_id=document.doc_id[:200],
+            doc_id=document.doc_id,
             text=document.text,
             dataset_type=document.dataset_type,
             source=source,
             source_ref=refs[number] if refs else "",
         )
-        row.full_clean(exclude=["project"], validate_constraints=False)
+        try:
+            row.full_clean(exclude=["project"], validate_constraints=False)
+        except ValidationError as error:
+            problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items())
+            raise ValidationError(f"{where}: {problems}") from None
         new_documents.append(row)
         existing[document.doc_id] = document.text
         created += 1
@@ -141,8 +161,18 @@ def documents_add(
     return {"created": created, "skipped": skipped}
 
 
-def documents_add_from_study(*, project: Project, study: Study, what: str) -> dict[str, int]:
-    """Add a study's descriptions ("descriptions") or model-anonymized texts ("anonymized")."""
+def documents_add_from_study(
+    *, project: Project, study: Study, what: str, user: Any | None = None
+) -> dict[str, int]:
+    """Add a study's descriptions ("descriptions") or model-anonymized texts ("anonymized").
+
+    With `user`, only an owner, editor or viewer of the study may (not its PSI annotators).
+    Withdrawn texts are never copied.
+    """
+    from intruder.selectors.researcher import study_role
+
+    if user is not None and study_role(user, study) is None:
+        raise ValidationError("you may not copy this study's texts")
     if what == "descriptions":
         rows = list(Description.objects.filter(study=study).order_by("id"))
         docs = [AnnotatedDocument(r.external_id or f"{study.slug}-{r.pk}", r.text) for r in rows]
@@ -154,6 +184,7 @@ def documents_add_from_study(*, project: Project, study: Study, what: str) -> di
         )
     rows = list(
         AnonymizedText.objects.filter(description__study=study)
+        .exclude(status=AnonymizedText.Status.WITHDRAWN)
         .select_related("description")
         .order_by("id")
     )
@@ -169,8 +200,42 @@ def documents_add_from_study(*, project: Project, study: Study, what: str) -> di
     )
 
 
+SUGGESTIONS_JOB = "annotation_suggestions"
+
+
+def suggestions_job_start(*, project: Project, user: Any) -> tuple[Any, bool]:
+    """Queue the suggestions of the project's new texts unless a job is at it; (job, created).
+
+    The anonymizer runs in the worker, never in the request: a 20 MB upload is minutes of
+    model time.
+    """
+    from intruder.models import Job
+    from intruder.services.jobs import ACTIVE_STATUSES, job_enqueue
+
+    active = suggestions_job_latest(project=project, active_only=True)
+    if active is not None:
+        return active, False
+    job = job_enqueue(kind=SUGGESTIONS_JOB, params={"project": project.pk}, created_by=user)
+    return Job.objects.filter(pk=job.pk, status__in=ACTIVE_STATUSES).first() or job, True
+
+
+def suggestions_job_latest(*, project: Project, active_only: bool = False) -> Any:
+    """Return the project's newest suggestions job (or its active one), or None."""
+    from intruder.models import Job
+    from intruder.services.jobs import ACTIVE_STATUSES
+
+    jobs = Job.objects.filter(kind=SUGGESTIONS_JOB, params__project=project.pk)
+    if active_only:
+        jobs = jobs.filter(status__in=ACTIVE_STATUSES)
+    return jobs.order_by("-created_at", "-id").first()
+
+
 def suggestions_compute(
-    *, project: Project, anonymizer: TextAnonymizer | None = None, batch_size: int = 16
+    *,
+    project: Project,
+    anonymizer: TextAnonymizer | None = None,
+    batch_size: int = 16,
+    progress: Callable[..., None] | None = None,
 ) -> int:
     """Store the anonymizer's spans as suggestions for documents that have none yet.
 
@@ -185,6 +250,8 @@ def suggestions_compute(
     anonymizer = anonymizer or get_anonymizer()
     categories = tuple(project.categories)
     for start in range(0, len(pending), batch_size):
+        if progress is not None:
+            progress(start, len(pending), "pre-annotating with the anonymizer")
         batch = pending[start : start + batch_size]
         results = anonymizer.anonymize_many(
             [d.text for d in batch], threshold=project.suggestion_threshold
@@ -206,6 +273,8 @@ def suggestions_compute(
                 )
             document.suggestions = suggestions
         Document.objects.bulk_update(batch, ["suggestions"])
+    if progress is not None:
+        progress(len(pending), len(pending), "suggestions ready")
     return len(pending)
 
 
@@ -215,21 +284,57 @@ def annotator_for_user(*, project: Project, user: Any) -> Annotator:
     return annotator
 
 
-def annotator_enroll(*, project: Project, prolific_pid: str) -> Annotator:
-    """Enrol a crowd annotator by Prolific PID, or return the existing one."""
-    pid = (prolific_pid or "").strip()
-    if not PROLIFIC_ID_RE.match(pid):
-        raise EnrolmentRefused("This link is missing a valid Prolific ID (PROLIFIC_PID).")
+def annotator_enroll(
+    *,
+    project: Project,
+    prolific_pid: str,
+    prolific_study_id: str = "",
+    admit_new: Callable[[], bool] | None = None,
+) -> Annotator:
+    """Enrol a crowd annotator by Prolific PID, or return the existing one.
+
+    A new PID meets the study side's defences (`new_enrolment_check`: the Prolific study
+    ID, linked participation, the caller's rate limit), and is refused while the project is
+    closed or an intruder study over the same targets is open. Raises EnrolmentRefused.
+    """
+    pid = prolific_pid_check(prolific_pid)
     existing = Annotator.objects.filter(project=project, prolific_pid=pid).first()
     if existing is not None:
         return existing
-    if not project.is_open:
-        raise EnrolmentRefused("This annotation study is closed. Please return it on Prolific.")
+    new_enrolment_check(
+        expected_study_id=project.prolific_study_id,
+        given_study_id=prolific_study_id,
+        linked=lambda: pid_in_project_linked_study(project=project, prolific_pid=pid),
+        admit_new=admit_new,
+    )
+    if not project.is_open or project_paused(project=project):
+        raise EnrolmentRefused(EnrolmentRefused.CLOSED)
     try:
         with transaction.atomic():
             return Annotator.objects.create(project=project, prolific_pid=pid)
     except IntegrityError:
         return Annotator.objects.get(project=project, prolific_pid=pid)
+
+
+def project_paused(*, project: Project) -> bool:
+    """Return whether crowd work must wait: an intruder study over the same targets is open.
+
+    Already enrolled annotators keep their seat but see no original while it is open.
+    """
+    return studies_linked_to_project(project=project).filter(is_open=True).exists()
+
+
+def project_open_set(*, project: Project, is_open: bool) -> Project:
+    """Open or close a project to crowd annotators; refuse to open it beside a linked study."""
+    if is_open and project_paused(project=project):
+        raise ValidationError(
+            "An open intruder study asks about the persons whose original descriptions this "
+            "project holds: its participants could enrol here and read the answers. Close "
+            "that study first."
+        )
+    Project.objects.filter(pk=project.pk).update(is_open=is_open)
+    project.is_open = is_open
+    return project
 
 
 def annotator_instructions_confirm(*, annotator: Annotator) -> None:
@@ -255,10 +360,15 @@ def task_next(*, annotator: Annotator, rng: random.Random | None = None) -> Task
 
     Crowd annotators stop after `texts_per_annotator` texts. None when nothing is left.
     """
+    project = annotator.project
+    crowd_tasks_expire(project=project)
+    if annotator.prolific_pid:
+        annotator.refresh_from_db(fields=["status"])
+        if annotator.status != Annotator.Status.STARTED:
+            return None
     current = annotator.tasks.filter(status=Task.Status.ACTIVE).order_by("id").first()
     if current is not None:
         return current
-    project = annotator.project
     if annotator.prolific_pid:
         done = annotator.tasks.filter(status=Task.Status.SUBMITTED).count()
         if done >= project.texts_per_annotator:
@@ -433,12 +543,49 @@ def task_submit(*, task: Task) -> None:
     task.refresh_from_db()
 
 
-def annotator_complete(*, annotator: Annotator) -> None:
-    """Mark a crowd annotator who has no text left as completed."""
+def annotator_complete(*, annotator: Annotator) -> bool:
+    """Mark a crowd annotator who has finished their work as completed; return whether they are.
+
+    Finished: at least one submitted text and none in progress (fewer texts than asked for
+    when the project ran out). Nothing else earns the completion code.
+    """
+    if annotator.status == Annotator.Status.COMPLETED:
+        return True
+    if annotator.tasks.filter(status=Task.Status.ACTIVE).exists():
+        return False
+    if not annotator.tasks.filter(status=Task.Status.SUBMITTED).exists():
+        return False
     Annotator.objects.filter(pk=annotator.pk, status=Annotator.Status.STARTED).update(
         status=Annotator.Status.COMPLETED, completed_at=timezone.now()
     )
     annotator.refresh_from_db()
+    return annotator.status == Annotator.Status.COMPLETED
+
+
+def crowd_tasks_expire(*, project: Project, now: datetime | None = None) -> int:
+    """Release crowd tasks untouched for the project's time limit; return how many.
+
+    Their annotators time out (no completion code), and the slots go to the next annotator.
+    """
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=project.task_time_limit_minutes)
+    stale = Task.objects.filter(
+        document__project=project,
+        status=Task.Status.ACTIVE,
+        annotator__prolific_pid__gt="",
+        updated_at__lt=cutoff,
+    )
+    with transaction.atomic():
+        annotators = list(stale.values_list("annotator_id", flat=True))
+        if not annotators:
+            return 0
+        released = Task.objects.filter(pk__in=stale.values("pk")).update(
+            status=Task.Status.RELEASED, updated_at=now
+        )
+        Annotator.objects.filter(pk__in=annotators, status=Annotator.Status.STARTED).update(
+            status=Annotator.Status.TIMED_OUT
+        )
+    return released
 
 
 def annotations_import(
@@ -461,6 +608,13 @@ def annotations_import(
             f"categories {unknown} are not in the project's scheme "
             f"({', '.join(project.categories)})"
         )
+    for document in documents:
+        for label, mentions in document.annotations.items():
+            where = f"document {document.doc_id[:40]!r}, annotator {label[:40]!r}"
+            if not label or len(label) > 100 or "\x00" in label:
+                raise ValidationError(f"{where}: an annotator name has 1 to 100 characters")
+            if any("\x00" in m.entity_id for m in mentions):
+                raise ValidationError(f"{where}: an entity id holds a NUL character")
     users = {u.get_username(): u for u in get_user_model().objects.all()}
     counts = {"documents_created": 0, "layers": 0, "mentions": 0, "layers_kept": 0}
     with transaction.atomic():
@@ -513,5 +667,5 @@ def _import_annotator(project: Project, label: str, users: dict[str, Any]) -> An
         annotator = Annotator.objects.filter(project=project, prolific_pid=pid).first()
         if annotator is not None:
             return annotator
-    annotator, _ = Annotator.objects.get_or_create(project=project, name=label[:100])
+    annotator, _ = Annotator.objects.get_or_create(project=project, name=label)
     return annotator

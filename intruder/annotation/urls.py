@@ -9,6 +9,7 @@ urlpatterns = [
     path("annotate/new/", views.project_create, name="annotation-project-create"),
     path("annotate/<slug:slug>/", views.project_detail, name="annotation-project"),
     path("annotate/<slug:slug>/texts/", views.project_add_texts, name="annotation-add-texts"),
+    path("annotate/<slug:slug>/open/", views.project_open, name="annotation-project-open"),
     path("annotate/<slug:slug>/import/", views.project_import, name="annotation-import"),
     path("annotate/<slug:slug>/work/", views.work_next, name="annotation-work"),
     path("annotate/<slug:slug>/task/<int:pk>/", views.task_page, name="annotation-task"),

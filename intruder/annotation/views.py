@@ -32,7 +32,10 @@ from intruder.annotation.exports import (
 )
 from intruder.annotation.models import Project, ProjectMember, Task
 from intruder.models import Study
-from intruder.services.participants import PROLIFIC_COMPLETE_URL
+from intruder.selectors.researcher import studies_visible_to
+from intruder.services.participants import PROLIFIC_COMPLETE_URL, EnrolmentRefused
+from intruder.throttles import EnrolmentThrottle
+from intruder.views.participant import REFUSAL_PAGES
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 PROLIFIC_QUERY = (
@@ -60,7 +63,18 @@ class ProjectForm(forms.ModelForm):
             "suggestion_threshold",
             "show_others_work",
             "is_open",
+            "prolific_study_id",
+            "task_time_limit_minutes",
         ]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["task_time_limit_minutes"].required = False
+
+    def clean_task_time_limit_minutes(self) -> int:
+        """Empty means the model's default (60 minutes)."""
+        value = self.cleaned_data.get("task_time_limit_minutes")
+        return value or Project._meta.get_field("task_time_limit_minutes").default
 
 
 class TextsForm(forms.Form):
@@ -131,16 +145,15 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
             )
             + PROLIFIC_QUERY,
             "formats": sorted(FORMATS),
+            "suggestions_job": services.suggestions_job_latest(project=project),
         }
     return render(request, "annotation/project_detail.html", context)
 
 
 def _texts_form(request: HttpRequest, data=None, files=None) -> TextsForm:
     form = TextsForm(data, files)
-    studies = Study.objects.all()
-    if not request.user.is_superuser:
-        studies = studies.filter(owner=request.user) | studies.filter(members__user=request.user)
-    form.fields["study"].queryset = studies.distinct()
+    # Owners, editors and viewers only: a study's "PSI annotator" may not copy its texts.
+    form.fields["study"].queryset = studies_visible_to(request.user)
     return form
 
 
@@ -158,24 +171,49 @@ def project_add_texts(request: HttpRequest, slug: str) -> HttpResponse:
             if upload.size > MAX_UPLOAD_BYTES:
                 raise ValidationError("the file is larger than 20 MB")
             documents = read_documents(upload.name, upload.read())
-            counts = services.documents_add(project=project, documents=documents)
+            if any(d.annotations for d in documents):
+                # doccano lines with spans: the spans come along as submitted layers.
+                imported = services.annotations_import(project=project, documents=documents)
+                counts = {
+                    "created": imported["documents_created"],
+                    "skipped": len(documents) - imported["documents_created"],
+                }
+            else:
+                counts = services.documents_add(project=project, documents=documents)
         elif form.cleaned_data.get("study") is not None:
             counts = services.documents_add_from_study(
                 project=project,
                 study=form.cleaned_data["study"],
                 what=form.cleaned_data.get("what") or "descriptions",
+                user=request.user,
             )
         else:
             raise ValidationError("choose a study or a file")
-        services.suggestions_compute(project=project)
     except FormatError as error:
         messages.error(request, f"Nothing imported: {error}")
     except ValidationError as error:
         messages.error(request, f"Nothing imported: {'; '.join(error.messages)}")
-    except (FileNotFoundError, OSError) as error:
-        messages.warning(request, f"Texts added, but no suggestions (model not loaded: {error})")
     else:
         messages.success(request, f"Texts: {counts['created']} added, {counts['skipped']} known.")
+        if project.pre_annotate and project.documents.filter(suggestions=[]).exists():
+            job, _ = services.suggestions_job_start(project=project, user=request.user)
+            messages.info(
+                request,
+                f"Suggestions are computed in the background (job {job.pk}); a worker "
+                "(manage.py run_worker) runs it and this page shows its progress.",
+            )
+    return redirect("annotation-project", slug=project.slug)
+
+
+@login_required
+@require_POST
+def project_open(request: HttpRequest, slug: str) -> HttpResponse:
+    """Open or close the project to new crowd annotators (managers)."""
+    project, _ = _project(request, slug)
+    try:
+        services.project_open_set(project=project, is_open=request.POST.get("is_open") == "1")
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
     return redirect("annotation-project", slug=project.slug)
 
 
@@ -404,16 +442,20 @@ def _crowd_message(request: HttpRequest, title: str, text: str, status: int = 20
 @never_cache
 @require_GET
 def crowd_entry(request: HttpRequest, slug: str) -> HttpResponse:
-    """Enrol (or resume) a crowd annotator from a Prolific link."""
+    """Enrol (or resume) a crowd annotator from a Prolific link, with the study side's checks."""
     project = Project.objects.filter(slug=slug).first()
     if project is None:
         raise Http404("No such study.")
     try:
         annotator = services.annotator_enroll(
-            project=project, prolific_pid=request.GET.get("PROLIFIC_PID", "")
+            project=project,
+            prolific_pid=request.GET.get("PROLIFIC_PID", ""),
+            prolific_study_id=request.GET.get("STUDY_ID", ""),
+            admit_new=lambda: EnrolmentThrottle().allow_request(request, None),
         )
-    except services.EnrolmentRefused as refusal:
-        return _crowd_message(request, "Cannot start", str(refusal), status=403)
+    except EnrolmentRefused as refusal:
+        status, title, text = REFUSAL_PAGES[refusal.code]
+        return _crowd_message(request, title, text, status=status)
     return redirect("annotation-crowd-home", token=annotator.token)
 
 
@@ -424,12 +466,28 @@ def _crowd(token: str):
     return annotator
 
 
+PAUSED = (
+    "Paused",
+    "This annotation study is paused for now. Please come back later, or return it on Prolific.",
+)
+TIMED_OUT = (
+    "Time limit reached",
+    "A text stayed untouched for longer than the time limit, so it was given to someone "
+    "else. Please return the study on Prolific (\u201cReturn submission\u201d).",
+)
+
+
 @never_cache
 @require_GET
 def crowd_home(request: HttpRequest, token: str) -> HttpResponse:
     """Show the guidelines first, then the current text, then the completion page."""
     annotator = _crowd(token)
     project = annotator.project
+    if services.project_paused(project=project):
+        # An intruder study over the same persons is open: show no original text.
+        return _crowd_message(request, *PAUSED, status=503)
+    if annotator.status == annotator.Status.TIMED_OUT:
+        return _crowd_message(request, *TIMED_OUT)
     if annotator.instructions_seen_at is None:
         return render(
             request, "annotation/crowd_instructions.html", {"project": project, "token": token}
@@ -440,8 +498,16 @@ def crowd_home(request: HttpRequest, token: str) -> HttpResponse:
             task = services.task_next(annotator=annotator)
         except RuntimeError:
             return _crowd_message(request, "Busy", "Please reload in a few seconds.", status=503)
+    annotator.refresh_from_db(fields=["status"])
+    if annotator.status == annotator.Status.TIMED_OUT:
+        return _crowd_message(request, *TIMED_OUT)
     if task is None:
-        services.annotator_complete(annotator=annotator)
+        if not services.annotator_complete(annotator=annotator):
+            return _crowd_message(
+                request,
+                "No texts available",
+                "There is nothing left to annotate right now. Please return the study on Prolific.",
+            )
         return _crowd_message(
             request,
             "Thank you!",

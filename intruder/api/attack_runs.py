@@ -107,7 +107,8 @@ class AttackRunCreateApi(APIView):
             child=serializers.CharField(), required=False, help_text="target key -> text"
         )
         folds = serializers.IntegerField(min_value=2, max_value=20, default=5)
-        seed = serializers.IntegerField(min_value=0, default=0)
+        # The seed column is a 32-bit integer on PostgreSQL.
+        seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
         config = serializers.DictField(required=False, help_text="Attack config overrides.")
 
         class Meta:
@@ -124,7 +125,7 @@ class AttackRunCreateApi(APIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={201: AttackRunListApi.OutputSerializer},
+        responses={201: AttackRunListApi.OutputSerializer, 409: None},
         operation_id="attack_runs_create",
     )
     def post(self, request: Request) -> Response:
@@ -136,6 +137,8 @@ class AttackRunCreateApi(APIView):
             raise PermissionDenied("only the study's owner or editors can start attack runs")
         try:
             run = attack_runs.attack_run_start(study=study, user=request.user, **values)
+        except attack_runs.AttackRunBusy as busy:
+            return Response({"detail": str(busy)}, status=status.HTTP_409_CONFLICT)
         except attack_runs.AttackRunError as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from error
         return Response(AttackRunListApi.OutputSerializer(run).data, status=status.HTTP_201_CREATED)

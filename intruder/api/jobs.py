@@ -1,4 +1,4 @@
-"""Background jobs: list, detail with progress, and retry of a failed job."""
+"""Background jobs: list, detail with progress, retry of a failed job, cancel."""
 
 from __future__ import annotations
 
@@ -61,6 +61,21 @@ class JobDetailApi(generics.RetrieveAPIView):
 
     def get_queryset(self) -> QuerySet[Job]:
         return jobs_visible_to(self.request.user)
+
+
+class JobCancelApi(APIView):
+    """Cancel a queued or running job; a running one stops at its next progress report."""
+
+    @extend_schema(request=None, responses={200: JobListApi.OutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(jobs_visible_to(request.user), pk=pk)
+        if not can_retry_job(request.user, job):
+            raise PermissionDenied("only the study's owner or editors can cancel its jobs")
+        try:
+            job = job_services.job_cancel(job=job)
+        except job_services.JobError as exc:
+            raise ValidationError({"status": [str(exc)]}) from exc
+        return Response(JobListApi.OutputSerializer(job).data)
 
 
 class JobRetryApi(APIView):

@@ -98,7 +98,8 @@ class StudySettingsInputSerializer(serializers.ModelSerializer):
         child=serializers.ChoiceField(choices=PersonGroup.choices), required=False
     )
     source_studies = serializers.ListField(
-        child=serializers.IntegerField(),
+        # Ids within a 64-bit key: a larger one is a 400, not the database's overflow.
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
         required=False,
         help_text="Ids of the collection studies whose descriptions an intruder test takes.",
     )

@@ -6,7 +6,6 @@ from drf_spectacular.views import (
     SpectacularRedocView,
     SpectacularSwaggerSplitView,
 )
-from rest_framework.authtoken.views import ObtainAuthToken
 
 from intruder.api.attack_runs import (
     AttackResultListApi,
@@ -14,8 +13,9 @@ from intruder.api.attack_runs import (
     AttackRunDetailApi,
     AttackRunListApi,
 )
+from intruder.api.auth_token import LockoutAwareObtainAuthToken
 from intruder.api.descriptions import DescriptionDetailApi, DescriptionListApi
-from intruder.api.jobs import JobDetailApi, JobListApi, JobRetryApi
+from intruder.api.jobs import JobCancelApi, JobDetailApi, JobListApi, JobRetryApi
 from intruder.api.judgments import JudgmentDetailApi, JudgmentListApi
 from intruder.api.llm import StudyLLMAnonymizeApi, StudyLLMIntruderApi
 from intruder.api.participants import ParticipantDetailApi, ParticipantListApi
@@ -41,7 +41,7 @@ urlpatterns = [
     # Password guesses: rate-limited per client here, and django-axes locks the username.
     path(
         "auth/token/",
-        ObtainAuthToken.as_view(throttle_classes=[TokenObtainThrottle]),
+        LockoutAwareObtainAuthToken.as_view(throttle_classes=[TokenObtainThrottle]),
         name="token-obtain",
     ),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -87,4 +87,5 @@ urlpatterns = [
     path("jobs/", JobListApi.as_view(), name="job-list"),
     path("jobs/<id:pk>/", JobDetailApi.as_view(), name="job-detail"),
     path("jobs/<id:pk>/retry/", JobRetryApi.as_view(), name="job-retry"),
+    path("jobs/<id:pk>/cancel/", JobCancelApi.as_view(), name="job-cancel"),
 ]

@@ -94,8 +94,8 @@ def _anonymize(study: Study, owner: Any, echo: Echo | None = None) -> Job | None
     earlier = study.jobs.filter(kind="anonymize_study").order_by("-created_at").first()
     if earlier is not None and earlier.status == Job.Status.FAILED:
         job = jobs.job_retry(job=earlier)
-    elif earlier is not None and earlier.status == Job.Status.QUEUED:
-        job = earlier
+    elif earlier is not None and earlier.status in (Job.Status.QUEUED, Job.Status.RUNNING):
+        job = earlier  # one active job per study and kind
     else:
         job = jobs.job_enqueue(kind="anonymize_study", study=study, created_by=owner)
     # None when a worker claimed it meanwhile: it finishes there.

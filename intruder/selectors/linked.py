@@ -51,3 +51,90 @@ def participant_in_linked_study(*, study: Study, prolific_pid: str) -> bool:
     if not other_studies:
         return False
     return studies_linked(study=study).filter(pk__in=other_studies).exists()
+
+
+# Crowd annotation projects ------------------------------------------------------------------
+# A project built from a study's descriptions holds the originals: the names and profiles
+# intruders are asked to find. It counts as linked to every intruder study over the same
+# targets (the study itself, its source studies, studies sharing a target name).
+
+
+def studies_same_targets(*, study: Study) -> QuerySet[Study]:
+    """Return `study` and every study, of either kind, over one of its target persons."""
+    names = TargetPerson.objects.filter(study=study).annotate(lower=Lower("name")).values("lower")
+    shared = (
+        TargetPerson.objects.filter(study=OuterRef("pk"))
+        .annotate(lower=Lower("name"))
+        .filter(lower__in=names)
+    )
+    fed = Q(source_studies=study) | Q(fed_studies=study)
+    return Study.objects.filter(Q(pk=study.pk) | Q(Exists(shared)) | fed).distinct()
+
+
+def _original_refs(*, studies: QuerySet[Study]) -> QuerySet:
+    """Return the `source_ref` values of project documents copied from these studies."""
+    from django.db.models import CharField
+    from django.db.models.functions import Cast
+
+    from intruder.models import Description
+
+    return (
+        Description.objects.filter(study__in=studies.values("pk"))
+        .annotate(ref=Cast("pk", CharField()))
+        .values("ref")
+    )
+
+
+def projects_linked(*, study: Study):
+    """Return the annotation projects holding originals of `study`'s targets (intruder side)."""
+    from intruder.annotation.models import Document, Project
+
+    if study.kind != Study.Kind.INTRUDER:
+        return Project.objects.none()
+    documents = Document.objects.filter(
+        source=Document.Source.DESCRIPTION,
+        source_ref__in=_original_refs(studies=studies_same_targets(study=study)),
+    )
+    return Project.objects.filter(pk__in=documents.values("project_id"))
+
+
+def project_source_studies(*, project) -> QuerySet[Study]:
+    """Return the studies whose descriptions (originals) the project holds."""
+    from intruder.models import Description
+
+    refs = [
+        int(ref)
+        for ref in project.documents.filter(source="description").values_list(
+            "source_ref", flat=True
+        )
+        if ref.isdigit()
+    ]
+    return Study.objects.filter(
+        pk__in=Description.objects.filter(pk__in=refs).values("study_id")
+    ).distinct()
+
+
+def studies_linked_to_project(*, project) -> QuerySet[Study]:
+    """Return the intruder studies over the same targets as the originals the project holds."""
+    ids: set[int] = set()
+    for source in project_source_studies(project=project):
+        ids |= set(studies_same_targets(study=source).values_list("pk", flat=True))
+    return Study.objects.filter(pk__in=ids, kind=Study.Kind.INTRUDER)
+
+
+def pid_annotates_linked_project(*, study: Study, prolific_pid: str) -> bool:
+    """Return whether this PID is a crowd annotator of a project linked to `study`."""
+    from intruder.annotation.models import Annotator
+
+    projects = Annotator.objects.filter(prolific_pid=prolific_pid).values("project_id")
+    if not projects.exists():
+        return False
+    return projects_linked(study=study).filter(pk__in=projects).exists()
+
+
+def pid_in_project_linked_study(*, project, prolific_pid: str) -> bool:
+    """Return whether this PID took part in an intruder study linked to the project."""
+    studies = Participant.objects.filter(prolific_pid=prolific_pid).values("study_id")
+    if not studies.exists():
+        return False
+    return studies_linked_to_project(project=project).filter(pk__in=studies).exists()

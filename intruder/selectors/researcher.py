@@ -204,5 +204,5 @@ def job_status(job: Job) -> dict[str, Any]:
         "message": job.message,
         "attempts": job.attempts,
         "result": job.result,
-        "finished": job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED),
+        "finished": job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED, Job.Status.CANCELLED),
     }

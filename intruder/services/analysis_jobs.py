@@ -78,12 +78,15 @@ def construct_loss_compute(
 
 def construct_loss_job_start(*, study: Study, user: Any) -> tuple[Job, bool]:
     """Queue a construct loss job unless one is queued or running; return (job, created)."""
-    from intruder.services.jobs import job_enqueue
+    from intruder.services.jobs import JobAlreadyActive, job_enqueue
 
     active = study.jobs.filter(kind=CONSTRUCT_LOSS_JOB, status__in=ACTIVE).first()
     if active is not None:
         return active, False
-    return job_enqueue(kind=CONSTRUCT_LOSS_JOB, study=study, created_by=user), True
+    try:
+        return job_enqueue(kind=CONSTRUCT_LOSS_JOB, study=study, created_by=user), True
+    except JobAlreadyActive as busy:  # a concurrent click won the race
+        return busy.job, False
 
 
 def construct_loss_latest(study: Study) -> tuple[Job | None, Job | None, dict[str, pd.DataFrame]]:

@@ -29,6 +29,7 @@ from django.db.models import Count
 
 from intruder.attack_methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
+from intruder.services.background_uploads import BackgroundUploadError, background_check_size
 
 if TYPE_CHECKING:
     from anonymize import TextAnonymizer
@@ -59,6 +60,10 @@ AttackFactory = Callable[[str, Any], Any]
 
 class AttackRunError(ValueError):
     """Settings an attack run cannot use; the message says which and why."""
+
+
+class AttackRunBusy(AttackRunError):
+    """The study already has an attack run queued or running (one at a time per study)."""
 
 
 def study_methods(study: Study) -> list[str]:
@@ -127,7 +132,7 @@ def attack_run_start(
 ) -> AttackRun:
     """Validate the settings, store the run and queue its job."""
     from attacks.config import AttackConfig, ConfigError
-    from intruder.services.jobs import job_enqueue
+    from intruder.services.jobs import JobAlreadyActive
 
     attacks, methods = list(dict.fromkeys(attacks)), list(dict.fromkeys(methods))
     _validate(study, attacks, methods, int(folds))
@@ -141,15 +146,22 @@ def attack_run_start(
             raise AttackRunError(f"background documents for unknown target key(s): {unknown[:5]}")
         if not documents:
             raise AttackRunError("upload background documents, or use the study's own texts")
+        try:
+            background_check_size(documents)
+        except BackgroundUploadError as error:
+            raise AttackRunError(str(error)) from None
     elif background != AttackRun.Background.CROSS_VALIDATED:
         raise AttackRunError(f"unknown background {background!r}")
     try:
         AttackConfig.from_dict(config or {})
-    except (ConfigError, TypeError) as error:
+    except (ConfigError, TypeError, ValueError) as error:
         raise AttackRunError(f"attack config: {error}") from None
-    with transaction.atomic():
-        run = AttackRun(
+    if not 0 <= int(seed) <= 2**31 - 1:
+        raise AttackRunError(f"seed must lie between 0 and {2**31 - 1}")
+    try:
+        return _attack_run_create(
             study=study,
+            user=user,
             purpose=purpose,
             attacks=attacks,
             methods=methods,
@@ -158,14 +170,27 @@ def attack_run_start(
             folds=int(folds),
             seed=int(seed),
             config=config or {},
-            created_by=user,
         )
-        run.full_clean()
-        run.save()
-        # TRIA trains a model per fold: such a run goes to the GPU queue where there is one.
-        params = {"run": run.pk, **({"gpu": True} if "tria" in attacks else {})}
-        run.job = job_enqueue(kind=JOB_KIND, study=study, params=params, created_by=user)
-        run.save(update_fields=["job"])
+    except JobAlreadyActive as busy:
+        raise AttackRunBusy(
+            f"attack run job {busy.job.pk if busy.job else ''} is still "
+            f"{busy.job.status if busy.job else 'active'} for this study: wait for it or "
+            "cancel it first"
+        ) from None
+
+
+@transaction.atomic
+def _attack_run_create(*, study: Study, user: Any, **fields: Any) -> AttackRun:
+    """Store the run and queue its job in one transaction (both or neither)."""
+    from intruder.services.jobs import job_enqueue
+
+    run = AttackRun(study=study, created_by=user, **fields)
+    run.full_clean()
+    run.save()
+    # TRIA trains a model per fold: such a run goes to the GPU queue where there is one.
+    params = {"run": run.pk, **({"gpu": True} if "tria" in run.attacks else {})}
+    run.job = job_enqueue(kind=JOB_KIND, study=study, params=params, created_by=user)
+    run.save(update_fields=["job"])
     return run
 
 

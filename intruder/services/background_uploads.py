@@ -19,10 +19,29 @@ from collections.abc import Iterable
 from pathlib import PurePath
 
 from attacks.background import TEXT_SEPARATOR, background_row
+from csv_safe import SafeDictReader
 
 
 class BackgroundUploadError(ValueError):
     """A background file the platform cannot read; the message names the line and field."""
+
+
+def background_max_bytes() -> int:
+    """Return the largest background (all files, UTF-8 bytes) a run may store and queue."""
+    from django.conf import settings
+
+    return int(settings.INTRUDER_BACKGROUND_MAX_MB * 1024 * 1024)
+
+
+def background_check_size(documents: dict[str, str]) -> None:
+    """Refuse a background larger than the limit: it is stored in one row and fed to a job."""
+    limit = background_max_bytes()
+    size = sum(len(key.encode()) + len(text.encode()) for key, text in documents.items())
+    if size > limit:
+        raise BackgroundUploadError(
+            f"the background documents hold {size / 1024 / 1024:.1f} MB; the limit is "
+            f"{limit / 1024 / 1024:.0f} MB (INTRUDER_BACKGROUND_MAX_MB)"
+        )
 
 
 def _decode(content: bytes, filename: str) -> str:
@@ -34,9 +53,13 @@ def _decode(content: bytes, filename: str) -> str:
 
 def _row(values: dict, where: str) -> tuple[str, str]:
     try:
-        return background_row(values, where)
+        target, text = background_row(values, where)
     except ValueError as error:
         raise BackgroundUploadError(str(error)) from None
+    for field, value in (("target", target), ("text", text)):
+        if "\x00" in value:  # PostgreSQL stores no NUL character in text or JSON
+            raise BackgroundUploadError(f"{where}, field '{field}': holds a NUL character")
+    return target, text
 
 
 def parse_background_upload(content: bytes, filename: str) -> dict[str, str]:
@@ -49,7 +72,7 @@ def parse_background_upload(content: bytes, filename: str) -> dict[str, str]:
             raise BackgroundUploadError(f"{filename}: the file is empty")
         pairs.append((PurePath(filename).stem, text.strip()))
     elif suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
+        reader = SafeDictReader(io.StringIO(text))
         columns = set(reader.fieldnames or [])
         missing = {"text"} - columns
         if not columns & {"target", "name"}:
@@ -58,16 +81,30 @@ def parse_background_upload(content: bytes, filename: str) -> dict[str, str]:
             raise BackgroundUploadError(
                 f"{filename}, line 1: missing column(s) {', '.join(sorted(missing))}"
             )
-        for row in reader:
-            pairs.append(_row(row, f"{filename}, line {reader.line_num}"))
+        try:
+            for row in reader:
+                pairs.append(_row(row, f"{filename}, line {reader.line_num}"))
+        except csv.Error as error:
+            raise BackgroundUploadError(
+                f"{filename}, line {reader.line_num or 1}: unreadable CSV ({error})"
+            ) from None
     elif suffix in (".jsonl", ".json"):
-        for number, line in enumerate(text.splitlines(), 1):
+        # "\n" only: splitlines() would also split inside strings at U+2028 and friends.
+        for number, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
             try:
                 values = json.loads(line)
             except json.JSONDecodeError as error:
                 raise BackgroundUploadError(f"{filename}, line {number}: {error.msg}") from None
+            except RecursionError:
+                raise BackgroundUploadError(
+                    f"{filename}, line {number}: JSON nested too deeply"
+                ) from None
+            except ValueError as error:  # an integer of more than 4300 digits
+                raise BackgroundUploadError(
+                    f"{filename}, line {number}: {str(error).split(';')[0]}"
+                ) from None
             if not isinstance(values, dict):
                 raise BackgroundUploadError(f"{filename}, line {number}: not a JSON object")
             pairs.append(_row(values, f"{filename}, line {number}"))
@@ -88,6 +125,16 @@ def merge_documents(parts: Iterable[Iterable[tuple[str, str]]]) -> dict[str, str
 
 
 def parse_background_uploads(files: Iterable[tuple[str, bytes]]) -> dict[str, str]:
-    """Return target key -> background text from several uploaded files."""
-    parsed = [parse_background_upload(content, name) for name, content in files]
-    return merge_documents([list(p.items()) for p in parsed])
+    """Return target key -> background text from several uploaded files (size-limited)."""
+    limit, seen, parsed = background_max_bytes(), 0, []
+    for name, content in files:
+        seen += len(content)
+        if seen > limit:
+            raise BackgroundUploadError(
+                f"{name}: the uploads exceed {limit / 1024 / 1024:.0f} MB "
+                "(INTRUDER_BACKGROUND_MAX_MB); nothing was queued"
+            )
+        parsed.append(parse_background_upload(content, name))
+    documents = merge_documents([list(p.items()) for p in parsed])
+    background_check_size(documents)
+    return documents

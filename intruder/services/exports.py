@@ -6,7 +6,7 @@ descriptions (with the writer's telemetry and flags), anonymized_texts (with spa
 participants, targets. Columns are
 flat scalars except `spans`/`aliases`/`profile`, which are JSON strings in CSV and lists or
 objects in JSONL. CSV cells that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`,
-tab, carriage return first) get a leading `'` (`intruder.spreadsheet`); JSONL is never
+tab, carriage return first) get a leading `'` (`csv_safe`); JSONL is never
 escaped.
 
 targets, descriptions and anonymized_texts import back as they are
@@ -18,7 +18,6 @@ happened on the platform and are not imported.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from csv_safe import SafeDictWriter
 from intruder.models import (
     AnonymizedText,
     Description,
@@ -36,7 +36,6 @@ from intruder.models import (
 )
 from intruder.services.flags import answer_excluded, study_rules
 from intruder.services.telemetry import TELEMETRY_FIELDS
-from intruder.spreadsheet import spreadsheet_escape
 
 FORMATS = ("csv", "jsonl")
 JSON_COLUMNS = frozenset({"spans", "aliases", "profile"})
@@ -232,7 +231,7 @@ def _csv_value(column: str, value: Any) -> Any:
     """Return a cell as written to CSV: JSON for nested columns, formulas neutralised."""
     if column in JSON_COLUMNS:
         value = json.dumps(value, ensure_ascii=False)
-    return "" if value is None else spreadsheet_escape(value)
+    return "" if value is None else value
 
 
 def render_table(study: Study, table: str, fmt: str) -> str:
@@ -250,7 +249,7 @@ def render_table(study: Study, table: str, fmt: str) -> str:
     columns = COLUMNS[table]
     # RFC 4180 line ends: the csv module quotes a cell only for the characters of its line
     # terminator, and with "\n" a bare "\r" in an answer went out unquoted and split the row.
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\r\n")
+    writer = SafeDictWriter(out, fieldnames=columns, lineterminator="\r\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({c: _csv_value(c, row[c]) for c in columns})

@@ -27,21 +27,32 @@ import csv
 import io
 import json
 import math
+import os
 import re
+import socket
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
-from intruder.models import AnonymizedText, Description, PersonGroup, Study, TargetPerson
+from csv_safe import SafeDictReader
+from intruder.models import (
+    AnonymizedText,
+    Description,
+    ImportBatch,
+    PersonGroup,
+    Study,
+    TargetPerson,
+)
 from intruder.services.anonymization import ORIGINAL_TEXTWASH_METHOD
+from intruder.services.jobs import worker_name
 from intruder.services.review import SpanEditError, validate_spans
-from intruder.spreadsheet import spreadsheet_unescape
 
 FORMATS = ("csv", "jsonl")
 TEXT_FIELDS = ("text", "original")
@@ -203,7 +214,7 @@ def json_loads(text: str) -> Any:
 
 
 def _csv_rows(content: str, rows: list[tuple[int, dict[str, Any]]], errors: list[RowError]) -> None:
-    reader = csv.DictReader(io.StringIO(content, newline=""))
+    reader = SafeDictReader(io.StringIO(content, newline=""))
     try:
         if not reader.fieldnames:
             raise ImportValidationError([RowError(1, "(header)", "the CSV has no header row")])
@@ -212,7 +223,7 @@ def _csv_rows(content: str, rows: list[tuple[int, dict[str, Any]]], errors: list
             if None in row:
                 errors.append(RowError(start, "(line)", "more values than header columns"))
             else:
-                cells = {k.strip(): spreadsheet_unescape(v) for k, v in row.items() if k}
+                cells = {k.strip(): v for k, v in row.items() if k}
                 _add_row(rows, errors, start, cells)
             start = reader.line_num + 1
     except csv.Error as exc:
@@ -649,31 +660,101 @@ def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> Import
     should a write still fail, what this import wrote is deleted again before the error is
     raised, so an import lands whole or not at all.
     """
+    imports_roll_back_abandoned(study=study)
     rows = parse_rows(content, fmt)
     targets, descriptions, anonymized = validate_rows(study, rows)
     report = ImportReport()
     created_targets: list[int] = []
     created_descriptions: list[int] = []
     created_texts: list[int] = []
+    marker = ImportBatch.objects.create(study=study, worker=worker_name())
+
+    def commit_marker() -> None:
+        # In the batch's own transaction: after a crash the marker lists what was committed.
+        ImportBatch.objects.filter(pk=marker.pk).update(
+            created={
+                "targets": created_targets,
+                "descriptions": created_descriptions,
+                "texts": created_texts,
+            },
+            heartbeat_at=timezone.now(),
+        )
+
     try:
-        stored = _write_targets(study, targets, report, created_targets)
+        with transaction.atomic():
+            stored = _write_targets(study, targets, report, created_targets)
+            commit_marker()
         for start in range(0, len(descriptions), WRITE_BATCH_ROWS):
             batch = descriptions[start : start + WRITE_BATCH_ROWS]
             with transaction.atomic():
                 _write_descriptions(study, batch, stored, report, created_descriptions)
+                commit_marker()
         for start in range(0, len(anonymized), WRITE_BATCH_ROWS):
             with transaction.atomic():
                 _write_anonymized(
                     anonymized[start : start + WRITE_BATCH_ROWS], report, created_texts
                 )
-    except Exception:
-        with transaction.atomic():
-            AnonymizedText.objects.filter(pk__in=created_texts).delete()
-            AnonymizedText.objects.filter(description_id__in=created_descriptions).delete()
-            Description.objects.filter(pk__in=created_descriptions).delete()
-            TargetPerson.objects.filter(pk__in=created_targets).delete()
+                commit_marker()
+    except BaseException:
+        _delete_created(created_targets, created_descriptions, created_texts)
+        ImportBatch.objects.filter(pk=marker.pk).delete()
         raise
+    ImportBatch.objects.filter(pk=marker.pk).delete()
     return report
+
+
+def _delete_created(targets: list[int], descriptions: list[int], texts: list[int]) -> None:
+    with transaction.atomic():
+        AnonymizedText.objects.filter(pk__in=texts).delete()
+        AnonymizedText.objects.filter(description_id__in=descriptions).delete()
+        Description.objects.filter(pk__in=descriptions).delete()
+        TargetPerson.objects.filter(pk__in=targets).delete()
+
+
+class ImportRunning(ImportValidationError):
+    """Another import into this study is still running."""
+
+
+def _process_alive(worker: str) -> bool:
+    """Return whether host:pid names a live process (another host's: assume it is)."""
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def imports_roll_back_abandoned(
+    *, study: Study | None = None, stale_after: timedelta = timedelta(minutes=30)
+) -> int:
+    """Delete what crashed imports left behind (their process is gone); return how many.
+
+    Called before every import of a study and when a worker starts. An import on another
+    host counts as crashed once its marker has not moved for `stale_after`. An import still
+    running into the same study refuses the new one.
+    """
+    markers = ImportBatch.objects.all() if study is None else study.import_batches.all()
+    rolled_back = 0
+    for marker in markers:
+        alive = _process_alive(marker.worker)
+        if alive and marker.heartbeat_at > timezone.now() - stale_after:
+            if study is not None:
+                raise ImportRunning(
+                    [RowError(0, "(file)", "another import into this study is still running")]
+                )
+            continue
+        created = marker.created or {}
+        _delete_created(
+            created.get("targets", []), created.get("descriptions", []), created.get("texts", [])
+        )
+        marker.delete()
+        rolled_back += 1
+    return rolled_back
 
 
 def _write_targets(

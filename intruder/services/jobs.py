@@ -27,7 +27,13 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections, connection, transaction
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    close_old_connections,
+    connection,
+    transaction,
+)
 from django.db.models import F
 from django.utils import timezone
 
@@ -43,6 +49,25 @@ DB_ERROR_RETRIES = 5
 
 class JobError(Exception):
     """An operation on a job that its state does not allow."""
+
+
+class JobAlreadyActive(JobError):
+    """A job of this kind is already queued or running for the study; `job` is that one."""
+
+    def __init__(self, job: Job | None) -> None:
+        super().__init__(
+            f"a {job.kind} job ({job.pk}) is already {job.status} for this study"
+            if job is not None
+            else "a job of this kind is already active for this study"
+        )
+        self.job = job
+
+
+class JobCancelled(Exception):
+    """Raised inside a running job function when its job was cancelled."""
+
+
+ACTIVE_STATUSES = (Job.Status.QUEUED, Job.Status.RUNNING)
 
 
 class ImproperlyConfiguredBackend(Exception):
@@ -103,14 +128,40 @@ def job_enqueue(
     params: dict[str, Any] | None = None,
     created_by: Any = None,
 ) -> Job:
-    """Create a queued job of a registered kind and hand it to the configured backend."""
+    """Create a queued job of a registered kind and hand it to the configured backend.
+
+    Raises JobAlreadyActive when the study has a queued or running job of this kind (the
+    database refuses a second one, so a double click cannot queue the same work twice).
+    """
     from intruder.tasks import get_task
 
     get_task(kind)  # unknown kinds fail here, not later in a worker
     job = Job(kind=kind, study=study, params=params or {}, created_by=created_by)
-    job.full_clean()
-    job.save()
+    job.full_clean(validate_constraints=False)
+    try:
+        with transaction.atomic():
+            job.save()
+    except IntegrityError:
+        active = Job.objects.filter(study=study, kind=kind, status__in=ACTIVE_STATUSES).first()
+        raise JobAlreadyActive(active) from None
     _dispatch(job)
+    return job
+
+
+def job_cancel(*, job: Job) -> Job:
+    """Cancel a queued or running job; a running one stops at its next progress report.
+
+    What the job stored so far stays (results are written incrementally); retrying is not
+    offered for a cancelled job: start a new one.
+    """
+    changed = Job.objects.filter(pk=job.pk, status__in=ACTIVE_STATUSES).update(
+        status=Job.Status.CANCELLED, message="cancelled", finished_at=timezone.now()
+    )
+    job.refresh_from_db()
+    if not changed and job.status != Job.Status.CANCELLED:
+        raise JobError(
+            f"only queued or running jobs can be cancelled; job {job.pk} is {job.status}"
+        )
     return job
 
 
@@ -170,7 +221,9 @@ class JobProgress:
         }
         if message:
             fields["message"] = message[:500]
-        Job.objects.filter(pk=self.job.pk).update(**fields)
+        if not Job.objects.filter(pk=self.job.pk, status=Job.Status.RUNNING).update(**fields):
+            # Cancelled (or taken away as stale): stop here; stored results stay.
+            raise JobCancelled(f"job {self.job.pk} is no longer running")
         for name, value in fields.items():
             setattr(self.job, name, value)
         if self.echo is not None:
@@ -227,16 +280,18 @@ def job_run_claimed(
                 result = function(job, progress)
         else:
             result = function(job, progress)
+    except JobCancelled:
+        logger.info("job %s (%s) stopped: cancelled", job.pk, job.kind)
     except Exception as exc:
         logger.exception("job %s (%s) failed", job.pk, job.kind)
-        Job.objects.filter(pk=job.pk).update(
+        Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
             status=Job.Status.FAILED,
             error=traceback.format_exc(),
             message=f"failed: {type(exc).__name__}: {exc}"[:500],
             finished_at=timezone.now(),
         )
     else:
-        Job.objects.filter(pk=job.pk).update(
+        Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
             status=Job.Status.SUCCEEDED,
             result=result or {},
             finished_at=timezone.now(),
@@ -264,12 +319,19 @@ def job_execute(
 
 def job_retry(*, job: Job) -> Job:
     """Queue a failed job again; its function skips whatever the earlier attempt stored."""
-    updated = Job.objects.filter(pk=job.pk, status=Job.Status.FAILED).update(
-        status=Job.Status.QUEUED,
-        message="queued for retry",
-        finished_at=None,
-        worker="",
-    )
+    try:
+        with transaction.atomic():
+            updated = Job.objects.filter(pk=job.pk, status=Job.Status.FAILED).update(
+                status=Job.Status.QUEUED,
+                message="queued for retry",
+                finished_at=None,
+                worker="",
+            )
+    except IntegrityError:
+        active = Job.objects.filter(
+            study=job.study_id, kind=job.kind, status__in=ACTIVE_STATUSES
+        ).first()
+        raise JobAlreadyActive(active) from None
     if not updated:
         job.refresh_from_db()
         raise JobError(f"only failed jobs can be retried; job {job.pk} is {job.status}")

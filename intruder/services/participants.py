@@ -18,7 +18,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from intruder.models import PROLIFIC_ID_PATTERN, Assignment, Participant, Study, WritingTask
-from intruder.selectors.linked import participant_in_linked_study, studies_linked_open
+from intruder.selectors.linked import (
+    participant_in_linked_study,
+    pid_annotates_linked_project,
+    projects_linked,
+    studies_linked_open,
+)
 from intruder.selectors.participant import (
     GroupCapacity,
     Step,
@@ -128,8 +133,43 @@ def _refuse_new_participant(*, study: Study) -> None:
     if not settings.INTRUDER_DEMO and studies_linked_open(study=study).exists():
         # A writer study over the same targets is open: its writers learn the answers.
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
-    if not any(intruder_group_slots(study=study).values()):
+    if projects_linked(study=study).filter(is_open=True).exists():
+        # A crowd annotation project shows the originals of these targets (demo included).
+        raise EnrolmentRefused(EnrolmentRefused.CLOSED)
+    slots = intruder_group_slots(study=study)
+    if not any(slots.values()):
         raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
+
+
+def prolific_pid_check(prolific_pid: str) -> str:
+    """Return the link's PROLIFIC_PID stripped; refuse a missing or malformed one."""
+    pid = (prolific_pid or "").strip()
+    if not pid:
+        raise EnrolmentRefused(EnrolmentRefused.MISSING_PID)
+    if not PROLIFIC_ID_RE.match(pid):
+        raise EnrolmentRefused(EnrolmentRefused.INVALID_PID)
+    return pid
+
+
+def new_enrolment_check(
+    *,
+    expected_study_id: str,
+    given_study_id: str,
+    linked: Callable[[], bool],
+    admit_new: Callable[[], bool] | None,
+) -> None:
+    """Refuse a new PID (intruders, writers and crowd annotators alike).
+
+    Refused: a link whose STUDY_ID is not the expected Prolific study ID (when one is set),
+    a PID that took part in a linked study (`linked`), and a client over its rate limit
+    (`admit_new`, asked last so that refused links do not use up the client's allowance).
+    """
+    if expected_study_id and (given_study_id or "").strip() != expected_study_id:
+        raise EnrolmentRefused(EnrolmentRefused.WRONG_STUDY)
+    if linked():
+        raise EnrolmentRefused(EnrolmentRefused.LINKED)
+    if admit_new is not None and not admit_new():
+        raise EnrolmentRefused(EnrolmentRefused.THROTTLED)
 
 
 def participant_enroll(
@@ -155,20 +195,19 @@ def participant_enroll(
     refusal comes before consent, not after. A claim held by someone who does nothing is
     given back after the idle window when another participant needs it.
     """
-    pid = (prolific_pid or "").strip()
-    if not pid:
-        raise EnrolmentRefused(EnrolmentRefused.MISSING_PID)
-    if not PROLIFIC_ID_RE.match(pid):
-        raise EnrolmentRefused(EnrolmentRefused.INVALID_PID)
+    pid = prolific_pid_check(prolific_pid)
     existing = participant_get_by_pid(study=study, prolific_pid=pid)
     if existing is not None:
         return Enrolment(participant=existing, created=False)
-    if study.prolific_study_id and (prolific_study_id or "").strip() != study.prolific_study_id:
-        raise EnrolmentRefused(EnrolmentRefused.WRONG_STUDY)
-    if participant_in_linked_study(study=study, prolific_pid=pid):
-        raise EnrolmentRefused(EnrolmentRefused.LINKED)
-    if admit_new is not None and not admit_new():
-        raise EnrolmentRefused(EnrolmentRefused.THROTTLED)
+    new_enrolment_check(
+        expected_study_id=study.prolific_study_id,
+        given_study_id=prolific_study_id,
+        linked=lambda: (
+            participant_in_linked_study(study=study, prolific_pid=pid)
+            or pid_annotates_linked_project(study=study, prolific_pid=pid)
+        ),
+        admit_new=admit_new,
+    )
     _refuse_new_participant(study=study)
     if admit_known is not None and not admit_known():
         raise EnrolmentRefused(EnrolmentRefused.UNKNOWN_TO_PROLIFIC)
@@ -244,11 +283,32 @@ def _clean_id(value: str) -> str:
     return value if PROLIFIC_ID_RE.match(value) else ""
 
 
+def writer_consent_closed(*, participant: Participant) -> bool:
+    """Return whether a writer who has not consented yet may no longer (targets not shown).
+
+    Consent is what shows a writer their target persons: after the writer study closes, an
+    enrolment from while it was open must not reveal them (the intruder study may be open).
+    """
+    study = participant.study
+    return (
+        study.kind == Study.Kind.COLLECTION
+        and participant.consented_at is None
+        and participant.status == Participant.Status.STARTED
+        and not study.is_open
+    )
+
+
 def participant_consent_give(
     *, participant: Participant, rng: random.Random | None = None, now: datetime | None = None
 ) -> None:
-    """Record consent; writers get their three targets drawn now (once, even if posted twice)."""
+    """Record consent; writers get their three targets drawn now (once, even if posted twice).
+
+    Raises EnrolmentRefused(CLOSED) for a writer whose study has closed since enrolment.
+    """
     now = now or timezone.now()
+    participant.study.refresh_from_db(fields=["is_open"])
+    if writer_consent_closed(participant=participant):
+        raise EnrolmentRefused(EnrolmentRefused.CLOSED)
     with transaction.atomic():
         changed = Participant.objects.filter(
             pk=participant.pk, status=Participant.Status.STARTED, consented_at__isnull=True

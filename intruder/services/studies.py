@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from intruder.models import Study, StudyMember, new_completion_code
-from intruder.selectors.linked import studies_linked_open
+from intruder.selectors.linked import projects_linked, studies_linked_open
 
 EDITABLE_FIELDS = (
     "title",
@@ -68,7 +68,18 @@ def study_check_linked_open(*, study: Study) -> None:
     same persons is open at the same time, anyone can sign up as a writer first and learn
     the answers. The demo (INTRUDER_DEMO) keeps both demo studies open on purpose.
     """
-    if not study.is_open or django_settings.INTRUDER_DEMO:
+    if not study.is_open:
+        return
+    if projects_linked(study=study).filter(is_open=True).exists():
+        raise ValidationError(
+            {
+                "is_open": "An open crowd annotation project holds the original descriptions "
+                "of this study's target persons: its annotators would read what your "
+                "intruders are asked to find. Close that project first, or keep this study "
+                "closed."
+            }
+        )
+    if django_settings.INTRUDER_DEMO:
         return
     if studies_linked_open(study=study).exists():
         # Not named: the linked study may belong to a researcher this one cannot see.

@@ -58,6 +58,7 @@ from intruder.services.participants import (
     participant_enroll,
     participant_instructions_confirm,
     prolific_completion_url,
+    writer_consent_closed,
 )
 from intruder.services.writing import description_submit
 from intruder.throttles import EnrolmentThrottle
@@ -214,6 +215,11 @@ def _prolific_check(study, pid: str, session_id: str):
     )
 
 
+def _refusal(request: HttpRequest, refusal: EnrolmentRefused, study: Study) -> HttpResponse:
+    status, title, text = REFUSAL_PAGES[refusal.code]
+    return _message(request, title=title, text=text, status=status, study=study)
+
+
 @never_cache
 @require_GET
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
@@ -240,8 +246,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
             admit_known=_prolific_check(study, pid, request.GET.get("SESSION_ID", "")),
         )
     except EnrolmentRefused as refusal:
-        status, title, text = REFUSAL_PAGES[refusal.code]
-        return _message(request, title=title, text=text, status=status, study=study)
+        return _refusal(request, refusal, study)
     response = _home(enrolment.participant)
     # A signed cookie rather than the session: participants are not users, and this saves
     # the session table a write per enrolment. It is sent back to this study's entry URL only.
@@ -263,6 +268,8 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
 def home(request: HttpRequest, token: str) -> HttpResponse:
     """Show the participant's current step (consent, instructions, item, debrief, ...)."""
     participant = _participant_or_404(token)
+    if writer_consent_closed(participant=participant):
+        return _refusal(request, EnrolmentRefused(EnrolmentRefused.CLOSED), participant.study)
     try:
         current = participant_current_step(participant=participant)
     except AssignmentBusy:
@@ -476,7 +483,10 @@ def consent(request: HttpRequest, token: str) -> HttpResponse:
     """Record the consent decision: agree goes on, decline ends with 'please return'."""
     participant = _participant_or_404(token)
     if request.POST.get("decision") == "agree":
-        participant_consent_give(participant=participant)
+        try:
+            participant_consent_give(participant=participant)
+        except EnrolmentRefused as refusal:
+            return _refusal(request, refusal, participant.study)
     elif request.POST.get("decision") == "decline":
         participant_consent_decline(participant=participant)
     return _home(participant)

@@ -218,11 +218,15 @@ def study_anonymize(request: HttpRequest, slug: str) -> HttpResponse:
     if running is not None:
         messages.info(request, f"Anonymization job {running.pk} is already {running.status}.")
     else:
-        job = jobs.job_enqueue(kind="anonymize_study", study=study, created_by=request.user)
-        messages.success(
-            request,
-            f"Anonymization job {job.pk} queued; a worker (manage.py run_worker) runs it.",
-        )
+        try:
+            job = jobs.job_enqueue(kind="anonymize_study", study=study, created_by=request.user)
+        except jobs.JobAlreadyActive as busy:  # a double click racing this one
+            messages.info(request, str(busy))
+        else:
+            messages.success(
+                request,
+                f"Anonymization job {job.pk} queued; a worker (manage.py run_worker) runs it.",
+            )
     return redirect("researcher-study", slug=study.slug)
 
 
@@ -286,6 +290,22 @@ def job_retry(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, str(exc))
     else:
         messages.success(request, f"Job {job.pk} queued again.")
+    if job.study is None:
+        return redirect("researcher-studies")
+    return redirect("researcher-study", slug=job.study.slug)
+
+
+@login_required
+@require_POST
+def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    """Cancel a queued or running job (what it stored so far stays)."""
+    job = _job_for(request, pk, edit=True)
+    try:
+        jobs.job_cancel(job=job)
+    except jobs.JobError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Job {job.pk} cancelled.")
     if job.study is None:
         return redirect("researcher-studies")
     return redirect("researcher-study", slug=job.study.slug)

@@ -397,10 +397,14 @@ def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
     if running is not None:
         messages.info(request, f"Guard job {running.pk} is already {running.status}.")
     else:
-        job = jobs.job_enqueue(
-            kind="guard_study", study=study, created_by=request.user, params=params
-        )
-        messages.success(request, f"Guard job {job.pk} queued; a worker runs it.")
+        try:
+            job = jobs.job_enqueue(
+                kind="guard_study", study=study, created_by=request.user, params=params
+            )
+        except jobs.JobAlreadyActive as busy:  # a double click racing this one
+            messages.info(request, str(busy))
+        else:
+            messages.success(request, f"Guard job {job.pk} queued; a worker runs it.")
     return redirect("researcher-review", slug=study.slug)
 
 

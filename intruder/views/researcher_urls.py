@@ -16,6 +16,7 @@ urlpatterns = [
     path("new/", researcher.study_create, name="researcher-study-create"),
     path("jobs/<id:pk>.json", researcher.job_status_json, name="researcher-job-status"),
     path("jobs/<id:pk>/retry/", researcher.job_retry, name="researcher-job-retry"),
+    path("jobs/<id:pk>/cancel/", researcher.job_cancel, name="researcher-job-cancel"),
     path("<slug:slug>/", researcher.study_detail, name="researcher-study"),
     path(
         "<slug:slug>/participants/",

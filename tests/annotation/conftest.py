@@ -27,6 +27,7 @@ def fake_anonymizer():
 def make_project(*, owner=None, texts=TEXTS, suggest=True, **settings):
     owner = owner or make_user()
     settings.setdefault("annotators_per_text", 2)
+    settings.setdefault("is_open", True)  # projects start closed; these tests enrol a crowd
     project = services.project_create(
         owner=owner,
         slug=settings.pop("slug", f"p-{owner.pk}"),

@@ -144,6 +144,14 @@ def test_project_is_created_and_texts_uploaded_in_the_browser_flow(fake_anonymiz
     page = client.post(upload, {"file": good}, follow=True)
     assert "1 added" in page.content.decode()
     document = owner.annotation_projects.get().documents.get()
+    assert document.suggestions == []  # the model runs in the worker, not in the request
+    assert "Suggestions job" in page.content.decode()
+    from intruder.models import Job
+    from intruder.services.jobs import job_execute
+
+    job = Job.objects.get(kind="annotation_suggestions")
+    assert job_execute(job.pk, heartbeat_interval_s=None).status == Job.Status.SUCCEEDED
+    document.refresh_from_db()
     # TAB scheme: the model's PERSON_FIRSTNAME suggestion arrives as PERSON.
     assert {s["category"] for s in document.suggestions} == {"PERSON"}
 
@@ -177,7 +185,7 @@ def test_a_studys_psi_annotators_annotate_projects_over_its_texts(fake_anonymize
 
     study = make_study()
     make_description(study=study, text="Orla Brennick grew up in Dunmore.")
-    project = make_project(texts={})
+    project = make_project(owner=study.owner, texts={})
     services.documents_add_from_study(project=project, study=study, what="descriptions")
     annotator, viewer = make_user(), make_user()
     make_member(study=study, user=annotator, role=StudyMember.Role.ANNOTATOR)

@@ -27,6 +27,7 @@ def test_racing_annotators_never_over_assign_a_text():
         annotators_per_text=PER_TEXT,
         texts_per_annotator=3,
         pre_annotate=False,
+        is_open=True,  # projects start closed
     )
     services.documents_add(
         project=project,

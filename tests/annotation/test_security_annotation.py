@@ -137,4 +137,48 @@ def test_bad_prolific_ids_are_refused_with_a_page_not_an_error(fake_anonymizer):
     project = make_project()
     entry = reverse("annotation-crowd-entry", kwargs={"slug": project.slug})
     for query in ("", "?PROLIFIC_PID=", "?PROLIFIC_PID=%3Cscript%3E"):
-        assert Client().get(entry + query).status_code == 403
+        assert Client().get(entry + query).status_code == 400
+
+
+def test_no_original_target_name_or_alias_reaches_a_crowd_annotator_of_a_linked_project(
+    fake_anonymizer,
+):
+    """Issue 22: a project holding a study's originals, beside its open intruder study.
+
+    Walk every crowd page and API a made-up PID can reach (entry with and without the right
+    Prolific study ID, home, start, submit, the tasks API of every task id) while the linked
+    intruder study is open, and search everything for the originals, names and aliases.
+    """
+    from intruder.annotation.models import Project
+    from intruder.models import Study
+    from tests.intruder.factories import make_description, make_study, make_target
+
+    writers = make_study(kind="collection", is_open=False)
+    intruders = make_study(owner=writers.owner, is_open=False)
+    secrets = []
+    for n, (name, alias) in enumerate([("Wrenfield Ashcombe", "Wren"), ("Osric Vellamy", "Ozzy")]):
+        target = make_target(study=writers, name=name, aliases=[alias])
+        text = f"{name}, called {alias} by friends, restores clocks in Tarnwick {n}."
+        make_description(study=writers, target=target, text=text)
+        make_target(study=intruders, name=name, key=f"i{n}", aliases=[alias])
+        secrets += [name.lower(), alias.lower(), text.lower(), f"tarnwick {n}"]
+    project = make_project(owner=writers.owner, texts={}, is_open=False)
+    services.documents_add_from_study(project=project, study=writers, what="descriptions")
+    # An annotator enrolled while only the project was open, then the study opened.
+    services.project_open_set(project=project, is_open=True)
+    early = services.annotator_enroll(project=project, prolific_pid="EARLYCROWD1")
+    Project.objects.filter(pk=project.pk).update(is_open=True)
+    Study.objects.filter(pk=intruders.pk).update(is_open=True)
+    walker = Recorder()
+    entry = reverse("annotation-crowd-entry", kwargs={"slug": project.slug})
+    for pid in ("MADEUPCROWD1", "MADEUPCROWD2", "EARLYCROWD1"):
+        walker.get(f"{entry}?PROLIFIC_PID={pid}&STUDY_ID=x&SESSION_ID=s")
+    walker.post(reverse("annotation-crowd-start", kwargs={"token": early.token}))
+    walker.get(reverse("annotation-crowd-home", kwargs={"token": early.token}))
+    walker.post(reverse("annotation-crowd-submit", kwargs={"token": early.token}), {"task": "1"})
+    for task in Task.objects.all():
+        walker.get(reverse("annotation-crowd-api", kwargs={"token": early.token, "pk": task.pk}))
+    seen = walker.everything()
+    assert not Project.objects.get(pk=project.pk).annotators.exclude(pk=early.pk).exists()
+    for secret in secrets:
+        assert secret not in seen, secret

@@ -54,6 +54,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        from intruder.services.imports import imports_roll_back_abandoned
+
+        # What a crashed import left behind goes at start (the next import would do it too).
+        rolled_back = imports_roll_back_abandoned()
+        if rolled_back:
+            self.stdout.write(f"rolled back {rolled_back} crashed import(s)")
         backend = jobs.job_backend()
         if backend == "rq":
             queues = [q.strip() for q in options["queues"].split(",") if q.strip()] or None

@@ -75,7 +75,7 @@ def test_queued_job_without_a_worker_says_so():
 def test_queued_job_behind_a_busy_worker_says_it_waits():
     study = make_study()
     make_job(study=study, status=Job.Status.RUNNING, heartbeat_at=timezone.now())
-    job = make_job(study=study)
+    job = make_job(study=study, kind="construct_loss")  # one active job per study and kind
     Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=3))
     job.refresh_from_db()
     assert job_status(job)["waiting_note"] == "Waiting: the worker is busy with another job."

@@ -15,10 +15,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from csv_safe import spreadsheet_escape, spreadsheet_unescape
 from intruder.models import Description, PersonGroup, Study, TargetPerson
 from intruder.services.exports import render_table
 from intruder.services.imports import ImportValidationError, import_study_data
-from intruder.spreadsheet import spreadsheet_escape, spreadsheet_unescape
 from tests.intruder.factories import (
     make_description,
     make_judgment,

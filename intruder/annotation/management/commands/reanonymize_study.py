@@ -41,7 +41,10 @@ class Command(BaseCommand):
         params = {"model_dir": str(model_dir.resolve()), "method": method}
         if options["threshold"] is not None:
             params["threshold"] = options["threshold"]
-        job = jobs.job_enqueue(kind="anonymize_study", study=study, params=params)
+        try:
+            job = jobs.job_enqueue(kind="anonymize_study", study=study, params=params)
+        except jobs.JobAlreadyActive as busy:
+            raise CommandError(f"{busy}; wait for it or cancel it first") from None
         if options["queue"]:
             self.stdout.write(f"queued job {job.pk} (method {method})")
             return

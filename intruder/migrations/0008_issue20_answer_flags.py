@@ -22,7 +22,7 @@ def hold_targets_once(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('intruder', '0006_attack_runs'),
+        ('intruder', '0007_issue26_study_starts_closed'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('intruder', '0006_attack_runs'),
+        ('intruder', '0008_issue20_answer_flags'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
