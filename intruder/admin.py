@@ -8,6 +8,7 @@ from intruder.models import (
     AnonymizedText,
     Assignment,
     Description,
+    ImportBatch,
     Job,
     Judgment,
     Participant,
@@ -155,3 +156,10 @@ class ProlificActionAdmin(ReadOnlyAdmin):
     list_display = ["kind", "prolific_pid", "study", "amount", "status", "created_by", "updated_at"]
     list_filter = ["kind", "status", "study"]
     search_fields = ["prolific_pid", "key"]
+
+
+@admin.register(ImportBatch)
+class ImportBatchAdmin(ReadOnlyAdmin):
+    """An unfinished import's marker: cleaned by the next import or worker start, not by hand."""
+
+    list_display = ["study", "worker", "started_at", "heartbeat_at"]
