@@ -35,6 +35,9 @@ class StudyLLMAnonymizeApi(APIView):
     class InputSerializer(serializers.Serializer):
         prompt = serializers.ChoiceField(choices=[name for name, _ in llm_prompt_choices()])
 
+        class Meta:
+            ref_name = "StudyLLMAnonymizeInput"
+
     @extend_schema(
         request=InputSerializer,
         responses={202: JobQueuedSerializer, 400: OpenApiResponse(description="not startable")},
@@ -63,6 +66,9 @@ class StudyLLMIntruderApi(APIView):
         )
         k = serializers.IntegerField(min_value=1, max_value=10, required=False, default=3)
 
+        class Meta:
+            ref_name = "StudyLLMIntruderInput"
+
     class OutputSerializer(serializers.Serializer):
         job = serializers.IntegerField()
         complete = serializers.BooleanField()
@@ -70,6 +76,9 @@ class StudyLLMIntruderApi(APIView):
         llm = serializers.DictField()
         methods = serializers.DictField()
         rows = serializers.ListField(child=serializers.DictField())
+
+        class Meta:
+            ref_name = "StudyLLMIntruderResults"
 
     @extend_schema(
         responses={200: OutputSerializer, 404: OpenApiResponse(description="none ran")},
