@@ -387,9 +387,22 @@ def execute_attack_run(
                 stored = run.results.count()
                 progress(stored, total, f"{where}: {method_label(method)}")
     run.refresh_from_db()
-    run.summary = {**run.summary, "trir": trir_table(run)}
+    progress(stored, total, "utility (TPI) of every method")
+    run.summary = {**run.summary, "trir": trir_table(run), "tpi": _method_tpi(run, texts)}
     run.save(update_fields=["summary"])
     return {"run": run.pk, "results": run.results.count(), "expected": total}
+
+
+def _method_tpi(run: AttackRun, texts: MethodTexts) -> dict[str, Any]:
+    """Return each method's TPI for the report's frontier (`intruder.services.frontier`)."""
+    from intruder.services.frontier import method_tpi
+
+    originals = {pk: d.text for pk, d in texts.descriptions.items()}
+    by_method = {
+        m: {i: t for i, (t, _) in texts.texts(m, sorted(texts.available(m))).items()}
+        for m in run.methods
+    }
+    return method_tpi(originals, by_method)
 
 
 def _predict_rows(
