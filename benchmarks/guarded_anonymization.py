@@ -4,11 +4,15 @@ Usage (heavy: run under the shared lock)::
 
     flock /tmp/heavy.lock python benchmarks/guarded_anonymization.py --out DIR
 
-For each method (clear text, Textwash's outputs, the project's model, model + deterministic
-rules, the guard at k = 2, 5, 10 on top of model + rules, and a blunt baseline masking every
-non-stop word) it reports TRIR under every held-out attack and the strongest adversary, the
-share of words masked, construct loss (POS frequencies, `intruder.analysis.construct_loss`)
-and the time.
+The privacy-utility frontier. For each method (clear text, Textwash's outputs, spaCy NER
+masking, the project's model at its own threshold and at `MODEL_THRESHOLDS`, model +
+deterministic rules, the guard at several k on top of model + rules, the same guarded masks
+with a neutral placeholder instead of REIDENTIFYING_N, and a blunt baseline masking every
+non-stop word) it reports TRIR under every held-out attack and the strongest adversary with
+its label-permutation null (`strongest_null_pct`), the share of words masked, TPI
+(`anonymize.tpi`; `tpi_metric` names the IC source: TPI-wordfreq offline, TPI with
+`--masked-lm DIR`), the guard's transfer gap per held-out attack, construct loss (POS
+frequencies, `intruder.analysis.construct_loss`) and the time.
 
 The guard must not grade itself. Background (b), k-fold (`attacks.background`, 5 folds):
 each text is attacked with the other folds' descriptions of the 20 persons. Inside every
@@ -499,6 +503,8 @@ def main() -> int:
             entry["seconds"] = round(seconds[method], 1)
         summary_methods[method] = entry
 
+    for method, rivals in dominated_by(summary_methods).items():
+        summary_methods[method]["dominated_by"] = rivals
     summary = {
         "data": str(data.name),
         "texts": len(ids),
@@ -551,6 +557,7 @@ def main() -> int:
         for i in ids:
             sink.write(json.dumps({"id": i, **{m: texts[m][i] for m in methods}}) + "\n")
     plot(summary_methods, summary["chance_trir_pct"], out / "frontier.png")
+    (out / "frontier.md").write_text(frontier_markdown(summary_methods), encoding="utf-8")
     log(f"wrote {out / 'summary.json'}")
     for method, entry in summary_methods.items():
         guard = entry.get("trir_guard", {}).get(STRONGEST)
@@ -560,6 +567,49 @@ def main() -> int:
             + (f"  guard's own strongest {guard}%" if guard is not None else "")
         )
     return 0
+
+
+def dominated_by(methods: dict[str, Any]) -> dict[str, list[str]]:
+    """Return per method the methods with both a lower held-out strongest TRIR and a higher TPI."""
+    return {
+        method: [
+            other
+            for other, rival in methods.items()
+            if rival["trir"][STRONGEST] < entry["trir"][STRONGEST] and rival["tpi"] > entry["tpi"]
+        ]
+        for method, entry in methods.items()
+    }
+
+
+def frontier_markdown(methods: dict[str, Any]) -> str:
+    """Return the frontier as a Markdown table (TRIR per attack, strongest, null, TPI, masked)."""
+    attacks = [a for a in next(iter(methods.values()))["trir"] if a != STRONGEST]
+    metric = next(iter(methods.values()))["tpi_metric"]
+    head = [
+        "method",
+        *attacks,
+        "**strongest**",
+        "strongest null (mean / p95)",
+        metric,
+        "words masked",
+        "guard's own strongest",
+        "transfer gap (pts, per attack)",
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for method, entry in methods.items():
+        gap = entry.get("transfer_gap_pts")
+        cells = [
+            method,
+            *(f"{entry['trir'][a]:.1f}" for a in attacks),
+            f"**{entry['trir'][STRONGEST]:.1f}**",
+            f"{entry['strongest_null_pct']:.1f} / {entry['strongest_null_p95_pct']:.1f}",
+            f"{entry['tpi']:.1f}",
+            f"{entry['words_masked_pct']:.1f} %",
+            f"{entry['trir_guard'][STRONGEST]:.1f}" if "trir_guard" in entry else "",
+            " / ".join(f"{gap[a]:+.1f}" for a in attacks) if gap else "",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def plot(methods: dict[str, Any], chance: float, path: Path) -> None:
