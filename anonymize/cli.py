@@ -1,8 +1,9 @@
-"""Command line: `python -m anonymize run|train|evaluate|calibrate|card`."""
+"""Command line: `python -m anonymize run|train|evaluate|calibrate|card|tpi`."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
@@ -348,6 +349,75 @@ def command_card(args: argparse.Namespace, stdout: TextIO) -> int:
     return 0
 
 
+def tpi_masked_ranges(record: dict, line_number: int) -> list[tuple[int, int]]:
+    """Return a TPI input line's masked ranges: its spans, else those its anonymized text implies.
+
+    Raise InputError naming the line and the field when neither is usable.
+    """
+    from anonymize.tpi import masked_ranges_from_texts
+
+    text = record["text"]
+    if "spans" in record:
+        spans = record["spans"]
+        if not isinstance(spans, list):
+            raise InputError(f"line {line_number}: field 'spans' must be a list")
+        ranges = []
+        for number, span in enumerate(spans, 1):
+            start = span.get("start") if isinstance(span, dict) else None
+            end = span.get("end") if isinstance(span, dict) else None
+            valid = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end))
+            if not valid or not 0 <= start <= end <= len(text):
+                raise InputError(
+                    f"line {line_number}: field 'spans' item {number} needs integer start <= end "
+                    f"within the text (0..{len(text)})"
+                )
+            ranges.append((start, end))
+        return ranges
+    if isinstance(record.get("anonymized"), str):
+        return masked_ranges_from_texts(text, record["anonymized"])
+    raise InputError(f"line {line_number}: needs field 'spans' or 'anonymized' (a string)")
+
+
+def command_tpi(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int:
+    """Print the corpus TPI (and per document) of JSONL {id, text, spans | anonymized} lines."""
+    from anonymize.information import information_source
+    from anonymize.tpi import TPIScorer
+
+    if args.input not in (None, "-") and not Path(args.input).is_file():
+        print(f"error: --input {args.input}: no such file", file=stderr)
+        return EXIT_BAD_INPUT
+    items, errors = [], []
+    with contextlib.ExitStack() as stack:
+        stream = stdin
+        if args.input not in (None, "-"):
+            stream = stack.enter_context(Path(args.input).open("rb"))
+        for parsed in parse_jsonl(stream):
+            if isinstance(parsed, InputError):
+                errors.append(parsed)
+                continue
+            try:
+                ranges = tpi_masked_ranges(parsed.record, parsed.line_number)
+            except InputError as error:
+                errors.append(error)
+                continue
+            items.append((str(parsed.record["id"]), parsed.record["text"], ranges))
+    if errors:
+        for error in errors:
+            print(f"error: {error}", file=stderr)
+        print("nothing computed; fix the input", file=stderr)
+        return EXIT_BAD_INPUT
+    if args.masked_lm and not Path(args.masked_lm).is_dir():
+        print(f"error: --masked-lm {args.masked_lm}: not a local folder", file=stderr)
+        return EXIT_BAD_INPUT
+    options = {}
+    if args.masked_lm:
+        options = {"alternation": args.alternation, "max_segment_tokens": args.segment_tokens}
+    source = information_source(args.masked_lm, **options)
+    result = TPIScorer(source).corpus(items)
+    stdout.write(json.dumps(result.to_dict(per_document=not args.summary_only)) + "\n")
+    return 0
+
+
 def _add_precision_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--precision",
@@ -517,6 +587,22 @@ def build_parser() -> argparse.ArgumentParser:
     card.add_argument("--model-dir", default=None, help="model folder (default: shipped)")
     card.add_argument("--comparison", default=None, help="evaluate --output JSON to include")
     card.add_argument("--speed", default=None, help="benchmarks/anonymize_speed.py JSON")
+    tpi = commands.add_parser(
+        "tpi",
+        help="text preserved information (paper 002): share of the originals' IC kept",
+    )
+    tpi.add_argument(
+        "--input", help="JSONL of {id, text, spans | anonymized}; '-' or absent = stdin"
+    )
+    tpi.add_argument(
+        "--masked-lm",
+        default=None,
+        help="local masked-LM folder (e.g. bert-base-uncased: the paper's TPI); default: "
+        "English word frequencies (wordfreq), reported as TPI-wordfreq",
+    )
+    tpi.add_argument("--alternation", type=int, default=6, help="N of the N-term alternation")
+    tpi.add_argument("--segment-tokens", type=int, default=100, help="most tokens per segment")
+    tpi.add_argument("--summary-only", action="store_true", help="leave out per-document rows")
     return parser
 
 
@@ -539,6 +625,8 @@ def main(
         return command_train(args, stdout)
     if args.command == "card":
         return command_card(args, stdout)
+    if args.command == "tpi":
+        return command_tpi(args, stdin, stdout, stderr)
     if args.command == "calibrate":
         return command_calibrate(args, stdout)
     return command_evaluate(args, stdout)

@@ -4,11 +4,15 @@ Usage (heavy: run under the shared lock)::
 
     flock /tmp/heavy.lock python benchmarks/guarded_anonymization.py --out DIR
 
-For each method (clear text, Textwash's outputs, the project's model, model + deterministic
-rules, the guard at k = 2, 5, 10 on top of model + rules, and a blunt baseline masking every
-non-stop word) it reports TRIR under every held-out attack and the strongest adversary, the
-share of words masked, construct loss (POS frequencies, `intruder.analysis.construct_loss`)
-and the time.
+The privacy-utility frontier. For each method (clear text, Textwash's outputs, spaCy NER
+masking, the project's model at its own threshold and at `MODEL_THRESHOLDS`, model +
+deterministic rules, the guard at several k on top of model + rules, the same guarded masks
+with a neutral placeholder instead of REIDENTIFYING_N, and a blunt baseline masking every
+non-stop word) it reports TRIR under every held-out attack and the strongest adversary with
+its label-permutation null (`strongest_null_pct`), the share of words masked, TPI
+(`anonymize.tpi`; `tpi_metric` names the IC source: TPI-wordfreq offline, TPI with
+`--masked-lm DIR`), the guard's transfer gap per held-out attack, construct loss (POS
+frequencies, `intruder.analysis.construct_loss`) and the time.
 
 The guard must not grade itself. Background (b), k-fold (`attacks.background`, 5 folds):
 each text is attacked with the other folds' descriptions of the 20 persons. Inside every
@@ -43,7 +47,12 @@ from anonymize.labels import validate_categories  # noqa: E402
 from anonymize.rules import RULE_ORDER  # noqa: E402
 from attacks import AttackConfig, trir  # noqa: E402
 from attacks.background import BackgroundRecord, cross_validation_folds  # noqa: E402
-from attacks.strongest import STRONGEST, reidentified_by, strongest_adversary  # noqa: E402
+from attacks.strongest import (  # noqa: E402
+    STRONGEST,
+    reidentified_by,
+    strongest_adversary,
+    strongest_permutation_null,
+)
 from benchmarks.human_vs_machine_textwash import TRIA_BENCHMARK_CONFIG  # noqa: E402
 from guard import GuardConfig, GuardItem, fit_attacks, guard_texts  # noqa: E402
 from research_data import textwash_study_dir  # noqa: E402
@@ -59,15 +68,41 @@ RARE_ZIPF = 3.5
 WORD = re.compile(r"\w+")
 
 
+# The model's P(PSI) threshold swept for the frontier (the shipped model's own is 0.4; lower
+# masks more).
+MODEL_THRESHOLDS = (0.1, 0.2, 0.7)
+# The guard's masks rendered with a neutral category placeholder instead of REIDENTIFYING_N,
+# which tells an intruder the word was identifying.
+NEUTRAL_CATEGORY = "OTHER_IDENTIFYING_ATTRIBUTE"
+# Paper 002's "robust" level: TRIR about 9 % (El Emam 2013), k = 11 for one attacker.
+ROBUST_TRIR_PCT = 9.0
+
+
 def method_names(ks: tuple[int, ...]) -> tuple[str, ...]:
     """Return the methods in report order."""
     return (
         "clear",
         "textwash",
+        "spacy",
         "model",
+        *(f"model_t{t:g}" for t in MODEL_THRESHOLDS),
         "model+rules",
         *(f"guarded_k{k}" for k in ks),
+        *(f"guarded_k{k}_neutral" for k in ks),
         "all_content_words",
+    )
+
+
+def neutral_render(text: str, spans: list[Span]) -> str:
+    """Render the guard's spans with the neutral category placeholder (same masks)."""
+    from anonymize.labels import GUARD_CATEGORY
+
+    return render(
+        text,
+        [
+            dataclasses.replace(s, category=NEUTRAL_CATEGORY) if s.category == GUARD_CATEGORY else s
+            for s in spans
+        ],
     )
 
 
@@ -79,20 +114,13 @@ def chance_levels(predictions_by_attack: dict[str, list], persons: int, seed: in
     """
     m = len(predictions_by_attack)
     top = {a: {p.doc_id: p.predicted_name for p in ps} for a, ps in predictions_by_attack.items()}
-    ids = list(next(iter(top.values())))
     names = sorted({p.true_name for ps in predictions_by_attack.values() for p in ps})
-    rng = random.Random(seed)
-    null = []
-    for _ in range(200):
-        drawn = {i: rng.choice(names) for i in ids}
-        hits = sum(any(t[i] == drawn[i] for t in top.values()) for i in ids)
-        null.append(100.0 * hits / len(ids))
-    null.sort()
+    null_mean, null_p95 = strongest_permutation_null(top, names, seed)
     return {
         "one_attack_pct": round(100.0 / persons, 2),
         "strongest_independent_random_rankings_pct": round(100 * (1 - (1 - 1 / persons) ** m), 2),
-        "strongest_label_permutation_mean_pct": round(sum(null) / len(null), 2),
-        "strongest_label_permutation_p95_pct": round(null[int(0.95 * len(null))], 2),
+        "strongest_label_permutation_mean_pct": round(null_mean, 2),
+        "strongest_label_permutation_p95_pct": round(null_p95, 2),
     }
 
 
@@ -228,6 +256,11 @@ def main() -> int:
         default=0,
         help="guard also against its attacks fitted on this many random halves of its background",
     )
+    parser.add_argument(
+        "--masked-lm",
+        default=None,
+        help="local masked-LM folder for TPI (paper: bert-base-uncased); default TPI-wordfreq",
+    )
     parser.add_argument("--only-folds", default=None, help="comma list of fold indexes (subsets)")
     args = parser.parse_args()
     eval_attacks = tuple(a for a in args.eval_attacks.split(",") if a)
@@ -278,11 +311,26 @@ def main() -> int:
                 text, prediction, every, anonymizer.threshold
             )
         seconds[method] = model_seconds + time.perf_counter() - tick
+    anonymizer.rules = ()
+    for threshold in MODEL_THRESHOLDS:
+        method = f"model_t{threshold:g}"
+        tick = time.perf_counter()
+        spans_of[method] = {
+            doc_id: anonymizer.find_spans(by_id[doc_id]["original"], prediction, every, threshold)
+            for doc_id, prediction in zip(ids, predictions, strict=True)
+        }
+        seconds[method] = model_seconds + time.perf_counter() - tick
     texts: dict[str, dict[str, str]] = {
         "clear": {i: by_id[i]["original"] for i in ids},
         "textwash": {i: by_id[i]["textwash"] for i in ids},
     }
-    for method in ("model", "model+rules"):
+    from anonymize.baseline_spacy import SpacyBaseline
+
+    tick = time.perf_counter()
+    spacy_results = SpacyBaseline().mask_many([by_id[i]["original"] for i in ids])
+    texts["spacy"] = {i: r.text for i, r in zip(ids, spacy_results, strict=True)}
+    seconds["spacy"] = time.perf_counter() - tick
+    for method in ("model", "model+rules", *(f"model_t{t:g}" for t in MODEL_THRESHOLDS)):
         texts[method] = {i: render(by_id[i]["original"], spans_of[method][i]) for i in ids}
     tick = time.perf_counter()
     texts["all_content_words"] = {
@@ -291,7 +339,9 @@ def main() -> int:
     seconds["all_content_words"] = time.perf_counter() - tick
 
     predictions_by: dict[str, dict[str, list]] = {m: {a: [] for a in eval_attacks} for m in methods}
-    guard_predictions: dict[str, dict[str, list]] = {f"guarded_k{k}": {} for k in guard_ks}
+    guard_predictions: dict[str, dict[str, list]] = {
+        f"guarded_k{k}{variant}": {} for k in guard_ks for variant in ("", "_neutral")
+    }
     guard_rows: list[dict] = []
     attack_seconds: dict[str, float] = {a: 0.0 for a in eval_attacks}
     for fold in folds:
@@ -329,9 +379,13 @@ def main() -> int:
         for k in guard_ks:
             method = f"guarded_k{k}"
             texts.setdefault(method, {})
+            texts.setdefault(f"{method}_neutral", {})
             for result in results:
-                text, _, words, flagged = result.at_k(k)
+                text, spans, words, flagged = result.at_k(k)
                 texts[method][result.doc_id] = text
+                texts[f"{method}_neutral"][result.doc_id] = neutral_render(
+                    result.document.text, spans
+                )
                 guard_rows.append(
                     {
                         "id": result.doc_id,
@@ -343,12 +397,14 @@ def main() -> int:
                 )
             # at_k replays one run; the run's time is charged to each k in full (upper bound).
             seconds[method] += guard_seconds + seconds["model+rules"] * len(items) / len(ids)
-            fold_texts = {i: texts[method][i] for i in fold.test_ids}
-            for name, attack in guard_attacks.items():
-                guard_predictions[method].setdefault(name, [])
-                guard_predictions[method][name] += attack.predict(
-                    fold_texts, top_k=1, true_names=target
-                )
+            seconds[f"{method}_neutral"] = seconds[method]
+            for variant in (method, f"{method}_neutral"):
+                fold_texts = {i: texts[variant][i] for i in fold.test_ids}
+                for name, attack in guard_attacks.items():
+                    guard_predictions[variant].setdefault(name, [])
+                    guard_predictions[variant][name] += attack.predict(
+                        fold_texts, top_k=1, true_names=target
+                    )
         log(f"fold {fold.index}: guard done in {guard_seconds:.0f}s; fitting held-out attacks")
         # Methods often agree on a text (a guard that had nothing to do leaves model+rules as
         # it was): each distinct text is attacked once and its prediction shared.
@@ -384,6 +440,10 @@ def main() -> int:
 
         frequencies = pos_frequencies([by_id[i]["original"] for i in ids], load_pos_pipeline())
     persons = len(set(target.values()))
+    from anonymize.information import information_source
+    from anonymize.tpi import TPIScorer, masked_ranges_from_texts
+
+    tpi_scorer = TPIScorer(information_source(args.masked_lm))
     for method in methods:
         by_attack = predictions_by[method]
         hits = reidentified_by(by_attack)
@@ -405,13 +465,33 @@ def main() -> int:
             m, n = words_masked_share(by_id[i]["original"], texts[method][i])
             masked, total = masked + m, total + n
         entry["words_masked_pct"] = round(100.0 * masked / max(total, 1), 2)
+        tick = time.perf_counter()
+        corpus_tpi = tpi_scorer.corpus(
+            (
+                i,
+                by_id[i]["original"],
+                masked_ranges_from_texts(by_id[i]["original"], texts[method][i]),
+            )
+            for i in ids
+        )
+        entry["tpi"] = round(100.0 * corpus_tpi.tpi, 2)
+        entry["tpi_metric"] = corpus_tpi.metric
+        entry["tpi_ic_source"] = corpus_tpi.ic_source
+        entry["tpi_documents_without_information"] = corpus_tpi.undefined
+        log(f"{method}: {corpus_tpi.metric} {entry['tpi']} ({time.perf_counter() - tick:.0f}s)")
+        entry["strongest_null_pct"] = entry["chance"]["strongest_label_permutation_mean_pct"]
+        entry["strongest_null_p95_pct"] = entry["chance"]["strongest_label_permutation_p95_pct"]
         if method in guard_predictions:
             own = guard_predictions[method]
             entry["trir_guard"] = {
                 **{a: round(trir(p).trir_pct, 2) for a, p in own.items()},
                 STRONGEST: round(trir(strongest_adversary(own)).trir_pct, 2),
             }
-            k = int(method.removeprefix("guarded_k"))
+            # Held-out TRIR minus the guard's own strongest (its attacks on its half).
+            entry["transfer_gap_pts"] = {
+                a: round(v - entry["trir_guard"][STRONGEST], 2) for a, v in entry["trir"].items()
+            }
+            k = int(method.removeprefix("guarded_k").removesuffix("_neutral"))
             mine = [r for r in guard_rows if r["k"] == k]
             entry["flagged_pct"] = round(100.0 * sum(r["flagged"] for r in mine) / len(mine), 2)
             entry["guard_words_pct"] = round(
@@ -423,6 +503,8 @@ def main() -> int:
             entry["seconds"] = round(seconds[method], 1)
         summary_methods[method] = entry
 
+    for method, rivals in dominated_by(summary_methods).items():
+        summary_methods[method]["dominated_by"] = rivals
     summary = {
         "data": str(data.name),
         "texts": len(ids),
@@ -453,6 +535,10 @@ def main() -> int:
             "resamples": args.resamples,
         },
         "rules": list(RULE_ORDER),
+        "model_thresholds": list(MODEL_THRESHOLDS),
+        "robust_trir_pct": ROBUST_TRIR_PCT,
+        "tpi_masking": "original words the method does not keep unchanged (difflib word alignment)",
+        "machine_shared": "2 cores shared by 9 sessions: seconds are inflated, compare within run",
         "methods": summary_methods,
         "seconds_total": round(time.perf_counter() - started, 1),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
@@ -470,59 +556,103 @@ def main() -> int:
     with (out / "texts.jsonl").open("w", encoding="utf-8") as sink:
         for i in ids:
             sink.write(json.dumps({"id": i, **{m: texts[m][i] for m in methods}}) + "\n")
-    plot(summary_methods, summary["chance_trir_pct"], out / "trir_vs_words_masked.png")
+    plot(summary_methods, summary["chance_trir_pct"], out / "frontier.png")
+    (out / "frontier.md").write_text(frontier_markdown(summary_methods), encoding="utf-8")
     log(f"wrote {out / 'summary.json'}")
     for method, entry in summary_methods.items():
         guard = entry.get("trir_guard", {}).get(STRONGEST)
         print(
-            f"{method:<18} TRIR {entry['trir']}  words masked {entry['words_masked_pct']}%"
+            f"{method:<24} TRIR {entry['trir']}  words masked {entry['words_masked_pct']}%"
+            f"  {entry['tpi_metric']} {entry['tpi']}"
             + (f"  guard's own strongest {guard}%" if guard is not None else "")
         )
     return 0
 
 
-LABEL_OFFSETS = {"model": (-38, -4), "textwash": (6, -12), "model+rules": (5, 4)}
+def dominated_by(methods: dict[str, Any]) -> dict[str, list[str]]:
+    """Return per method the methods with both a lower held-out strongest TRIR and a higher TPI."""
+    return {
+        method: [
+            other
+            for other, rival in methods.items()
+            if rival["trir"][STRONGEST] < entry["trir"][STRONGEST] and rival["tpi"] > entry["tpi"]
+        ]
+        for method, entry in methods.items()
+    }
+
+
+def frontier_markdown(methods: dict[str, Any]) -> str:
+    """Return the frontier as a Markdown table (TRIR per attack, strongest, null, TPI, masked)."""
+    attacks = [a for a in next(iter(methods.values()))["trir"] if a != STRONGEST]
+    metric = next(iter(methods.values()))["tpi_metric"]
+    head = [
+        "method",
+        *attacks,
+        "**strongest**",
+        "strongest null (mean / p95)",
+        metric,
+        "words masked",
+        "guard's own strongest",
+        "transfer gap (pts, per attack)",
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for method, entry in methods.items():
+        gap = entry.get("transfer_gap_pts")
+        cells = [
+            method,
+            *(f"{entry['trir'][a]:.1f}" for a in attacks),
+            f"**{entry['trir'][STRONGEST]:.1f}**",
+            f"{entry['strongest_null_pct']:.1f} / {entry['strongest_null_p95_pct']:.1f}",
+            f"{entry['tpi']:.1f}",
+            f"{entry['words_masked_pct']:.1f} %",
+            f"{entry['trir_guard'][STRONGEST]:.1f}" if "trir_guard" in entry else "",
+            " / ".join(f"{gap[a]:+.1f}" for a in attacks) if gap else "",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def plot(methods: dict[str, Any], chance: float, path: Path) -> None:
-    """Draw held-out strongest TRIR against words masked, one point per method."""
+    """Draw the frontier: held-out strongest TRIR against TPI and against words masked."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(7, 4.5))
-    for method, entry in methods.items():
-        x, y = entry["words_masked_pct"], entry["trir"][STRONGEST]
-        axes.scatter([x], [y], s=40, color="tab:red" if "guarded" in method else "tab:blue")
-        # Textwash, model and model+rules lie on top of each other: spread their labels.
-        offset = LABEL_OFFSETS.get(method, (5, 4))
-        axes.annotate(method, (x, y), textcoords="offset points", xytext=offset, fontsize=8)
-        if "trir_guard" in entry:
-            axes.scatter([x], [entry["trir_guard"][STRONGEST]], marker="x", color="tab:gray")
-    axes.axhline(
-        chance,
-        color="gray",
-        linestyle="--",
-        linewidth=1,
-        label=f"chance, one attacker ({chance:g}%)",
-    )
-    # The strongest of m attackers hits by chance more often than one: the label-permutation
-    # null on the guarded texts (their attackers' real agreement kept).
-    guarded = [e for m, e in methods.items() if "guarded" in m]
-    if guarded:
-        union = max(e["chance"]["strongest_label_permutation_mean_pct"] for e in guarded)
+    metric = next(iter(methods.values()))["tpi_metric"]
+    figure, panels = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
+    for axes, key, label in (
+        (panels[0], "tpi", f"{metric} (% of the originals' information kept)"),
+        (panels[1], "words_masked_pct", "words masked (%)"),
+    ):
+        for method, entry in methods.items():
+            x, y = entry[key], entry["trir"][STRONGEST]
+            color = "tab:red" if "guarded" in method else "tab:blue"
+            axes.scatter([x], [y], s=36, color=color)
+            axes.annotate(method, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=7)
+            if "trir_guard" in entry:
+                axes.scatter([x], [entry["trir_guard"][STRONGEST]], marker="x", color="tab:gray")
         axes.axhline(
-            union,
+            chance, color="gray", linestyle="--", linewidth=1, label=f"chance, one ({chance:g}%)"
+        )
+        null = max(e["strongest_null_pct"] for e in methods.values())
+        axes.axhline(
+            null,
             color="gray",
             linestyle=":",
             linewidth=1,
-            label=f"chance, strongest of {len(guarded[0]['trir']) - 1} ({union:g}%)",
+            label=f"permutation null, strongest ({null:g}%)",
         )
-    axes.set_xlabel("words masked (%)")
-    axes.set_ylabel("TRIR, strongest held-out attacker (%)")
-    axes.set_title("Textwash study 2: re-identification vs masking (x = guard's own TRIR)")
-    axes.legend(loc="lower left", fontsize=8)
+        axes.axhline(
+            ROBUST_TRIR_PCT,
+            color="tab:green",
+            linewidth=1,
+            label=f"paper 002's robust level ({ROBUST_TRIR_PCT:g}%, one attacker)",
+        )
+        axes.set_xlabel(label)
+        axes.legend(loc="upper left" if key == "tpi" else "upper right", fontsize=7)
+    panels[0].set_ylabel("TRIR, strongest held-out attacker (%)")
+    figure.suptitle("Textwash study 2: privacy-utility frontier (x = guard's own TRIR)")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)

@@ -445,7 +445,8 @@ def execute_attack_run(
     if llm_stats:
         _store_llm_stats(run, llm_stats)
     if finish:
-        _finish(run)
+        progress(stored, total, "utility (TPI) of every method")
+        _finish(run, texts)
     return {"run": run.pk, "results": run.results.count(), "expected": total}
 
 
@@ -468,10 +469,13 @@ def _store_llm_stats(run: AttackRun, llm_stats: dict[str, Any]) -> None:
         locked.save(update_fields=["summary"])
 
 
-def _finish(run: AttackRun) -> None:
-    """Store the run's TRIR table (every fold's results are in)."""
+def _finish(run: AttackRun, texts: MethodTexts | None = None) -> None:
+    """Store the run's TRIR and TPI tables (every fold's results are in)."""
+    if texts is None:
+        descriptions = Description.objects.filter(study=run.study).select_related("target")
+        texts = MethodTexts(list(descriptions.order_by("pk")))
     run.refresh_from_db()
-    run.summary = {**run.summary, "trir": trir_table(run)}
+    run.summary = {**run.summary, "trir": trir_table(run), "tpi": _method_tpi(run, texts)}
     run.save(update_fields=["summary"])
 
 
@@ -553,6 +557,18 @@ def execute_attack_run_shared(
     results = run.results.count()
     progress(results, expected, "finished")
     return {"run": run.pk, "results": results, "expected": expected}
+
+
+def _method_tpi(run: AttackRun, texts: MethodTexts) -> dict[str, Any]:
+    """Return each method's TPI for the report's frontier (`intruder.services.frontier`)."""
+    from intruder.services.frontier import method_tpi
+
+    originals = {pk: d.text for pk, d in texts.descriptions.items()}
+    by_method = {
+        m: {i: t for i, (t, _) in texts.texts(m, sorted(texts.available(m))).items()}
+        for m in run.methods
+    }
+    return method_tpi(originals, by_method)
 
 
 def _predict_rows(

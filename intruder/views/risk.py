@@ -26,6 +26,7 @@ from intruder.analysis.risk_output import (
 )
 from intruder.attack_methods import method_label
 from intruder.models import AttackRun, Study
+from intruder.selectors.frontier import frontier_context
 from intruder.selectors.researcher import role_can_edit
 from intruder.selectors.risk import latest_run, run_report
 from intruder.services import attack_runs
@@ -107,6 +108,7 @@ def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
     }
     if run is not None and run.results.exists():
         context.update(report_context(run_report(run)))
+        context.update(frontier_context(run))
     return render(request, "risk/risk_page.html", context)
 
 

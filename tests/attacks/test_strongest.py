@@ -42,3 +42,19 @@ def test_strongest_is_at_least_every_single_attack():
 def test_ties_on_rank_prefer_the_higher_true_probability():
     by_attack = {"a": [_p("d1", "A", "B", 2, 0.2)], "b": [_p("d1", "A", "C", 2, 0.3)]}
     assert strongest_adversary(by_attack)[0].true_prob == 0.3
+
+
+def test_permutation_null_of_the_any_attack_rule_lies_between_one_and_m_attackers():
+    from attacks.strongest import strongest_permutation_null
+
+    names = [f"p{i}" for i in range(20)]
+    docs = [f"d{i}" for i in range(400)]
+    # Four attackers that always disagree: the null approaches 1 - (1 - 1/20)^4 (about 18.5 %).
+    disagree = {a: {d: names[(i + a) % 20] for i, d in enumerate(docs)} for a in range(4)}
+    mean, p95 = strongest_permutation_null({str(a): t for a, t in disagree.items()}, names)
+    assert 16.0 < mean < 21.0 and p95 >= mean
+    # Four attackers that always agree act as one: the null is 1/20.
+    agree = {str(a): disagree[0] for a in range(4)}
+    mean, _ = strongest_permutation_null(agree, names)
+    assert 3.5 < mean < 6.5
+    assert strongest_permutation_null({}, names) == (0.0, 0.0)

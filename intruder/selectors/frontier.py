@@ -1,0 +1,41 @@
+"""Reads for the risk report's frontier section: TRIR beside TPI per method of one run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from intruder.analysis.frontier import FRONTIER_TITLE, frontier_table, plot_frontier
+from intruder.attack_methods import method_label
+from intruder.models import AttackRun
+
+
+def frontier_context(run: AttackRun) -> dict[str, Any]:
+    """Return the template context of the frontier section (`risk/_frontier.html`)."""
+    from django.utils.safestring import mark_safe
+
+    from intruder.analysis.plots import to_svg
+    from intruder.analysis.risk_output import html_table
+    from intruder.selectors.risk import run_results
+
+    tpi = run.summary.get("tpi") or {}
+    metric = tpi.get("metric", "TPI")
+    table = frontier_table(
+        run_results(run),
+        tpi.get("methods", {}),
+        labels={m: method_label(m) for m in run.methods},
+        seed=run.seed,
+    )
+    if table.empty:
+        return {}
+    figure = plot_frontier(table, metric)
+    shown = table.rename(columns={"tpi": metric}).drop(columns=["method"])
+    return {
+        "frontier": {
+            "title": FRONTIER_TITLE,
+            "metric": metric,
+            "ic_source": tpi.get("ic_source"),
+            "computed": bool(tpi),
+            "html": mark_safe(html_table(shown)),
+            "svg": mark_safe(to_svg(figure)) if figure is not None else "",
+        }
+    }
