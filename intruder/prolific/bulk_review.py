@@ -21,7 +21,7 @@ from intruder.prolific.services import (
 )
 from intruder.selectors.flags import ParticipantFlags, participant_flag_summary
 from intruder.selectors.monitoring import participant_rows
-from intruder.services.flags import FLAG_LABELS, Flag, study_rules
+from intruder.services.flags import FLAG_LABELS, Flag
 
 APPROVE_CLEAN = "approve-clean"
 REJECT_EXCLUDED = "reject-excluded"
@@ -72,15 +72,14 @@ def _label(code: str) -> str:
 
 
 def rejection_reason(study: Study, flags: ParticipantFlags) -> str:
-    """Return the prefilled rejection message: the rule, and the participant's flags.
+    """Return the prefilled rejection message: the rule, and the participant's own flags.
 
     Flags are named by their labels with counts, not their detailed reasons (those name
-    telemetry and the hidden canary word, which a participant should not learn).
+    telemetry and the hidden canary word), and the rule's other flags are not listed: a
+    rejection should not teach what else is checked.
     """
-    rules = study_rules(study)
-    rule = ", ".join(FLAG_LABELS[c].lower() for c in rules["exclude"] if c in FLAG_LABELS)
     when = (
-        f"recorded on {study.exclusion_rules_set_at:%Y-%m-%d} before the study started"
+        f"recorded on {study.exclusion_rules_set_at:%Y-%m-%d}, before the study started"
         if study.exclusion_rules_set_at
         else "set before the study started"
     )
@@ -90,7 +89,7 @@ def rejection_reason(study: Study, flags: ParticipantFlags) -> str:
     )
     return (
         f"Your submission to “{study.participant_title}” is rejected under the study's "
-        f"exclusion rules ({when}): an answer is excluded when it shows any of: {rule}. "
+        f"exclusion rules ({when}), which leave out answers that show the signs below. "
         f"{flags.n_excluded} of your {flags.n_answers} answers were excluded: {seen}."
     )
 
@@ -197,3 +196,10 @@ def bulk_review(
             actions.append(action)
     selected = {c.prolific_pid for c in current}
     return BulkOutcome(actions=actions, skipped=sorted(chosen - selected))
+
+
+def review_counts(study: Study) -> dict[str, int] | None:
+    """Return how many each bulk rule selects now; None while nobody awaits review."""
+    if not ProlificSubmission.objects.filter(study=study, status=AWAITING).exists():
+        return None
+    return {rule.replace("-", "_"): len(bulk_candidates(study, rule)) for rule in BULK_RULES}

@@ -20,6 +20,7 @@ from intruder.prolific.bulk_review import (
     REJECT_EXCLUDED,
     bulk_candidates,
     bulk_review,
+    review_counts,
 )
 from intruder.prolific.client import ProlificError, client_from_settings, prolific_enabled
 from intruder.prolific.services import (
@@ -72,7 +73,7 @@ def prolific_page(request: HttpRequest, slug: str) -> HttpResponse:
         "min_reason": MIN_REJECTION_CHARS,
         "actions": ProlificAction.objects.filter(study=study).select_related("created_by")[:200],
         **_rules_context(study),
-        "bulk_rules": BULK_RULES,
+        "review_counts": review_counts(study),
     }
     return render(request, "researcher/prolific.html", context)
 

@@ -132,6 +132,7 @@ def test_the_preview_follows_the_rules_and_sends_nothing(cohort, fake_prolific):
     assert "Pasted into the answer (1 answer)" in fast.reason
     assert "1 of your 2 answers were excluded" in fast.reason
     assert "1.2 s" not in fast.reason  # the detailed reasons stay with the researcher
+    assert "canary" not in fast.reason  # nor does it list what else the rules check
     assert ("Answered implausibly fast", TOO_FAST["reason"], True) in fast.flag_lines
     confirmed = next(c for c in reject if c.prolific_pid == "CONFIRMED")
     assert "researcher's review" in confirmed.reason and confirmed.category == "OTHER"
@@ -276,3 +277,12 @@ def test_a_viewer_may_preview_but_not_send(cohort, fake_prolific):
     assert len(fake_prolific.calls) == calls
     unknown = reverse("researcher-prolific-bulk", kwargs={"slug": study.slug, "rule": "pay-all"})
     assert web.get(unknown).status_code == 404
+
+
+def test_the_monitor_counts_who_each_rule_selects(cohort):
+    study, _, _ = cohort
+    page = logged_in(study.owner).get(
+        reverse("researcher-participants", kwargs={"slug": study.slug})
+    )
+    body = page.content.decode()
+    assert "3 clean completed to approve" in body and "2 excluded to reject" in body
