@@ -19,7 +19,11 @@ from intruder.prolific.services import (
     review_one,
     review_refusal,
 )
-from intruder.selectors.flags import ParticipantFlags, participant_flag_summary
+from intruder.selectors.flags import (
+    CONFIRMED_WITHOUT_FLAG,
+    ParticipantFlags,
+    participant_flag_summary,
+)
 from intruder.selectors.monitoring import participant_rows
 from intruder.services.flags import FLAG_LABELS, Flag
 
@@ -41,7 +45,6 @@ FLAG_CATEGORIES: tuple[tuple[str, str], ...] = (
     (Flag.FEW_KEYSTROKES, "LOW_EFFORT"),
     (Flag.AWAY, "LOW_EFFORT"),
 )
-CONFIRMED = "confirmed"
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ class BulkCandidate:
 
 
 def _label(code: str) -> str:
-    if code == CONFIRMED:
+    if code == CONFIRMED_WITHOUT_FLAG:
         return "Judged unusable by the researcher's review"
     return FLAG_LABELS.get(code, code)
 
@@ -102,10 +105,15 @@ def rejection_category(flags: ParticipantFlags) -> str:
     return "OTHER"
 
 
-def bulk_candidates(study: Study, rule: str) -> list[BulkCandidate]:
-    """Return who `rule` would act on now (the preview, and the check at sending)."""
-    if rule not in BULK_RULES:
-        raise ProlificActionRefused(f"Unknown bulk rule {rule!r}.")
+def _selects(rule: str, platform_status: str, flags: ParticipantFlags | None) -> bool:
+    excluded = flags is not None and flags.excluded
+    if rule == APPROVE_CLEAN:
+        return not excluded and platform_status == Participant.Status.COMPLETED
+    return excluded
+
+
+def _awaiting_candidates(study: Study) -> list[BulkCandidate]:
+    """Return everyone awaiting review on Prolific and not yet reviewed from here."""
     subs = {s.prolific_pid: s for s in ProlificSubmission.objects.filter(study=study)}
     reviewed = set(
         ProlificAction.objects.filter(
@@ -122,10 +130,6 @@ def bulk_candidates(study: Study, rule: str) -> list[BulkCandidate]:
             continue
         flags = summary.get(row.pk)
         excluded = flags is not None and flags.excluded
-        if rule == APPROVE_CLEAN and (excluded or row.status != Participant.Status.COMPLETED):
-            continue
-        if rule == REJECT_EXCLUDED and not excluded:
-            continue
         found.append(
             BulkCandidate(
                 prolific_pid=row.prolific_pid,
@@ -141,6 +145,13 @@ def bulk_candidates(study: Study, rule: str) -> list[BulkCandidate]:
             )
         )
     return sorted(found, key=lambda c: c.prolific_pid)
+
+
+def bulk_candidates(study: Study, rule: str) -> list[BulkCandidate]:
+    """Return who `rule` would act on now (the preview, and the check at sending)."""
+    if rule not in BULK_RULES:
+        raise ProlificActionRefused(f"Unknown bulk rule {rule!r}.")
+    return [c for c in _awaiting_candidates(study) if _selects(rule, c.platform_status, c.flags)]
 
 
 @dataclass(frozen=True)
@@ -202,4 +213,8 @@ def review_counts(study: Study) -> dict[str, int] | None:
     """Return how many each bulk rule selects now; None while nobody awaits review."""
     if not ProlificSubmission.objects.filter(study=study, status=AWAITING).exists():
         return None
-    return {rule.replace("-", "_"): len(bulk_candidates(study, rule)) for rule in BULK_RULES}
+    awaiting = _awaiting_candidates(study)
+    return {
+        rule.replace("-", "_"): sum(_selects(rule, c.platform_status, c.flags) for c in awaiting)
+        for rule in BULK_RULES
+    }

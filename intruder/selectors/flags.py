@@ -85,6 +85,11 @@ def flagged_descriptions(study: Study) -> QuerySet[Description]:
     )
 
 
+# The key under which `ParticipantFlags.excluded_reasons` lists answers a review confirmed
+# though they carry no flag.
+CONFIRMED_WITHOUT_FLAG = "confirmed"
+
+
 @dataclass(frozen=True)
 class ParticipantFlags:
     """One participant's flags over all their answers and whether the rules exclude them.
@@ -98,7 +103,7 @@ class ParticipantFlags:
     n_answers: int
     n_flagged: int
     n_excluded: int
-    # flag code (or "confirmed" for a confirmed answer without flags) -> reasons, of the
+    # flag code (or CONFIRMED_WITHOUT_FLAG) -> reasons, of the
     # excluded answers only: what a rejection names.
     excluded_reasons: dict[str, tuple[str, ...]]
 
@@ -129,7 +134,7 @@ def participant_flag_summary(study: Study) -> dict[int, ParticipantFlags]:
                 if status.excluded:
                     excluded.setdefault(code, []).append(reason)
             if status.excluded and not status.flag_codes:
-                excluded.setdefault("confirmed", []).append("Confirmed by a reviewer.")
+                excluded.setdefault(CONFIRMED_WITHOUT_FLAG, []).append("Confirmed by a reviewer.")
         summary[pid] = ParticipantFlags(
             counts=counts,
             reasons={code: tuple(r) for code, r in reasons.items()},
