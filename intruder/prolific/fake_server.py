@@ -85,6 +85,8 @@ class FakeProlific:
     submissions: dict[str, dict] = field(default_factory=dict)
     bonuses: dict[str, dict] = field(default_factory=dict)
     payments: list[tuple[str, str, float]] = field(default_factory=list)  # (study, pid, amt)
+    # submission -> (message, category) of its rejection, as the participant would see it
+    rejections: dict[str, tuple[str, str]] = field(default_factory=dict)
     subscriptions: dict[str, dict] = field(default_factory=dict)
     events: list[dict] = field(default_factory=list)
     calls: list[tuple[str, str]] = field(default_factory=list)
@@ -295,6 +297,7 @@ class FakeProlific:
             if len(str(body.get("message", ""))) < 100 or not body.get("rejection_category"):
                 return 400, {"error": {"detail": "message (100+ chars) and category."}}, {}
             sub["status"] = "REJECTED"
+            self.rejections[submission_id] = (body["message"], body["rejection_category"])
         else:
             return 400, {"error": {"detail": f"Unknown action {action!r}."}}, {}
         self._event("submission.status.change", sub)

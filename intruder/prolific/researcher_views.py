@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from intruder.models import ProlificAction, ProlificStudyState, Study
+from intruder.prolific.bulk_review import (
+    APPROVE_CLEAN,
+    BULK_RULES,
+    REJECT_EXCLUDED,
+    bulk_candidates,
+    bulk_review,
+    review_counts,
+)
 from intruder.prolific.client import ProlificError, client_from_settings, prolific_enabled
 from intruder.prolific.services import (
     MIN_REJECTION_CHARS,
@@ -27,6 +36,7 @@ from intruder.prolific.services import (
     submission_rows,
 )
 from intruder.selectors.researcher import role_can_edit
+from intruder.services.flags import FLAG_LABELS, study_rules
 from intruder.views.access import study_for
 
 
@@ -62,8 +72,103 @@ def prolific_page(request: HttpRequest, slug: str) -> HttpResponse:
         "categories": REJECTION_CATEGORIES,
         "min_reason": MIN_REJECTION_CHARS,
         "actions": ProlificAction.objects.filter(study=study).select_related("created_by")[:200],
+        **_rules_context(study),
+        "review_counts": review_counts(study),
     }
     return render(request, "researcher/prolific.html", context)
+
+
+def _rules_context(study: Study) -> dict:
+    rules = study_rules(study)
+    return {
+        "excluding_labels": [FLAG_LABELS[c] for c in rules["exclude"] if c in FLAG_LABELS],
+        "rules_set_at": study.exclusion_rules_set_at,
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def prolific_bulk(request: HttpRequest, slug: str, rule: str) -> HttpResponse:
+    """Preview who a bulk rule selects (GET); send it for the ticked participants (POST)."""
+    if rule not in BULK_RULES:
+        raise Http404("no such rule")
+    if request.method == "POST":
+        return _bulk_send(request, slug, rule)
+    study, role = study_for(request, slug)
+    return _bulk_page(request, study, role, rule)
+
+
+def _bulk_page(
+    request: HttpRequest, study: Study, role, rule: str, posted: dict | None = None
+) -> HttpResponse:
+    candidates = bulk_candidates(study, rule)
+    if posted is not None:  # a refused send: show what was typed, nothing lost
+        candidates = [
+            replace(
+                c,
+                reason=posted["reasons"].get(c.prolific_pid, c.reason),
+                category=posted["categories"].get(c.prolific_pid, c.category),
+            )
+            for c in candidates
+        ]
+    context = {
+        "study": study,
+        "can_send": role_can_edit(role) and prolific_enabled() and bool(study.prolific_study_id),
+        "rule": rule,
+        "rule_text": BULK_RULES[rule],
+        "rejecting": rule == REJECT_EXCLUDED,
+        "candidates": candidates,
+        "ticked": set(posted["pids"]) if posted else {c.prolific_pid for c in candidates},
+        "categories": REJECTION_CATEGORIES,
+        "min_reason": MIN_REJECTION_CHARS,
+        **_rules_context(study),
+    }
+    return render(request, "researcher/prolific_bulk.html", context)
+
+
+def _bulk_send(request: HttpRequest, slug: str, rule: str) -> HttpResponse:
+    study, role = study_for(request, slug, edit=True)
+    pids = request.POST.getlist("pid")
+    rejecting = rule == REJECT_EXCLUDED
+    posted = {
+        "pids": pids,
+        "reasons": {p: request.POST.get(f"reason-{p}", "") for p in pids} if rejecting else {},
+        "categories": {p: request.POST.get(f"category-{p}", "OTHER") for p in pids}
+        if rejecting
+        else {},
+    }
+    if not prolific_enabled():
+        messages.error(request, "No Prolific API token is set on the server.")
+        return redirect("researcher-prolific", slug=study.slug)
+    if not pids:
+        messages.error(request, "Nobody was ticked: nothing sent.")
+        return _bulk_page(request, study, role, rule, posted)
+    client = client_from_settings()
+    try:
+        outcome = bulk_review(
+            study=study,
+            client=client,
+            rule=rule,
+            pids=pids,
+            user=request.user,
+            reasons=posted["reasons"],
+            categories=posted["categories"],
+        )
+    except (ProlificActionRefused, ProlificError) as error:
+        messages.error(request, f"Nothing sent: {error}")
+        return _bulk_page(request, study, role, rule, posted)
+    finally:
+        client.close()
+    verb = "approved" if rule == APPROVE_CLEAN else "rejected"
+    note = (
+        f"{outcome.succeeded} of {len(outcome.actions)} {verb} "
+        "(failed ones stay selected by the rule and can be sent again)."
+    )
+    if outcome.skipped:
+        note += f" Skipped, no longer selected by the rule: {', '.join(outcome.skipped)}."
+    failed = len(outcome.actions) - outcome.succeeded
+    (messages.warning if failed else messages.success)(request, note)
+    return redirect("researcher-prolific", slug=study.slug)
 
 
 def _act(request: HttpRequest, slug: str, run) -> HttpResponse:

@@ -24,7 +24,9 @@ from intruder.models import (
     Study,
 )
 from intruder.prolific.client import ProlificClient, ProlificError, StudyDraft
+from intruder.selectors.flags import ParticipantFlags, participant_flag_summary
 from intruder.selectors.monitoring import participant_rows
+from intruder.services.flags import FLAG_LABELS
 
 URL_PARAMETERS = (
     "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -183,11 +185,36 @@ class SubmissionRow:
     time_spent: str
     identified: int
     actions: tuple[str, ...]
+    flags: ParticipantFlags | None = None
+
+    @property
+    def excluded(self) -> bool:
+        """At least one answer is excluded by the study's rules (or a confirmed review)."""
+        return self.flags is not None and self.flags.excluded
+
+    @property
+    def flag_lines(self) -> list[tuple[str, str, bool]]:
+        """(label, reasons, excludes) per flag code."""
+        return flag_lines(self.flags)
 
     @property
     def approvable(self) -> bool:
         """Completed here and awaiting review on Prolific (the study's approval rule)."""
         return self.platform_status == "completed" and self.prolific_status == "AWAITING REVIEW"
+
+
+def flag_lines(flags: ParticipantFlags | None) -> list[tuple[str, str, bool]]:
+    """Return (label, reasons, whether it excludes) per flag code of a participant."""
+    if flags is None:
+        return []
+    return [
+        (
+            FLAG_LABELS.get(code, code),
+            "; ".join(dict.fromkeys(reasons)),
+            code in flags.excluded_reasons,
+        )
+        for code, reasons in flags.reasons.items()
+    ]
 
 
 def submission_rows(study: Study) -> list[SubmissionRow]:
@@ -204,6 +231,7 @@ def submission_rows(study: Study) -> list[SubmissionRow]:
         if action.amount is not None:
             label += f" {action.amount}"
         actions.setdefault(action.prolific_pid, []).append(label)
+    summary = participant_flag_summary(study)
     rows = []
     for row in participant_rows(study):
         sub = subs.get(row.prolific_pid)
@@ -218,6 +246,7 @@ def submission_rows(study: Study) -> list[SubmissionRow]:
                 time_spent=row.time_spent_text,
                 identified=identified.get(row.prolific_pid, 0),
                 actions=tuple(actions.get(row.prolific_pid, ())),
+                flags=summary.get(row.pk),
             )
         )
     return rows
@@ -239,6 +268,21 @@ def _submission_id(study: Study, pid: str) -> str:
     return sub.submission_id if sub else ""
 
 
+def review_refusal(kind: str, reason: str, category: str) -> str | None:
+    """Return why a review cannot be sent as asked (None when it can)."""
+    if kind == ProlificAction.Kind.REJECT:
+        if len(reason.strip()) < MIN_REJECTION_CHARS:
+            return (
+                f"A rejection needs a reason of at least {MIN_REJECTION_CHARS} characters "
+                "(Prolific shows it to the participant)."
+            )
+        if category not in REJECTION_CATEGORIES:
+            return f"Unknown rejection category {category!r}."
+    elif kind != ProlificAction.Kind.APPROVE:
+        return f"Unknown review {kind!r}."
+    return None
+
+
 def submissions_review(
     *,
     study: Study,
@@ -254,52 +298,91 @@ def submissions_review(
     A rejection needs a reason of 100+ characters and a Prolific category. In dry-run mode
     the calls are printed and nothing is recorded.
     """
-    if kind == ProlificAction.Kind.REJECT:
-        if len(reason.strip()) < MIN_REJECTION_CHARS:
-            raise ProlificActionRefused(
-                f"A rejection needs a reason of at least {MIN_REJECTION_CHARS} characters "
-                "(Prolific shows it to the participant)."
-            )
-        if category not in REJECTION_CATEGORIES:
-            raise ProlificActionRefused(f"Unknown rejection category {category!r}.")
-    elif kind != ProlificAction.Kind.APPROVE:
-        raise ProlificActionRefused(f"Unknown review {kind!r}.")
+    refusal = review_refusal(kind, reason, category)
+    if refusal:
+        raise ProlificActionRefused(refusal)
     done = []
     for pid in pids:
-        submission_id = _submission_id(study, pid)
-        if client.dry_run:
-            _send_review(client, kind, submission_id or f"<submission of {pid}>", reason, category)
-            continue
-        if not submission_id:
-            raise ProlificActionRefused(f"Prolific has no submission of {pid} (sync first).")
-        action, _ = ProlificAction.objects.get_or_create(
-            key=f"{study.pk}:review:{pid}",
-            defaults={
-                "study": study,
-                "kind": kind,
-                "prolific_pid": pid,
-                "submission_id": submission_id,
-                "reason": reason,
-                "created_by": user,
-            },
+        action = review_one(
+            study=study,
+            client=client,
+            pid=pid,
+            kind=kind,
+            user=user,
+            reason=reason,
+            category=category,
         )
-        with transaction.atomic():
-            claimed = _claim(action)
-            if claimed is None:
-                done.append(action)
-                continue
-            try:
-                answer = _send_review(client, kind, submission_id, reason, category)
-            except ProlificError as error:
-                _record(claimed, ProlificAction.Status.FAILED, {"error": str(error)}, kind=kind)
-            else:
-                _record(claimed, ProlificAction.Status.SUCCEEDED, answer, kind=kind)
-                ProlificSubmission.objects.filter(submission_id=submission_id).update(
-                    status="APPROVED" if kind == ProlificAction.Kind.APPROVE else "REJECTED",
-                    status_at=timezone.now(),
-                )
-        done.append(claimed)
+        if action is not None:
+            done.append(action)
     return done
+
+
+def review_one(
+    *,
+    study: Study,
+    client: ProlificClient,
+    pid: str,
+    kind: str,
+    user=None,
+    reason: str = "",
+    category: str = "OTHER",
+) -> ProlificAction | None:
+    """Send one participant's approval or rejection once; return its recorded action.
+
+    Keyed per participant: a succeeded review is never sent again (whatever is asked next),
+    a failed one is sent again with this request's kind and reason. When Prolific refuses
+    because the submission already has the asked status (an earlier answer was lost), the
+    submission is read back and the action recorded as succeeded. None in dry-run mode.
+    """
+    submission_id = _submission_id(study, pid)
+    if client.dry_run:
+        _send_review(client, kind, submission_id or f"<submission of {pid}>", reason, category)
+        return None
+    if not submission_id:
+        raise ProlificActionRefused(f"Prolific has no submission of {pid} (sync first).")
+    action, _ = ProlificAction.objects.get_or_create(
+        key=f"{study.pk}:review:{pid}",
+        defaults={
+            "study": study,
+            "kind": kind,
+            "prolific_pid": pid,
+            "submission_id": submission_id,
+            "reason": reason,
+            "created_by": user,
+        },
+    )
+    target = "APPROVED" if kind == ProlificAction.Kind.APPROVE else "REJECTED"
+    with transaction.atomic():
+        claimed = _claim(action)
+        if claimed is None:
+            return action
+        ProlificAction.objects.filter(pk=claimed.pk).update(reason=reason)
+        try:
+            answer = _send_review(client, kind, submission_id, reason, category)
+        except ProlificError as error:
+            remote = _already(client, submission_id, error)
+            if remote != target:
+                _record(claimed, ProlificAction.Status.FAILED, {"error": str(error)}, kind=kind)
+                return claimed
+            answer = {"status": target, "note": "Prolific already had this status."}
+        if kind == ProlificAction.Kind.REJECT:
+            answer = {**answer, "sent_category": category}
+        _record(claimed, ProlificAction.Status.SUCCEEDED, answer, kind=kind)
+        ProlificSubmission.objects.filter(submission_id=submission_id).update(
+            status=target, status_at=timezone.now()
+        )
+    return claimed
+
+
+def _already(client: ProlificClient, submission_id: str, error: ProlificError) -> str:
+    """Return the submission's status on Prolific after a 400/409 refusal ("" otherwise)."""
+    if error.status not in (400, 409):
+        return ""
+    try:
+        remote = client.submission_get(submission_id)
+    except ProlificError:
+        return ""
+    return remote.status if remote else ""
 
 
 def _send_review(client, kind, submission_id, reason, category) -> dict:

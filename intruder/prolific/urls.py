@@ -26,6 +26,11 @@ urlpatterns = [
         name="researcher-prolific-review",
     ),
     path(
+        "r/<slug:slug>/prolific/bulk/<slug:rule>/",
+        researcher_views.prolific_bulk,
+        name="researcher-prolific-bulk",
+    ),
+    path(
         "r/<slug:slug>/prolific/bonus/",
         researcher_views.prolific_bonus,
         name="researcher-prolific-bonus",

@@ -23,6 +23,7 @@ class FlagStatus:
     flag_codes: tuple[str, ...]
     review: str
     excluded: bool
+    reasons: tuple[str, ...] = ()
 
     @property
     def flagged(self) -> bool:
@@ -38,6 +39,7 @@ def answer_flag_status(answer: FlaggedAnswer, rules: dict) -> FlagStatus:
         flag_codes=tuple(flag.get("code", "") for flag in answer.flags or []),
         review=answer.flag_review,
         excluded=answer_excluded(answer, rules),
+        reasons=tuple(flag.get("reason", "") for flag in answer.flags or []),
     )
 
 
@@ -83,16 +85,67 @@ def flagged_descriptions(study: Study) -> QuerySet[Description]:
     )
 
 
-def participant_flag_counts(study: Study) -> dict[int, dict[str, int]]:
-    """Return participant id -> {flag code: number of their answers with it}."""
-    counts: dict[int, dict[str, int]] = {}
+# The key under which `ParticipantFlags.excluded_reasons` lists answers a review confirmed
+# though they carry no flag.
+CONFIRMED_WITHOUT_FLAG = "confirmed"
+
+
+@dataclass(frozen=True)
+class ParticipantFlags:
+    """One participant's flags over all their answers and whether the rules exclude them.
+
+    A participant is excluded when at least one of their answers is (`answer_excluded`:
+    an unreviewed flag the rules exclude, or a confirmed review).
+    """
+
+    counts: dict[str, int]
+    reasons: dict[str, tuple[str, ...]]
+    n_answers: int
+    n_flagged: int
+    n_excluded: int
+    # flag code (or CONFIRMED_WITHOUT_FLAG) -> reasons, of the
+    # excluded answers only: what a rejection names.
+    excluded_reasons: dict[str, tuple[str, ...]]
+
+    @property
+    def excluded(self) -> bool:
+        return self.n_excluded > 0
+
+
+def participant_flag_summary(study: Study) -> dict[int, ParticipantFlags]:
+    """Return participant id -> their flags with reasons and excluded answers (judgments and
+    descriptions), read from the same flag status as the figures and exports."""
+    grouped: dict[int, list[FlagStatus]] = {}
     for status in [
         *judgments_flag_status(study).values(),
         *descriptions_flag_status(study).values(),
     ]:
-        if status.participant_id is None:
-            continue
-        mine = counts.setdefault(status.participant_id, {})
-        for code in status.flag_codes:
-            mine[code] = mine.get(code, 0) + 1
-    return counts
+        if status.participant_id is not None:
+            grouped.setdefault(status.participant_id, []).append(status)
+    summary = {}
+    for pid, statuses in grouped.items():
+        counts: dict[str, int] = {}
+        reasons: dict[str, list[str]] = {}
+        excluded: dict[str, list[str]] = {}
+        for status in statuses:
+            for code, reason in zip(status.flag_codes, status.reasons, strict=True):
+                counts[code] = counts.get(code, 0) + 1
+                reasons.setdefault(code, []).append(reason)
+                if status.excluded:
+                    excluded.setdefault(code, []).append(reason)
+            if status.excluded and not status.flag_codes:
+                excluded.setdefault(CONFIRMED_WITHOUT_FLAG, []).append("Confirmed by a reviewer.")
+        summary[pid] = ParticipantFlags(
+            counts=counts,
+            reasons={code: tuple(r) for code, r in reasons.items()},
+            n_answers=len(statuses),
+            n_flagged=sum(s.flagged for s in statuses),
+            n_excluded=sum(s.excluded for s in statuses),
+            excluded_reasons={code: tuple(r) for code, r in excluded.items()},
+        )
+    return summary
+
+
+def participant_flag_counts(study: Study) -> dict[int, dict[str, int]]:
+    """Return participant id -> {flag code: number of their answers with it}."""
+    return {pid: s.counts for pid, s in participant_flag_summary(study).items()}

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from intruder.models import Participant
 from intruder.monitoring_plots import judgments_histogram, recruitment_plot
+from intruder.prolific.bulk_review import review_counts
 from intruder.prolific.services import prolific_monitor_state
 from intruder.selectors.monitoring import (
     judgments_per_text,
@@ -58,5 +59,6 @@ def study_participants(request: HttpRequest, slug: str) -> HttpResponse:
         "full": study_is_full(study),
         "plots": plots,
         "prolific_state": prolific_monitor_state(study),
+        "prolific_review": review_counts(study),
     }
     return render(request, "researcher/study_participants.html", context)
