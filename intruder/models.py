@@ -13,6 +13,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
+from intruder.analysis.risk_rules import DEFAULT_RULE, RULE_CHOICES
+
 # Sane ranges of a study's settings, enforced by the form, the API (both read the field
 # validators) and the database (check constraints). Without them a time limit of 10^14
 # minutes overflows every date computation of the expiry sweep, and a huge
@@ -85,6 +87,14 @@ class Study(models.Model):
         default=0.75,
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Character cosine at or above which a guess counts as identified.",
+    )
+    identified_rule = models.CharField(
+        "identified by humans",
+        max_length=20,
+        choices=RULE_CHOICES,
+        default=DEFAULT_RULE,
+        help_text="When a judged text counts as identified by humans: one rule for every "
+        "table, plot, statistic and export of the risk report.",
     )
     is_open = models.BooleanField(default=True, help_text="Whether new participants may enrol.")
     prolific_study_id = models.CharField(
@@ -213,6 +223,9 @@ class Participant(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.STARTED)
     group = models.CharField(
         max_length=20, choices=PersonGroup.choices, blank=True, help_text="Intruders: group shown."
+    )
+    simulated = models.BooleanField(
+        default=False, help_text="Invented by the demo, not a person: labelled wherever shown."
     )
     consented_at = models.DateTimeField(null=True, blank=True)
     instructions_seen_at = models.DateTimeField(null=True, blank=True)
