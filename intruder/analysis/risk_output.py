@@ -231,10 +231,8 @@ def pdf_bytes(report: RiskReport, title: str) -> bytes:
     return buffer.getvalue()
 
 
-def _text_page(report: RiskReport, title: str) -> Any:
-    import matplotlib.pyplot as plt
-
-    figure = plt.figure(figsize=(8.27, 11.69))  # A4
+def pdf_text_lines(report: RiskReport, title: str) -> list[str]:
+    """Return the PDF's first page as lines: warnings, threat models, summary, provenance."""
     lines = [*textwrap.wrap(title, 95), ""]
     for warning in report.warnings:
         lines += [*textwrap.wrap(f"! {warning}", 95), ""]
@@ -249,7 +247,15 @@ def _text_page(report: RiskReport, title: str) -> Any:
     lines.append("PROVENANCE")
     for label, value in provenance_rows(report):
         lines += textwrap.wrap(f"{label}: {value}", 95, subsequent_indent="    ")
-    figure.text(0.06, 0.97, "\n".join(lines), va="top", ha="left", fontsize=7.5, family="serif")
+    return lines
+
+
+def _text_page(report: RiskReport, title: str) -> Any:
+    import matplotlib.pyplot as plt
+
+    figure = plt.figure(figsize=(8.27, 11.69))  # A4
+    text = "\n".join(pdf_text_lines(report, title))
+    figure.text(0.06, 0.97, text, va="top", ha="left", fontsize=7.5, family="serif")
     return figure
 
 

@@ -79,7 +79,9 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> Rate:
 
 def outcome_rate(outcomes: Sequence[bool] | np.ndarray) -> Rate:
     """Return the Wilson rate of 0/1 outcomes (missing outcomes count as not identified)."""
-    values = np.asarray([bool(v) if v is not None and v == v else False for v in outcomes])
+    import pandas as pd
+
+    values = pd.Series(list(outcomes), dtype="boolean").fillna(False).astype(bool)
     return wilson(int(values.sum()), len(values))
 
 
