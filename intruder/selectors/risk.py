@@ -19,7 +19,7 @@ from intruder.models import (
     Participant,
     Study,
 )
-from intruder.selectors.analysis import study_judgments, study_texts
+from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
 
 RESULT_COLUMNS = [
     "description_id",
@@ -187,13 +187,9 @@ def run_report(
         ),
         seed=run.seed,
     )
-    if human["simulated_intruders"]:
-        report.warnings.insert(
-            0,
-            f"Simulated human data: {human['simulated_intruders']} of the {human['intruders']} "
-            "intruders are invented by the demo, not people. Their judgments show how the "
-            "report works and say nothing about human risk.",
-        )
+    note = simulated_note(study)
+    if note:
+        report.warnings.insert(0, note)
     if run.job and run.job.status != "succeeded":
         report.warnings.insert(
             0, f"The run is {run.job.status} ({run.job.progress_done}/{run.job.progress_total})."
