@@ -341,9 +341,15 @@ def main() -> int:
     summary["threat_model"] = threat_model_summary(summary)
     if ladders:
         t = time.perf_counter()
-        summary["predicted_human"] = predicted_human(
-            args, created, ladders, attacks, write=not args.limit
-        )
+        try:
+            summary["predicted_human"] = predicted_human(
+                args, created, ladders, attacks, write=not args.limit
+            )
+        except Exception as error:  # keep the hour of attacks above: summary.json is written
+            import traceback
+
+            traceback.print_exc()
+            summary["predicted_human"] = {"error": repr(error)}
         walls["predicted_human"] = time.perf_counter() - t
     summary["machine"]["shared"] = (
         "2 cores shared with 8 other sessions: wall times are upper bounds"

@@ -544,6 +544,12 @@ class AttackRun(models.Model):
     background_documents = models.JSONField(
         default=dict, blank=True, help_text="Uploaded background: target key -> text."
     )
+    distractor_documents = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Open-world distractors: persons not in the study (name -> text), added as "
+        "candidates to every background.",
+    )
     folds = models.PositiveSmallIntegerField(default=5, help_text="k of the k-fold background.")
     seed = models.PositiveIntegerField(default=0)
     config = models.JSONField(default=dict, blank=True, help_text="Attack config overrides.")

@@ -52,6 +52,7 @@ RISK_TABLE_TITLES: dict[str, str] = {
     "rates_target": "Per person: humans beside each attack and the strongest adversary",
     "sensitivity": "The headline under each definition of 'identified by humans'",
     "coverage": "Texts humans judged and texts they did not (drafts, unserved)",
+    "open_world": "Open-world ladder: TRIR against the number of candidates N, with chance 1/N",
     "agreement": "Per-text agreement of humans and machine (kappa, McNemar, AUC)",
     "per_text": "Per text: human results beside each attack",
     "machine_per_text": "Per text and method: every attack's outcome (all methods)",
@@ -505,6 +506,44 @@ def build_report(
     return report
 
 
+def open_world_table(
+    runs: list[tuple[dict[str, Any], pd.DataFrame]],
+    method: str,
+    judged: set[Any] | None,
+    human: dict[str, Any] | None,
+) -> pd.DataFrame:
+    """Return one row per run: N candidates, chance 1/N and each attack's TRIR (Wilson CI).
+
+    runs: (machine side, results) of the study's finished runs; rates on the texts of
+    `method`, restricted to the judged ones where humans judged any, beside the human rate.
+    """
+    rows = []
+    for side, results in runs:
+        machine = machine_per_text(results)
+        part = machine[machine["method"] == method]
+        if judged:
+            part = part[part["description_id"].isin(judged)]
+        if part.empty:
+            continue
+        n = int(side.get("candidates") or results["target_key"].nunique())
+        row: dict[str, Any] = {
+            "run": side.get("run"),
+            "candidates": n,
+            "distractors": side.get("distractors", 0),
+            "chance_pct": 100.0 / n,
+            "n_texts": len(part),
+        }
+        for attack in machine_attacks(part):
+            rate = outcome_rate(part[f"{attack}_correct"])
+            row.update(_rate_columns(f"{attack}_", rate, f"trir_{attack}"))
+        if human and human.get("pct") is not None:
+            row["human_pct_identified"] = human["pct"]
+            row["human_ci_low"], row["human_ci_high"] = human["ci_low"], human["ci_high"]
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    return table.sort_values(["candidates", "run"]).reset_index(drop=True) if rows else table
+
+
 def _published_headline(target: pd.DataFrame, machine: pd.DataFrame, method: str) -> dict:
     """Return the headline of published per-person rates (k rebuilt from rate times n)."""
     part = machine[machine["method"] == method]
@@ -535,7 +574,7 @@ def threat_models(
         "identified_rule": rule,
         "identified_rule_text": IDENTIFIED_RULES[rule],
         "threshold": settings.get("identification_threshold"),
-        "texts_judged": len(outcomes),
+        "texts_judged": len(outcomes) if not outcomes.empty else None,
         **(human_side or {}),
     }
     if not outcomes.empty:

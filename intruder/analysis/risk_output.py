@@ -21,12 +21,13 @@ PDF_TABLES = (
     "rates_target",
     "sensitivity",
     "coverage",
+    "open_world",
     "agreement",
 )
 PDF_ROWS_PER_PAGE = 24
 # A PDF table page holds the key columns and at most this many others (landscape A4).
 PDF_COLUMNS_PER_PAGE = 7
-KEY_COLUMNS = ("method", "group", "target_name", "rule", "attack", "texts")
+KEY_COLUMNS = ("method", "group", "target_name", "rule", "attack", "texts", "run", "candidates")
 DROPPED_FROM_DISPLAY = ("roc", "label", "target_key", "external_id")
 
 

@@ -146,12 +146,37 @@ def plot_risk_vs_masking(report: RiskReport) -> Figure | None:
     return figure
 
 
+def plot_open_world(report: RiskReport) -> Figure | None:
+    """TRIR of each attack against the number of candidates N, chance 1/N, the human rate."""
+    table = report.tables.get("open_world")
+    if table is None or len(table) < 2:
+        return None
+    figure, axes = plt.subplots(figsize=(6, 4))
+    n = table["candidates"].astype(float)
+    for attack in _attacks(table):
+        axes.plot(
+            n, table[f"trir_{attack}"], marker="o", label=attack, color=ATTACK_COLOURS.get(attack)
+        )
+    axes.plot(n, table["chance_pct"], linestyle=":", color="grey", label="chance 1/N")
+    if "human_pct_identified" in table:
+        row = table.iloc[0]
+        axes.axhspan(row["human_ci_low"], row["human_ci_high"], color=HUMAN_COLOUR, alpha=0.2)
+        axes.axhline(row["human_pct_identified"], color=HUMAN_COLOUR, label="humans (95 % CI)")
+    axes.set_xscale("log")
+    axes.set_xlabel("candidates N (log scale)")
+    axes.set_ylabel("% of texts re-identified")
+    axes.set_ylim(-3, 105)
+    axes.legend(fontsize=8)
+    return figure
+
+
 MAKERS = {
     "plot_rates_group": lambda r: plot_rates(r, "group"),
     "plot_rates_target": lambda r: plot_rates(r, "target"),
     "plot_person_scatter": plot_person_scatter,
     "plot_roc": plot_roc,
     "plot_risk_vs_masking": plot_risk_vs_masking,
+    "plot_open_world": plot_open_world,
 }
 PLOT_TITLES = {
     "plot_rates_group": "Per group: humans beside the machine",
@@ -159,6 +184,7 @@ PLOT_TITLES = {
     "plot_person_scatter": "Per person: human vs machine rate",
     "plot_roc": "ROC: the machine's probability as a predictor of human identification",
     "plot_risk_vs_masking": "Risk vs words masked, per method",
+    "plot_open_world": "Open-world ladder: TRIR against the number of candidates",
 }
 
 

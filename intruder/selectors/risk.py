@@ -108,6 +108,25 @@ def human_side(study: Study) -> dict[str, Any]:
 
 def machine_side(run: AttackRun) -> dict[str, Any]:
     """Return the candidate set and background of a run: the machine threat model's facts."""
+    side = _background_side(run)
+    distractors = run.distractor_documents or {}
+    side["study_candidates"] = side["candidates"]
+    side["distractors"] = len(distractors)
+    side["distractors_dropped_as_study_persons"] = (run.summary or {}).get(
+        "distractors_dropped", []
+    )
+    side["candidates"] += len(distractors)
+    if not distractors:
+        side["world"] = "closed: every attack chooses among the study's persons only"
+    else:
+        side["world"] = (
+            f"closed, widened: the study's {side['study_candidates']} persons and "
+            f"{len(distractors)} distractor persons who are not in the study"
+        )
+    return side
+
+
+def _background_side(run: AttackRun) -> dict[str, Any]:
     if run.background == AttackRun.Background.UPLOADED:
         documents = run.background_documents or {}
         sizes = [len(str(text).split()) for text in documents.values()]
@@ -132,6 +151,32 @@ def machine_side(run: AttackRun) -> dict[str, Any]:
         if per_person
         else None,
     }
+
+
+def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
+    """Add the ladder of the study's finished report runs (each run one N) to `report`."""
+    from intruder.analysis.risk import RISK_TABLE_TITLES, open_world_table
+
+    method = report.settings.get("human_method")
+    runs = [run] + [
+        other
+        for other in run.study.attack_runs.filter(
+            purpose=AttackRun.Purpose.REPORT, job__status="succeeded"
+        ).exclude(pk=run.pk)[:10]
+        if method in other.methods
+    ]
+    judged = None
+    if not texts.empty:
+        judged = set(texts.loc[texts["n_judgments"] > 0, "description_id"])
+    table = open_world_table(
+        [({**machine_side(r), "run": r.pk}, run_results(r)) for r in runs],
+        method,
+        judged,
+        report.headline.get("human"),
+    )
+    if not table.empty:
+        report.tables["open_world"] = table
+        report.tables = {n: report.tables[n] for n in RISK_TABLE_TITLES if n in report.tables}
 
 
 def run_report(
@@ -190,6 +235,8 @@ def run_report(
     note = simulated_note(study)
     if note:
         report.warnings.insert(0, note)
+    if not results.empty:
+        _add_open_world(report, run, texts)
     if run.job and run.job.status != "succeeded":
         report.warnings.insert(
             0, f"The run is {run.job.status} ({run.job.progress_done}/{run.job.progress_total})."
