@@ -97,6 +97,12 @@ def parse_args() -> argparse.Namespace:
         help="tria_wikiactors folder (distractor persons of the open-world ladder).",
     )
     parser.add_argument(
+        "--methods",
+        default=",".join(METHODS),
+        help="Comma-separated methods to attack (textwash, model, clear); 'model' runs the "
+        "project's anonymizer first. textwash (what the intruders saw) is always attacked.",
+    )
+    parser.add_argument(
         "--ladder",
         default="0,50,all",
         help="Distractor counts of the open-world ladder ('all' = every WikiActors person "
@@ -213,7 +219,10 @@ def main() -> int:
     walls["import"] = time.perf_counter() - t
     print(f"imported in {walls['import']:.1f} s", flush=True)
 
+    methods = [METHODS[m] for m in dict.fromkeys(["textwash", *args.methods.split(",")]) if m]
     for name, (_, study) in created.items():
+        if METHODS["model"] not in methods:
+            break
         t = time.perf_counter()
         job = jobs.job_enqueue(kind="anonymize_study", study=study, params={"batch_size": 16})
         job = jobs.job_execute(job.pk, echo=echo(f"anonymize {name}"))
@@ -253,7 +262,7 @@ def main() -> int:
             study=study,
             user=owner,
             attacks=attacks,
-            methods=list(METHODS.values()),
+            methods=methods,
             folds=args.folds,
             seed=args.seed,
             config=config,

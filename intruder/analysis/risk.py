@@ -53,6 +53,8 @@ RISK_TABLE_TITLES: dict[str, str] = {
     "sensitivity": "The headline under each definition of 'identified by humans'",
     "coverage": "Texts humans judged and texts they did not (drafts, unserved)",
     "open_world": "Open-world ladder: TRIR against the number of candidates N, with chance 1/N",
+    "predicted_group": "Predicted human risk per group (machine evidence model), beside humans",
+    "predicted_target": "Predicted human risk per person (machine evidence model), beside humans",
     "agreement": "Per-text agreement of humans and machine (kappa, McNemar, AUC)",
     "per_text": "Per text: human results beside each attack",
     "machine_per_text": "Per text and method: every attack's outcome (all methods)",
@@ -444,6 +446,7 @@ def build_report(
     human_side: dict[str, Any] | None = None,
     machine_side: dict[str, Any] | None = None,
     provenance: dict[str, Any] | None = None,
+    calibration: Any = None,
     seed: int = 0,
 ) -> RiskReport:
     """Build every table of the report from the attack results and the human results.
@@ -501,6 +504,20 @@ def build_report(
     report.threat_model = threat_models(
         results, outcomes, human_method, rule, report.settings, human_side, machine_side, seed
     )
+    predicted, why_not = predicted_human_tables(
+        judged,
+        human_method,
+        calibration,
+        int(report.threat_model["machine"]["candidates"]),
+        human_rates_target,
+        human_rates_group,
+    )
+    report.tables.update(predicted)
+    report.settings["predicted_human"] = (
+        f"fitted on {calibration.fitted_on} at N = {calibration.n_candidates}"
+        if predicted
+        else f"not shown: {why_not}"
+    )
     report.paragraphs = written_summary(report, human_method, labels or {})
     report.tables = {n: report.tables[n] for n in RISK_TABLE_TITLES if n in report.tables}
     return report
@@ -542,6 +559,45 @@ def open_world_table(
         rows.append(row)
     table = pd.DataFrame(rows)
     return table.sort_values(["candidates", "run"]).reset_index(drop=True) if rows else table
+
+
+def predicted_human_tables(
+    machine: pd.DataFrame,
+    method: str,
+    calibration: Any,
+    candidates: int,
+    human_target: pd.DataFrame | None,
+    human_group: pd.DataFrame | None,
+) -> tuple[dict[str, pd.DataFrame], str]:
+    """Return the predicted human rate per person and group (with intervals), or why not.
+
+    The calibration was fitted on evidence at about `calibration.n_candidates` candidates;
+    reciprocal ranks shrink as N grows, so it applies only to runs with N within a factor 2.
+    """
+    from intruder.analysis.risk_predicted import predict_with_intervals, text_evidence
+
+    if calibration is None:
+        return {}, "no calibration shipped"
+    missing = [a for a in calibration.attacks if f"{a}_true_rank" not in machine]
+    if missing:
+        return {}, f"the calibration needs the attacks {', '.join(calibration.attacks)}"
+    fitted_n = calibration.n_candidates or candidates
+    if not fitted_n / 2 <= candidates <= fitted_n * 2:
+        return {}, (
+            f"the calibration was fitted at N = {fitted_n} candidates and this run has "
+            f"N = {candidates}: add a distractor population of about {fitted_n} persons"
+        )
+    part = machine[machine["method"] == method].copy()
+    part["evidence"] = text_evidence(part, calibration.attacks).to_numpy()
+    tables = {}
+    for by, human in (("target", human_target), ("group", human_group)):
+        table = predict_with_intervals(calibration, part, KEYS[by])
+        if human is not None and not human.empty:
+            on = KEYS[by] if by == "group" else ["group", "target_key"]
+            keep = [*on, "human_n", "human_pct_identified", "human_ci_low", "human_ci_high"]
+            table = table.merge(human[[c for c in keep if c in human]], on=on, how="left")
+        tables[f"predicted_{by}"] = table
+    return tables, ""
 
 
 def _published_headline(target: pd.DataFrame, machine: pd.DataFrame, method: str) -> dict:

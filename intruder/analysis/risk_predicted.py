@@ -46,6 +46,8 @@ class Calibration:
     fitted_on: str
     persons: int
     familiarity: dict[str, float]
+    # (a, b) refitted on persons resampled with replacement: the intervals of predictions.
+    draws: list[list[float]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,10 +97,18 @@ def fit(
     fitted_on: str,
     n_candidates: int | None,
     attacks: Sequence[str],
+    draws: int = BOOTSTRAP,
+    seed: int = 0,
 ) -> Calibration:
     """Fit a and b on persons (target_key, group, human_k, human_n) and texts (evidence)."""
     evidence, familiarity, k, n = _arrays(persons, texts)
     a, b = _fit_params(evidence, familiarity, k, n)
+    rng = np.random.default_rng(seed)
+    resampled = []
+    for _ in range(draws):
+        pick = rng.integers(0, len(evidence), len(evidence))
+        params = _fit_params([evidence[i] for i in pick], familiarity[pick], k[pick], n[pick])
+        resampled.append([float(params[0]), float(params[1])])
     return Calibration(
         a=float(a),
         b=float(b),
@@ -107,6 +117,7 @@ def fit(
         fitted_on=fitted_on,
         persons=len(persons),
         familiarity=dict(FAMILIARITY),
+        draws=resampled or None,
     )
 
 
@@ -144,6 +155,7 @@ def leave_one_person_out(
             train,
             texts[texts["target_key"] != key],
             fitted_on="lopo",
+            draws=0,
             n_candidates=n_candidates,
             attacks=attacks,
         )
@@ -178,6 +190,40 @@ def bootstrap_intervals(
     return pd.DataFrame(
         {"target_key": keys, "predicted_ci_low": 100 * low, "predicted_ci_high": 100 * high}
     )
+
+
+def predict_with_intervals(
+    calibration: Calibration, texts: pd.DataFrame, by: Sequence[str]
+) -> pd.DataFrame:
+    """Return the predicted human rate (%) per `by` group of texts, with a 95 % interval.
+
+    texts: one row per text with `group` and `evidence` (and the `by` columns). The interval
+    comes from the calibration's resampled parameters.
+    """
+    rows = []
+    for key, part in texts.groupby(list(by), sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        groups = part["group"].tolist()
+        point = predict_texts(calibration, part["evidence"], groups).mean()
+        draws = [
+            predict_texts(
+                Calibration(**{**calibration.to_dict(), "a": a, "b": b, "draws": None}),
+                part["evidence"],
+                groups,
+            ).mean()
+            for a, b in (calibration.draws or [])
+        ]
+        low, high = np.percentile(draws, [2.5, 97.5]) if draws else (np.nan, np.nan)
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "n_texts": len(part),
+                "predicted_pct": 100 * point,
+                "predicted_ci_low": 100 * low,
+                "predicted_ci_high": 100 * high,
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def save_calibration(calibration: Calibration, path: Path = CALIBRATION_PATH, **extra: Any) -> None:

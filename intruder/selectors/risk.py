@@ -185,6 +185,7 @@ def run_report(
     """Build the human-vs-machine report of one attack run."""
     from django.conf import settings as django_settings
 
+    from intruder.analysis.risk_predicted import load_calibration
     from intruder.analysis.risk_provenance import provenance
 
     study = run.study
@@ -230,6 +231,7 @@ def run_report(
                 "attack_results": len(results),
             },
         ),
+        calibration=load_calibration(),
         seed=run.seed,
     )
     note = simulated_note(study)

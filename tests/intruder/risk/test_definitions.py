@@ -169,3 +169,30 @@ def test_published_rates_get_a_wilson_interval_over_the_persons_texts():
     assert target.loc["a", "human_ci_low"] == pytest.approx(9.45, abs=0.01)  # Wilson 1 of 2
     assert np.isclose(target.loc["b", "human_ci_low"], 0.0)
     assert report.headline["human"]["k"] == 1 and report.headline["human"]["n"] == 4
+
+
+def test_predicted_human_risk_is_shown_only_at_the_calibrations_n():
+    from intruder.analysis.risk_predicted import Calibration
+
+    machine = results({1: True, 2: False, 3: True, 4: False, 5: True, 6: False})
+    calibration = Calibration(
+        a=-2.0,
+        b=2.0,
+        n_candidates=3,
+        attacks=["tfidf"],
+        fitted_on="hand",
+        persons=3,
+        familiarity={"famous": 1.0, "semifamous": 0.1, "fictitious": 0.0},
+        draws=[[-2.0, 2.0], [-1.0, 2.0], [-3.0, 2.0]],
+    )
+    report = build_report(machine, human_texts=HUMAN, human_method="m", calibration=calibration)
+    group = report.tables["predicted_group"].iloc[0]
+    # Evidence 1 (rank 1) for 3 texts, 1/2 (rank 2) for 3: mean of sigmoid(0), sigmoid(-1).
+    expected = 100 * (0.5 + 1 / (1 + np.exp(1))) / 2
+    assert group["predicted_pct"] == pytest.approx(expected)
+    assert group["predicted_ci_low"] < expected < group["predicted_ci_high"]
+    assert group["human_pct_identified"] == pytest.approx(100 * 2 / 6)
+    far = Calibration(**{**calibration.to_dict(), "n_candidates": 560})
+    report = build_report(machine, human_texts=HUMAN, human_method="m", calibration=far)
+    assert "predicted_group" not in report.tables
+    assert "fitted at N = 560" in report.settings["predicted_human"]

@@ -31,6 +31,7 @@ def test_report_puts_human_results_beside_every_attack(finished_run):
         "rates_target",
         "sensitivity",
         "coverage",
+        "open_world",
         "agreement",
         "per_text",
         "machine_per_text",
