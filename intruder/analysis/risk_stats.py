@@ -227,13 +227,3 @@ def agreement(
             result.roc = {"fpr": fpr.tolist(), "tpr": tpr.tolist()}
     result.note = "; ".join(notes)
     return result
-
-
-def percent_se(outcomes: Sequence[bool] | np.ndarray) -> float | None:
-    """Return the SE of a percentage of 0/1 outcomes, as the identification rates compute it."""
-    import pandas as pd
-
-    from intruder.analysis.rates import percent_se as rates_percent_se
-
-    value = rates_percent_se(pd.Series(np.asarray(outcomes, dtype=float)))
-    return _finite(value)

@@ -13,7 +13,6 @@ from intruder.analysis.risk_stats import (
     MIN_PERSONS_RHO,
     MIN_TEXTS,
     agreement,
-    percent_se,
     spearman_with_ci,
     wilson,
 )
@@ -141,11 +140,3 @@ def test_undefined_statistics_say_why():
     assert many.kappa is None and many.auc is None
     assert "kappa: not enough data" in many.note and "AUC: not enough data" in many.note
     assert many.mcnemar_p == pytest.approx(1.0)  # one discordant text: exact test defined
-
-
-def test_percent_se_matches_the_papers_formula():
-    # Table 4: 2 of 43 texts -> 100 * sqrt(p (1 - p) / (n - 1)) = 3.25
-    outcomes = [True] * 2 + [False] * 41
-    p = 2 / 43
-    assert percent_se(outcomes) == pytest.approx(100 * math.sqrt(p * (1 - p) / 42))
-    assert percent_se([True]) is None
