@@ -14,7 +14,17 @@ Usage::
 
 DIR gets report.html (both studies), study1/ and study2/ (each a full report: HTML, PDF,
 tables as CSV/JSON, plots) and summary.json: spearman_rho per study, trir
-(method -> attack -> %), the per-person and per-type tables, wall_seconds per stage.
+(method -> attack -> %), the per-person and per-type tables, wall_seconds per stage, and:
+
+- threat_model: the human side (the paper's design) and the machine side per study
+  (candidates and chance_pct for each N of the ladder, strongest_null_pct by permutation);
+- spearman: study -> attack (each and "strongest") -> rho, p, ci_low, ci_high, n (Fisher z);
+- open_world: study -> N -> attack -> TRIR % on the Textwash texts humans saw, with
+  WikiActors distractors (`open_world_ladder.py`);
+- predicted_human: the small model of `intruder/analysis/risk_predicted.py` fitted on the
+  machine evidence at the largest N: leave-one-person-out on study 2 (rho, mae_pp, n) and
+  fitted on study 2, tested on study 1 per type. A full run (no --limit) writes the study-2
+  fit as the shipped calibration.
 """
 
 from __future__ import annotations
@@ -32,7 +42,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from research_data import textwash_study_dir  # noqa: E402
+from benchmarks.open_world_ladder import (  # noqa: E402
+    ladder,
+    ladder_trir,
+    load_distractors,
+    text_ranks,
+)
+from research_data import textwash_study_dir, tria_wikiactors_dir  # noqa: E402
 
 STUDIES = ("study1", "study2")
 # Methods as summary.json names them -> the platform's method names.
@@ -74,7 +90,36 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--data", type=Path, default=textwash_study_dir(), help="textwash_study folder."
     )
+    parser.add_argument(
+        "--distractors-data",
+        type=Path,
+        default=tria_wikiactors_dir(),
+        help="tria_wikiactors folder (distractor persons of the open-world ladder).",
+    )
+    parser.add_argument(
+        "--methods",
+        default=",".join(METHODS),
+        help="Comma-separated methods to attack (textwash, model, clear); 'model' runs the "
+        "project's anonymizer first. textwash (what the intruders saw) is always attacked.",
+    )
+    parser.add_argument(
+        "--ladder",
+        default="0,50,all",
+        help="Distractor counts of the open-world ladder ('all' = every WikiActors person "
+        "not in the study); empty to skip the ladder and the predicted human risk.",
+    )
     return parser.parse_args()
+
+
+# What the paper's intruders had (Textwash paper, 3.1.3 and 3.2.3): the human threat model.
+PAPER_HUMAN_SIDE = {
+    "instructions": "'play an adversary': for each of ten descriptions of one group, say "
+    "whether they could identify the person, who it is (free text, no candidate list) and "
+    "what revealed it (Textwash paper, 3.1.3)",
+    "intruders": "not published per text (Prolific workers, UK)",
+    "judgments_per_text_planned": 3,
+    "source": "the paper's published per-person rates (human_rates.csv)",
+}
 
 
 def setup_django(out: Path) -> None:
@@ -154,8 +199,9 @@ def main() -> int:
 
     from intruder.analysis.risk import build_report
     from intruder.analysis.risk_output import report_context, write_risk_report
+    from intruder.analysis.risk_provenance import provenance
     from intruder.attack_methods import method_label
-    from intruder.selectors.risk import run_results
+    from intruder.selectors.risk import machine_side, run_results
     from intruder.services import attack_runs, imports, jobs, studies
 
     owner = get_user_model().objects.create_user("benchmark")
@@ -173,7 +219,10 @@ def main() -> int:
     walls["import"] = time.perf_counter() - t
     print(f"imported in {walls['import']:.1f} s", flush=True)
 
+    methods = [METHODS[m] for m in dict.fromkeys(["textwash", *args.methods.split(",")]) if m]
     for name, (_, study) in created.items():
+        if METHODS["model"] not in methods:
+            break
         t = time.perf_counter()
         job = jobs.job_enqueue(kind="anonymize_study", study=study, params={"batch_size": 16})
         job = jobs.job_execute(job.pk, echo=echo(f"anonymize {name}"))
@@ -203,6 +252,9 @@ def main() -> int:
         "wall_seconds": walls,
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
     }
+    summary.update({"open_world": {}, "distractors": {}, "threat_model": {}})
+    levels = [v.strip() for v in args.ladder.split(",") if v.strip()]
+    ladders: dict[str, Any] = {}
     bodies = []
     for name, (number, study) in created.items():
         t = time.perf_counter()
@@ -210,7 +262,7 @@ def main() -> int:
             study=study,
             user=owner,
             attacks=attacks,
-            methods=list(METHODS.values()),
+            methods=methods,
             folds=args.folds,
             seed=args.seed,
             config=config,
@@ -223,10 +275,12 @@ def main() -> int:
         t = time.perf_counter()
         people, per_type = human_rates(args.data, number, study)
         run.refresh_from_db()
+        results = run_results(run)
         report = build_report(
-            run_results(run),
+            results,
             human_rates=people,
             human_method=METHODS["textwash"],
+            rule="mean_cosine",
             settings={
                 "study": study.slug,
                 "attacks": attacks,
@@ -234,8 +288,23 @@ def main() -> int:
                 "background": run.background,
                 "k": run.folds,
                 "seed": run.seed,
+                "identification_threshold": 0.75,
             },
             labels={m: method_label(m) for m in run.methods},
+            human_side=PAPER_HUMAN_SIDE,
+            machine_side=machine_side(run),
+            provenance=provenance(
+                attack_config=config,
+                seed=args.seed,
+                folds=args.folds,
+                threshold=0.75,
+                identified_rule="mean_cosine",
+                counts={
+                    "texts_attacked": int(results["description_id"].nunique()),
+                    "attack_results": len(results),
+                    "persons_with_human_rates": len(people),
+                },
+            ),
             seed=args.seed,
         )
         title = f"Human vs machine re-identification: Textwash {name}"
@@ -243,6 +312,32 @@ def main() -> int:
         bodies.append(render_to_string("risk/_report_body.html", report_context(report)))
         walls[f"report_{name}"] = time.perf_counter() - t
         collect(summary, name, report, per_type, METHODS)
+        if levels:
+            t = time.perf_counter()
+            distractors, dropped = load_distractors(
+                args.distractors_data, [p.name for p in study.targets.all()], seed=args.seed
+            )
+            steps = [len(distractors) if v == "all" else int(v) for v in levels]
+            frame = ladder(
+                study=study,
+                run=run,
+                method=METHODS["textwash"],
+                attacks=attacks,
+                distractors=distractors,
+                levels=steps,
+                config=config,
+            )
+            frame.to_csv(out / name / "open_world_ladder.csv", index=False)
+            summary["open_world"][name] = ladder_trir(frame)
+            summary["distractors"][name] = {
+                "source": f"{args.distractors_data.name}/WikiActors_500_random.json "
+                "public_knowledge",
+                "available": len(distractors),
+                "dropped_as_study_persons": dropped,
+            }
+            ladders[name] = (frame, max(steps))
+            walls[f"ladder_{name}"] = time.perf_counter() - t
+            print(f"  ladder {name}: {json.dumps(summary['open_world'][name])}", flush=True)
     summary["trir"] = pooled_trir(summary)
     summary["pct_words_masked"] = {
         method: sum(
@@ -252,10 +347,27 @@ def main() -> int:
         / sum(summary["texts_by_study"][s][method] for s in STUDIES)
         for method in summary["trir"]
     }
+    summary["threat_model"] = threat_model_summary(summary)
+    if ladders:
+        t = time.perf_counter()
+        try:
+            summary["predicted_human"] = predicted_human(
+                args, created, ladders, attacks, write=not args.limit
+            )
+        except Exception as error:  # keep the hour of attacks above: summary.json is written
+            import traceback
+
+            traceback.print_exc()
+            summary["predicted_human"] = {"error": repr(error)}
+        walls["predicted_human"] = time.perf_counter() - t
+    summary["machine"]["shared"] = (
+        "2 cores shared with 8 other sessions: wall times are upper bounds"
+    )
     walls["total"] = time.perf_counter() - started
     (out / "report.html").write_text(combined_html(bodies), encoding="utf-8")
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
-    print(json.dumps({k: summary[k] for k in ("spearman_rho", "trir", "wall_seconds")}, indent=1))
+    shown = ("spearman", "open_world", "predicted_human", "wall_seconds")
+    print(json.dumps({k: summary.get(k) for k in shown}, indent=1, default=str))
     return 0
 
 
@@ -266,7 +378,12 @@ def collect(summary: dict, name: str, report: Any, per_type: Any, methods: dict)
 
     correlation = report.correlations.get(STRONGEST)
     summary["spearman_rho"][name] = correlation.rho if correlation else None
-    summary["spearman"][name] = {k: v.to_dict() for k, v in report.correlations.items()}
+    summary["spearman"][name] = {
+        attack: {key: value.to_dict()[key] for key in ("rho", "p", "ci_low", "ci_high", "n")}
+        for attack, value in report.correlations.items()
+    }
+    summary.setdefault("threat_by_study", {})[name] = report.threat_model
+    summary.setdefault("headline", {})[name] = report.headline
     by_method = report.summary()["trir"]
     names = {v: k for k, v in methods.items()}
     summary.setdefault("trir_by_study", {})[name] = {
@@ -289,6 +406,100 @@ def collect(summary: dict, name: str, report: Any, per_type: Any, methods: dict)
         groups = groups.drop(columns=[c for c in groups.columns if c.startswith("human_")])
         summary["per_type_study1"] = records(groups.merge(per_type, on="group", how="left"))
     summary["summary_text"][name] = report.paragraphs
+
+
+def threat_model_summary(summary: dict) -> dict[str, Any]:
+    """Return the threat models: the paper's human side, the machine side per study and N."""
+    machine: dict[str, Any] = {"candidates": {}, "chance_pct": {}, "strongest_null_pct": {}}
+    for name, threat in summary.get("threat_by_study", {}).items():
+        side = threat["machine"]
+        ladder_steps = summary["open_world"].get(name) or {str(side["candidates"]): {}}
+        machine["candidates"][name] = [int(n) for n in ladder_steps]
+        machine["chance_pct"][name] = {n: 100.0 / int(n) for n in ladder_steps}
+        machine["strongest_null_pct"][name] = side.get("strongest_null_pct")
+        machine.setdefault("study", {})[name] = side
+    human = next(iter(summary.get("threat_by_study", {}).values()), {}).get("human", {})
+    return {"human": human, "machine": machine}
+
+
+def predicted_human(
+    args: argparse.Namespace, created: dict, ladders: dict, attacks: list[str], *, write: bool
+) -> dict[str, Any]:
+    """Fit the predicted-human-risk model on study 2, validate it (LOPO; study 2 -> 1)."""
+    import pandas as pd
+    from scipy import stats
+
+    from intruder.analysis import risk_predicted as model
+
+    published = pd.read_csv(args.data / "human_rates.csv")
+    texts, persons = {}, {}
+    for name, (frame, level) in ladders.items():
+        number, study = created[name]
+        ranks = text_ranks(frame, level)
+        ranks["evidence"] = model.text_evidence(ranks, attacks)
+        texts[name] = ranks
+        counts = ranks.groupby("target_key").size()
+        names = {t.key: t.name.casefold() for t in study.targets.all()}
+        rows = published[(published["study"] == number) & (published["person"] != "ALL")]
+        rate = dict(zip(rows["person"].str.casefold(), rows["pct_identified"], strict=True))
+        people = []
+        for key, n in counts.items():
+            if names[key] in rate:
+                k = round(rate[names[key]] * n / 100)
+                group = ranks.loc[ranks["target_key"] == key, "group"].iloc[0]
+                people.append(
+                    {
+                        "target_key": key,
+                        "group": group,
+                        "human_k": k,
+                        "human_n": int(n),
+                        "human_pct": rate[names[key]],
+                    }
+                )
+        persons[name] = pd.DataFrame(people)
+    n_candidates = int(ladders["study2"][0]["candidates"].median()) if "study2" in ladders else None
+    out: dict[str, Any] = {"model": model.__doc__.split("\n\n")[1], "n_candidates": n_candidates}
+    if "study2" not in persons or persons["study2"].empty:
+        return out
+    lopo = model.leave_one_person_out(persons["study2"], texts["study2"], attacks, n_candidates)
+    rho = stats.spearmanr(lopo["human_pct"], lopo["predicted_pct"]).statistic
+    out["study2_lopo"] = {
+        "rho": float(rho),
+        "mae_pp": float((lopo["human_pct"] - lopo["predicted_pct"]).abs().mean()),
+        "n": len(lopo),
+        "per_person": lopo.to_dict("records"),
+    }
+    calibration = model.fit(
+        persons["study2"],
+        texts["study2"],
+        fitted_on="Textwash study 2 (20 famous persons)",
+        n_candidates=n_candidates,
+        attacks=attacks,
+    )
+    out["calibration"] = calibration.to_dict()
+    if "study1" in texts:
+        predicted = model.predict_persons(calibration, texts["study1"])
+        per_type = (
+            predicted.assign(weighted=predicted["predicted_pct"] * predicted["n_texts"])
+            .groupby("group")[["weighted", "n_texts"]]
+            .sum()
+        )
+        out["study1_from_study2"] = {
+            group: float(row.weighted / row.n_texts) for group, row in per_type.iterrows()
+        }
+        paper = published[(published["study"] == 1) & (published["person"] == "ALL")]
+        out["study1_paper"] = dict(zip(paper["type"], paper["pct_identified"], strict=True))
+        intervals = model.bootstrap_intervals(persons["study2"], texts["study2"], texts["study1"])
+        out["study1_person_intervals"] = predicted.merge(intervals, on="target_key").to_dict(
+            "records"
+        )
+    if write:
+        model.save_calibration(
+            calibration,
+            validation={k: out[k] for k in ("study2_lopo", "study1_from_study2") if k in out}
+            | {"study2_lopo": {k: v for k, v in out["study2_lopo"].items() if k != "per_person"}},
+        )
+    return out
 
 
 def pooled_trir(summary: dict) -> dict[str, dict[str, float]]:

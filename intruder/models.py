@@ -14,6 +14,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
+from intruder.analysis.risk_rules import DEFAULT_RULE, RULE_CHOICES
+
 # Sane ranges of a study's settings, enforced by the form, the API (both read the field
 # validators) and the database (check constraints). Without them a time limit of 10^14
 # minutes overflows every date computation of the expiry sweep, and a huge
@@ -105,6 +107,14 @@ class Study(models.Model):
         default=0.75,
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Character cosine at or above which a guess counts as identified.",
+    )
+    identified_rule = models.CharField(
+        "identified by humans",
+        max_length=20,
+        choices=RULE_CHOICES,
+        default=DEFAULT_RULE,
+        help_text="When a judged text counts as identified by humans: one rule for every "
+        "table, plot, statistic and export of the risk report.",
     )
     # Closed by default: a study opens only once its researcher has checked it (and written
     # the consent text, see clean()).
@@ -272,6 +282,9 @@ class Participant(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.STARTED)
     group = models.CharField(
         max_length=20, choices=PersonGroup.choices, blank=True, help_text="Intruders: group shown."
+    )
+    simulated = models.BooleanField(
+        default=False, help_text="Invented by the demo, not a person: labelled wherever shown."
     )
     consented_at = models.DateTimeField(null=True, blank=True)
     instructions_seen_at = models.DateTimeField(null=True, blank=True)
@@ -644,6 +657,12 @@ class AttackRun(models.Model):
     )
     background_documents = models.JSONField(
         default=dict, blank=True, help_text="Uploaded background: target key -> text."
+    )
+    distractor_documents = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Open-world distractors: persons not in the study (name -> text), added as "
+        "candidates to every background.",
     )
     folds = models.PositiveSmallIntegerField(default=5, help_text="k of the k-fold background.")
     seed = models.PositiveIntegerField(default=0)

@@ -13,9 +13,11 @@ human_rates (optional, instead of human_texts for per-person rates): published r
     target_key, target_name, group, human_n, human_pct_identified, human_se
 
 A text counts as identified by the machine when the attack ranks its true person first;
-by the strongest adversary when any attack does (`attacks.strongest`). For the per-text
-agreement, a text counts as identified by humans when more than half of its judgments
-named the person (a majority of intruders).
+by the strongest adversary when any attack does (`attacks.strongest`). A text counts as
+identified by humans under ONE rule per study (`IDENTIFIED_RULES`, `human_outcomes`), used by
+every table, plot, statistic and export; the `sensitivity` table shows the headline under
+every rule. Machine rates beside human rates are computed on exactly the judged texts; the
+texts of that method nobody judged (drafts, unserved) are in the `coverage` table.
 """
 
 from __future__ import annotations
@@ -26,17 +28,33 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from intruder.analysis.risk_stats import Agreement, Correlation, agreement, spearman_with_ci
+from intruder.analysis.risk_rules import DEFAULT_RULE, IDENTIFIED_RULES
+from intruder.analysis.risk_stats import (
+    NOT_ENOUGH,
+    Agreement,
+    Correlation,
+    Rate,
+    agreement,
+    outcome_rate,
+    spearman_with_ci,
+    wilson,
+)
 from intruder.attack_methods import is_baseline
 
 STRONGEST = "strongest"
 GROUP_ORDER = {"famous": 0, "semifamous": 1, "fictitious": 2}
 KEYS = {"target": ["group", "target_key", "target_name"], "group": ["group"]}
+NULL_PERMUTATIONS = 2000
 
 RISK_TABLE_TITLES: dict[str, str] = {
     "trir_by_method": "TRIR per method and attack, with the share of words masked",
     "rates_group": "Per group: humans beside each attack and the strongest adversary",
     "rates_target": "Per person: humans beside each attack and the strongest adversary",
+    "sensitivity": "The headline under each definition of 'identified by humans'",
+    "coverage": "Texts humans judged and texts they did not (drafts, unserved)",
+    "open_world": "Open-world ladder: TRIR against the number of candidates N, with chance 1/N",
+    "predicted_group": "Predicted human risk per group (machine evidence model), beside humans",
+    "predicted_target": "Predicted human risk per person (machine evidence model), beside humans",
     "agreement": "Per-text agreement of humans and machine (kappa, McNemar, AUC)",
     "per_text": "Per text: human results beside each attack",
     "machine_per_text": "Per text and method: every attack's outcome (all methods)",
@@ -46,6 +64,12 @@ RISK_TABLE_TITLES: dict[str, str] = {
 def attack_names(results: pd.DataFrame) -> list[str]:
     """Return the attacks in the results, in a stable order."""
     return sorted(results["attack"].unique()) if not results.empty else []
+
+
+def machine_attacks(machine: pd.DataFrame) -> list[str]:
+    """Return the attack columns of a machine frame, the strongest last."""
+    names = [c[: -len("_correct")] for c in machine.columns if c.endswith("_correct")]
+    return [n for n in names if n != STRONGEST] + ([STRONGEST] if STRONGEST in names else [])
 
 
 def machine_per_text(results: pd.DataFrame) -> pd.DataFrame:
@@ -85,12 +109,32 @@ def machine_per_text(results: pd.DataFrame) -> pd.DataFrame:
     return table.drop(columns="_order").reset_index(drop=True)
 
 
-def human_vs_machine_per_text(machine: pd.DataFrame, human_texts: pd.DataFrame) -> pd.DataFrame:
-    """Return the judged texts with their human results beside every attack's outcome."""
-    if human_texts is None or human_texts.empty or machine.empty:
+def human_outcomes(human_texts: pd.DataFrame | None, rule: str = DEFAULT_RULE) -> pd.DataFrame:
+    """Return the judged texts with `human_identified` under `rule`: the one home of the rule.
+
+    Every human rate, table, plot and statistic of the report comes from this frame; pass
+    it a per-text frame built from any subset of judgments (e.g. without flagged ones).
+    """
+    if rule not in IDENTIFIED_RULES:
+        raise ValueError(f"unknown rule {rule!r}; one of {', '.join(IDENTIFIED_RULES)}")
+    if human_texts is None or human_texts.empty:
         return pd.DataFrame()
-    human = human_texts[human_texts["n_judgments"] > 0].copy()
-    human["human_majority_identified"] = human["pct_judgments_identified"] > 50
+    judged = human_texts[human_texts["n_judgments"] > 0].copy()
+    share = judged["pct_judgments_identified"].astype(float)
+    if rule == "mean_cosine":
+        identified = judged["identified"].fillna(False).astype(bool)
+    elif rule == "majority":
+        identified = share > 50
+    else:
+        identified = share > 0
+    judged["human_identified"] = identified.to_numpy(dtype=bool)
+    return judged.reset_index(drop=True)
+
+
+def human_vs_machine_per_text(machine: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Return the judged texts with their human results beside every attack's outcome."""
+    if outcomes is None or outcomes.empty or machine.empty:
+        return pd.DataFrame()
     columns = [
         "text_id",
         "description_id",
@@ -98,47 +142,45 @@ def human_vs_machine_per_text(machine: pd.DataFrame, human_texts: pd.DataFrame) 
         "n_judgments",
         "pct_judgments_identified",
         "mean_cosine",
-        "human_majority_identified",
+        "human_identified",
     ]
-    return human[columns].merge(machine, on=["description_id", "method"], how="inner")
+    return outcomes[columns].merge(machine, on=["description_id", "method"], how="inner")
 
 
-def human_rates_from_texts(human_texts: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Return per person or group: judged texts, % identified (mean cosine >= cut-off), SE."""
-    from intruder.analysis.risk_stats import percent_se
+def _rate_columns(prefix: str, rate: Rate, pct_name: str) -> dict[str, Any]:
+    return {pct_name: rate.pct, f"{prefix}ci_low": rate.ci_low, f"{prefix}ci_high": rate.ci_high}
 
+
+def human_rates_from_outcomes(outcomes: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Return per person or group: judged texts, % identified (the study's rule), Wilson CI."""
     keys = KEYS[by]
-    judged = human_texts[human_texts["n_judgments"] > 0]
+    columns = [*keys, "human_n", "human_pct_identified", "human_ci_low", "human_ci_high"]
     rows = []
-    for key, part in judged.groupby(keys, sort=True):
+    for key, part in outcomes.groupby(keys, sort=True):
         key = key if isinstance(key, tuple) else (key,)
-        identified = part["identified"].astype(bool)
+        rate = outcome_rate(part["human_identified"])
         rows.append(
             {
                 **dict(zip(keys, key, strict=True)),
-                "human_n": len(part),
-                "human_pct_identified": 100.0 * identified.mean(),
-                "human_se": percent_se(identified),
+                "human_n": rate.n,
+                **_rate_columns("human_", rate, "human_pct_identified"),
             }
         )
-    return pd.DataFrame(rows, columns=[*keys, "human_n", "human_pct_identified", "human_se"])
+    return pd.DataFrame(rows, columns=columns)
 
 
 def machine_rates(machine: pd.DataFrame, method: str, by: str) -> pd.DataFrame:
-    """Return per person or group, for one method: n texts, TRIR and SE of each attack."""
-    from intruder.analysis.risk_stats import percent_se
-
+    """Return per person or group, for one method: n texts, TRIR and Wilson CI of each attack."""
     keys = KEYS[by]
     part = machine[machine["method"] == method]
-    attacks = [c[: -len("_correct")] for c in part.columns if c.endswith("_correct")]
+    attacks = machine_attacks(part)
     rows = []
     for key, texts in part.groupby(keys, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         row: dict[str, Any] = {**dict(zip(keys, key, strict=True)), "n_texts": len(texts)}
         for attack in attacks:
-            outcomes = texts[f"{attack}_correct"].fillna(False).astype(bool)
-            row[f"trir_{attack}"] = 100.0 * outcomes.mean()
-            row[f"se_{attack}"] = percent_se(outcomes)
+            rate = outcome_rate(texts[f"{attack}_correct"])
+            row.update(_rate_columns(f"{attack}_", rate, f"trir_{attack}"))
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -146,7 +188,7 @@ def machine_rates(machine: pd.DataFrame, method: str, by: str) -> pd.DataFrame:
 def rates_beside(
     machine: pd.DataFrame, human_rates: pd.DataFrame | None, method: str, by: str
 ) -> pd.DataFrame:
-    """Return human rates beside the machine's for the method humans saw."""
+    """Return human rates beside the machine's for the method humans saw (the same texts)."""
     table = machine_rates(machine, method, by)
     if human_rates is not None and not human_rates.empty and not table.empty:
         on = ["group", "target_key"] if by == "target" else ["group"]
@@ -156,7 +198,8 @@ def rates_beside(
             if by == "group"
             else table.merge(human, on=on, how="left")
         )
-        front = [*KEYS[by], "human_n", "human_pct_identified", "human_se"]
+        front = [*KEYS[by], "human_n", "human_pct_identified", "human_ci_low", "human_ci_high"]
+        front = [c for c in front if c in table]
         table = table[[*front, *[c for c in table.columns if c not in front]]]
     if not table.empty:
         table["_order"] = table["group"].map(GROUP_ORDER).fillna(9)
@@ -164,24 +207,39 @@ def rates_beside(
     return table.reset_index(drop=True)
 
 
+def published_rates_with_ci(human_rates: pd.DataFrame, machine: pd.DataFrame, method: str):
+    """Return published per-person rates with a Wilson CI over the person's texts of `method`.
+
+    Published rates carry no per-text data: n is the number of the person's texts in the
+    study (every text was judged) and k the rounded rate times n.
+    """
+    counts = machine[machine["method"] == method].groupby("target_key").size()
+    table = human_rates.copy()
+    rows = []
+    for row in table.itertuples():
+        n = int(counts.get(row.target_key, 0))
+        k = round(float(row.human_pct_identified) * n / 100)
+        rate = wilson(k, n)
+        rows.append((n, rate.ci_low, rate.ci_high))
+    table["human_n"] = [r[0] for r in rows]
+    table["human_ci_low"] = [r[1] for r in rows]
+    table["human_ci_high"] = [r[2] for r in rows]
+    return table.drop(columns=[c for c in ("human_se",) if c in table])
+
+
 def trir_by_method(machine: pd.DataFrame, labels: dict[str, str] | None = None) -> pd.DataFrame:
     """Return per method: texts, % words masked, TRIR of each attack and the strongest, cap."""
-    from intruder.analysis.risk_stats import percent_se
-
     rows = []
     for method, part in machine.groupby("method", sort=False):
-        attacks = [c[: -len("_correct")] for c in part.columns if c.endswith("_correct")]
         row: dict[str, Any] = {
             "method": method,
             "label": (labels or {}).get(method, method),
             "n_texts": len(part),
             "pct_words_masked": 100.0 * part["masked_share"].astype(float).mean(),
         }
-        for attack in attacks:
-            outcomes = part[f"{attack}_correct"].fillna(False).astype(bool)
-            row[f"trir_{attack}"] = 100.0 * outcomes.mean()
-        strongest = part[f"{STRONGEST}_correct"].fillna(False).astype(bool)
-        row[f"se_{STRONGEST}"] = percent_se(strongest)
+        for attack in machine_attacks(part):
+            rate = outcome_rate(part[f"{attack}_correct"])
+            row.update(_rate_columns(f"{attack}_", rate, f"trir_{attack}"))
         row["cap"] = 100.0 * part[f"{STRONGEST}_true_rank"].notna().mean()
         rows.append(row)
     table = pd.DataFrame(rows)
@@ -195,17 +253,86 @@ def agreement_table(per_text: pd.DataFrame, attacks: list[str]) -> tuple[pd.Data
     rows, curves = [], {}
     if per_text.empty:
         return pd.DataFrame(), curves
-    human = per_text["human_majority_identified"].astype(bool).tolist()
+    human = per_text["human_identified"].astype(bool).tolist()
     for attack in [*attacks, STRONGEST]:
         result: Agreement = agreement(
             human,
             per_text[f"{attack}_correct"].fillna(False).astype(bool).tolist(),
             per_text[f"{attack}_true_prob"].tolist(),
+            persons=per_text["target_key"].tolist(),
         )
         rows.append({"attack": attack, **result.to_dict()})
         if result.roc:
             curves[attack] = {**result.roc, "auc": result.auc}
     return pd.DataFrame(rows), curves
+
+
+def person_correlations(target: pd.DataFrame, attacks: list[str]) -> dict[str, Correlation]:
+    """Return Spearman's rho of per-person human and machine rates, per attack and strongest."""
+    if "human_pct_identified" not in target:
+        return {}
+    return {
+        attack: spearman_with_ci(target["human_pct_identified"], target[f"trir_{attack}"])
+        for attack in [*attacks, STRONGEST]
+        if f"trir_{attack}" in target
+    }
+
+
+def coverage_table(machine: pd.DataFrame, outcomes: pd.DataFrame, method: str) -> pd.DataFrame:
+    """Return the strongest adversary's TRIR on the judged texts and on the rest of `method`."""
+    part = machine[machine["method"] == method]
+    judged_ids = set(outcomes["description_id"]) if not outcomes.empty else set()
+    judged = part["description_id"].isin(judged_ids)
+    rows = []
+    for label, texts in (
+        ("judged by humans", part[judged]),
+        ("not judged (drafts, unserved)", part[~judged]),
+    ):
+        rate = outcome_rate(texts[f"{STRONGEST}_correct"])
+        rows.append(
+            {
+                "texts": label,
+                "n_texts": rate.n,
+                **_rate_columns(f"{STRONGEST}_", rate, f"trir_{STRONGEST}"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def strongest_null(
+    results: pd.DataFrame, method: str, *, permutations: int = NULL_PERMUTATIONS, seed: int = 0
+) -> dict[str, float | int | None]:
+    """Return the permutation-null chance (%) of each attack and of the "any attack" rule.
+
+    The attacks' predictions stay as they are; the true persons are shuffled across texts,
+    so the null keeps how often attacks agree with each other. With attacks that disagree,
+    "any of k" succeeds by chance far more often than 1/N.
+    """
+    part = results[results["method"] == method]
+    if part.empty:
+        return {"strongest_null_pct": None, "permutations": 0}
+    predicted = part.pivot(index="description_id", columns="attack", values="predicted_key")
+    truth = part.groupby("description_id")["target_key"].first().reindex(predicted.index)
+    guesses = predicted.to_numpy(dtype=object)
+    true = truth.to_numpy(dtype=object)
+    rng = np.random.default_rng(seed)
+    any_hits = np.empty(permutations)
+    per_attack = np.zeros(guesses.shape[1])
+    for i in range(permutations):
+        shuffled = rng.permutation(true)
+        hits = guesses == shuffled[:, None]
+        any_hits[i] = hits.any(axis=1).mean()
+        per_attack += hits.mean(axis=0)
+    return {
+        "strongest_null_pct": 100.0 * float(any_hits.mean()),
+        "strongest_null_p95_pct": 100.0 * float(np.percentile(any_hits, 95)),
+        "attack_null_pct": {
+            str(a): 100.0 * float(v / permutations)
+            for a, v in zip(predicted.columns, per_attack, strict=True)
+        },
+        "permutations": permutations,
+        "texts": len(true),
+    }
 
 
 @dataclass
@@ -218,28 +345,93 @@ class RiskReport:
     roc: dict[str, dict[str, Any]] = field(default_factory=dict)
     paragraphs: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    threat_model: dict[str, Any] = field(default_factory=dict)
+    headline: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         """Return the headline numbers as JSON-able values."""
         from intruder.analysis.report import records
 
-        trir: dict[str, dict[str, float]] = {}
+        trir: dict[str, dict[str, Any]] = {}
         by_method = self.tables.get("trir_by_method")
         if by_method is not None:
             for row in records(by_method):
                 trir[row["method"]] = {
                     c[len("trir_") :]: row[c] for c in row if c.startswith("trir_")
                 }
+                trir[row["method"]]["n_texts"] = row["n_texts"]
                 trir[row["method"]]["pct_words_masked"] = row["pct_words_masked"]
         agreement_rows = self.tables.get("agreement")
+        sensitivity = self.tables.get("sensitivity")
         return {
+            "provenance": self.provenance,
+            "threat_model": self.threat_model,
             "settings": self.settings,
+            "headline": self.headline,
             "trir": trir,
             "spearman": {k: v.to_dict() for k, v in self.correlations.items()},
             "agreement": records(agreement_rows) if agreement_rows is not None else [],
+            "sensitivity": records(sensitivity) if sensitivity is not None else [],
             "summary_text": self.paragraphs,
             "warnings": self.warnings,
         }
+
+
+def _headline(machine: pd.DataFrame, outcomes: pd.DataFrame, method: str) -> dict[str, Any]:
+    """Return the human and strongest-adversary rates on exactly the judged texts."""
+    judged = machine[machine["method"] == method].merge(
+        outcomes[["description_id", "method", "human_identified"]],
+        on=["description_id", "method"],
+        how="inner",
+    )
+    return {
+        "n_texts": len(judged),
+        "persons": int(judged["target_key"].nunique()) if len(judged) else 0,
+        "human": outcome_rate(judged["human_identified"]).to_dict(),
+        "machine": {
+            attack: outcome_rate(judged[f"{attack}_correct"]).to_dict()
+            for attack in machine_attacks(judged)
+        },
+    }
+
+
+def sensitivity_table(
+    machine: pd.DataFrame, human_texts: pd.DataFrame, method: str, rule: str
+) -> pd.DataFrame:
+    """Return the headline (rates, kappa, rho of the strongest) under every rule."""
+    rows = []
+    attacks = [a for a in machine_attacks(machine) if a != STRONGEST]
+    for name in IDENTIFIED_RULES:
+        outcomes = human_outcomes(human_texts, name)
+        outcomes = outcomes[outcomes["method"] == method]
+        head = _headline(machine, outcomes, method)
+        per_text = human_vs_machine_per_text(machine, outcomes)
+        table, _ = agreement_table(per_text, attacks)
+        kappa = table.set_index("attack").loc[STRONGEST, "kappa"] if not table.empty else None
+        target = rates_beside(
+            machine, human_rates_from_outcomes(outcomes, "target"), method, "target"
+        )
+        rho = spearman_with_ci(target["human_pct_identified"], target[f"trir_{STRONGEST}"])
+        human, strongest = head["human"], head["machine"][STRONGEST]
+        rows.append(
+            {
+                "rule": name,
+                "chosen": name == rule,
+                "n_texts": head["n_texts"],
+                "human_identified": human["k"],
+                "human_pct_identified": human["pct"],
+                "human_ci_low": human["ci_low"],
+                "human_ci_high": human["ci_high"],
+                f"trir_{STRONGEST}": strongest["pct"],
+                f"{STRONGEST}_ci_low": strongest["ci_low"],
+                f"{STRONGEST}_ci_high": strongest["ci_high"],
+                "kappa": None if kappa is None or pd.isna(kappa) else float(kappa),
+                "rho": rho.rho,
+                "rho_p": rho.p,
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def build_report(
@@ -248,12 +440,23 @@ def build_report(
     human_texts: pd.DataFrame | None = None,
     human_rates: pd.DataFrame | None = None,
     human_method: str | None = None,
+    rule: str = DEFAULT_RULE,
     settings: dict[str, Any] | None = None,
     labels: dict[str, str] | None = None,
+    human_side: dict[str, Any] | None = None,
+    machine_side: dict[str, Any] | None = None,
+    provenance: dict[str, Any] | None = None,
+    calibration: Any = None,
     seed: int = 0,
 ) -> RiskReport:
-    """Build every table of the report from the attack results and the human results."""
-    report = RiskReport(settings=dict(settings or {}))
+    """Build every table of the report from the attack results and the human results.
+
+    human_side / machine_side: what the caller knows of each threat model (instructions,
+    intruders, candidate set, background); the report adds what it derives from the data.
+    """
+    report = RiskReport(settings=dict(settings or {}), provenance=dict(provenance or {}))
+    report.settings["identified_rule"] = rule
+    report.settings["identified_rule_text"] = IDENTIFIED_RULES[rule]
     if results.empty:
         report.warnings.append("The attack run has no results yet.")
         return report
@@ -263,35 +466,196 @@ def build_report(
     if human_method is None:
         human_method = _default_human_method(machine, human_texts)
     report.settings["human_method"] = human_method
-    if human_rates is None and human_texts is not None and not human_texts.empty:
-        human_rates_target = human_rates_from_texts(human_texts, "target")
-        human_rates_group = human_rates_from_texts(human_texts, "group")
+    outcomes = human_outcomes(human_texts, rule)
+    if not outcomes.empty:
+        outcomes = outcomes[outcomes["method"] == human_method]
+    if not outcomes.empty:
+        # Machine rates beside human rates: on exactly the texts humans judged.
+        judged = machine[
+            (machine["method"] != human_method)
+            | machine["description_id"].isin(set(outcomes["description_id"]))
+        ]
+        human_rates_target = human_rates_from_outcomes(outcomes, "target")
+        human_rates_group = human_rates_from_outcomes(outcomes, "group")
     elif human_rates is not None:
-        human_rates_target = human_rates
+        judged = machine
+        human_rates_target = published_rates_with_ci(human_rates, machine, human_method)
         human_rates_group = None
     else:
+        judged = machine
         human_rates_target = human_rates_group = None
         report.warnings.append("No intruder judgments yet: the report shows the machine side only.")
-    report.tables["rates_group"] = rates_beside(machine, human_rates_group, human_method, "group")
-    report.tables["rates_target"] = rates_beside(
-        machine, human_rates_target, human_method, "target"
-    )
-    per_text = human_vs_machine_per_text(machine, human_texts)
+    report.tables["rates_group"] = rates_beside(judged, human_rates_group, human_method, "group")
+    report.tables["rates_target"] = rates_beside(judged, human_rates_target, human_method, "target")
+    if not outcomes.empty:
+        report.tables["sensitivity"] = sensitivity_table(machine, human_texts, human_method, rule)
+        report.tables["coverage"] = coverage_table(machine, outcomes, human_method)
+        report.headline = _headline(machine, outcomes, human_method)
+    elif human_rates is not None:
+        report.headline = _published_headline(report.tables["rates_target"], machine, human_method)
+    per_text = human_vs_machine_per_text(machine, outcomes)
     if not per_text.empty:
         report.tables["per_text"] = per_text
         table, curves = agreement_table(per_text, attacks)
         report.tables["agreement"] = table
         report.roc = curves
     report.tables["machine_per_text"] = machine
-    target = report.tables["rates_target"]
-    if "human_pct_identified" in target:
-        for attack in [*attacks, STRONGEST]:
-            report.correlations[attack] = spearman_with_ci(
-                target["human_pct_identified"], target[f"trir_{attack}"], seed=seed
-            )
+    report.correlations = person_correlations(report.tables["rates_target"], attacks)
+    report.threat_model = threat_models(
+        results, outcomes, human_method, rule, report.settings, human_side, machine_side, seed
+    )
+    predicted, why_not = predicted_human_tables(
+        judged,
+        human_method,
+        calibration,
+        int(report.threat_model["machine"]["candidates"]),
+        human_rates_target,
+        human_rates_group,
+    )
+    report.tables.update(predicted)
+    report.settings["predicted_human"] = (
+        f"fitted on {calibration.fitted_on} at N = {calibration.n_candidates}"
+        if predicted
+        else f"not shown: {why_not}"
+    )
     report.paragraphs = written_summary(report, human_method, labels or {})
     report.tables = {n: report.tables[n] for n in RISK_TABLE_TITLES if n in report.tables}
     return report
+
+
+def open_world_table(
+    runs: list[tuple[dict[str, Any], pd.DataFrame]],
+    method: str,
+    judged: set[Any] | None,
+    human: dict[str, Any] | None,
+) -> pd.DataFrame:
+    """Return one row per run: N candidates, chance 1/N and each attack's TRIR (Wilson CI).
+
+    runs: (machine side, results) of the study's finished runs; rates on the texts of
+    `method`, restricted to the judged ones where humans judged any, beside the human rate.
+    """
+    rows = []
+    for side, results in runs:
+        machine = machine_per_text(results)
+        part = machine[machine["method"] == method]
+        if judged:
+            part = part[part["description_id"].isin(judged)]
+        if part.empty:
+            continue
+        n = int(side.get("candidates") or results["target_key"].nunique())
+        row: dict[str, Any] = {
+            "run": side.get("run"),
+            "candidates": n,
+            "distractors": side.get("distractors", 0),
+            "chance_pct": 100.0 / n,
+            "n_texts": len(part),
+        }
+        for attack in machine_attacks(part):
+            rate = outcome_rate(part[f"{attack}_correct"])
+            row.update(_rate_columns(f"{attack}_", rate, f"trir_{attack}"))
+        if human and human.get("pct") is not None:
+            row["human_pct_identified"] = human["pct"]
+            row["human_ci_low"], row["human_ci_high"] = human["ci_low"], human["ci_high"]
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    return table.sort_values(["candidates", "run"]).reset_index(drop=True) if rows else table
+
+
+def predicted_human_tables(
+    machine: pd.DataFrame,
+    method: str,
+    calibration: Any,
+    candidates: int,
+    human_target: pd.DataFrame | None,
+    human_group: pd.DataFrame | None,
+) -> tuple[dict[str, pd.DataFrame], str]:
+    """Return the predicted human rate per person and group (with intervals), or why not.
+
+    The calibration was fitted on evidence at about `calibration.n_candidates` candidates;
+    reciprocal ranks shrink as N grows, so it applies only to runs with N within a factor 2.
+    """
+    from intruder.analysis.risk_predicted import predict_with_intervals, text_evidence
+
+    if calibration is None:
+        return {}, "no calibration shipped"
+    missing = [a for a in calibration.attacks if f"{a}_true_rank" not in machine]
+    if missing:
+        return {}, f"the calibration needs the attacks {', '.join(calibration.attacks)}"
+    fitted_n = calibration.n_candidates or candidates
+    if not fitted_n / 2 <= candidates <= fitted_n * 2:
+        return {}, (
+            f"the calibration was fitted at N = {fitted_n} candidates and this run has "
+            f"N = {candidates}: add a distractor population of about {fitted_n} persons"
+        )
+    part = machine[machine["method"] == method].copy()
+    part["evidence"] = text_evidence(part, calibration.attacks).to_numpy()
+    tables = {}
+    for by, human in (("target", human_target), ("group", human_group)):
+        table = predict_with_intervals(calibration, part, KEYS[by])
+        if human is not None and not human.empty:
+            on = KEYS[by] if by == "group" else ["group", "target_key"]
+            keep = [*on, "human_n", "human_pct_identified", "human_ci_low", "human_ci_high"]
+            table = table.merge(human[[c for c in keep if c in human]], on=on, how="left")
+        tables[f"predicted_{by}"] = table
+    return tables, ""
+
+
+def _published_headline(target: pd.DataFrame, machine: pd.DataFrame, method: str) -> dict:
+    """Return the headline of published per-person rates (k rebuilt from rate times n)."""
+    part = machine[machine["method"] == method]
+    k = round((target["human_pct_identified"] * target["human_n"] / 100).sum())
+    n = int(target["human_n"].sum())
+    return {
+        "n_texts": len(part),
+        "persons": int(part["target_key"].nunique()),
+        "human": wilson(k, n).to_dict(),
+        "machine": {a: outcome_rate(part[f"{a}_correct"]).to_dict() for a in machine_attacks(part)},
+    }
+
+
+def threat_models(
+    results: pd.DataFrame,
+    outcomes: pd.DataFrame,
+    method: str,
+    rule: str,
+    settings: dict[str, Any],
+    human_side: dict[str, Any] | None,
+    machine_side: dict[str, Any] | None,
+    seed: int,
+) -> dict[str, Any]:
+    """Return what each side knew and could do: the assumptions of every comparison."""
+    human: dict[str, Any] = {
+        "world": "open: intruders name anyone they can think of, with no candidate list",
+        "candidate_list": None,
+        "identified_rule": rule,
+        "identified_rule_text": IDENTIFIED_RULES[rule],
+        "threshold": settings.get("identification_threshold"),
+        "texts_judged": len(outcomes) if not outcomes.empty else None,
+        **(human_side or {}),
+    }
+    if not outcomes.empty:
+        per_text = outcomes["n_judgments"].astype(int)
+        human["judgments"] = int(per_text.sum())
+        human["judgments_per_text"] = {
+            "mean": float(per_text.mean()),
+            "min": int(per_text.min()),
+            "max": int(per_text.max()),
+        }
+    persons = int(results["target_key"].nunique())
+    machine: dict[str, Any] = {
+        "world": "closed: every attack chooses among the candidate persons only",
+        "attacks": attack_names(results),
+        "rule": "an attack identifies a text when it ranks the true person first; the "
+        "strongest adversary when any attack does",
+        "background": settings.get("background"),
+        "folds": settings.get("k"),
+        **(machine_side or {}),
+    }
+    candidates = int(machine.get("candidates") or persons)
+    machine["candidates"] = candidates
+    machine["chance_pct"] = 100.0 / candidates if candidates else None
+    machine.update(strongest_null(results, method, seed=seed))
+    return {"human": human, "machine": machine}
 
 
 def _default_human_method(machine: pd.DataFrame, human_texts: pd.DataFrame | None) -> str:
@@ -309,8 +673,46 @@ def _pct(value: Any) -> str:
     return "n/a" if value is None or pd.isna(value) else f"{value:.1f} %"
 
 
+def _rate_text(rate: dict[str, Any]) -> str:
+    return Rate(**rate).text()
+
+
+def threat_sentence(threat: dict[str, Any]) -> str:
+    """Return the assumptions of a human-vs-machine comparison in one clause."""
+    machine, human = threat.get("machine", {}), threat.get("human", {})
+    null = machine.get("strongest_null_pct")
+    return (
+        f"closed-world machine choosing among N = {machine.get('candidates')} persons "
+        f"(chance {_pct(machine.get('chance_pct'))} per attack, "
+        f"{_pct(null)} for any of its {len(machine.get('attacks', []))} attacks by "
+        f"permutation) vs open-world intruders without a candidate list "
+        f"(identified: {human.get('identified_rule_text', '')})"
+    )
+
+
+def comparison_sentence(headline: dict[str, Any], threat: dict[str, Any]) -> str | None:
+    """Return the headline comparison with both intervals, n and the threat model."""
+    if not headline or headline.get("human", {}).get("pct") is None:
+        return None
+    human = headline["human"]
+    machine = headline["machine"][STRONGEST]
+    if machine["ci_low"] > human["ci_high"]:
+        verdict = "the machine rate is higher than the human rate (the 95 % intervals do not "
+        "overlap)"
+    elif machine["ci_high"] < human["ci_low"]:
+        verdict = "the machine rate is lower than the human rate (the 95 % intervals do not "
+        "overlap)"
+    else:
+        verdict = "the 95 % intervals overlap: these data do not tell the two rates apart"
+    return (
+        f"On the {headline['n_texts']} texts humans judged ({headline['persons']} persons), "
+        f"under a {threat_sentence(threat)}: strongest adversary {_rate_text(machine)}, "
+        f"intruders {_rate_text(human)}; {verdict}."
+    )
+
+
 def written_summary(report: RiskReport, human_method: str, labels: dict[str, str]) -> list[str]:
-    """Return a few sentences written from the numbers: who is at risk, and who sees more."""
+    """Return a few sentences written from the numbers: who is at risk, and what is compared."""
     paragraphs = []
     target = report.tables.get("rates_target", pd.DataFrame())
     machine = report.tables["machine_per_text"]
@@ -331,66 +733,64 @@ def written_summary(report: RiskReport, human_method: str, labels: dict[str, str
             f"{r.external_id} ({r.target_name}, by {r.strongest_attacks})"
             for r in worst.itertuples()
         )
+        rate = outcome_rate(served[f"{STRONGEST}_correct"])
         paragraphs.append(
-            f"The strongest adversary re-identifies {len(hit)} of {len(served)} texts "
-            f"({100 * len(hit) / len(served):.1f} %)"
+            f"Of all {len(served)} texts of {labels.get(human_method, human_method)} (judged or "
+            f"not), the strongest adversary re-identifies {rate.text()}"
             + (f"; the most confident: {listed}." if listed else ".")
         )
-    if "human_pct_identified" in target and target["human_pct_identified"].notna().any():
-        both = target.dropna(subset=["human_pct_identified", key])
-        weights = both["n_texts"]
-        human = float(np.average(both["human_pct_identified"], weights=weights))
-        machine_rate = float(np.average(both[key], weights=weights))
-        higher = sum(both[key] > both["human_pct_identified"])
-        verdict = "overstates" if machine_rate > human else "understates"
-        if abs(machine_rate - human) < 1:
-            verdict = "matches"
-        paragraphs.append(
-            f"Over the {len(both)} persons with human results, the machine {verdict} human "
-            f"risk: {machine_rate:.1f} % of texts re-identified by the strongest adversary vs "
-            f"{human:.1f} % by intruders (weighted by texts per person); the machine is higher "
-            f"for {higher} of {len(both)} persons."
-        )
-        correlation = report.correlations.get(STRONGEST)
-        if correlation is not None and correlation.rho is not None:
+    sentence = comparison_sentence(report.headline, report.threat_model)
+    if sentence:
+        paragraphs.append(sentence)
+    for attack, correlation in report.correlations.items():
+        if attack != STRONGEST:
+            continue
+        if correlation.rho is None:
             paragraphs.append(
-                f"Per person, human and machine rates correlate with Spearman rho = "
-                f"{correlation.rho:.2f} (95 % bootstrap CI {correlation.ci_low:.2f} to "
-                f"{correlation.ci_high:.2f}, n = {correlation.n})."
+                f"Per person, Spearman rho (strongest adversary): {correlation.note}."
+            )
+        else:
+            paragraphs.append(
+                f"Per person, human and strongest-adversary rates correlate with Spearman rho = "
+                f"{correlation.rho:.2f} (95 % CI {correlation.ci_low:.2f} to "
+                f"{correlation.ci_high:.2f}, p = {correlation.p:.3f}, Fisher z, n = "
+                f"{correlation.n} persons); the rho of each attack is in summary.json and the "
+                "statistics table."
             )
     agreement_rows = report.tables.get("agreement")
     if agreement_rows is not None and not agreement_rows.empty:
         row = agreement_rows[agreement_rows["attack"] == STRONGEST].iloc[0]
-        paragraphs.append(
-            f"Per text (strongest adversary vs a majority of intruders, n = {row['n']}): "
-            f"kappa = {_fmt(row['kappa'])}, McNemar p = {_fmt(row['mcnemar_p'], 3)}, "
-            f"AUC of the machine's probability = {_fmt(row['auc'])}; "
-            f"{row['machine_only']} texts only the machine identified, "
-            f"{row['human_only']} only humans."
-        )
+        if row["kappa"] is None and row["mcnemar_p"] is None and row["auc"] is None:
+            paragraphs.append(f"Per text: {row['note']}.")
+        else:
+            paragraphs.append(
+                f"Per text (strongest adversary vs humans, n = {row['n']} texts of "
+                f"{row['persons']} persons): kappa = {_fmt(row['kappa'])}, McNemar p = "
+                f"{_fmt(row['mcnemar_p'], 3)}, AUC of the machine's probability = "
+                f"{_fmt(row['auc'])}; {row['machine_only']} texts only the machine identified, "
+                f"{row['human_only']} only humans."
+            )
     by_method = report.tables.get("trir_by_method")
     if by_method is not None and len(by_method) > 1:
         pieces = [
-            f"{r.label}: {_pct(getattr(r, key))} at {_pct(r.pct_words_masked)} words masked"
+            f"{r.label}: {_pct(getattr(r, key))} of {r.n_texts} at "
+            f"{_pct(r.pct_words_masked)} words masked"
             for r in by_method.itertuples()
         ]
-        stored = by_method[~by_method["method"].map(is_baseline)]
-        best = stored.sort_values(key).iloc[0] if len(stored) else None
+        stored = by_method[~by_method["method"].map(is_baseline)].sort_values(key)
         text = "TRIR of the strongest adversary per method: " + "; ".join(pieces) + "."
-        if best is not None and len(stored) > 1:
-            runner_up = stored.sort_values(key).iloc[1]
-            gap = float(runner_up[key] - best[key])
-            se = float(np.nan_to_num(best.get(f"se_{STRONGEST}", np.nan)))
-            if gap > 2 * se:
-                text += f" Of the study's methods, {best['label']} leaves the least machine risk."
-            else:
+        if len(stored) > 1:
+            best, runner_up = stored.iloc[0], stored.iloc[1]
+            if best[f"{STRONGEST}_ci_high"] < runner_up[f"{STRONGEST}_ci_low"]:
                 text += (
-                    f" The study's methods leave about the same machine risk ({gap:.1f} "
-                    f"points apart, within 2 SE = {2 * se:.1f})."
+                    f" Of the study's methods, {best['label']} leaves the least machine risk "
+                    "(95 % intervals apart)."
                 )
+            else:
+                text += " The 95 % intervals of the study's methods overlap."
         paragraphs.append(text)
     return paragraphs
 
 
 def _fmt(value: Any, digits: int = 2) -> str:
-    return "undefined" if value is None or pd.isna(value) else f"{value:.{digits}f}"
+    return NOT_ENOUGH if value is None or pd.isna(value) else f"{value:.{digits}f}"

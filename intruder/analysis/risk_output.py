@@ -12,11 +12,56 @@ import pandas as pd
 
 from intruder.analysis.report import records
 from intruder.analysis.risk import RISK_TABLE_TITLES, RiskReport
-from intruder.analysis.risk_plots import PLOT_TITLES, risk_figures, risk_svgs
+from intruder.analysis.risk_plots import PLOT_TITLES, plain_text, risk_figures, risk_svgs
 
 # Tables printed in the PDF (the long per-text ones are in the CSV/JSON files).
-PDF_TABLES = ("trir_by_method", "rates_group", "rates_target", "agreement")
-PDF_ROWS_PER_PAGE = 28
+PDF_TABLES = (
+    "trir_by_method",
+    "rates_group",
+    "rates_target",
+    "sensitivity",
+    "coverage",
+    "open_world",
+    "agreement",
+)
+PDF_ROWS_PER_PAGE = 24
+# A PDF table page holds the key columns and at most this many others (landscape A4).
+PDF_COLUMNS_PER_PAGE = 7
+KEY_COLUMNS = ("method", "group", "target_name", "rule", "attack", "texts", "run", "candidates")
+DROPPED_FROM_DISPLAY = ("roc", "label", "target_key", "external_id")
+
+
+def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return `frame` for reading: each rate and its Wilson CI in one cell, '12.5 [3.1, 40.2]'.
+
+    The CSV/JSON files keep the numbers apart; pages, HTML and PDF show this form, which
+    halves the columns (no column is cut off at 1280 px).
+    """
+    shown = frame.copy()
+    for low in [c for c in frame.columns if c.endswith("ci_low")]:
+        prefix = low[: -len("ci_low")]
+        high = f"{prefix}ci_high"
+        value = "human_pct_identified" if prefix == "human_" else f"trir_{prefix[:-1]}"
+        if value not in shown or high not in shown:
+            continue
+        shown[value] = [
+            _with_ci(v, lo, hi)
+            for v, lo, hi in zip(shown[value], shown[low], shown[high], strict=True)
+        ]
+        shown = shown.drop(columns=[low, high])
+        shown = shown.rename(columns={value: f"{value} [95 % CI]"})
+    drop = [
+        c for c in DROPPED_FROM_DISPLAY if c in shown and ("target_name" in shown or c == "roc")
+    ]
+    return shown.drop(columns=drop)
+
+
+def _with_ci(value: Any, low: Any, high: Any) -> str | None:
+    if value is None or pd.isna(value):
+        return None
+    if low is None or pd.isna(low):
+        return f"{value:.1f}"
+    return f"{value:.1f} [{low:.1f}, {high:.1f}]"
 
 
 def table_json(frame: pd.DataFrame) -> str:
@@ -30,8 +75,8 @@ def summary_json(report: RiskReport) -> str:
 
 
 def html_table(frame: pd.DataFrame) -> str:
-    """Return `frame` as an escaped HTML table."""
-    return frame.to_html(
+    """Return `frame` as an escaped HTML table (rates with their CI in one cell)."""
+    return display_frame(frame).to_html(
         index=False,
         escape=True,
         na_rep="—",
@@ -49,6 +94,8 @@ def report_context(report: RiskReport) -> dict[str, Any]:
     return {
         "risk": report,
         "risk_summary": report.summary(),
+        "risk_threat": threat_rows(report),
+        "risk_provenance": provenance_rows(report),
         "risk_plots": [
             {"name": name, "title": PLOT_TITLES[name], "svg": mark_safe(svg)}
             for name, svg in risk_svgs(report).items()
@@ -66,6 +113,94 @@ def report_context(report: RiskReport) -> dict[str, Any]:
     }
 
 
+def threat_rows(report: RiskReport) -> dict[str, list[tuple[str, str]]]:
+    """Return the threat-model box of each side as (label, value) rows, for every format."""
+    threat = report.threat_model
+    if not threat:
+        return {}
+    human, machine = threat["human"], threat["machine"]
+    per_text = human.get("judgments_per_text") or {}
+    simulated = human.get("simulated_intruders")
+    human_rows = [
+        ("World", human["world"]),
+        ("Instructions", textwrap.shorten(str(human.get("instructions", "—")), 300)),
+        (
+            "Intruders",
+            f"{human.get('intruders', '—')}"
+            + (f" ({simulated} SIMULATED by the demo, not people)" if simulated else ""),
+        ),
+        (
+            "Judgments per text",
+            f"{per_text.get('mean', 0):.1f} on average ({per_text.get('min')} to "
+            f"{per_text.get('max')}), {human.get('judgments')} in all, "
+            f"{human.get('texts_judged')} texts"
+            if per_text
+            else "published rates (no per-text data)",
+        ),
+        ("Identified when", human["identified_rule_text"]),
+        ("Name-match threshold", str(human.get("threshold"))),
+    ]
+    null = machine.get("strongest_null_pct")
+    attack_null = machine.get("attack_null_pct") or {}
+    machine_rows = [
+        ("World", machine["world"]),
+        ("Candidates N", str(machine.get("candidates"))),
+        ("Chance 1/N", _pct(machine.get("chance_pct"))),
+        ("Background", str(machine.get("background_source") or machine.get("background"))),
+        (
+            "Background per person",
+            _background_size(machine),
+        ),
+        ("Folds", str(machine.get("folds") or "—")),
+        ("Attacks", ", ".join(machine.get("attacks", []))),
+        (
+            "Chance of the 'any attack' rule",
+            f"{_pct(null)} (permutation null: true persons shuffled across "
+            f"{machine.get('texts')} texts, {machine.get('permutations')} times; per attack "
+            + ", ".join(f"{a} {_pct(v)}" for a, v in attack_null.items())
+            + ")"
+            if null is not None
+            else "—",
+        ),
+    ]
+    return {"Human intruders": human_rows, "Machine attacker": machine_rows}
+
+
+def _background_size(machine: dict[str, Any]) -> str:
+    if machine.get("background_descriptions_per_person_median") is not None:
+        value = machine["background_descriptions_per_person_median"]
+        return f"median {value:.1f} descriptions per fold"
+    if machine.get("background_words_per_person_median") is not None:
+        return f"median {machine['background_words_per_person_median']:.0f} words"
+    return "—"
+
+
+def _pct(value: Any) -> str:
+    return "—" if value is None else f"{value:.1f} %"
+
+
+def provenance_rows(report: RiskReport) -> list[tuple[str, str]]:
+    """Return the report's provenance as (label, value) rows."""
+    p = report.provenance
+    if not p:
+        return []
+    model = p.get("anonymizer_model") or {}
+    counts = p.get("counts") or {}
+    return [
+        ("Generated", str(p.get("generated_at"))),
+        ("Software", f"{p.get('software')} {p.get('version')}, commit {p.get('git_commit')}"),
+        (
+            "Anonymizer model",
+            f"{model.get('name')}, {model.get('weights_file')} SHA-256 "
+            f"{model.get('weights_sha256')}",
+        ),
+        ("Attack settings", json.dumps(p.get("attack_config") or {}, sort_keys=True)),
+        ("Seed · folds", f"{p.get('seed')} · {p.get('folds') or '—'}"),
+        ("Threshold · rule", f"{p.get('threshold')} · {p.get('identified_rule')}"),
+        ("Counts", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())),
+    ]
+
+
 def standalone_html(report: RiskReport, title: str) -> str:
     """Return the report as one self-contained HTML file (inline CSS and SVG)."""
     from django.template.loader import render_to_string
@@ -81,7 +216,7 @@ def pdf_bytes(report: RiskReport, title: str) -> bytes:
     from matplotlib.backends.backend_pdf import PdfPages
 
     buffer = io.BytesIO()
-    with PdfPages(buffer) as pdf:
+    with plain_text(), PdfPages(buffer) as pdf:
         pdf.savefig(_text_page(report, title))
         for name, figure in risk_figures(report).items():
             figure.suptitle(PLOT_TITLES[name], fontsize=10)
@@ -91,43 +226,70 @@ def pdf_bytes(report: RiskReport, title: str) -> bytes:
             frame = report.tables.get(name)
             if frame is None or frame.empty:
                 continue
-            for start in range(0, len(frame), PDF_ROWS_PER_PAGE):
-                page = _table_page(frame.iloc[start : start + PDF_ROWS_PER_PAGE], name)
-                pdf.savefig(page, bbox_inches="tight")
+            for page in _table_pages(frame, name):
+                pdf.savefig(page)
                 plt.close(page)
     return buffer.getvalue()
+
+
+def pdf_text_lines(report: RiskReport, title: str) -> list[str]:
+    """Return the PDF's first page as lines: warnings, threat models, summary, provenance."""
+    lines = [*textwrap.wrap(title, 95), ""]
+    for warning in report.warnings:
+        lines += [*textwrap.wrap(f"! {warning}", 95), ""]
+    for side, rows in threat_rows(report).items():
+        lines.append(f"THREAT MODEL: {side.upper()}")
+        for label, value in rows:
+            lines += textwrap.wrap(f"{label}: {value}", 95, subsequent_indent="    ")
+        lines.append("")
+    lines.append("SUMMARY")
+    for paragraph in report.paragraphs:
+        lines += [*textwrap.wrap(paragraph, 95), ""]
+    lines.append("PROVENANCE")
+    for label, value in provenance_rows(report):
+        lines += textwrap.wrap(f"{label}: {value}", 95, subsequent_indent="    ")
+    return lines
 
 
 def _text_page(report: RiskReport, title: str) -> Any:
     import matplotlib.pyplot as plt
 
     figure = plt.figure(figsize=(8.27, 11.69))  # A4
-    lines = [title, ""]
-    settings = report.settings
-    lines.append(
-        f"attacks: {', '.join(settings.get('attacks', []))}; background: "
-        f"{settings.get('background')}"
-        + (f" (k = {settings['k']} folds)" if settings.get("k") else "")
-    )
-    lines.append(f"methods: {', '.join(settings.get('methods', []))}")
-    lines.append("")
-    for paragraph in [*report.warnings, *report.paragraphs]:
-        lines += [*textwrap.wrap(paragraph, 95), ""]
-    figure.text(0.06, 0.96, "\n".join(lines), va="top", ha="left", fontsize=8.5, family="serif")
+    text = "\n".join(pdf_text_lines(report, title))
+    figure.text(0.06, 0.97, text, va="top", ha="left", fontsize=7.5, family="serif")
     return figure
 
 
-def _table_page(frame: pd.DataFrame, name: str) -> Any:
+def _table_pages(frame: pd.DataFrame, name: str) -> list[Any]:
+    """Return landscape A4 pages of a table: key columns repeated, long cells wrapped."""
+    shown = display_frame(frame).drop(columns=[c for c in ("note",) if c in frame.columns])
+    keys = [c for c in shown.columns if c in KEY_COLUMNS]
+    rest = [c for c in shown.columns if c not in keys]
+    chunks = [rest[i : i + PDF_COLUMNS_PER_PAGE] for i in range(0, len(rest), PDF_COLUMNS_PER_PAGE)]
+    pages = []
+    for start in range(0, len(shown), PDF_ROWS_PER_PAGE):
+        rows = shown.iloc[start : start + PDF_ROWS_PER_PAGE]
+        for part, columns in enumerate(chunks or [[]], 1):
+            pages.append(_table_page(rows[[*keys, *columns]], name, part, len(chunks)))
+    return pages
+
+
+def _table_page(frame: pd.DataFrame, name: str, part: int, parts: int) -> Any:
     import matplotlib.pyplot as plt
 
-    shown = frame.drop(columns=[c for c in ("roc", "note", "label") if c in frame.columns])
-    cells = [[_cell(v) for v in row] for row in shown.itertuples(index=False)]
-    figure, axes = plt.subplots(figsize=(11.69, 0.3 * len(cells) + 1.2))
+    cells = [[_cell(v) for v in row] for row in frame.itertuples(index=False)]
+    header = ["\n".join(textwrap.wrap(str(c).replace("_", " "), 14)) for c in frame.columns]
+    lines = max([1, *(c.count("\n") + 1 for row in cells for c in row)])
+    figure, axes = plt.subplots(figsize=(11.69, 8.27))  # A4 landscape
     axes.axis("off")
-    axes.set_title(RISK_TABLE_TITLES[name], fontsize=10)
-    table = axes.table(cellText=cells, colLabels=list(shown.columns), loc="center")
+    suffix = f" (columns, part {part} of {parts})" if parts > 1 else ""
+    axes.set_title(RISK_TABLE_TITLES[name] + suffix, fontsize=10)
+    table = axes.table(cellText=cells, colLabels=header, loc="upper center", cellLoc="left")
     table.auto_set_font_size(False)
-    table.set_fontsize(6.5)
+    table.set_fontsize(7)
+    for (row, _), cell in table.get_celld().items():
+        cell.set_height((0.045 if row == 0 else 0.028 * lines) * 24 / max(PDF_ROWS_PER_PAGE, 1))
+    table.auto_set_column_width(list(range(len(frame.columns))))
     return figure
 
 
@@ -136,7 +298,7 @@ def _cell(value: Any) -> str:
         return "—"
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1 else f"{value:.1f}"
-    return str(value)[:28]
+    return "\n".join(textwrap.wrap(str(value), 24)[:3])
 
 
 def write_risk_report(

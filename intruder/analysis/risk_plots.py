@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -34,14 +34,19 @@ def _attacks(table: pd.DataFrame) -> list[str]:
     return [n for n in names if n != STRONGEST] + [STRONGEST]
 
 
-def _se(table: pd.DataFrame, column: str) -> np.ndarray:
-    if column not in table:
-        return np.zeros(len(table))
-    return table[column].astype(float).fillna(0).to_numpy()
+def _ci_err(table: pd.DataFrame, value: str, prefix: str) -> np.ndarray:
+    """Return matplotlib's asymmetric error bars (2 x n) from the Wilson CI columns."""
+    low, high = f"{prefix}ci_low", f"{prefix}ci_high"
+    if low not in table or high not in table:
+        return np.zeros((2, len(table)))
+    centre = table[value].astype(float)
+    below = (centre - table[low].astype(float)).clip(lower=0).fillna(0)
+    above = (table[high].astype(float) - centre).clip(lower=0).fillna(0)
+    return np.vstack([below.to_numpy(), above.to_numpy()])
 
 
 def plot_rates(report: RiskReport, by: str) -> Figure | None:
-    """Bars of human % identified and each attack's TRIR (± SE) per person or group."""
+    """Bars of human % identified and each attack's TRIR (95 % Wilson CI) per person or group."""
     table = report.tables.get(f"rates_{by}")
     if table is None or table.empty:
         return None
@@ -52,19 +57,19 @@ def plot_rates(report: RiskReport, by: str) -> Figure | None:
     )
     series = []
     if "human_pct_identified" in table:
-        series.append(("humans", "human_pct_identified", "human_se", HUMAN_COLOUR))
+        series.append(("humans", "human_pct_identified", "human_", HUMAN_COLOUR))
     for attack in _attacks(table):
-        series.append((attack, f"trir_{attack}", f"se_{attack}", ATTACK_COLOURS.get(attack)))
+        series.append((attack, f"trir_{attack}", f"{attack}_", ATTACK_COLOURS.get(attack)))
     height = max(2.5, 0.22 * len(table) * len(series) + 1.0)
     figure, axes = plt.subplots(figsize=(7.5, height))
     y = np.arange(len(table))
     width = 0.8 / len(series)
-    for i, (name, column, se_column, colour) in enumerate(series):
+    for i, (name, column, prefix, colour) in enumerate(series):
         axes.barh(
             y + (i - (len(series) - 1) / 2) * width,
             table[column].astype(float).fillna(0),
             height=width,
-            xerr=_se(table, se_column),
+            xerr=_ci_err(table, column, prefix),
             color=colour,
             label=name,
             error_kw={"elinewidth": 0.8},
@@ -72,7 +77,7 @@ def plot_rates(report: RiskReport, by: str) -> Figure | None:
     axes.set_yticks(y, labels, fontsize=8)
     axes.invert_yaxis()
     axes.set_xlim(0, 105)
-    axes.set_xlabel("% of texts re-identified (± SE)")
+    axes.set_xlabel("% of texts re-identified (95 % Wilson CI)")
     axes.legend(fontsize=8, loc="lower right")
     return figure
 
@@ -97,7 +102,8 @@ def plot_person_scatter(report: RiskReport) -> Figure | None:
     if correlation is not None and correlation.rho is not None:
         axes.set_title(
             f"Spearman rho = {correlation.rho:.2f} "
-            f"[{correlation.ci_low:.2f}, {correlation.ci_high:.2f}], n = {correlation.n}",
+            f"[{correlation.ci_low:.2f}, {correlation.ci_high:.2f}], p = {correlation.p:.3f}, "
+            f"n = {correlation.n}",
             fontsize=9,
         )
     axes.legend(fontsize=8)
@@ -140,12 +146,37 @@ def plot_risk_vs_masking(report: RiskReport) -> Figure | None:
     return figure
 
 
+def plot_open_world(report: RiskReport) -> Figure | None:
+    """TRIR of each attack against the number of candidates N, chance 1/N, the human rate."""
+    table = report.tables.get("open_world")
+    if table is None or len(table) < 2:
+        return None
+    figure, axes = plt.subplots(figsize=(6, 4))
+    n = table["candidates"].astype(float)
+    for attack in _attacks(table):
+        axes.plot(
+            n, table[f"trir_{attack}"], marker="o", label=attack, color=ATTACK_COLOURS.get(attack)
+        )
+    axes.plot(n, table["chance_pct"], linestyle=":", color="grey", label="chance 1/N")
+    if "human_pct_identified" in table:
+        row = table.iloc[0]
+        axes.axhspan(row["human_ci_low"], row["human_ci_high"], color=HUMAN_COLOUR, alpha=0.2)
+        axes.axhline(row["human_pct_identified"], color=HUMAN_COLOUR, label="humans (95 % CI)")
+    axes.set_xscale("log")
+    axes.set_xlabel("candidates N (log scale)")
+    axes.set_ylabel("% of texts re-identified")
+    axes.set_ylim(-3, 105)
+    axes.legend(fontsize=8)
+    return figure
+
+
 MAKERS = {
     "plot_rates_group": lambda r: plot_rates(r, "group"),
     "plot_rates_target": lambda r: plot_rates(r, "target"),
     "plot_person_scatter": plot_person_scatter,
     "plot_roc": plot_roc,
     "plot_risk_vs_masking": plot_risk_vs_masking,
+    "plot_open_world": plot_open_world,
 }
 PLOT_TITLES = {
     "plot_rates_group": "Per group: humans beside the machine",
@@ -153,15 +184,27 @@ PLOT_TITLES = {
     "plot_person_scatter": "Per person: human vs machine rate",
     "plot_roc": "ROC: the machine's probability as a predictor of human identification",
     "plot_risk_vs_masking": "Risk vs words masked, per method",
+    "plot_open_world": "Open-world ladder: TRIR against the number of candidates",
 }
 
 
 def risk_figures(report: RiskReport) -> dict[str, Figure]:
-    """Return every figure the report's data support, by name."""
-    figures = {name: maker(report) for name, maker in MAKERS.items()}
+    """Return every figure the report's data support, by name.
+
+    Labels are user data (person and method names): mathtext is off, so a name such as
+    `$\\frac{a}$` is drawn as typed instead of failing to parse.
+    """
+    with plain_text():
+        figures = {name: maker(report) for name, maker in MAKERS.items()}
     return {name: figure for name, figure in figures.items() if figure is not None}
 
 
 def risk_svgs(report: RiskReport) -> dict[str, str]:
     """Return every figure as inline SVG text."""
-    return {name: to_svg(figure) for name, figure in risk_figures(report).items()}
+    with plain_text():
+        return {name: to_svg(figure) for name, figure in risk_figures(report).items()}
+
+
+def plain_text() -> Any:
+    """Return a context in which matplotlib draws `$...$` as typed (no mathtext parsing)."""
+    return matplotlib.rc_context({"text.parse_math": False})

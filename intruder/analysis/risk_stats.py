@@ -1,46 +1,100 @@
 """Statistics that compare human and machine re-identification (library calls, not hand math).
 
+- Every rate comes with its n and a Wilson score interval
+  (statsmodels.stats.proportion.proportion_confint, method "wilson").
 - Spearman's rho between per-person human and machine rates (scipy.stats.spearmanr), with a
-  percentile bootstrap CI over persons (scipy.stats.bootstrap, paired resampling, seeded).
-  Resamples in which one side is constant have no rho; they are left out of the percentiles
-  (`nanpercentile`), and how many were left out is reported.
-- Cohen's kappa between "a majority of intruders identified the text" and "the machine
-  ranked the true person first" (sklearn.metrics.cohen_kappa_score).
+  p-value and a CI from the same Fisher z transform, so the two always agree (the CI excludes
+  0 exactly when p < 0.05): z = atanh(rho), SE = sqrt(1.06 / (n - 3)) (Fieller, Hartley &
+  Pearson 1957, the variance of Spearman's z), p = 2 * P(Z > |z| / SE).
+  The percentile bootstrap this replaced could exclude 0 while p was 0.47: with many tied
+  zero rates a seventh of its resamples had no rho at all and were dropped.
+- Cohen's kappa between "humans identified the text" (the study's one definition) and "the
+  machine ranked the true person first" (sklearn.metrics.cohen_kappa_score).
 - McNemar's test on the same paired outcomes (statsmodels, exact binomial test when the
   discordant pairs are fewer than 25, the chi-square with continuity correction otherwise).
 - ROC/AUC of the machine's probability of the true person as a predictor of human
   identification (sklearn.metrics.roc_auc_score / roc_curve).
 
-Every function returns None-valued fields with a `note` where the statistic is undefined
-(too few persons, one class only), never a made-up number.
+Minimum samples (below them the statistic is None and `note` says "not enough data" with n):
+rho needs MIN_PERSONS_RHO persons and both sides not constant; kappa, McNemar and AUC need
+MIN_TEXTS texts of at least MIN_PERSONS_AGREEMENT persons; kappa needs both outcomes on each
+side, McNemar a discordant text, AUC MIN_PER_OUTCOME texts of each human outcome.
 """
 
 from __future__ import annotations
 
-import warnings
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-BOOTSTRAP_RESAMPLES = 5000
 CONFIDENCE = 0.95
 # Below this many discordant pairs McNemar's chi-square approximation is poor.
 MCNEMAR_EXACT_BELOW = 25
+# Minimum samples: Fisher z needs n > 3; with 5 persons its SE is 0.73 already.
+MIN_PERSONS_RHO = 5
+MIN_TEXTS = 10
+MIN_PERSONS_AGREEMENT = 3
+MIN_PER_OUTCOME = 2
+# Fieller, Hartley & Pearson (1957): var(atanh(rho_s)) ~= 1.06 / (n - 3).
+SPEARMAN_Z_VARIANCE = 1.06
+NOT_ENOUGH = "not enough data"
+
+
+@dataclass
+class Rate:
+    """k of n, as a percent with its Wilson interval."""
+
+    k: int
+    n: int
+    pct: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def text(self) -> str:
+        """Return e.g. '25.0 % (95 % CI 11.2 to 46.9, 6 of 24)'."""
+        if self.pct is None:
+            return f"n/a (n = {self.n})"
+        return (
+            f"{self.pct:.1f} % (95 % CI {self.ci_low:.1f} to {self.ci_high:.1f}, "
+            f"{self.k} of {self.n})"
+        )
+
+
+def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> Rate:
+    """Return k of n as a percent with its Wilson score interval (None for n = 0)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    k, n = int(k), int(n)
+    if n <= 0:
+        return Rate(k=0, n=0, pct=None, ci_low=None, ci_high=None)
+    low, high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+    return Rate(k=k, n=n, pct=100.0 * k / n, ci_low=100.0 * low, ci_high=100.0 * high)
+
+
+def outcome_rate(outcomes: Sequence[bool] | np.ndarray) -> Rate:
+    """Return the Wilson rate of 0/1 outcomes (missing outcomes count as not identified)."""
+    import pandas as pd
+
+    values = pd.Series(list(outcomes), dtype="boolean").fillna(False).astype(bool)
+    return wilson(int(values.sum()), len(values))
 
 
 @dataclass
 class Correlation:
-    """Spearman's rho of paired rates with its bootstrap CI."""
+    """Spearman's rho of paired rates with its Fisher z p-value and CI."""
 
     n: int
     rho: float | None
-    p_value: float | None
+    p: float | None
     ci_low: float | None = None
     ci_high: float | None = None
-    resamples: int = 0
-    resamples_undefined: int = 0
+    method: str = "Fisher z, SE = sqrt(1.06 / (n - 3))"
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -52,6 +106,7 @@ class Agreement:
     """Paired binary outcomes of humans and a machine attack on the same texts."""
 
     n: int
+    persons: int = 0
     both: int = 0
     human_only: int = 0
     machine_only: int = 0
@@ -76,14 +131,9 @@ def _finite(value: float) -> float | None:
 
 
 def spearman_with_ci(
-    human: Sequence[float],
-    machine: Sequence[float],
-    *,
-    seed: int = 0,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    confidence: float = CONFIDENCE,
+    human: Sequence[float], machine: Sequence[float], *, confidence: float = CONFIDENCE
 ) -> Correlation:
-    """Return Spearman's rho of the paired values and a percentile bootstrap CI over pairs."""
+    """Return Spearman's rho of the paired values with a Fisher z p-value and CI."""
     from scipy import stats
 
     x = np.asarray(human, dtype=float)
@@ -91,48 +141,25 @@ def spearman_with_ci(
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
     n = len(x)
-    if n < 3:
-        return Correlation(n=n, rho=None, p_value=None, note="needs at least 3 persons")
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        return Correlation(n=n, rho=None, p_value=None, note="one side has the same rate for all")
-    result = stats.spearmanr(x, y)
-
-    def rho(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-        # Vectorised over resamples: rank each row, then Pearson of the ranks.
-        ra = stats.rankdata(a, axis=axis)
-        rb = stats.rankdata(b, axis=axis)
-        ra = ra - ra.mean(axis=axis, keepdims=True)
-        rb = rb - rb.mean(axis=axis, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return (ra * rb).sum(axis=axis) / np.sqrt(
-                (ra**2).sum(axis=axis) * (rb**2).sum(axis=axis)
-            )
-
-    with warnings.catch_warnings():
-        # Constant resamples give NaN; they are counted and left out below.
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        boot = stats.bootstrap(
-            (x, y),
-            rho,
-            paired=True,
-            vectorized=True,
-            n_resamples=resamples,
-            method="percentile",
-            confidence_level=confidence,
-            rng=np.random.default_rng(seed),
+    if n < MIN_PERSONS_RHO:
+        return Correlation(
+            n=n, rho=None, p=None, note=f"{NOT_ENOUGH}: needs {MIN_PERSONS_RHO} persons, has {n}"
         )
-    distribution = boot.bootstrap_distribution
-    undefined = int(np.isnan(distribution).sum())
-    alpha = (1 - confidence) / 2
-    low, high = np.nanpercentile(distribution, [100 * alpha, 100 * (1 - alpha)])
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return Correlation(
+            n=n, rho=None, p=None, note=f"{NOT_ENOUGH}: one side has the same rate for all {n}"
+        )
+    rho = float(stats.spearmanr(x, y).statistic)
+    se = math.sqrt(SPEARMAN_Z_VARIANCE / (n - 3))
+    # |rho| = 1 has an infinite z: clip just inside so p and CI stay finite and consistent.
+    z = math.atanh(max(min(rho, 1 - 1e-12), -1 + 1e-12))
+    critical = float(stats.norm.ppf(1 - (1 - confidence) / 2))
     return Correlation(
         n=n,
-        rho=_finite(result.statistic),
-        p_value=_finite(result.pvalue),
-        ci_low=_finite(low),
-        ci_high=_finite(high),
-        resamples=resamples,
-        resamples_undefined=undefined,
+        rho=rho,
+        p=float(2 * stats.norm.sf(abs(z) / se)),
+        ci_low=math.tanh(z - critical * se),
+        ci_high=math.tanh(z + critical * se),
     )
 
 
@@ -140,29 +167,40 @@ def agreement(
     human: Sequence[bool],
     machine: Sequence[bool],
     machine_prob: Sequence[float | None] | None = None,
+    persons: Sequence[Any] | None = None,
 ) -> Agreement:
-    """Return kappa, McNemar and (with probabilities) ROC/AUC of paired per-text outcomes."""
+    """Return kappa, McNemar and (with probabilities) ROC/AUC of paired per-text outcomes.
+
+    `persons` (one key per text) guards against a few persons' texts passing for many.
+    """
     from sklearn.metrics import cohen_kappa_score, roc_auc_score, roc_curve
     from statsmodels.stats.contingency_tables import mcnemar
 
     h = np.asarray(human, dtype=bool)
     m = np.asarray(machine, dtype=bool)
-    result = Agreement(n=len(h))
+    n_persons = len(set(persons)) if persons is not None else len(h)
+    result = Agreement(n=len(h), persons=n_persons)
     if not len(h):
-        result.note = "no texts with both human and machine results"
+        result.note = f"{NOT_ENOUGH}: no texts with both human and machine results"
         return result
     result.both = int((h & m).sum())
     result.human_only = int((h & ~m).sum())
     result.machine_only = int((~h & m).sum())
     result.neither = int((~h & ~m).sum())
+    if len(h) < MIN_TEXTS or n_persons < MIN_PERSONS_AGREEMENT:
+        result.note = (
+            f"{NOT_ENOUGH}: kappa, McNemar and AUC need {MIN_TEXTS} texts of "
+            f"{MIN_PERSONS_AGREEMENT} persons (n = {len(h)} texts, {n_persons} persons)"
+        )
+        return result
     notes = []
-    if len(set(h)) == 1 and len(set(m)) == 1:
-        notes.append("kappa undefined: both sides give one outcome only")
+    if len(set(h)) == 1 or len(set(m)) == 1:
+        notes.append(f"kappa: {NOT_ENOUGH}, one side gives one outcome only (n = {len(h)})")
     else:
         result.kappa = _finite(cohen_kappa_score(h, m))
     discordant = result.human_only + result.machine_only
     if discordant == 0:
-        notes.append("McNemar undefined: no discordant texts")
+        notes.append(f"McNemar: {NOT_ENOUGH}, no discordant texts (n = {len(h)})")
     else:
         exact = discordant < MCNEMAR_EXACT_BELOW
         test = mcnemar(
@@ -177,21 +215,15 @@ def agreement(
         prob = np.asarray([np.nan if p is None else p for p in machine_prob], dtype=float)
         # The true person's probability is 0 where the person has no background.
         prob = np.nan_to_num(prob, nan=0.0)
-        if len(set(h)) < 2:
-            notes.append("AUC undefined: humans identified all or none of the texts")
+        positives = int(h.sum())
+        if min(positives, len(h) - positives) < MIN_PER_OUTCOME:
+            notes.append(
+                f"AUC: {NOT_ENOUGH}, needs {MIN_PER_OUTCOME} texts of each human outcome "
+                f"({positives} identified of {len(h)})"
+            )
         else:
             result.auc = _finite(roc_auc_score(h, prob))
             fpr, tpr, _ = roc_curve(h, prob)
             result.roc = {"fpr": fpr.tolist(), "tpr": tpr.tolist()}
     result.note = "; ".join(notes)
     return result
-
-
-def percent_se(outcomes: Sequence[bool] | np.ndarray) -> float | None:
-    """Return the SE of a percentage of 0/1 outcomes, as the identification rates compute it."""
-    import pandas as pd
-
-    from intruder.analysis.rates import percent_se as rates_percent_se
-
-    value = rates_percent_se(pd.Series(np.asarray(outcomes, dtype=float)))
-    return _finite(value)

@@ -2,12 +2,17 @@
 
 `judgments.jsonl` holds answers of three invented demo intruders (DEMOJUDGE01-03) to the
 released texts, written for this project so the report has a human side from the first
-minute. The attack runs use the cheap attacks only, so the demo stays quick to start.
+minute. They are stored as simulated participants (`Participant.simulated`), which every
+page and export that uses them labels as such. Their timings are drawn (seeded) from a
+log-normal with a median of SIMULATED_MEDIAN_S seconds per text (a plausible reading and
+typing time; no real data behind it), one text after another with a short pause.
+The attack runs use the cheap attacks only, so the demo stays quick to start.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
@@ -19,6 +24,21 @@ from intruder.services import attack_runs, jobs
 from intruder.services.anonymization import MODEL_METHOD
 
 DEMO_JUDGMENTS = "judgments.jsonl"
+SIMULATED_MEDIAN_S = 70.0
+SIMULATED_SIGMA = 0.5
+SIMULATED_PAUSE_S = 8.0
+
+
+def simulated_durations(pid: str, count: int) -> list[float]:
+    """Return `count` seconds per text for one simulated judge (seeded by its PID)."""
+    import zlib
+
+    import numpy as np
+
+    rng = np.random.default_rng(zlib.crc32(pid.encode()))
+    return [
+        float(v) for v in rng.lognormal(np.log(SIMULATED_MEDIAN_S), SIMULATED_SIGMA, size=count)
+    ]
 
 
 def load_demo_judgments(study: Study) -> int:
@@ -34,12 +54,24 @@ def load_demo_judgments(study: Study) -> int:
     }
     created = 0
     now = timezone.now()
+    pids = sorted({row["pid"] for row in rows})
+    durations = {pid: simulated_durations(pid, len(rows)) for pid in pids}
+    # Each judge worked through their texts one after another, ending about now.
+    clock = {
+        pid: now - timedelta(seconds=sum(durations[pid]) + SIMULATED_PAUSE_S * len(rows))
+        for pid in pids
+    }
     with transaction.atomic():
-        for pid in sorted({row["pid"] for row in rows}):
-            Participant.objects.get_or_create(
+        for pid in pids:
+            Participant.objects.update_or_create(
                 study=study,
                 prolific_pid=pid,
-                defaults={"status": Participant.Status.COMPLETED, "consented_at": now},
+                defaults={"simulated": True},
+                create_defaults={
+                    "status": Participant.Status.COMPLETED,
+                    "consented_at": clock[pid],
+                    "simulated": True,
+                },
             )
         intruders = {p.prolific_pid: p for p in study.participants.all()}
         positions: dict[str, int] = {}
@@ -59,14 +91,18 @@ def load_demo_judgments(study: Study) -> int:
                 positions[row["pid"]] = 1000 + intruder.assignments.count()
             positions[row["pid"]] += 1
             slot = text.assignments.filter(status__in=["active", "completed"]).count() + 1
+            seconds = durations[row["pid"]][positions[row["pid"]] % len(rows)]
+            shown_at = clock[row["pid"]] + timedelta(seconds=SIMULATED_PAUSE_S)
+            completed_at = shown_at + timedelta(seconds=seconds)
+            clock[row["pid"]] = completed_at
             assignment = Assignment.objects.create(
                 participant=intruder,
                 text=text,
                 position=positions[row["pid"]],  # far after the 5 items a player gets
                 slot=slot,
                 status=Assignment.Status.COMPLETED,
-                shown_at=now,
-                completed_at=now,
+                shown_at=shown_at,
+                completed_at=completed_at,
             )
             Judgment.objects.create(
                 assignment=assignment,
@@ -76,6 +112,7 @@ def load_demo_judgments(study: Study) -> int:
                 guessed_name=row.get("guessed_name", ""),
                 revealing_text=row.get("revealing_text", ""),
                 other_knowledge=row.get("other_knowledge", ""),
+                time_spent_ms=round(1000 * seconds),
                 cosine=score.cosine,
                 identified=score.identified,
                 matched_alias=score.matched_alias,

@@ -150,4 +150,22 @@ def study_report(
     )
     if texts.empty:
         report.warnings = [missing_texts_note(study)]
+    note = simulated_note(study)
+    if note:
+        report.warnings = [note, *report.warnings]
     return report
+
+
+def simulated_note(study: Study) -> str:
+    """Return the label of simulated (demo) intruders' judgments, or '' where there are none."""
+    from intruder.models import Participant
+
+    judges = Participant.objects.filter(study=study, judgments__isnull=False).distinct()
+    simulated = judges.filter(simulated=True).count()
+    if not simulated:
+        return ""
+    return (
+        f"Simulated human data: {simulated} of the {judges.count()} intruders are invented by "
+        "the demo, not people. Their judgments show how the analyses work and say nothing "
+        "about human risk."
+    )

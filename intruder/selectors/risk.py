@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from django.db.models import Count
 
 from intruder.analysis.per_text import per_text
 from intruder.analysis.risk import RiskReport, build_report
 from intruder.attack_methods import method_label
-from intruder.models import AnonymizedText, AttackResult, AttackRun, Study
-from intruder.selectors.analysis import study_judgments, study_texts
+from intruder.models import (
+    AnonymizedText,
+    AttackResult,
+    AttackRun,
+    Description,
+    Participant,
+    Study,
+)
+from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
 
 RESULT_COLUMNS = [
     "description_id",
@@ -65,10 +74,14 @@ def run_results(run: AttackRun) -> pd.DataFrame:
     return frame
 
 
-def human_texts(study: Study) -> pd.DataFrame:
-    """Return the per-text human results of the study's judged texts, with their method."""
+def human_texts(study: Study, judgments: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Return the per-text human results of the study's judged texts, with their method.
+
+    `judgments` (rows of `study_judgments`) lets a caller report on a subset, e.g. without
+    flagged judgments; by default every judgment of the study counts.
+    """
     texts = study_texts(study)
-    judgments = study_judgments(study)
+    judgments = study_judgments(study) if judgments is None else judgments
     if texts.empty or judgments.empty:
         return pd.DataFrame()
     table = per_text(judgments, texts, study.identification_threshold)
@@ -81,12 +94,105 @@ def human_texts(study: Study) -> pd.DataFrame:
     return table
 
 
-def run_report(run: AttackRun, *, human_method: str | None = None) -> RiskReport:
+def human_side(study: Study) -> dict[str, Any]:
+    """Return what the study's intruders had and were: the human threat model's facts."""
+    intruders = Participant.objects.filter(study=study, judgments__isnull=False).distinct()
+    simulated = intruders.filter(simulated=True).count()
+    return {
+        "instructions": study.instructions_text.strip() or "the platform's default instructions",
+        "intruders": intruders.count(),
+        "simulated_intruders": simulated,
+        "judgments_per_text_planned": study.judgments_per_text,
+    }
+
+
+def machine_side(run: AttackRun) -> dict[str, Any]:
+    """Return the candidate set and background of a run: the machine threat model's facts."""
+    side = _background_side(run)
+    distractors = run.distractor_documents or {}
+    side["study_candidates"] = side["candidates"]
+    side["distractors"] = len(distractors)
+    side["distractors_dropped_as_study_persons"] = (run.summary or {}).get(
+        "distractors_dropped", []
+    )
+    side["candidates"] += len(distractors)
+    if not distractors:
+        side["world"] = "closed: every attack chooses among the study's persons only"
+    else:
+        side["world"] = (
+            f"closed, widened: the study's {side['study_candidates']} persons and "
+            f"{len(distractors)} distractor persons who are not in the study"
+        )
+    return side
+
+
+def _background_side(run: AttackRun) -> dict[str, Any]:
+    if run.background == AttackRun.Background.UPLOADED:
+        documents = run.background_documents or {}
+        sizes = [len(str(text).split()) for text in documents.values()]
+        return {
+            "candidates": len(documents),
+            "background_source": "uploaded documents, one set per candidate person",
+            "background_words_per_person_median": float(np.median(sizes)) if sizes else None,
+        }
+    per_person = list(
+        Description.objects.filter(study=run.study)
+        .values("target_id")
+        .annotate(n=Count("pk"))
+        .values_list("n", flat=True)
+    )
+    share = (run.folds - 1) / run.folds if run.folds else 1.0
+    return {
+        "candidates": len(per_person),
+        "background_source": f"the study's own original descriptions of each person, "
+        f"cross-validated in k = {run.folds} folds (never the text's own, nor another text "
+        "by the same writer about the same person)",
+        "background_descriptions_per_person_median": float(np.median(per_person) * share)
+        if per_person
+        else None,
+    }
+
+
+def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
+    """Add the ladder of the study's finished report runs (each run one N) to `report`."""
+    from intruder.analysis.risk import RISK_TABLE_TITLES, open_world_table
+
+    method = report.settings.get("human_method")
+    runs = [run] + [
+        other
+        for other in run.study.attack_runs.filter(
+            purpose=AttackRun.Purpose.REPORT, job__status="succeeded"
+        ).exclude(pk=run.pk)[:10]
+        if method in other.methods
+    ]
+    judged = None
+    if not texts.empty:
+        judged = set(texts.loc[texts["n_judgments"] > 0, "description_id"])
+    table = open_world_table(
+        [({**machine_side(r), "run": r.pk}, run_results(r)) for r in runs],
+        method,
+        judged,
+        report.headline.get("human"),
+    )
+    if not table.empty:
+        report.tables["open_world"] = table
+        report.tables = {n: report.tables[n] for n in RISK_TABLE_TITLES if n in report.tables}
+
+
+def run_report(
+    run: AttackRun, *, human_method: str | None = None, judgments: pd.DataFrame | None = None
+) -> RiskReport:
     """Build the human-vs-machine report of one attack run."""
+    from django.conf import settings as django_settings
+
+    from intruder.analysis.risk_predicted import load_calibration
+    from intruder.analysis.risk_provenance import provenance
+
+    study = run.study
     results = run_results(run)
     labels = {m: method_label(m) for m in run.methods}
     settings: dict[str, Any] = {
-        "study": run.study.slug,
+        "study": study.slug,
         "run": run.pk,
         "purpose": run.purpose,
         "attacks": run.attacks,
@@ -94,18 +200,45 @@ def run_report(run: AttackRun, *, human_method: str | None = None) -> RiskReport
         "background": run.background,
         "k": run.folds if run.background == AttackRun.Background.CROSS_VALIDATED else None,
         "seed": run.seed,
-        "identification_threshold": run.study.identification_threshold,
+        "identification_threshold": study.identification_threshold,
         "created_at": run.created_at.isoformat(),
         "job_status": run.job.status if run.job else None,
     }
+    texts = human_texts(study, judgments)
+    human = human_side(study)
     report = build_report(
         results,
-        human_texts=human_texts(run.study),
+        human_texts=texts,
         human_method=human_method,
+        rule=study.identified_rule,
         settings=settings,
         labels=labels,
+        human_side=human,
+        machine_side=machine_side(run),
+        provenance=provenance(
+            model_dir=django_settings.INTRUDER_ANONYMIZER_MODEL or None,
+            attack_config=run.config,
+            seed=run.seed,
+            folds=settings["k"],
+            threshold=study.identification_threshold,
+            identified_rule=study.identified_rule,
+            counts={
+                "intruders": human["intruders"],
+                "simulated_intruders": human["simulated_intruders"],
+                "judgments": int(texts["n_judgments"].sum()) if not texts.empty else 0,
+                "texts_judged": int((texts["n_judgments"] > 0).sum()) if not texts.empty else 0,
+                "texts_attacked": int(results["description_id"].nunique()),
+                "attack_results": len(results),
+            },
+        ),
+        calibration=load_calibration(),
         seed=run.seed,
     )
+    note = simulated_note(study)
+    if note:
+        report.warnings.insert(0, note)
+    if not results.empty:
+        _add_open_world(report, run, texts)
     if run.job and run.job.status != "succeeded":
         report.warnings.insert(
             0, f"The run is {run.job.status} ({run.job.progress_done}/{run.job.progress_total})."

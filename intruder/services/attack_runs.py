@@ -127,10 +127,16 @@ def attack_run_start(
     folds: int = 5,
     seed: int = 0,
     background_documents: dict[str, str] | None = None,
+    distractor_documents: dict[str, str] | None = None,
     config: dict[str, Any] | None = None,
     purpose: str = AttackRun.Purpose.REPORT,
 ) -> AttackRun:
-    """Validate the settings, store the run and queue its job."""
+    """Validate the settings, store the run and queue its job.
+
+    `distractor_documents` (name -> text) are persons outside the study added as candidates
+    to every background (the open-world ladder). Those that are study persons (by key or
+    name) or whose text is a study description are dropped, and named in the run's summary.
+    """
     from attacks.config import AttackConfig, ConfigError
     from intruder.services.jobs import JobAlreadyActive
 
@@ -158,6 +164,7 @@ def attack_run_start(
         raise AttackRunError(f"attack config: {error}") from None
     if not 0 <= int(seed) <= 2**31 - 1:
         raise AttackRunError(f"seed must lie between 0 and {2**31 - 1}")
+    distractors, dropped = distractors_outside_study(study, distractor_documents or {})
     try:
         return _attack_run_create(
             study=study,
@@ -167,9 +174,11 @@ def attack_run_start(
             methods=methods,
             background=background,
             background_documents=documents,
+            distractor_documents=distractors,
             folds=int(folds),
             seed=int(seed),
             config=config or {},
+            summary={"distractors_dropped": dropped} if dropped else {},
         )
     except JobAlreadyActive as busy:
         raise AttackRunBusy(
@@ -217,6 +226,40 @@ def risk_check_start(
     )
 
 
+DISTRACTOR_PREFIX = "distractor:"
+
+
+def _fold_name(name: str) -> str:
+    return " ".join("".join(c if c.isalnum() else " " for c in name.casefold()).split())
+
+
+def distractors_outside_study(
+    study: Study, documents: dict[str, str]
+) -> tuple[dict[str, str], list[str]]:
+    """Return the distractors that are not study persons or texts, and the names dropped."""
+    people = set()
+    for key, name in study.targets.values_list("key", "name"):
+        people |= {_fold_name(key), _fold_name(name)}
+    texts = {t.strip() for t in study.descriptions.values_list("text", flat=True)}
+    kept, dropped = {}, []
+    for name, text in documents.items():
+        if _fold_name(name) in people or str(text).strip() in texts:
+            dropped.append(name)
+        elif str(text).strip():
+            kept[name] = str(text)
+    return kept, dropped
+
+
+def with_distractors(background: dict[str, list[str]], run: AttackRun) -> dict[str, list[str]]:
+    """Return a unit's background with the run's distractors added as candidates.
+
+    Their keys carry DISTRACTOR_PREFIX, so a distractor is never a study person's (and never
+    a text's own) background.
+    """
+    extra = {f"{DISTRACTOR_PREFIX}{n}": [t] for n, t in (run.distractor_documents or {}).items()}
+    return {**background, **extra}
+
+
 @dataclass
 class _Unit:
     """Texts attacked together with one background (a fold, or everything for uploads)."""
@@ -233,7 +276,9 @@ def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
             _Unit(
                 fold=None,
                 description_ids=[d.pk for d in descriptions],
-                background={key: [text] for key, text in run.background_documents.items()},
+                background=with_distractors(
+                    {key: [text] for key, text in run.background_documents.items()}, run
+                ),
             )
         ]
     from attacks.background import BackgroundRecord, cross_validation_folds
@@ -252,7 +297,9 @@ def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
         _Unit(
             fold=fold.index,
             description_ids=[int(i) for i in fold.test_ids],
-            background={key: [text_of[i] for i in ids] for key, ids in fold.background_ids.items()},
+            background=with_distractors(
+                {key: [text_of[i] for i in ids] for key, ids in fold.background_ids.items()}, run
+            ),
         )
         for fold in cross_validation_folds(records, k=run.folds, seed=run.seed)
     ]

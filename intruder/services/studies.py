@@ -26,6 +26,7 @@ EDITABLE_FIELDS = (
     "completion_code",
     "time_limit_minutes",
     "identification_threshold",
+    "identified_rule",
     "is_open",
     "prolific_study_id",
     "telemetry_signals",

@@ -27,6 +27,7 @@ KIND_FIELDS: dict[str, str] = {
     "instructions_text": Study.Kind.INTRUDER,
     "time_limit_minutes": Study.Kind.INTRUDER,
     "identification_threshold": Study.Kind.INTRUDER,
+    "identified_rule": Study.Kind.INTRUDER,
     "source_studies": Study.Kind.INTRUDER,
     "discourage_copy": Study.Kind.INTRUDER,
     "allow_same_target": Study.Kind.INTRUDER,
@@ -54,6 +55,7 @@ LABELS = {
     "completion_code": "Prolific completion code",
     "time_limit_minutes": "Time limit per text (minutes)",
     "identification_threshold": "Name-match threshold (0 to 1)",
+    "identified_rule": "A text counts as identified by humans when",
     "is_open": "Open for new participants",
     "source_studies": "Take descriptions from these collection studies",
     "telemetry_signals": "Answer telemetry recorded",
@@ -82,6 +84,8 @@ HELP = {
     "identification_threshold": "A guess names the person when its character cosine "
     "similarity to the true name (or an alias) reaches this value. The Textwash paper used "
     "0.75.",
+    "identified_rule": "One rule for every table, plot, statistic and export of the risk "
+    "report; the report also shows its headline under the other two (sensitivity).",
     "is_open": "New studies start closed: tick once the consent text and the texts are "
     "ready (a study without a consent text cannot open). Untick to stop new enrolments; "
     "people already in may finish.",

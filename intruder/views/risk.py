@@ -73,6 +73,14 @@ class AttackRunForm(forms.Form):
         "with columns target and text.",
     )
 
+    distractors = MultipleFileField(
+        required=False,
+        label="Distractor population (open world)",
+        help_text="Optional: persons who are not in the study, in the same formats (TXT named "
+        "for the person, or CSV/JSONL with columns target and text). Each becomes one more "
+        "candidate in every background; study persons among them are dropped.",
+    )
+
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         methods = [*attack_runs.study_methods(study), *attack_runs.baseline_methods()]
@@ -129,6 +137,10 @@ def risk_run_start(request: HttpRequest, slug: str) -> HttpResponse:
         if data["background"] == AttackRun.Background.UPLOADED:
             files = request.FILES.getlist("documents")
             documents = parse_background_uploads((f.name, f.read()) for f in files)
+        population = request.FILES.getlist("distractors")
+        distractors = (
+            parse_background_uploads((f.name, f.read()) for f in population) if population else {}
+        )
         run = attack_runs.attack_run_start(
             study=study,
             user=request.user,
@@ -136,6 +148,7 @@ def risk_run_start(request: HttpRequest, slug: str) -> HttpResponse:
             methods=data["methods"],
             background=data["background"],
             background_documents=documents,
+            distractor_documents=distractors,
             folds=data["folds"],
             seed=data["seed"],
         )

@@ -144,7 +144,19 @@ def poke_risk_pages_and_api(recorder: Recorder, study: Study) -> None:
     urls = [reverse("risk-page", args=[slug]), f"/api/attack-runs/{run.pk}/"]
     urls += [
         reverse("risk-download", args=[slug, run.pk, name])
-        for name in ("report.html", "report.pdf", "summary.json", "machine_per_text.csv")
+        for name in (
+            "report.html",
+            "report.pdf",
+            "summary.json",
+            "machine_per_text.csv",
+            # The threat models, provenance, sensitivity and coverage of issue 19.
+            "sensitivity.csv",
+            "sensitivity.json",
+            "coverage.csv",
+            "coverage.json",
+            "per_text.json",
+            "agreement.csv",
+        )
     ]
     urls += ["/api/attack-runs/", f"/api/attack-results/?run={run.pk}", "/api/attack-results/"]
     for url in urls:

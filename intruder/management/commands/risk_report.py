@@ -47,6 +47,12 @@ class Command(BaseCommand):
             help="With --attack: background documents per target (CSV, JSONL, or a .txt named "
             "for its target key); default: the study's own descriptions, k-fold.",
         )
+        parser.add_argument(
+            "--distractors",
+            type=Path,
+            help="With --attack: a population of persons not in the study (CSV, JSONL, or a "
+            ".txt named for the person), added as candidates to every background.",
+        )
         parser.add_argument("--no-pdf", action="store_true", help="Skip report.pdf.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -95,6 +101,13 @@ class Command(BaseCommand):
             except (OSError, BackgroundUploadError) as error:
                 raise CommandError(str(error)) from None
             background = AttackRun.Background.UPLOADED
+        distractors: dict[str, str] = {}
+        if options.get("distractors"):
+            path = options["distractors"]
+            try:
+                distractors = parse_background_upload(path.read_bytes(), path.name)
+            except (OSError, BackgroundUploadError) as error:
+                raise CommandError(str(error)) from None
         try:
             run = attack_runs.attack_run_start(
                 study=study,
@@ -103,6 +116,7 @@ class Command(BaseCommand):
                 methods=methods,
                 background=background,
                 background_documents=documents,
+                distractor_documents=distractors,
                 folds=options["folds"],
                 seed=options["seed"],
             )

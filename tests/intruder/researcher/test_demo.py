@@ -179,3 +179,26 @@ def test_demo_leaves_judgments_a_finished_risk_check_and_a_report(fake_anonymize
     assert again.judgments_created == 0
     run_demo_attacks(intruder, intruder.owner, attacks=("tfidf", "bm25"), config=FAST_CONFIG)
     assert AttackRun.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_demo_judges_are_simulated_with_plausible_timings_and_labelled(fake_anonymizer) -> None:
+    from django.urls import reverse
+
+    from intruder.models import Judgment, Participant
+    from intruder.selectors.analysis import study_report
+    from tests.intruder.factories import logged_in
+
+    report = load_demo(password="pw-demo-test", attacks=False)
+    assert report.judgments_created > 0
+    intruder = Study.objects.get(slug="demo-intruder")
+    judges = Participant.objects.filter(study=intruder, judgments__isnull=False).distinct()
+    assert judges.count() == 3 and all(p.simulated for p in judges)
+    seconds = [j.time_spent_ms / 1000 for j in Judgment.objects.filter(participant__in=judges)]
+    assert min(seconds) > 5 and 30 < sorted(seconds)[len(seconds) // 2] < 200
+    for judgment in Judgment.objects.filter(participant__in=judges).select_related("assignment"):
+        shown, done = judgment.assignment.shown_at, judgment.assignment.completed_at
+        assert (done - shown).total_seconds() == pytest.approx(judgment.time_spent_ms / 1000, abs=1)
+    assert study_report(intruder).warnings[0].startswith("Simulated human data: 3 of the 3")
+    page = logged_in(intruder.owner).get(reverse("analysis-study", args=[intruder.slug]))
+    assert b"Simulated human data" in page.content

@@ -271,3 +271,48 @@ def test_tria_runs_per_fold_through_the_public_attack_interface(tiny_bert_dir):
     assert all(r.true_prob is not None and len(r.top_k) == 4 for r in tria)
     run.refresh_from_db()
     assert set(run.summary["trir"]["clear"]) == {"tria", "tfidf", "strongest"}
+
+
+def test_distractors_widen_the_candidates_but_never_a_texts_own_background():
+    from intruder.selectors.risk import machine_side, run_report
+    from intruder.services.attack_runs import DISTRACTOR_PREFIX, _units
+    from tests.intruder.risk_fixtures import add_judgments
+
+    study = risk_study()
+    add_judgments(study)
+    own_text = study.descriptions.first().text
+    population = {
+        "Ilse Marrow": "tapestry weaver of Dunholm, famous for indigo dyes and canal barges",
+        "Piet Sandoval": "racing pigeon breeder who keeps lofts above a bakery in Ostend",
+        "Orlena Vasquith": "a study person: dropped",  # by name
+        "Someone Else": own_text,  # a study description: dropped
+    }
+    run = attack_runs.attack_run_start(
+        study=study,
+        user=study.owner,
+        attacks=["tfidf"],
+        methods=["textwash-model"],
+        folds=3,
+        distractor_documents=population,
+        config=FAST_CONFIG,
+    )
+    assert set(run.distractor_documents) == {"Ilse Marrow", "Piet Sandoval"}
+    assert sorted(run.summary["distractors_dropped"]) == ["Orlena Vasquith", "Someone Else"]
+    descriptions = list(study.descriptions.select_related("target").order_by("pk"))
+    targets = {d.target.key for d in descriptions}
+    for unit in _units(run, descriptions):
+        extra = {k for k in unit.background if k.startswith(DISTRACTOR_PREFIX)}
+        assert extra == {f"{DISTRACTOR_PREFIX}Ilse Marrow", f"{DISTRACTOR_PREFIX}Piet Sandoval"}
+        assert not extra & targets
+        attacked = {d.pk: d for d in descriptions if d.pk in set(unit.description_ids)}
+        for description in attacked.values():
+            for texts in unit.background.values():
+                assert description.text not in texts  # never its own background
+    assert jobs.job_execute(run.job.pk).status == "succeeded"
+    side = machine_side(run)
+    assert side["candidates"] == 6 and side["study_candidates"] == 4 and side["distractors"] == 2
+    report = run_report(run)
+    assert report.threat_model["machine"]["candidates"] == 6
+    assert report.threat_model["machine"]["chance_pct"] == pytest.approx(100 / 6)
+    ladder = report.tables["open_world"]
+    assert ladder["candidates"].tolist() == [6]

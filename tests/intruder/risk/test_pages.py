@@ -41,7 +41,7 @@ def test_risk_page_shows_the_report_with_plots_and_downloads(study_with_run):
         ("report.pdf", "application/pdf", b"%PDF"),
         ("summary.json", "application/json", b'"trir"'),
         ("rates_target.csv", "text/csv", b"human_pct_identified"),
-        ("per_text.json", "application/json", b"human_majority_identified"),
+        ("per_text.json", "application/json", b"human_identified"),
     ],
 )
 def test_every_download_has_its_format(study_with_run, name, content_type, marker):

@@ -29,6 +29,9 @@ def test_report_puts_human_results_beside_every_attack(finished_run):
         "trir_by_method",
         "rates_group",
         "rates_target",
+        "sensitivity",
+        "coverage",
+        "open_world",
         "agreement",
         "per_text",
         "machine_per_text",
@@ -39,16 +42,26 @@ def test_report_puts_human_results_beside_every_attack(finished_run):
         expected = 100.0 if hits == 3 else 0.0
         assert target.loc[key, "human_pct_identified"] == expected
         assert target.loc[key, "n_texts"] == 3
-    for column in ("trir_tfidf", "trir_bm25", f"trir_{STRONGEST}", "se_tfidf"):
+    for column in ("trir_tfidf", "trir_bm25", f"trir_{STRONGEST}", "tfidf_ci_low"):
         assert column in target
     per_text = report.tables["per_text"]
     assert len(per_text) == 12
-    majority = per_text.set_index("text_id")["human_majority_identified"]
-    assert majority.sum() == 6  # orlena (3/3) and bastian (2/3) texts
-    row = report.tables["agreement"].set_index("attack").loc["tfidf"]
-    assert row["kappa"] == pytest.approx(
-        cohen_kappa_score(per_text["human_majority_identified"], per_text["tfidf_correct"])
-    )
+    # One definition: the study's rule (mean cosine >= 0.75) in the per-text table too.
+    identified = per_text.set_index("text_id")["human_identified"]
+    assert identified.sum() == 3  # orlena's texts only (3 of 3 judgments)
+    agreement = report.tables["agreement"].set_index("attack")
+    # TF-IDF names every person of these made-up texts: kappa is not printed for one outcome.
+    assert per_text["tfidf_correct"].all()
+    assert agreement.loc["tfidf", "kappa"] is None
+    assert "not enough data" in agreement.loc["tfidf", "note"]
+    if not per_text["bm25_correct"].all():
+        assert agreement.loc["bm25", "kappa"] == pytest.approx(
+            cohen_kappa_score(per_text["human_identified"], per_text["bm25_correct"])
+        )
+    sensitivity = report.tables["sensitivity"].set_index("rule")
+    # majority: orlena and bastian (2 of 3); any: everyone but corvin.
+    assert sensitivity["human_identified"].to_dict() == {"mean_cosine": 3, "majority": 6, "any": 9}
+    assert sensitivity.loc["mean_cosine", "chosen"]
 
 
 def test_trir_by_method_has_the_clear_text_as_ceiling_and_the_masked_share(finished_run):
@@ -67,7 +80,10 @@ def test_written_summary_names_persons_and_compares_humans_and_machine(finished_
     report = run_report(finished_run)
     text = " ".join(report.paragraphs)
     assert "Persons most at risk" in text
-    assert "human risk" in text
+    assert "closed-world machine choosing among N = 4 persons" in text
+    assert "open-world intruders" in text
+    for word in ("matches", "overstates", "understates"):
+        assert word not in text
     assert "TRIR of the strongest adversary per method" in text
 
 

@@ -1,0 +1,242 @@
+"""Predicted human risk: the chance that human intruders identify a text, from machine evidence.
+
+A deliberately small model (2 fitted parameters; the public Textwash data has 20-30 persons):
+
+    evidence(text) = mean over attacks of 1 / rank of the true person at N candidates
+                     (0 where the person is not ranked)
+    p(text)        = familiarity[group] * sigmoid(a + b * evidence(text))
+    p(person)      = mean of p(text) over the person's texts
+
+`a` and `b` are fitted by maximum likelihood on per-person human rates (k of n texts
+identified, binomial), the only human data that is public. `familiarity` is declared, not
+fitted: famous 1; fictitious 0 (nobody can know an invented person); semi-famous a prior
+(SEMIFAMOUS_FAMILIARITY) that no public data with machine evidence can fit yet, since study 2
+holds famous persons only. Intervals: percentiles of refits on persons resampled with
+replacement (seeded).
+
+Django-free: the benchmark fits it (`benchmarks/human_vs_machine_textwash.py`), the
+calibration ships as `predicted_human_calibration.json`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+SEMIFAMOUS_FAMILIARITY = 0.1
+FAMILIARITY = {"famous": 1.0, "semifamous": SEMIFAMOUS_FAMILIARITY, "fictitious": 0.0}
+CALIBRATION_PATH = Path(__file__).with_name("predicted_human_calibration.json")
+BOOTSTRAP = 200
+
+
+@dataclass
+class Calibration:
+    """The fitted parameters and what they were fitted on."""
+
+    a: float
+    b: float
+    n_candidates: int | None
+    attacks: list[str]
+    fitted_on: str
+    persons: int
+    familiarity: dict[str, float]
+    # (a, b) refitted on persons resampled with replacement: the intervals of predictions.
+    draws: list[list[float]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def text_evidence(ranks: pd.DataFrame, attacks: Sequence[str]) -> pd.Series:
+    """Return each text's evidence: the mean reciprocal rank of the true person over attacks."""
+    values = [1.0 / ranks[f"{a}_true_rank"].astype(float) for a in attacks]
+    return pd.concat(values, axis=1).fillna(0.0).mean(axis=1)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def predict_texts(
+    calibration: Calibration, evidence: np.ndarray, groups: Sequence[str]
+) -> np.ndarray:
+    """Return the predicted probability that humans identify each text."""
+    familiarity = np.asarray([calibration.familiarity.get(g, 0.0) for g in groups])
+    return familiarity * _sigmoid(calibration.a + calibration.b * np.asarray(evidence, float))
+
+
+def _person_probs(params: np.ndarray, evidence: list[np.ndarray], familiarity: np.ndarray):
+    return np.asarray(
+        [
+            f * _sigmoid(params[0] + params[1] * e).mean()
+            for e, f in zip(evidence, familiarity, strict=True)
+        ]
+    )
+
+
+def _fit_params(evidence: list[np.ndarray], familiarity: np.ndarray, k: np.ndarray, n: np.ndarray):
+    from scipy.optimize import minimize
+
+    def loss(params: np.ndarray) -> float:
+        p = np.clip(_person_probs(params, evidence, familiarity), 1e-6, 1 - 1e-6)
+        return float(-(k * np.log(p) + (n - k) * np.log(1 - p)).sum())
+
+    return minimize(loss, x0=np.array([-1.0, 1.0]), method="Nelder-Mead").x
+
+
+def fit(
+    persons: pd.DataFrame,
+    texts: pd.DataFrame,
+    *,
+    fitted_on: str,
+    n_candidates: int | None,
+    attacks: Sequence[str],
+    draws: int = BOOTSTRAP,
+    seed: int = 0,
+) -> Calibration:
+    """Fit a and b on persons (target_key, group, human_k, human_n) and texts (evidence)."""
+    evidence, familiarity, k, n = _arrays(persons, texts)
+    a, b = _fit_params(evidence, familiarity, k, n)
+    rng = np.random.default_rng(seed)
+    resampled = []
+    for _ in range(draws):
+        pick = rng.integers(0, len(evidence), len(evidence))
+        params = _fit_params([evidence[i] for i in pick], familiarity[pick], k[pick], n[pick])
+        resampled.append([float(params[0]), float(params[1])])
+    return Calibration(
+        a=float(a),
+        b=float(b),
+        n_candidates=n_candidates,
+        attacks=list(attacks),
+        fitted_on=fitted_on,
+        persons=len(persons),
+        familiarity=dict(FAMILIARITY),
+        draws=resampled or None,
+    )
+
+
+def _arrays(persons: pd.DataFrame, texts: pd.DataFrame):
+    by_person = texts.groupby("target_key")["evidence"].apply(lambda s: s.to_numpy(float))
+    evidence = [by_person.get(key, np.zeros(1)) for key in persons["target_key"]]
+    familiarity = persons["group"].map(FAMILIARITY).fillna(0.0).to_numpy(float)
+    return (
+        evidence,
+        familiarity,
+        persons["human_k"].to_numpy(float),
+        persons["human_n"].to_numpy(float),
+    )
+
+
+def predict_persons(calibration: Calibration, texts: pd.DataFrame) -> pd.DataFrame:
+    """Return per person: texts and the predicted human rate (%)."""
+    frame = texts.copy()
+    frame["predicted"] = predict_texts(calibration, frame["evidence"], frame["group"])
+    table = frame.groupby(["group", "target_key"], as_index=False).agg(
+        n_texts=("predicted", "size"), predicted_pct=("predicted", "mean")
+    )
+    table["predicted_pct"] *= 100
+    return table
+
+
+def leave_one_person_out(
+    persons: pd.DataFrame, texts: pd.DataFrame, attacks: Sequence[str], n_candidates: int | None
+) -> pd.DataFrame:
+    """Return each person's prediction from a model fitted without that person."""
+    rows = []
+    for key in persons["target_key"]:
+        train = persons[persons["target_key"] != key]
+        calibration = fit(
+            train,
+            texts[texts["target_key"] != key],
+            fitted_on="lopo",
+            draws=0,
+            n_candidates=n_candidates,
+            attacks=attacks,
+        )
+        held = texts[texts["target_key"] == key]
+        assert key not in set(train["target_key"])
+        predicted = predict_persons(calibration, held)
+        rows.append({"target_key": key, "predicted_pct": float(predicted["predicted_pct"].iloc[0])})
+    return persons.merge(pd.DataFrame(rows), on="target_key")
+
+
+def bootstrap_intervals(
+    persons: pd.DataFrame,
+    texts: pd.DataFrame,
+    target: pd.DataFrame,
+    *,
+    seed: int = 0,
+    resamples: int = BOOTSTRAP,
+) -> pd.DataFrame:
+    """Return per person of `target`: a 95 % interval of the predicted rate (persons resampled)."""
+    rng = np.random.default_rng(seed)
+    evidence, familiarity, k, n = _arrays(persons, texts)
+    target_texts = target.groupby("target_key")["evidence"].apply(lambda s: s.to_numpy(float))
+    keys = list(target_texts.index)
+    groups = target.groupby("target_key")["group"].first().reindex(keys)
+    fam = groups.map(FAMILIARITY).fillna(0.0).to_numpy(float)
+    draws = []
+    for _ in range(resamples):
+        pick = rng.integers(0, len(evidence), len(evidence))
+        params = _fit_params([evidence[i] for i in pick], familiarity[pick], k[pick], n[pick])
+        draws.append(_person_probs(params, [target_texts[key] for key in keys], fam))
+    low, high = np.percentile(np.asarray(draws), [2.5, 97.5], axis=0)
+    return pd.DataFrame(
+        {"target_key": keys, "predicted_ci_low": 100 * low, "predicted_ci_high": 100 * high}
+    )
+
+
+def predict_with_intervals(
+    calibration: Calibration, texts: pd.DataFrame, by: Sequence[str]
+) -> pd.DataFrame:
+    """Return the predicted human rate (%) per `by` group of texts, with a 95 % interval.
+
+    texts: one row per text with `group` and `evidence` (and the `by` columns). The interval
+    comes from the calibration's resampled parameters.
+    """
+    rows = []
+    for key, part in texts.groupby(list(by), sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        groups = part["group"].tolist()
+        point = predict_texts(calibration, part["evidence"], groups).mean()
+        draws = [
+            predict_texts(
+                Calibration(**{**calibration.to_dict(), "a": a, "b": b, "draws": None}),
+                part["evidence"],
+                groups,
+            ).mean()
+            for a, b in (calibration.draws or [])
+        ]
+        low, high = np.percentile(draws, [2.5, 97.5]) if draws else (np.nan, np.nan)
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "n_texts": len(part),
+                "predicted_pct": 100 * point,
+                "predicted_ci_low": 100 * low,
+                "predicted_ci_high": 100 * high,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def save_calibration(calibration: Calibration, path: Path = CALIBRATION_PATH, **extra: Any) -> None:
+    """Write the calibration the platform ships."""
+    path.write_text(
+        json.dumps({**calibration.to_dict(), **extra}, indent=1) + "\n", encoding="utf-8"
+    )
+
+
+def load_calibration(path: Path = CALIBRATION_PATH) -> Calibration | None:
+    """Return the shipped calibration, or None where none was fitted yet."""
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    fields = Calibration.__dataclass_fields__
+    return Calibration(**{k: v for k, v in data.items() if k in fields})

@@ -1,0 +1,81 @@
+"""One definition everywhere: page, HTML, PDF, CSV and JSON give the same numbers; odd names."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.urls import reverse
+
+from intruder.analysis.risk_output import pdf_text_lines
+from intruder.analysis.risk_stats import Rate
+from intruder.selectors.risk import run_report
+from tests.intruder.factories import logged_in
+from tests.intruder.risk_fixtures import finished_cheap_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def majority_run():
+    run = finished_cheap_run(["textwash-model", "clear"])
+    run.study.identified_rule = "majority"
+    run.study.save(update_fields=["identified_rule"])
+    return run
+
+
+def download(run, name: str) -> bytes:
+    url = reverse("risk-download", args=[run.study.slug, run.pk, name])
+    response = logged_in(run.study.owner).get(url)
+    assert response.status_code == 200, name
+    return response.content
+
+
+def test_page_html_pdf_csv_and_json_give_the_same_human_and_machine_rates(majority_run):
+    run = majority_run
+    summary = json.loads(download(run, "summary.json"))
+    assert summary["settings"]["identified_rule"] == "majority"
+    human = summary["headline"]["human"]
+    # majority of 3 intruders: orlena (3/3) and bastian (2/3), 3 texts each, of 12.
+    assert (human["k"], human["n"]) == (6, 12)
+    sentence = Rate(**human).text()
+    assert sentence == "50.0 % (95 % CI 25.4 to 74.6, 6 of 12)"
+    page = logged_in(run.study.owner).get(reverse("risk-page", args=[run.study.slug]))
+    html = download(run, "report.html").decode()
+    pdf_lines = " ".join(pdf_text_lines(run_report(run), "t"))
+    for text in (page.content.decode(), html, pdf_lines):
+        assert sentence in text
+        assert "Candidates N" in text and "any attack" in text  # the threat-model box
+        assert "weights" in text.lower() or "SHA-256" in text  # provenance
+    rows = list(csv.DictReader(io.StringIO(download(run, "rates_target.csv").decode())))
+    per_person = {r["target_key"]: float(r["human_pct_identified"]) for r in rows}
+    assert per_person == {"orlena": 100.0, "bastian": 100.0, "maelis": 0.0, "corvin": 0.0}
+    table = json.loads(download(run, "rates_target.json"))
+    assert {r["target_key"]: r["human_pct_identified"] for r in table} == per_person
+    sensitivity = json.loads(download(run, "sensitivity.json"))
+    chosen = next(r for r in sensitivity if r["chosen"])
+    assert chosen["rule"] == "majority" and chosen["human_identified"] == human["k"]
+    per_text = json.loads(download(run, "per_text.json"))
+    assert sum(r["human_identified"] for r in per_text) == human["k"]
+
+
+def test_provenance_names_version_commit_model_seed_and_counts(majority_run):
+    provenance = json.loads(download(majority_run, "summary.json"))["provenance"]
+    assert provenance["generated_at"] and provenance["version"]
+    assert provenance["anonymizer_model"]["name"]
+    assert provenance["seed"] == majority_run.seed and provenance["threshold"] == 0.75
+    assert provenance["counts"]["judgments"] == 36 and provenance["counts"]["intruders"] == 3
+    assert provenance["counts"]["texts_judged"] == 12
+
+
+def test_a_tex_like_target_name_renders_as_typed_on_the_page_and_in_every_file(majority_run):
+    run = majority_run
+    name = r"$\frac{a}$ Orlena_1 ^2"
+    run.study.targets.filter(key="orlena").update(name=name)
+    page = logged_in(run.study.owner).get(reverse("risk-page", args=[run.study.slug]))
+    assert page.status_code == 200
+    for file in ("report.html", "report.pdf", "summary.json", "rates_target.csv"):
+        assert download(run, file)
+    assert "frac{a}" in download(run, "report.html").decode()
