@@ -50,7 +50,8 @@ RISK_TABLE_TITLES: dict[str, str] = {
     "trir_by_method": "TRIR per method and attack, with the share of words masked",
     "rates_group": "Per group: humans beside each attack and the strongest adversary",
     "rates_target": "Per person: humans beside each attack and the strongest adversary",
-    "sensitivity": "The headline under each definition of 'identified by humans'",
+    "sensitivity": "The headline under each definition of 'identified by humans', with all "
+    "judgments and with flagged judgments excluded",
     "coverage": "Texts humans judged and texts they did not (drafts, unserved)",
     "open_world": "Open-world ladder: TRIR against the number of candidates N, with chance 1/N",
     "predicted_group": "Predicted human risk per group (machine evidence model), beside humans",
@@ -396,14 +397,44 @@ def _headline(machine: pd.DataFrame, outcomes: pd.DataFrame, method: str) -> dic
     }
 
 
+JUDGMENTS_ALL = "all"
+JUDGMENTS_KEPT = "flagged excluded"
+
+
 def sensitivity_table(
-    machine: pd.DataFrame, human_texts: pd.DataFrame, method: str, rule: str
+    machine: pd.DataFrame,
+    human_texts: pd.DataFrame,
+    method: str,
+    rule: str,
+    kept_texts: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Return the headline (rates, kappa, rho of the strongest) under every rule."""
-    rows = []
+    """Return the headline (rates, kappa, rho of the strongest) under every rule.
+
+    With `kept_texts` (the per-text frame of the judgments the study's exclusion rules keep),
+    each rule appears twice: with all judgments and with flagged judgments excluded.
+    """
+    variants = [(JUDGMENTS_ALL, human_texts)]
+    if kept_texts is not None:
+        variants.append((JUDGMENTS_KEPT, kept_texts))
+    return pd.DataFrame(
+        [
+            {"judgments": label, **row}
+            for label, texts in variants
+            for row in _sensitivity_rows(machine, texts, method, rule)
+        ]
+    )
+
+
+def _sensitivity_rows(
+    machine: pd.DataFrame, human_texts: pd.DataFrame, method: str, rule: str
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     attacks = [a for a in machine_attacks(machine) if a != STRONGEST]
     for name in IDENTIFIED_RULES:
         outcomes = human_outcomes(human_texts, name)
+        if outcomes.empty:
+            rows.append({"rule": name, "chosen": name == rule, "n_texts": 0})
+            continue
         outcomes = outcomes[outcomes["method"] == method]
         head = _headline(machine, outcomes, method)
         per_text = human_vs_machine_per_text(machine, outcomes)
@@ -431,7 +462,7 @@ def sensitivity_table(
                 "rho_p": rho.p,
             }
         )
-    return pd.DataFrame(rows)
+    return rows
 
 
 def build_report(
@@ -448,8 +479,12 @@ def build_report(
     provenance: dict[str, Any] | None = None,
     calibration: Any = None,
     seed: int = 0,
+    kept_texts: pd.DataFrame | None = None,
 ) -> RiskReport:
     """Build every table of the report from the attack results and the human results.
+
+    kept_texts: the per-text human results without the judgments the study's exclusion
+    rules drop (flags); the sensitivity table then shows every rule with and without them.
 
     human_side / machine_side: what the caller knows of each threat model (instructions,
     intruders, candidate set, background); the report adds what it derives from the data.
@@ -488,7 +523,9 @@ def build_report(
     report.tables["rates_group"] = rates_beside(judged, human_rates_group, human_method, "group")
     report.tables["rates_target"] = rates_beside(judged, human_rates_target, human_method, "target")
     if not outcomes.empty:
-        report.tables["sensitivity"] = sensitivity_table(machine, human_texts, human_method, rule)
+        report.tables["sensitivity"] = sensitivity_table(
+            machine, human_texts, human_method, rule, kept_texts
+        )
         report.tables["coverage"] = coverage_table(machine, outcomes, human_method)
         report.headline = _headline(machine, outcomes, human_method)
     elif human_rates is not None:

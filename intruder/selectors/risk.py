@@ -204,7 +204,12 @@ def run_report(
         "created_at": run.created_at.isoformat(),
         "job_status": run.job.status if run.job else None,
     }
+    if judgments is None:
+        judgments = study_judgments(study)
     texts = human_texts(study, judgments)
+    # The same report without the judgments the study's exclusion rules drop (issue 20).
+    kept = judgments[~judgments["excluded"].astype(bool)] if "excluded" in judgments else None
+    kept_texts = human_texts(study, kept) if kept is not None else None
     human = human_side(study)
     report = build_report(
         results,
@@ -233,6 +238,7 @@ def run_report(
         ),
         calibration=load_calibration(),
         seed=run.seed,
+        kept_texts=kept_texts,
     )
     note = simulated_note(study)
     if note:

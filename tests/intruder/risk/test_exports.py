@@ -55,7 +55,7 @@ def test_page_html_pdf_csv_and_json_give_the_same_human_and_machine_rates(majori
     table = json.loads(download(run, "rates_target.json"))
     assert {r["target_key"]: r["human_pct_identified"] for r in table} == per_person
     sensitivity = json.loads(download(run, "sensitivity.json"))
-    chosen = next(r for r in sensitivity if r["chosen"])
+    chosen = next(r for r in sensitivity if r["chosen"] and r["judgments"] == "all")
     assert chosen["rule"] == "majority" and chosen["human_identified"] == human["k"]
     per_text = json.loads(download(run, "per_text.json"))
     assert sum(r["human_identified"] for r in per_text) == human["k"]
@@ -79,3 +79,35 @@ def test_a_tex_like_target_name_renders_as_typed_on_the_page_and_in_every_file(m
     for file in ("report.html", "report.pdf", "summary.json", "rates_target.csv"):
         assert download(run, file)
     assert "frac{a}" in download(run, "report.html").decode()
+
+
+def test_the_report_gives_every_rule_with_and_without_flagged_judgments(majority_run):
+    # Two of orlena's three judgments of one text were pasted: excluded by the default rules,
+    # so that text no longer has a majority (1 of 1 left is still one, so pick two texts'
+    # judgments: the text keeps one identifying judgment of one).
+    from intruder.models import Judgment
+
+    orlena = Judgment.objects.filter(
+        assignment__text__description__target__key="orlena",
+        assignment__text__method="textwash-model",
+    ).order_by("pk")
+    flagged = list(orlena[:3])
+    for judgment in flagged:
+        judgment.flags = [{"code": "paste", "reason": "pasted 40 characters"}]
+        judgment.save(update_fields=["flags"])
+    rows = json.loads(download(majority_run, "sensitivity.json"))
+    both = {(r["judgments"], r["rule"]): r for r in rows}
+    assert {judgments for judgments, _ in both} == {"all", "flagged excluded"}
+    assert both[("all", "majority")]["human_identified"] == 6
+    assert both[("all", "majority")]["n_texts"] == 12
+    kept = both[("flagged excluded", "majority")]
+    excluded_texts = {j.assignment.text_id for j in flagged}
+    left = Judgment.objects.filter(assignment__text_id__in=excluded_texts).exclude(
+        pk__in=[j.pk for j in flagged]
+    )
+    # Texts left with no judgment drop out of n; the page, PDF and summary use the same table.
+    texts_without_any = len(excluded_texts - {j.assignment.text_id for j in left})
+    assert kept["n_texts"] == 12 - texts_without_any
+    assert kept["human_identified"] <= 6
+    html = download(majority_run, "report.html").decode()
+    assert "flagged excluded" in html

@@ -58,10 +58,16 @@ def test_report_puts_human_results_beside_every_attack(finished_run):
         assert agreement.loc["bm25", "kappa"] == pytest.approx(
             cohen_kappa_score(per_text["human_identified"], per_text["bm25_correct"])
         )
-    sensitivity = report.tables["sensitivity"].set_index("rule")
-    # majority: orlena and bastian (2 of 3); any: everyone but corvin.
-    assert sensitivity["human_identified"].to_dict() == {"mean_cosine": 3, "majority": 6, "any": 9}
-    assert sensitivity.loc["mean_cosine", "chosen"]
+    sensitivity = report.tables["sensitivity"].set_index(["judgments", "rule"])
+    # majority: orlena and bastian (2 of 3); any: everyone but corvin. No judgment is flagged,
+    # so the rows without flagged judgments are the same.
+    for judgments in ("all", "flagged excluded"):
+        assert sensitivity.loc[judgments, "human_identified"].to_dict() == {
+            "mean_cosine": 3,
+            "majority": 6,
+            "any": 9,
+        }
+    assert sensitivity.loc[("all", "mean_cosine"), "chosen"]
 
 
 def test_trir_by_method_has_the_clear_text_as_ceiling_and_the_masked_share(finished_run):
