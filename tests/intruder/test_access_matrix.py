@@ -28,7 +28,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from intruder.annotation import services as annotation
-from intruder.annotation.models import ProjectMember
+from intruder.annotation.models import ProjectMember, Task
 from intruder.annotation.services import SUGGESTIONS_JOB
 from intruder.models import AnonymizedText, AttackRun, Job, StudyMember, TargetPerson
 from intruder.services import anonymization
@@ -97,6 +97,7 @@ def _build() -> World:
         ).pk
         for name in ("owner", "manager", "annotator", "removed")
     }
+    annotation.task_submit(task=Task.objects.get(pk=tasks["manager"]))  # exports have a row
     ProjectMember.objects.filter(project=project, user=users["removed"]).delete()
     # The project's own jobs (suggestions) have no study: they belong to whoever started them.
     project_jobs = {
@@ -418,7 +419,8 @@ def annotation_gets(ids: dict) -> list[str]:
         reverse("annotation-evaluate", args=[project]),
         reverse("annotation-adjudicate", args=[project]),
         reverse("annotation-export", args=[project, "csv"]),
-        reverse("annotation-export", args=[project, "jsonl"]),
+        reverse("annotation-export", args=[project, "tab"]),
+        reverse("annotation-export", args=[project, "doccano"]),
         reverse("annotation-crowd-home", args=[ids["crowd_token"]]),
         reverse("annotation-crowd-api", args=[ids["crowd_token"], ids["crowd_task"]]),
     ]
@@ -439,3 +441,12 @@ def test_no_target_name_reaches_anyone_without_a_study_role(world: World, who: s
         body = b"".join(response) if response.streaming else response.content
         for (name,) in names:
             assert name.encode() not in body, url
+
+
+@pytest.mark.django_db
+def test_the_target_name_check_would_see_a_leak(world: World) -> None:
+    """The study's readers do see the names: the check above looks where names would be."""
+    text = AnonymizedText.objects.select_related("description__target").get(pk=world.ids["text"])
+    url = reverse("researcher-review-text", args=[world.ids["slug"], text.pk])
+    for who in READERS:
+        assert text.description.target.name.encode() in world.clients[who].get(url).content
