@@ -12,7 +12,12 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from intruder.models import Job
-from intruder.selectors.researcher import can_edit_study, studies_visible_to, study_role
+from intruder.selectors.researcher import (
+    can_edit_study,
+    owns_study_less_job,
+    studies_visible_to,
+    study_role,
+)
 
 __all__ = ["can_edit_study", "can_retry_job", "jobs_visible_to", "studies_visible_to", "study_role"]
 
@@ -32,4 +37,4 @@ def can_retry_job(user: Any, job: Job) -> bool:
     """Return whether `user` may queue `job` again (study editors, or its starter if study-less)."""
     if job.study_id is not None:
         return can_edit_study(user, job.study)
-    return user.is_superuser or job.created_by_id == user.pk
+    return owns_study_less_job(user, job)

@@ -43,6 +43,15 @@ def can_edit_study(user: Any, study: Study) -> bool:
     return role_can_edit(study_role(user, study))
 
 
+def owns_study_less_job(user: Any, job: Job) -> bool:
+    """Return whether `user` may see and handle a job without a study (its starter, superusers).
+
+    Such jobs (an annotation project's suggestions) belong to nobody's study, so the study
+    roles cannot decide; the pages and the API both ask this.
+    """
+    return user.is_authenticated and (user.is_superuser or job.created_by_id == user.pk)
+
+
 def studies_visible_to(user: Any) -> QuerySet[Study]:
     """Return the studies a researcher may see."""
     if not user.is_authenticated:

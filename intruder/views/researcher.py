@@ -28,6 +28,7 @@ from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_r
 from intruder.selectors.monitoring import study_is_full
 from intruder.selectors.researcher import (
     job_status,
+    owns_study_less_job,
     role_can_edit,
     studies_visible_to,
     study_jobs,
@@ -265,7 +266,7 @@ def study_llm_intruder(request: HttpRequest, slug: str) -> HttpResponse:
 def _job_for(request: HttpRequest, pk: int, *, edit: bool = False) -> Job:
     job = get_object_or_404(Job.objects.select_related("study"), pk=pk)
     if job.study is None:
-        if not request.user.is_superuser:
+        if not owns_study_less_job(request.user, job):
             raise Http404("no such job")
         return job
     study_for(request, job.study.slug, edit=edit)
