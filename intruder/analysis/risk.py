@@ -54,6 +54,8 @@ RISK_TABLE_TITLES: dict[str, str] = {
     "judgments and with flagged judgments excluded",
     "coverage": "Texts humans judged and texts they did not (drafts, unserved)",
     "open_world": "Open-world ladder: TRIR against the number of candidates N, with chance 1/N",
+    "llm_intruder": "Open-world LLM intruder beside the human intruders: no candidate list, one "
+    "name per text, scored like a human guess",
     "predicted_group": "Predicted human risk per group (machine evidence model), beside humans",
     "predicted_target": "Predicted human risk per person (machine evidence model), beside humans",
     "agreement": "Per-text agreement of humans and machine (kappa, McNemar, AUC)",
@@ -480,11 +482,13 @@ def build_report(
     calibration: Any = None,
     seed: int = 0,
     kept_texts: pd.DataFrame | None = None,
+    llm_rows: list[dict[str, Any]] | None = None,
 ) -> RiskReport:
     """Build every table of the report from the attack results and the human results.
 
     kept_texts: the per-text human results without the judgments the study's exclusion
     rules drop (flags); the sensitivity table then shows every rule with and without them.
+    llm_rows: the open-world LLM intruder's scored guesses (`llm_intruder_table`).
 
     human_side / machine_side: what the caller knows of each threat model (instructions,
     intruders, candidate set, background); the report adds what it derives from the data.
@@ -536,6 +540,8 @@ def build_report(
         table, curves = agreement_table(per_text, attacks)
         report.tables["agreement"] = table
         report.roc = curves
+    if llm_rows:
+        report.tables["llm_intruder"] = llm_intruder_table(llm_rows, outcomes, human_method)
     report.tables["machine_per_text"] = machine
     report.correlations = person_correlations(report.tables["rates_target"], attacks)
     report.threat_model = threat_models(
@@ -831,3 +837,53 @@ def written_summary(report: RiskReport, human_method: str, labels: dict[str, str
 
 def _fmt(value: Any, digits: int = 2) -> str:
     return NOT_ENOUGH if value is None or pd.isna(value) else f"{value:.{digits}f}"
+
+
+def llm_intruder_table(
+    rows: list[dict[str, Any]], outcomes: pd.DataFrame, human_method: str | None
+) -> pd.DataFrame:
+    """Return the open-world LLM intruder's rate per method, and beside humans on their texts.
+
+    The LLM names one person per text with no candidate list, scored by the human guesses'
+    character cosine and threshold, so with one guess every rule of "identified by humans"
+    gives the same outcome. Unusable answers are counted in `llm_failed`, never as misses.
+    On the method the intruders saw, a second row takes exactly the texts humans judged,
+    with the human rate (the study's rule) on the same texts.
+    """
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame()
+    frame["scored"] = frame["error_reason"].fillna("").astype(str) == ""
+    has_humans = outcomes is not None and not outcomes.empty
+    judged = set(outcomes["description_id"]) if has_humans else set()
+    table = []
+    for method, part in frame.groupby("method", sort=True):
+        subsets = [("all texts of the method", part, None)]
+        if method == human_method and judged:
+            mine = outcomes[outcomes["description_id"].isin(set(part["description"]))]
+            subsets.append(("judged by humans", part[part["description"].isin(judged)], mine))
+        for label, texts, human in subsets:
+            scored = texts[texts["scored"]]
+            llm = wilson(int(scored["identified"].astype(bool).sum()), len(scored))
+            row = {
+                "method": method,
+                "texts": label,
+                "n_texts": llm.n,
+                "llm_identified": llm.k,
+                "llm_pct_identified": llm.pct,
+                "llm_ci_low": llm.ci_low,
+                "llm_ci_high": llm.ci_high,
+                "llm_failed": int((~texts["scored"]).sum()),
+            }
+            if human is not None:
+                people = outcome_rate(human["human_identified"].to_numpy(dtype=bool))
+                row.update(
+                    {
+                        "human_n_texts": people.n,
+                        "human_pct_identified": people.pct,
+                        "human_ci_low": people.ci_low,
+                        "human_ci_high": people.ci_high,
+                    }
+                )
+            table.append(row)
+    return pd.DataFrame(table)

@@ -22,6 +22,7 @@ PDF_TABLES = (
     "sensitivity",
     "coverage",
     "open_world",
+    "llm_intruder",
     "agreement",
 )
 PDF_ROWS_PER_PAGE = 24
@@ -41,7 +42,7 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     for low in [c for c in frame.columns if c.endswith("ci_low")]:
         prefix = low[: -len("ci_low")]
         high = f"{prefix}ci_high"
-        value = "human_pct_identified" if prefix == "human_" else f"trir_{prefix[:-1]}"
+        value = f"{prefix}pct_identified" if prefix in ("human_", "llm_") else f"trir_{prefix[:-1]}"
         if value not in shown or high not in shown:
             continue
         shown[value] = [

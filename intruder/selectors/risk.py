@@ -20,6 +20,7 @@ from intruder.models import (
     Study,
 )
 from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
+from intruder.selectors.llm_intruder import open_world_llm_results
 
 RESULT_COLUMNS = [
     "description_id",
@@ -239,6 +240,7 @@ def run_report(
         calibration=load_calibration(),
         seed=run.seed,
         kept_texts=kept_texts,
+        llm_rows=(open_world_llm_results(study) or {}).get("rows"),
     )
     note = simulated_note(study)
     if note:

@@ -196,3 +196,25 @@ def test_predicted_human_risk_is_shown_only_at_the_calibrations_n():
     report = build_report(machine, human_texts=HUMAN, human_method="m", calibration=far)
     assert "predicted_group" not in report.tables
     assert "fitted at N = 560" in report.settings["predicted_human"]
+
+
+def test_the_open_world_llm_intruder_sits_beside_humans_on_the_texts_they_judged():
+    # The LLM named the person of descriptions 1, 3 and 7 (7 is the draft), missed 2, 4 and 5,
+    # and gave no usable answer for 6: a failure, counted apart, never a miss.
+    llm_rows = [
+        {"description": d, "method": "m", "identified": hit, "error_reason": ""}
+        for d, hit in {1: True, 2: False, 3: True, 4: False, 5: False, 7: True}.items()
+    ] + [{"description": 6, "method": "m", "identified": False, "error_reason": "not JSON"}]
+    machine = results({1: True, 2: False, 3: True, 4: False, 5: True, 6: False, 7: True})
+    report = build_report(
+        machine, human_texts=HUMAN, rule="majority", human_method="m", llm_rows=llm_rows
+    )
+    table = report.tables["llm_intruder"].set_index("texts")
+    every = table.loc["all texts of the method"]
+    assert (every["n_texts"], every["llm_identified"], every["llm_failed"]) == (6, 3, 1)
+    judged = table.loc["judged by humans"]
+    # Judged texts 1-6 less the failed 6: the LLM 2 of 5; humans (majority) 3 of 6.
+    assert (judged["n_texts"], judged["llm_identified"], judged["llm_failed"]) == (5, 2, 1)
+    assert judged["llm_pct_identified"] == pytest.approx(40.0)
+    assert (judged["human_n_texts"], judged["human_pct_identified"]) == (6, pytest.approx(50.0))
+    assert judged["llm_ci_low"] < 40.0 < judged["llm_ci_high"]
