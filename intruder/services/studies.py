@@ -31,6 +31,9 @@ EDITABLE_FIELDS = (
     "telemetry_signals",
     "discourage_copy",
     "allow_same_target",
+    "attention_checks",
+    "attention_check_prompt",
+    "attention_check_answer",
 )
 
 
