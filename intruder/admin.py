@@ -7,7 +7,9 @@ from django.contrib import admin
 from intruder.models import (
     AnonymizedText,
     Assignment,
+    AttentionCheck,
     Description,
+    ImportBatch,
     Job,
     Judgment,
     Participant,
@@ -94,6 +96,19 @@ class JudgmentAdmin(admin.ModelAdmin):
     list_filter = ["self_identified", "identified", "participant__study"]
     search_fields = ["guessed_name", "participant__prolific_pid"]
     raw_id_fields = ["assignment", "participant", "text"]
+
+
+@admin.register(AttentionCheck)
+class AttentionCheckAdmin(admin.ModelAdmin):
+    list_display = ["participant", "after_texts", "expected", "answer", "passed", "answered_at"]
+    list_filter = ["passed", "participant__study"]
+    raw_id_fields = ["participant"]
+
+
+@admin.register(ImportBatch)
+class ImportBatchAdmin(admin.ModelAdmin):
+    list_display = ["study", "worker", "started_at", "heartbeat_at"]
+    raw_id_fields = ["study"]
 
 
 @admin.action(description="Retry the selected failed jobs")

@@ -124,7 +124,12 @@ def attention_failed_flag(check: AttentionCheck) -> dict[str, str]:
 
 
 def attention_flags_for(*, participant: Participant) -> list[dict[str, str]]:
-    """Return the `attention_failed` flags a new judgment of the participant carries."""
+    """Return the `attention_failed` flags a new judgment of the participant carries.
+
+    A study without checks has none to look up (the settings are fixed at launch).
+    """
+    if not participant.study.attention_checks:
+        return []
     failed = participant.attention_checks.filter(passed=False).order_by("after_texts").first()
     return [attention_failed_flag(failed)] if failed is not None else []
 

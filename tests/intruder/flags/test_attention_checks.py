@@ -213,3 +213,15 @@ def test_the_study_form_offers_checks_for_intruder_tests(client):
     client.force_login(study.owner)
     page = client.get(reverse("researcher-study-edit", args=[study.slug])).content.decode()
     assert 'name="attention_checks"' in page and 'name="attention_check_prompt"' in page
+
+
+def test_check_settings_are_fixed_once_participants_have_started():
+    from intruder.services.studies import study_update
+
+    study = make_checked_study()
+    study_update(study=study, attention_checks=2)
+    started(study)
+    with pytest.raises(ValidationError) as error:
+        study_update(study=study, attention_checks=0)
+    assert "attention_checks" in error.value.message_dict
+    study_update(study=study, title="Renamed", attention_checks=2)  # unchanged: fine
