@@ -13,6 +13,7 @@ import pytest
 
 from intruder.models import AttentionCheck, Judgment, Study
 from intruder.services.flags import Flag
+from tests.browser.screenshots import keep
 from tests.intruder import factories as f
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -53,6 +54,7 @@ def test_an_intruder_who_passes_is_not_flagged_and_one_who_fails_is(page, width)
         page.wait_for_selector("#check-answer-errors")
         page.reload()
         assert page.is_visible("#check-answer-errors")
+        keep(page, f"attention-check-empty-{width}")
         page.fill("#check-answer", word.upper() if passes else "banana")
         page.click("text=Next")
         answer_text(page)
