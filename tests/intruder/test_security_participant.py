@@ -181,7 +181,7 @@ def test_intruder_never_receives_originals_names_or_other_participants_data():
         guessed_name="Guessonly Fenwickstone",
         revealing_text="privaterevealingclue",
         telemetry='{"v": 1, "page_ms": 100, "keystrokes": 0, "paste_events": 3, '
-        '"pasted_chars": 777}',
+        '"pasted_chars": 98765}',
     )
     assert Judgment.objects.get(participant=other).flags  # flagged, with reasons
     second = assignment_next(participant=other)  # still in progress
@@ -191,7 +191,7 @@ def test_intruder_never_receives_originals_names_or_other_participants_data():
     forbidden |= {"OTHERPID7f3a9c2b", "Guessonly Fenwickstone", "privaterevealingclue"}
     forbidden |= {other.token}
     # Flags and telemetry, theirs and one's own, are the researchers' only (issue 20).
-    forbidden |= {"characters pasted", "paste_events", "pasted_chars", "777", "no_telemetry"}
+    forbidden |= {"characters pasted", "paste_events", "pasted_chars", "98765", "no_telemetry"}
     forbidden |= {"no valid telemetry", "keystrokes for an answer", "hidden word", "flag_review"}
     forbidden |= {"Zephyrquince", "attention_failed", "Failed an attention check"}
     # Every span's original string is a secret too (names, alias, place, employer).
