@@ -7,6 +7,7 @@ from django.contrib import admin
 from intruder.models import (
     AnonymizedText,
     Assignment,
+    AttentionCheck,
     Description,
     ImportBatch,
     Job,
@@ -95,6 +96,13 @@ class JudgmentAdmin(admin.ModelAdmin):
     list_filter = ["self_identified", "identified", "participant__study"]
     search_fields = ["guessed_name", "participant__prolific_pid"]
     raw_id_fields = ["assignment", "participant", "text"]
+
+
+@admin.register(AttentionCheck)
+class AttentionCheckAdmin(admin.ModelAdmin):
+    list_display = ["participant", "after_texts", "expected", "answer", "passed", "answered_at"]
+    list_filter = ["passed", "participant__study"]
+    raw_id_fields = ["participant"]
 
 
 @admin.action(description="Retry the selected failed jobs")

@@ -24,6 +24,8 @@ MAX_ITEMS_PER_PARTICIPANT = 200
 MAX_JUDGMENTS_PER_TEXT = 100
 MAX_DESCRIPTION_CHARS = 20_000
 MAX_TIME_LIMIT_MINUTES = 24 * 60
+# Attention checks per intruder: a few are enough (each costs the participant time).
+MAX_ATTENTION_CHECKS = 5
 
 # Prolific IDs are 24 hex characters; accept any short token-like string so that pilots and
 # other panels work, but nothing that could smuggle markup or whitespace into pages and logs.
@@ -154,6 +156,23 @@ class Study(models.Model):
         help_text="Intruder tests: let one intruder judge several texts about the same "
         "person (their judgments are then not independent).",
     )
+    attention_checks = models.PositiveSmallIntegerField(
+        default=0,
+        validators=[MaxValueValidator(MAX_ATTENTION_CHECKS)],
+        help_text="Intruder tests: instructed-response items placed among each intruder's "
+        "texts (0 = none); scored apart, never counted as texts.",
+    )
+    attention_check_prompt = models.TextField(
+        blank=True,
+        max_length=1000,
+        help_text="The check's instruction; empty = the built-in ones "
+        "(`intruder.services.attention`).",
+    )
+    attention_check_answer = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The answer the instruction asks for (needed with a written instruction).",
+    )
     exclusion_rules = models.JSONField(
         default=dict,
         blank=True,
@@ -206,6 +225,17 @@ class Study(models.Model):
                 {
                     "consent_text": "Write the consent text before opening the study: "
                     "participants must see what they agree to."
+                }
+            )
+
+        prompt = (self.attention_check_prompt or "").strip()
+        expected = (self.attention_check_answer or "").strip()
+        if bool(prompt) != bool(expected):
+            field = "attention_check_answer" if prompt else "attention_check_prompt"
+            raise ValidationError(
+                {
+                    field: "Write both the check's instruction and the answer it asks for, or "
+                    "neither (the built-in checks are then used)."
                 }
             )
 
@@ -566,6 +596,39 @@ class Judgment(FlaggedAnswer):
 
     def __str__(self) -> str:
         return f"judgment {self.pk} by {self.participant_id} on text {self.text_id}"
+
+
+class AttentionCheck(models.Model):
+    """An instructed-response item shown to an intruder between two texts.
+
+    Not a text: it holds no slot, is never judged and never reaches rates or the risk report.
+    `expected` is never sent to the participant; a failed check flags the participant's
+    judgments (`intruder.services.attention`).
+    """
+
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="attention_checks"
+    )
+    after_texts = models.PositiveSmallIntegerField(
+        help_text="Shown once the participant has judged this many texts."
+    )
+    prompt = models.TextField()
+    expected = models.CharField(max_length=100)
+    answer = models.CharField(max_length=200, blank=True)
+    passed = models.BooleanField(null=True, blank=True)
+    shown_at = models.DateTimeField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["participant", "after_texts"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "after_texts"], name="attention_check_once_per_place"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"attention check after {self.after_texts} texts for {self.participant_id}"
 
 
 class Job(models.Model):

@@ -30,6 +30,7 @@ class Step:
     INSTRUCTIONS = "instructions"
     WRITE = "write"
     JUDGE = "judge"
+    CHECK = "check"  # an attention check between two texts (services.attention)
     DEBRIEF = "debrief"
     COMPLETED = "completed"
     RETURNED = "returned"

@@ -3,7 +3,8 @@
 Tables: judgments (one row per judgment with text id, target, group, participant PID,
 scores, the answer's telemetry figures and its flags: `intruder.services.flags`),
 descriptions (with the writer's telemetry and flags), anonymized_texts (with spans),
-participants, targets. Columns are
+participants (with their attention checks passed and failed), attention_checks (one row per
+check, flagged `attention_check`; never mixed with the judgments of texts), targets. Columns are
 flat scalars except `spans`/`aliases`/`profile`, which are JSON strings in CSV and lists or
 objects in JSONL. CSV cells that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`,
 tab, carriage return first) get a leading `'` (`csv_safe`); JSONL is never
@@ -28,6 +29,7 @@ from typing import Any
 from csv_safe import SafeDictWriter
 from intruder.models import (
     AnonymizedText,
+    AttentionCheck,
     Description,
     FlaggedAnswer,
     Judgment,
@@ -174,6 +176,30 @@ def participant_rows(study: Study) -> Iterator[dict[str, Any]]:
             "completed_at": _iso(p.completed_at),
             "n_descriptions": Description.objects.filter(writer=p).count(),
             "n_judgments": p.judgments.count(),
+            "attention_checks_passed": p.attention_checks.filter(passed=True).count(),
+            "attention_checks_failed": p.attention_checks.filter(passed=False).count(),
+        }
+
+
+def attention_check_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """Yield one row per attention check served or planned (never a text: no text columns)."""
+    checks = (
+        AttentionCheck.objects.filter(participant__study=study)
+        .select_related("participant")
+        .order_by("participant_id", "after_texts")
+    )
+    for c in checks:
+        yield {
+            "attention_check": True,
+            "check_id": c.pk,
+            "participant_pid": c.participant.prolific_pid,
+            "after_texts": c.after_texts,
+            "prompt": c.prompt,
+            "expected": c.expected,
+            "answer": c.answer,
+            "passed": c.passed,
+            "shown_at": _iso(c.shown_at),
+            "answered_at": _iso(c.answered_at),
         }
 
 
@@ -212,7 +238,11 @@ COLUMNS: dict[str, list[str]] = {
     "participants": [
         "participant_id", "prolific_pid", "prolific_study_id", "prolific_session_id",
         "status", "group", "started_at", "consented_at", "completed_at",
-        "n_descriptions", "n_judgments",
+        "n_descriptions", "n_judgments", "attention_checks_passed", "attention_checks_failed",
+    ],
+    "attention_checks": [
+        "attention_check", "check_id", "participant_pid", "after_texts", "prompt", "expected",
+        "answer", "passed", "shown_at", "answered_at",
     ],
     "targets": ["target_id", "key", "name", "group", "aliases", "wikipedia_url", "profile"],
 }  # fmt: skip
@@ -223,6 +253,7 @@ TABLES: dict[str, Callable[[Study], Iterator[dict[str, Any]]]] = {
     "descriptions": description_rows,
     "anonymized_texts": anonymized_text_rows,
     "participants": participant_rows,
+    "attention_checks": attention_check_rows,
     "targets": target_rows,
 }
 

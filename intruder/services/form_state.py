@@ -71,3 +71,8 @@ def write_task_key(position: int) -> str:
 def judge_task_key(assignment_id: int | str) -> str:
     """Return the form-state key of an intruder's assigned text."""
     return f"judge:{assignment_id}"
+
+
+def check_task_key(check_id: int | str) -> str:
+    """Return the form-state key of an attention check."""
+    return f"check:{check_id}"

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
+from intruder.services.attention import attention_flags_for
 from intruder.services.flags import judgment_flags, study_rules
 from intruder.services.telemetry import telemetry_parse
 
@@ -177,7 +178,7 @@ def judgment_submit(
         time_spent_ms=time_spent_ms,
         canary=assignment.canary,
         rules=study_rules(study),
-    )
+    ) + attention_flags_for(participant=participant)
     try:
         with transaction.atomic():
             # Claim the assignment: only one request moves it from active (or, late, from

@@ -17,7 +17,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from intruder.models import PROLIFIC_ID_PATTERN, Assignment, Participant, Study, WritingTask
+from intruder.models import (
+    PROLIFIC_ID_PATTERN,
+    Assignment,
+    AttentionCheck,
+    Participant,
+    Study,
+    WritingTask,
+)
 from intruder.selectors.linked import (
     participant_in_linked_study,
     pid_annotates_linked_project,
@@ -43,6 +50,7 @@ from intruder.services.assignment import (
     assignment_next,
     study_reclaim_slots,
 )
+from intruder.services.attention import attention_check_due
 from intruder.services.writing import writing_tasks_assign
 
 PROLIFIC_ID_RE = re.compile(PROLIFIC_ID_PATTERN)
@@ -75,6 +83,7 @@ class CurrentStep:
     task: WritingTask | None = None
     assignment: Assignment | None = None
     completed: int = 0  # intruders: texts judged so far
+    check: AttentionCheck | None = None
 
 
 @dataclass(frozen=True)
@@ -369,6 +378,11 @@ def participant_current_step(
         return CurrentStep(step=step)
     if step != Step.JUDGE:
         return CurrentStep(step=step, completed=progress.completed if progress else 0)
+    if progress.active is None:
+        # Between two texts: a due attention check comes first (it is not a text).
+        check = attention_check_due(participant=participant, completed=progress.completed, now=now)
+        if check is not None:
+            return CurrentStep(step=Step.CHECK, check=check, completed=progress.completed)
     assignment = assignment_next(participant=participant, rng=rng, now=now, progress=progress)
     if assignment is not None:
         assignment_mark_shown(assignment=assignment, now=now)

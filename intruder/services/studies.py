@@ -12,6 +12,7 @@ from django.utils import timezone
 from intruder.models import Study, StudyMember, new_completion_code
 from intruder.selectors.linked import projects_linked, studies_linked_open
 
+ATTENTION_CHECK_FIELDS = ("attention_checks", "attention_check_prompt", "attention_check_answer")
 EDITABLE_FIELDS = (
     "title",
     "public_title",
@@ -32,6 +33,9 @@ EDITABLE_FIELDS = (
     "telemetry_signals",
     "discourage_copy",
     "allow_same_target",
+    "attention_checks",
+    "attention_check_prompt",
+    "attention_check_answer",
 )
 
 
@@ -54,6 +58,19 @@ def study_update(*, study: Study, **changes: Any) -> Study:
     unknown = set(changes) - set(EDITABLE_FIELDS)
     if unknown:
         raise TypeError(f"cannot change {sorted(unknown)}")
+    changed_checks = [
+        name
+        for name in ATTENTION_CHECK_FIELDS
+        if name in changes and changes[name] != getattr(study, name)
+    ]
+    if changed_checks and study.participants.exists():
+        # Participants were planned (and possibly flagged) with the settings they met.
+        raise ValidationError(
+            {
+                name: "Participants have started: attention checks can no longer change."
+                for name in changed_checks
+            }
+        )
     for name, value in changes.items():
         setattr(study, name, value)
     study.full_clean()

@@ -26,7 +26,14 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from intruder.models import Assignment, Participant, PersonGroup, Study, TargetPerson
+from intruder.models import (
+    Assignment,
+    AttentionCheck,
+    Participant,
+    PersonGroup,
+    Study,
+    TargetPerson,
+)
 from intruder.prolific.client import prolific_enabled
 from intruder.prolific.webhooks import submission_known
 from intruder.selectors.participant import (
@@ -38,9 +45,11 @@ from intruder.selectors.participant import (
     writing_task_counts,
 )
 from intruder.services.assignment import AssignmentBusy
+from intruder.services.attention import MAX_ANSWER_CHARS, attention_check_submit
 from intruder.services.canary import canary_instruction
 from intruder.services.form_state import (
     RejectedAnswer,
+    check_task_key,
     form_state_clear,
     form_state_for,
     form_state_keep,
@@ -326,6 +335,13 @@ def _render_step(
         )
         context["form_action"] = reverse("participant-judge", args=[token])
         return render(request, "participant/judge.html", context)
+    if step == Step.CHECK:
+        context |= attention_check_page_context(
+            check=current.check,
+            rejected=form_state_for(participant=participant, task=check_task_key(current.check.pk)),
+        )
+        context["form_action"] = reverse("participant-check", args=[token])
+        return render(request, "participant/check.html", context)
     context["draft_prefix"] = f"intruder-draft:{token}:"  # written drafts are stored: forget them
     if step == Step.DEBRIEF:
         context |= debrief_page_context(study=study, current=current)
@@ -442,6 +458,16 @@ def judge_page_context(
         "seconds_left": seconds_left,
         "time_limit_minutes": study.time_limit_minutes,
         "warn_seconds": time_warning_seconds(study),
+    }
+
+
+def attention_check_page_context(*, check: AttentionCheck, rejected: RejectedAnswer | None) -> dict:
+    """Return the context of an attention check's page: its instruction, never its answer."""
+    return {
+        "check_id": check.pk,
+        "prompt": check.prompt,
+        "values": rejected.values if rejected else {},
+        "errors": rejected.errors if rejected else {},
     }
 
 
@@ -581,6 +607,32 @@ def _keep_rejected_judgment(
         values={name: posted.get(name, "") for name in fields},
         errors={name: list(messages) for name, messages in errors.items()},
     )
+
+
+@never_cache
+@require_POST
+def attention_check(request: HttpRequest, token: str) -> HttpResponse:
+    """Score an attention check's answer; an empty one is kept and asked again after redirect.
+
+    The page never says whether the answer was right (a failed check only flags answers).
+    """
+    participant = _participant_or_404(token)
+    check_id = request.POST.get("check_id", "")
+    if participant.status != Participant.Status.STARTED or not check_id.isdigit():
+        return _home(participant)
+    answer = request.POST.get("answer", "")
+    try:
+        attention_check_submit(participant=participant, check_id=int(check_id), answer=answer)
+    except ValueError as error:
+        form_state_keep(
+            participant=participant,
+            task=check_task_key(check_id),
+            values={"answer": answer[:MAX_ANSWER_CHARS]},
+            errors={"answer": [str(error)]},
+        )
+    else:
+        form_state_clear(participant=participant)
+    return _home(participant)
 
 
 @never_cache

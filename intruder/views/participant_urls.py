@@ -11,5 +11,6 @@ urlpatterns = [
     path("p/<str:token>/instructions/", participant.instructions, name="participant-instructions"),
     path("p/<str:token>/write/", participant.write, name="participant-write"),
     path("p/<str:token>/judge/", participant.judge, name="participant-judge"),
+    path("p/<str:token>/check/", participant.attention_check, name="participant-check"),
     path("p/<str:token>/finish/", participant.finish, name="participant-finish"),
 ]

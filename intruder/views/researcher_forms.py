@@ -15,7 +15,14 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
-from intruder.models import TELEMETRY_SIGNALS, AttackRun, PersonGroup, Study, StudyMember
+from intruder.models import (
+    MAX_ATTENTION_CHECKS,
+    TELEMETRY_SIGNALS,
+    AttackRun,
+    PersonGroup,
+    Study,
+    StudyMember,
+)
 from intruder.services import studies
 from intruder.views.risk import MultipleFileField
 
@@ -31,6 +38,9 @@ KIND_FIELDS: dict[str, str] = {
     "source_studies": Study.Kind.INTRUDER,
     "discourage_copy": Study.Kind.INTRUDER,
     "allow_same_target": Study.Kind.INTRUDER,
+    "attention_checks": Study.Kind.INTRUDER,
+    "attention_check_prompt": Study.Kind.INTRUDER,
+    "attention_check_answer": Study.Kind.INTRUDER,
 }
 
 # Database constraint -> (field, message in plain words), for errors the form did not catch.
@@ -61,6 +71,9 @@ LABELS = {
     "telemetry_signals": "Answer telemetry recorded",
     "discourage_copy": "Remind intruders who copy a text to answer on their own",
     "allow_same_target": "Allow several texts about one person per intruder",
+    "attention_checks": "Attention checks per intruder",
+    "attention_check_prompt": "Attention check instruction",
+    "attention_check_answer": "Answer the instruction asks for",
 }
 HELP = {
     "slug": "Letters, digits and hyphens. It is part of the participant link (/s/SHORT-NAME/) "
@@ -97,6 +110,15 @@ HELP = {
     "discourage_copy": "Copying is recorded either way; this shows a reminder when it happens.",
     "allow_same_target": "Off (recommended): no intruder judges two texts about the same "
     "person, so their judgments stay independent.",
+    "attention_checks": "0 (default) = none. Each check is a short item between two texts "
+    "that asks for a given word; it is scored apart and never counted as a text. A failed "
+    "check flags all the intruder's judgments \u201cattention failed\u201d (see the "
+    "exclusion rules).",
+    "attention_check_prompt": "Leave empty for the built-in checks (\u201ctype the word "
+    "'orange'\u201d and the like, a different word each). Participants never see the "
+    "expected answer field.",
+    "attention_check_answer": "Needed with a written instruction; case, accents and "
+    "punctuation are ignored when scoring.",
 }
 
 
@@ -111,6 +133,9 @@ class StudyForm(forms.ModelForm):
     min_description_chars = forms.IntegerField(min_value=0, max_value=100_000, initial=500)
     time_limit_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
     identification_threshold = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.75)
+    attention_checks = forms.IntegerField(
+        min_value=0, max_value=MAX_ATTENTION_CHECKS, initial=0, required=False
+    )
     source_studies = forms.ModelMultipleChoiceField(
         queryset=Study.objects.none(), required=False, widget=forms.CheckboxSelectMultiple
     )
@@ -150,8 +175,11 @@ class StudyForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         """Drop source studies from a collection study (their boxes may be hidden, not empty)."""
         data = super().clean()
+        # An empty box (or one a collection study hides) means no attention checks.
+        data["attention_checks"] = data.get("attention_checks") or 0
         if data.get("kind") != Study.Kind.INTRUDER:
             data["source_studies"] = []
+            data["attention_checks"] = 0
         return data
 
     def rows(self) -> list[tuple[forms.BoundField, str]]:

@@ -176,6 +176,10 @@ def test_intruder_never_receives_originals_names_or_other_participants_data():
         consent_text="Please consent.",
         instructions_text="Play an adversary.",
         debrief_text="Thanks.",
+        # An attention check whose expected answer the page must never show (issue 20).
+        attention_checks=1,
+        attention_check_prompt="Attention check: type the secret fruit's name.",
+        attention_check_answer="Zephyrquince",
     )
     pairs = [anonymized_description(study, *person, i) for i, person in enumerate(PEOPLE)]
 
@@ -202,6 +206,7 @@ def test_intruder_never_receives_originals_names_or_other_participants_data():
     # pasted length is five digits: three (777) turned up by chance in random URL tokens.
     forbidden |= {"characters pasted", "paste_events", "pasted_chars", "86419", "no_telemetry"}
     forbidden |= {"no valid telemetry", "keystrokes for an answer", "hidden word", "flag_review"}
+    forbidden |= {"Zephyrquince", "attention_failed", "Failed an attention check"}
     # Every span's original string is a secret too (names, alias, place, employer).
     forbidden |= {span["text"] for text in AnonymizedText.objects.all() for span in text.spans}
     assert {"Wrexhamford", "Brindlecorp", "Quallsworth", "marmalade"} & forbidden >= {
@@ -223,8 +228,14 @@ def test_intruder_never_receives_originals_names_or_other_participants_data():
     )
     me.get(f"/p/{other.token[:-1]}x/")
     shown = []
-    for _item in range(len(PEOPLE) + 1):  # bounded: one more than the texts there are
+    checks_seen = 0
+    for _item in range(len(PEOPLE) + 2):  # bounded: the texts, the check and one more
         page = me.get(home)
+        if b'id="check-form"' in page.content:
+            check_id = re.search(rb'name="check_id" value="(\d+)"', page.content).group(1)
+            me.post(f"{home}check/", {"check_id": check_id.decode(), "answer": XSS})
+            checks_seen += 1
+            continue
         if b"anon-text" not in page.content:
             break
         match = re.search(rb'name="assignment_id" value="(\d+)"', page.content)
@@ -258,7 +269,7 @@ def test_intruder_never_receives_originals_names_or_other_participants_data():
 
     everything = me.everything()
     # The walk really saw every text (3 slots each: the other intruder leaves room).
-    assert len(shown) == len(PEOPLE)
+    assert len(shown) == len(PEOPLE) and checks_seen == 1
     visible = strip_tags(everything)
     for _, anonymized in pairs:
         assert escape(anonymized) in visible

@@ -53,6 +53,9 @@ def judged_study():
                 identified=pid == "PIDA",
                 time_spent_ms=12000 + slot,
             )
+        participant.attention_checks.create(
+            after_texts=1, prompt="Type the word orange.", expected="orange", answer=pid
+        )
     return study
 
 
