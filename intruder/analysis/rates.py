@@ -99,8 +99,10 @@ def identification_rates(
     table = _summarise(observations, keys)
     unjudged = texts_table[texts_table["n_judgments"] == 0]
     if keys:
-        unjudged_counts = unjudged.groupby(keys).size().rename("n_texts_unjudged")
-        table = table.merge(unjudged_counts, left_on=keys, right_index=True, how="outer")
+        unjudged_counts = unjudged.groupby(keys).size().rename("n_texts_unjudged").reset_index()
+        if table.empty:  # every judgment left out (e.g. all flagged): one row per key, n = 0
+            table = table.astype({key: unjudged_counts[key].dtype for key in keys})
+        table = table.merge(unjudged_counts, on=keys, how="outer")
         if by == "target":
             # Targets with only unjudged texts still get a row that says so.
             table["n"] = table["n"].fillna(0)

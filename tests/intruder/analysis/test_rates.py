@@ -148,3 +148,11 @@ def test_unscored_judgment_is_refused(judgments, texts):
     judgments.loc[0, "cosine"] = None
     with pytest.raises(AnalysisInputError, match="without a cosine"):
         per_text(judgments, texts, THRESHOLD)
+
+
+@pytest.mark.parametrize("by", ["overall", "group", "target"])
+def test_rates_with_every_judgment_left_out_say_no_judged_texts(texts, by):
+    # E.g. every answer flagged and excluded by the study's rules: rows with n = 0, no crash.
+    table = identification_rates(empty_judgments(), texts, THRESHOLD, by=by)
+    assert (table["n"] == 0).all() and table["pct_identified"].isna().all()
+    assert table["n_texts_unjudged"].sum() == len(texts)
