@@ -226,6 +226,8 @@ ROWS: dict[str, Row] = {
     "researcher-prolific-sync": Row("post", slug, EDITORS),
     "researcher-prolific-review": Row("post", slug, EDITORS),
     "researcher-prolific-bonus": Row("post", slug, EDITORS),
+    # The preview of a bulk rule is a read (viewers see who it selects); sending is a POST.
+    "researcher-prolific-bulk": Row("get", with_slug(rule="approve-clean"), READERS),
     # Jobs
     "researcher-job-status": Row("get", of("job"), READERS),
     "researcher-job-retry": Row("post", of("job"), EDITORS),
