@@ -46,7 +46,6 @@ from benchmarks.open_world_ladder import (  # noqa: E402
     ladder,
     ladder_trir,
     load_distractors,
-    text_ranks,
 )
 from research_data import textwash_study_dir, tria_wikiactors_dir  # noqa: E402
 
@@ -352,7 +351,7 @@ def main() -> int:
         t = time.perf_counter()
         try:
             summary["predicted_human"] = predicted_human(
-                args, created, ladders, attacks, write=not args.limit
+                args, ladders, attacks, write=not args.limit
             )
         except Exception as error:  # keep the hour of attacks above: summary.json is written
             import traceback
@@ -360,9 +359,7 @@ def main() -> int:
             traceback.print_exc()
             summary["predicted_human"] = {"error": repr(error)}
         walls["predicted_human"] = time.perf_counter() - t
-    summary["machine"]["shared"] = (
-        "2 cores shared with 8 other sessions: wall times are upper bounds"
-    )
+    summary["machine"]["load_average_at_end"] = list(os.getloadavg())
     walls["total"] = time.perf_counter() - started
     (out / "report.html").write_text(combined_html(bodies), encoding="utf-8")
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
@@ -423,82 +420,21 @@ def threat_model_summary(summary: dict) -> dict[str, Any]:
 
 
 def predicted_human(
-    args: argparse.Namespace, created: dict, ladders: dict, attacks: list[str], *, write: bool
+    args: argparse.Namespace, ladders: dict, attacks: list[str], *, write: bool
 ) -> dict[str, Any]:
-    """Fit the predicted-human-risk model on study 2, validate it (LOPO; study 2 -> 1)."""
+    """Fit the predicted-human-risk model on study 2 and validate it (`predicted_human_fit`)."""
     import pandas as pd
-    from scipy import stats
 
+    from benchmarks.predicted_human_fit import fit_and_validate, validation_record
     from intruder.analysis import risk_predicted as model
 
     published = pd.read_csv(args.data / "human_rates.csv")
-    texts, persons = {}, {}
-    for name, (frame, level) in ladders.items():
-        number, study = created[name]
-        ranks = text_ranks(frame, level)
-        ranks["evidence"] = model.text_evidence(ranks, attacks)
-        texts[name] = ranks
-        counts = ranks.groupby("target_key").size()
-        names = {t.key: t.name.casefold() for t in study.targets.all()}
-        rows = published[(published["study"] == number) & (published["person"] != "ALL")]
-        rate = dict(zip(rows["person"].str.casefold(), rows["pct_identified"], strict=True))
-        people = []
-        for key, n in counts.items():
-            if names[key] in rate:
-                k = round(rate[names[key]] * n / 100)
-                group = ranks.loc[ranks["target_key"] == key, "group"].iloc[0]
-                people.append(
-                    {
-                        "target_key": key,
-                        "group": group,
-                        "human_k": k,
-                        "human_n": int(n),
-                        "human_pct": rate[names[key]],
-                    }
-                )
-        persons[name] = pd.DataFrame(people)
-    n_candidates = int(ladders["study2"][0]["candidates"].median()) if "study2" in ladders else None
-    out: dict[str, Any] = {"model": model.__doc__.split("\n\n")[1], "n_candidates": n_candidates}
-    if "study2" not in persons or persons["study2"].empty:
-        return out
-    lopo = model.leave_one_person_out(persons["study2"], texts["study2"], attacks, n_candidates)
-    rho = stats.spearmanr(lopo["human_pct"], lopo["predicted_pct"]).statistic
-    out["study2_lopo"] = {
-        "rho": float(rho),
-        "mae_pp": float((lopo["human_pct"] - lopo["predicted_pct"]).abs().mean()),
-        "n": len(lopo),
-        "per_person": lopo.to_dict("records"),
-    }
-    calibration = model.fit(
-        persons["study2"],
-        texts["study2"],
-        fitted_on="Textwash study 2 (20 famous persons)",
-        n_candidates=n_candidates,
-        attacks=attacks,
-    )
-    out["calibration"] = calibration.to_dict()
-    if "study1" in texts:
-        predicted = model.predict_persons(calibration, texts["study1"])
-        per_type = (
-            predicted.assign(weighted=predicted["predicted_pct"] * predicted["n_texts"])
-            .groupby("group")[["weighted", "n_texts"]]
-            .sum()
-        )
-        out["study1_from_study2"] = {
-            group: float(row.weighted / row.n_texts) for group, row in per_type.iterrows()
-        }
-        paper = published[(published["study"] == 1) & (published["person"] == "ALL")]
-        out["study1_paper"] = dict(zip(paper["type"], paper["pct_identified"], strict=True))
-        intervals = model.bootstrap_intervals(persons["study2"], texts["study2"], texts["study1"])
-        out["study1_person_intervals"] = predicted.merge(intervals, on="target_key").to_dict(
-            "records"
-        )
-    if write:
-        model.save_calibration(
-            calibration,
-            validation={k: out[k] for k in ("study2_lopo", "study1_from_study2") if k in out}
-            | {"study2_lopo": {k: v for k, v in out["study2_lopo"].items() if k != "per_person"}},
-        )
+    frames = {name: frame for name, (frame, _level) in ladders.items()}
+    if "study2" not in frames:
+        return {"error": "study 2 was not attacked: nothing to fit on"}
+    out, calibration = fit_and_validate(frames, published, level="max", attacks=attacks)
+    if write and calibration is not None:
+        model.save_calibration(calibration, validation=validation_record(out))
     return out
 
 

@@ -51,6 +51,12 @@ class AttackRunListApi(StudyScopedListApi):
         progress_done = serializers.IntegerField(source="job.progress_done", default=0)
         progress_total = serializers.IntegerField(source="job.progress_total", default=0)
         trir = serializers.JSONField(source="summary.trir", default=dict, read_only=True)
+        distractors = serializers.SerializerMethodField(
+            help_text="Count of distractor candidates (persons outside the study)."
+        )
+
+        def get_distractors(self, run: AttackRun) -> int:
+            return len(run.distractor_documents or {})
 
         class Meta:
             model = AttackRun
@@ -66,6 +72,7 @@ class AttackRunListApi(StudyScopedListApi):
                 "attacks",
                 "methods",
                 "background",
+                "distractors",
                 "folds",
                 "seed",
                 "config",
@@ -105,6 +112,13 @@ class AttackRunCreateApi(APIView):
         )
         background_documents = serializers.DictField(
             child=serializers.CharField(), required=False, help_text="target key -> text"
+        )
+        distractor_documents = serializers.DictField(
+            child=serializers.CharField(),
+            required=False,
+            help_text="Open-world ladder: person name -> text, persons outside the study added "
+            "as candidates (study persons and study texts are dropped, and named in the run's "
+            "summary).",
         )
         folds = serializers.IntegerField(min_value=2, max_value=20, default=5)
         # The seed column is a 32-bit integer on PostgreSQL.

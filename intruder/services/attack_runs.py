@@ -165,6 +165,13 @@ def attack_run_start(
     if not 0 <= int(seed) <= 2**31 - 1:
         raise AttackRunError(f"seed must lie between 0 and {2**31 - 1}")
     distractors, dropped = distractors_outside_study(study, distractor_documents or {})
+    for name, text in distractors.items():
+        if "\x00" in name or "\x00" in text:  # PostgreSQL stores no NUL in JSON
+            raise AttackRunError(f"distractor {name[:40]!r}: holds a NUL character")
+    try:
+        background_check_size(distractors)
+    except BackgroundUploadError as error:
+        raise AttackRunError(f"distractors: {error}") from None
     try:
         return _attack_run_create(
             study=study,

@@ -195,6 +195,40 @@ def test_api_starts_lists_and_pages_through_results(study_with_run):
     assert paths.status_code == 400 and "server paths" in paths.content.decode()
 
 
+def test_api_takes_a_distractor_population_and_bounds_it(study_with_run, settings):
+    study, _ = study_with_run
+    api = APIClient()
+    api.force_authenticate(study.owner)
+    person = study.targets.first()
+    payload = {"study": study.pk, "attacks": ["tfidf"], "methods": ["clear"], "folds": 2}
+    population = {
+        "Ilse Marrow": "tapestry weaver of Dunholm, famous for indigo dyes",
+        person.name: "a study person: dropped by name",
+    }
+    created = api.post(
+        "/api/attack-runs/create/", payload | {"distractor_documents": population}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    assert created.json()["distractors"] == 1
+    run = AttackRun.objects.get(pk=created.json()["id"])
+    assert list(run.distractor_documents) == ["Ilse Marrow"]
+    assert run.summary["distractors_dropped"] == [person.name]
+    jobs.job_cancel(job=run.job)  # frees the study for the next start
+    nul = api.post(
+        "/api/attack-runs/create/",
+        payload | {"distractor_documents": {"Pi\x00et": "pigeon breeder"}},
+        format="json",
+    )
+    assert nul.status_code == 400 and "NUL" in nul.content.decode()
+    settings.INTRUDER_BACKGROUND_MAX_MB = 0.0001
+    big = api.post(
+        "/api/attack-runs/create/",
+        payload | {"distractor_documents": {"Piet": "pigeon breeder " * 20}},
+        format="json",
+    )
+    assert big.status_code == 400 and "distractors: the background documents" in big.content.decode()
+
+
 def test_api_hides_other_researchers_runs_and_refuses_viewers(study_with_run):
     study, run = study_with_run
     outsider = APIClient()
