@@ -425,16 +425,15 @@ def predicted_human(
     """Fit the predicted-human-risk model on study 2 and validate it (`predicted_human_fit`)."""
     import pandas as pd
 
-    from benchmarks.predicted_human_fit import fit_and_validate, validation_record
-    from intruder.analysis import risk_predicted as model
+    from benchmarks.predicted_human_fit import fit_ladder, ship
 
     published = pd.read_csv(args.data / "human_rates.csv")
     frames = {name: frame for name, (frame, _level) in ladders.items()}
     if "study2" not in frames:
         return {"error": "study 2 was not attacked: nothing to fit on"}
-    out, calibration = fit_and_validate(frames, published, level="max", attacks=attacks)
-    if write and calibration is not None:
-        model.save_calibration(calibration, validation=validation_record(out))
+    out, calibrations = fit_ladder(frames, published, attacks)
+    if write:
+        ship(calibrations, out)
     return out
 
 

@@ -11,10 +11,13 @@ Validation, as issue 19 asks:
 - fitted on study 2 only, study 1's predicted rate per type (famous, semi-famous,
   fictitious) beside the paper's 18.3 / 2.0 / 1.0 %.
 
-    python benchmarks/predicted_human_fit.py --ladders DIR --out DIR/predicted_human.json \
-        [--level 0|max|N] [--ship]
+    python benchmarks/predicted_human_fit.py --ladders DIR --out DIR/predicted_human.json [--ship]
 
-`--ship` writes the calibration (fitted on all of study 2) that the platform uses.
+Reciprocal ranks shrink as the candidate set grows, so the model is fitted and validated at
+every step of the ladder (N = the study's persons, then with distractors added); the summary's
+headline (`study2_lopo`, `study1_from_study2`) is the largest N, the open world nearest to
+what humans face. `--ship` writes one calibration per N (each fitted on all of study 2); the
+platform uses the one nearest a run's candidate count.
 """
 
 from __future__ import annotations
@@ -85,21 +88,19 @@ def fit_and_validate(
     *,
     level: str = "max",
     attacks: Sequence[str] | None = None,
-) -> tuple[dict[str, Any], model.Calibration | None]:
-    """Return the validation summary and the calibration fitted on all of study 2."""
+) -> tuple[dict[str, Any], model.Calibration]:
+    """Return the validation summary at one ladder step and the calibration on all of study 2."""
+    used = list(attacks or sorted(ladders["study2"]["attack"].unique()))
     texts: dict[str, pd.DataFrame] = {}
     steps: dict[str, int] = {}
     for name, frame in ladders.items():
         steps[name] = pick_level(frame, level)
         ranks = text_ranks(frame, steps[name])
-        used = list(attacks or sorted(frame["attack"].unique()))
         ranks["evidence"] = model.text_evidence(ranks, used)
         texts[name] = ranks
-    used = list(attacks or sorted(ladders["study2"]["attack"].unique()))
     study2 = ladders["study2"]
     n_candidates = int(study2[study2["distractors"] == steps["study2"]]["candidates"].median())
     out: dict[str, Any] = {
-        "model": model.__doc__.split("\n\n")[1],
         "attacks": used,
         "ladder_step_distractors": steps,
         "n_candidates": n_candidates,
@@ -112,12 +113,16 @@ def fit_and_validate(
         "n": len(lopo),
         "per_person": lopo.to_dict("records"),
     }
-    # What the machine evidence alone ranks (the model is monotone in it within a group).
+    # What the evidence alone ranks (the model is monotone in it within a group), and the
+    # error of the trivial model that predicts every person at the others' mean rate.
     evidence = texts["study2"].groupby("target_key")["evidence"].mean()
     joined = persons.set_index("target_key").join(evidence)
     out["study2_evidence_rho"] = float(
         stats.spearmanr(joined["human_pct"], joined["evidence"]).statistic
     )
+    total = persons["human_pct"].sum()
+    others = (total - persons["human_pct"]) / (len(persons) - 1)
+    out["study2_lopo_mean_baseline_mae_pp"] = float((persons["human_pct"] - others).abs().mean())
     calibration = model.fit(
         persons,
         texts["study2"],
@@ -145,6 +150,33 @@ def fit_and_validate(
     return out, calibration
 
 
+def fit_ladder(
+    ladders: dict[str, pd.DataFrame],
+    published: pd.DataFrame,
+    attacks: Sequence[str] | None = None,
+) -> tuple[dict[str, Any], list[model.Calibration]]:
+    """Fit and validate at every ladder step; the headline is the largest N."""
+    steps = sorted(int(v) for v in ladders["study2"]["distractors"].unique())
+    by_level, calibrations = {}, []
+    for step in steps:
+        # Study 1 is predicted at its own step with the same number of distractors.
+        found, calibration = fit_and_validate(ladders, published, level=str(step), attacks=attacks)
+        by_level[str(found["n_candidates"])] = found
+        calibrations.append(calibration)
+    headline = by_level[str(calibrations[-1].n_candidates)]
+    # (`pick_level` asks each study for the same distractor count.)
+    out = {
+        "model": model.__doc__.split("\n\n")[1],
+        **{k: v for k, v in headline.items() if k != "calibration"},
+        "by_candidates": {
+            n: {k: v for k, v in found.items() if k not in ("per_person", "calibration")}
+            | {"study2_lopo": validation_record(found)["study2_lopo"]}
+            for n, found in by_level.items()
+        },
+    }
+    return out, calibrations
+
+
 def validation_record(out: dict[str, Any]) -> dict[str, Any]:
     """Return the validation numbers the shipped calibration carries."""
     lopo = {k: v for k, v in out["study2_lopo"].items() if k != "per_person"}
@@ -154,27 +186,34 @@ def validation_record(out: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def ship(calibrations: list[model.Calibration], out: dict[str, Any]) -> None:
+    """Write the platform's calibrations, each with its own validation numbers."""
+    model.save_calibrations(
+        calibrations,
+        validation={
+            c.n_candidates: out["by_candidates"][str(c.n_candidates)] for c in calibrations
+        },
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ladders", type=Path, required=True, help="human_vs_machine out DIR")
     parser.add_argument("--out", type=Path, required=True, help="JSON to write")
     parser.add_argument("--data", type=Path, default=textwash_study_dir())
-    parser.add_argument("--level", default="max", help="ladder step: 0, max or a count")
     parser.add_argument("--attacks", default="", help="comma list (default: all in the ladder)")
-    parser.add_argument("--ship", action="store_true", help="write the platform's calibration")
+    parser.add_argument("--ship", action="store_true", help="write the platform's calibrations")
     args = parser.parse_args()
     ladders = read_ladders(args.ladders)
     if "study2" not in ladders:
         parser.error(f"no study2/open_world_ladder.csv under {args.ladders}")
     published = pd.read_csv(args.data / "human_rates.csv")
     attacks = [a for a in args.attacks.split(",") if a] or None
-    out, calibration = fit_and_validate(ladders, published, level=args.level, attacks=attacks)
+    out, calibrations = fit_ladder(ladders, published, attacks)
     args.out.write_text(json.dumps(out, indent=1, default=float) + "\n", encoding="utf-8")
-    if args.ship and calibration is not None:
-        model.save_calibration(calibration, validation=validation_record(out))
-    shown = {k: out[k] for k in ("study2_lopo", "study1_from_study2", "n_candidates") if k in out}
-    shown["study2_lopo"] = validation_record(out)["study2_lopo"]
-    print(json.dumps(shown, indent=1, default=float))
+    if args.ship:
+        ship(calibrations, out)
+    print(json.dumps(out["by_candidates"], indent=1, default=float))
     return 0
 
 

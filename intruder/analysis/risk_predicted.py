@@ -226,17 +226,36 @@ def predict_with_intervals(
     return pd.DataFrame(rows)
 
 
-def save_calibration(calibration: Calibration, path: Path = CALIBRATION_PATH, **extra: Any) -> None:
-    """Write the calibration the platform ships."""
-    path.write_text(
-        json.dumps({**calibration.to_dict(), **extra}, indent=1) + "\n", encoding="utf-8"
-    )
+def save_calibrations(
+    calibrations: Sequence[Calibration],
+    path: Path = CALIBRATION_PATH,
+    validation: dict[int, Any] | None = None,
+) -> None:
+    """Write the calibrations the platform ships: one per candidate count N of the ladder.
+
+    validation: N -> the validation numbers of the calibration at that N.
+    """
+    entries = [
+        {**c.to_dict(), "validation": (validation or {}).get(c.n_candidates)} for c in calibrations
+    ]
+    path.write_text(json.dumps({"calibrations": entries}, indent=1) + "\n", encoding="utf-8")
 
 
-def load_calibration(path: Path = CALIBRATION_PATH) -> Calibration | None:
-    """Return the shipped calibration, or None where none was fitted yet."""
+def load_calibration(
+    path: Path = CALIBRATION_PATH, *, candidates: int | None = None
+) -> Calibration | None:
+    """Return the shipped calibration fitted at the N nearest `candidates` (log scale).
+
+    None where none was fitted yet. Without `candidates`, the one at the largest N.
+    """
     if not path.exists():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
+    entries = data.get("calibrations", [data])
     fields = Calibration.__dataclass_fields__
-    return Calibration(**{k: v for k, v in data.items() if k in fields})
+    found = [Calibration(**{k: v for k, v in e.items() if k in fields}) for e in entries]
+    if not found:
+        return None
+    if candidates is None:
+        return max(found, key=lambda c: c.n_candidates or 0)
+    return min(found, key=lambda c: abs(np.log((c.n_candidates or candidates) / candidates)))

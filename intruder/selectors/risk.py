@@ -237,7 +237,7 @@ def run_report(
                 "attack_results": len(results),
             },
         ),
-        calibration=load_calibration(),
+        calibration=load_calibration(candidates=machine_side(run)["candidates"]),
         seed=run.seed,
         kept_texts=kept_texts,
         llm_rows=(open_world_llm_results(study) or {}).get("rows"),
