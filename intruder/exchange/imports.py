@@ -19,78 +19,66 @@ So the platform's own exports of targets, descriptions and anonymized texts impo
 are. The Textwash study files (`textwash_study/*.jsonl`: id, study, type, item, person,
 original, textwash) are description rows in this format. Judgments and participants exports
 are refused with a reason: they record what happened on the platform.
+
+The steps, each in its module (doccano's `data_import/pipeline` is the model): `readers`
+turns the file into numbered rows, `parsers` turns each row into a checked record, this
+module checks the rows against each other and the study, then writes them in batches
+(`ImportBatch` marks what a crashed import wrote, so it is rolled back). Column names come
+from `intruder.exchange.columns`, which the exports write.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import math
 import os
-import re
 import socket
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from django.core.exceptions import ValidationError
-from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
-from django.utils.text import slugify
 
-from csv_safe import SafeDictReader
-from intruder.models import (
-    AnonymizedText,
-    Description,
-    ImportBatch,
-    PersonGroup,
-    Study,
-    TargetPerson,
+from intruder.exchange.columns import (
+    ANONYMIZED_MARKERS,
+    EXTERNAL_ID_COLUMNS,
+    NOT_IMPORTED,
+    TEXT_COLUMNS,
+    AnonymizedTextColumn,
+    TargetColumn,
+    TextwashColumn,
 )
+from intruder.exchange.errors import ImportRunning, ImportValidationError, RowError
+from intruder.exchange.parsers import (
+    ParsedAnonymized,
+    ParsedDescription,
+    ParsedTarget,
+    find_description,
+    first_present,
+    parse_anonymized,
+    parse_description,
+    parse_target,
+    same_target,
+)
+from intruder.exchange.readers import Rows, detect_format, parse_rows
+from intruder.models import AnonymizedText, Description, ImportBatch, Study, TargetPerson
 from intruder.services.anonymization import ORIGINAL_TEXTWASH_METHOD
 from intruder.services.jobs import worker_name
-from intruder.services.review import SpanEditError, validate_spans
 
-FORMATS = ("csv", "jsonl")
-TEXT_FIELDS = ("text", "original")
-ANONYMIZED_MARKERS = ("method", "spans")
-PROVENANCE_FIELDS = ("writer_pid", "source_study", "source_description_id")
-# Columns that only the platform's judgments / participants exports have.
-NOT_IMPORTED = {"judgment_id": "judgments", "participant_id": "participants"}
-DESCRIPTION_REFERENCE = re.compile(r"description-(\d+)")
+# The import service as the rest of the platform calls it (views, commands, the demo).
+__all__ = [
+    "ImportReport",
+    "ImportRunning",
+    "ImportValidationError",
+    "RowError",
+    "detect_format",
+    "import_study_data",
+    "imports_roll_back_abandoned",
+]
+
 MAX_ERRORS = 200
 # Rows written per transaction: a long import never holds SQLite's write lock for more
 # than a moment, so participants keep enrolling and answering while it runs.
 WRITE_BATCH_ROWS = 500
-# Field lengths of the target model, checked per row so an error names the line.
-MAX_KEY_CHARS = TargetPerson._meta.get_field("key").max_length
-MAX_NAME_CHARS = TargetPerson._meta.get_field("name").max_length
-MAX_URL_CHARS = TargetPerson._meta.get_field("wikipedia_url").max_length
-
-
-@dataclass(frozen=True)
-class RowError:
-    """One problem in an uploaded file, located by line and field."""
-
-    line: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}, field '{self.field}': {self.message}"
-
-
-class ImportValidationError(Exception):
-    """The file has errors; nothing was written."""
-
-    def __init__(self, errors: list[RowError]) -> None:
-        self.errors = errors
-        shown = "; ".join(str(e) for e in errors[:5])
-        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-        super().__init__(f"{len(errors)} error(s), nothing imported: {shown}{more}")
 
 
 @dataclass
@@ -107,443 +95,41 @@ class ImportReport:
 
 
 @dataclass
-class _Target:
-    line: int
-    key: str
-    name: str
-    group: str
-    aliases: list[str] = field(default_factory=list)
-    wikipedia_url: str = ""
-    profile: dict[str, Any] = field(default_factory=dict)
-    existing: TargetPerson | None = None
+class CheckedRows:
+    """The rows of a file, checked against each other and the study: ready to write."""
+
+    targets: dict[str, ParsedTarget] = field(default_factory=dict)
+    descriptions: list[ParsedDescription] = field(default_factory=list)
+    anonymized: list[ParsedAnonymized] = field(default_factory=list)
 
 
-@dataclass
-class _Description:
-    line: int
-    external_id: str
-    text: str
-    target_key: str
-    textwash: str = ""
-    provenance: dict[str, Any] = field(default_factory=dict)
+class _RowChecker:
+    """Check each row against the rows before it and the study, collecting every error."""
 
-
-@dataclass
-class _Anonymized:
-    line: int
-    description: Description
-    method: str
-    model_version: str
-    text: str
-    spans: list[dict[str, Any]]
-    status: str
-    revision: int
-    reviewed_at: datetime | None = None
-
-
-def detect_format(filename: str) -> str:
-    """Return "csv" or "jsonl" from a file name (".json" and ".ndjson" count as JSONL)."""
-    lowered = filename.lower()
-    if lowered.endswith(".csv"):
-        return "csv"
-    if lowered.endswith((".jsonl", ".ndjson", ".json")):
-        return "jsonl"
-    raise ImportValidationError([RowError(0, "file", "name must end in .csv or .jsonl")])
-
-
-def parse_rows(content: bytes | str, fmt: str) -> list[tuple[int, dict[str, Any]]]:
-    """Return (line number, row) pairs of a CSV or JSONL file; raise on unreadable lines."""
-    if fmt not in FORMATS:
-        raise ImportValidationError([RowError(0, "file", f"unknown format {fmt!r}")])
-    if isinstance(content, bytes):
-        try:
-            content = content.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise ImportValidationError(
-                [RowError(0, "file", f"not UTF-8 text (byte {exc.start})")]
-            ) from None
-    rows: list[tuple[int, dict[str, Any]]] = []
-    errors: list[RowError] = []
-    if fmt == "jsonl":
-        for number, line in enumerate(content.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json_loads(line)
-            except ValueError as exc:
-                errors.append(RowError(number, "(line)", f"not valid JSON: {exc}"))
-                continue
-            if not isinstance(row, dict):
-                errors.append(RowError(number, "(line)", "must be a JSON object"))
-                continue
-            _add_row(rows, errors, number, row)
-    else:
-        _csv_rows(content, rows, errors)
-    if errors:
-        raise ImportValidationError(errors)
-    if not rows:
-        raise ImportValidationError([RowError(0, "file", "no rows to import")])
-    return rows
-
-
-def json_loads(text: str) -> Any:
-    """Parse JSON, refusing what the database cannot store or Python cannot parse safely.
-
-    NaN and infinities are not JSON (PostgreSQL refuses them in a JSON column), numbers of
-    thousands of digits exceed Python's integer conversion limit, and deep nesting exhausts
-    the recursion limit: each raises ValueError with a message for the error list.
-    """
-
-    def refuse_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not a JSON number")
-
-    def finite_float(value: str) -> float:
-        number = float(value)
-        if math.isinf(number):
-            raise ValueError(f"number {value[:20]!r} is out of range")
-        return number
-
-    try:
-        return json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
-    except json.JSONDecodeError as exc:
-        raise ValueError(exc.msg) from None
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-    except ValueError as exc:  # e.g. a 5000-digit integer
-        raise ValueError(str(exc).split(";")[0]) from None
-
-
-def _csv_rows(content: str, rows: list[tuple[int, dict[str, Any]]], errors: list[RowError]) -> None:
-    reader = SafeDictReader(io.StringIO(content, newline=""))
-    try:
-        if not reader.fieldnames:
-            raise ImportValidationError([RowError(1, "(header)", "the CSV has no header row")])
-        start = reader.line_num + 1
-        for row in reader:
-            if None in row:
-                errors.append(RowError(start, "(line)", "more values than header columns"))
-            else:
-                cells = {k.strip(): v for k, v in row.items() if k}
-                _add_row(rows, errors, start, cells)
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        # E.g. a field over the csv module's limit of 131,072 characters.
-        errors.append(RowError(reader.line_num or 1, "(line)", f"unreadable CSV: {exc}"))
-
-
-def _add_row(
-    rows: list[tuple[int, dict[str, Any]]],
-    errors: list[RowError],
-    line: int,
-    row: dict[str, Any],
-) -> None:
-    """Keep a parsed row, or record an error if a value holds a NUL character.
-
-    NUL cannot be stored in PostgreSQL text and is never meaningful in a description.
-    """
-    for name, value in row.items():
-        if "\x00" in str(name) or _has_nul(value):
-            errors.append(RowError(line, str(name).replace("\x00", ""), "contains a NUL character"))
-            return
-    rows.append((line, row))
-
-
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
-    if isinstance(value, dict):
-        return any("\x00" in str(k) or _has_nul(v) for k, v in value.items())
-    return False
-
-
-def _string(row: dict[str, Any], name: str, line: int, errors: list[RowError]) -> str:
-    value = row.get(name)
-    if value is None:
-        return ""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    if not isinstance(value, str):
-        errors.append(RowError(line, name, "must be a string"))
-        return ""
-    return value.strip()
-
-
-def _first(row: dict[str, Any], names: tuple[str, ...]) -> str:
-    """Return the first of `names` present in the row (for messages and lookups)."""
-    return next((n for n in names if row.get(n) not in (None, "")), names[0])
-
-
-def _group(row: dict[str, Any], line: int, errors: list[RowError], required: bool) -> str:
-    name = _first(row, ("group", "type"))
-    value = _string(row, name, line, errors).lower()
-    if not value:
-        if required:
-            errors.append(RowError(line, name, "required (famous, semifamous or fictitious)"))
-        return ""
-    if value not in PersonGroup.values:
-        errors.append(
-            RowError(line, name, f"{value!r} is not one of {', '.join(PersonGroup.values)}")
-        )
-        return ""
-    return value
-
-
-def _aliases(row: dict[str, Any], line: int, errors: list[RowError]) -> list[str]:
-    value = row.get("aliases")
-    if value in (None, ""):
-        return []
-    if isinstance(value, str):
-        if value.lstrip().startswith("["):
-            try:
-                value = json_loads(value)
-            except ValueError:
-                errors.append(RowError(line, "aliases", "not a valid JSON list"))
-                return []
-        else:
-            separator = ";" if ";" in value else "|"
-            return [a.strip() for a in value.split(separator) if a.strip()]
-    if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
-        errors.append(RowError(line, "aliases", "must be a list of strings"))
-        return []
-    return [a.strip() for a in value if a.strip()]
-
-
-def _profile(row: dict[str, Any], line: int, errors: list[RowError]) -> dict[str, Any]:
-    value = row.get("profile")
-    if value in (None, ""):
-        return {}
-    if isinstance(value, str):
-        try:
-            value = json_loads(value)
-        except ValueError as exc:
-            errors.append(RowError(line, "profile", f"not valid JSON: {exc}"))
-            return {}
-    if not isinstance(value, dict):
-        errors.append(RowError(line, "profile", "must be a JSON object"))
-        return {}
-    return value
-
-
-def _display_name(person: str) -> str:
-    """Return a lower-case name from the Textwash files ("mick jagger") in title case."""
-    return person.title() if person == person.lower() else person
-
-
-def _parse_target(row: dict[str, Any], line: int, errors: list[RowError]) -> _Target | None:
-    count = len(errors)
-    name = _string(row, "name", line, errors)
-    if not name and len(errors) == count:
-        errors.append(RowError(line, "name", "required"))
-    _check_length(name, "name", MAX_NAME_CHARS, line, errors)
-    group = _group(row, line, errors, required=True)
-    key = _string(row, "key", line, errors)
-    if key:
-        _check_length(key, "key", MAX_KEY_CHARS, line, errors)
-    elif name:
-        key = _key_from_name(name, "key", line, errors)
-    url = _string(row, "wikipedia_url", line, errors)
-    if url:
-        _check_length(url, "wikipedia_url", MAX_URL_CHARS, line, errors)
-        try:
-            URLValidator(schemes=["http", "https"])(url)
-        except ValidationError:
-            errors.append(RowError(line, "wikipedia_url", f"{url[:80]!r} is not a valid URL"))
-    target = _Target(
-        line=line,
-        key=key,
-        name=name,
-        group=group,
-        aliases=_aliases(row, line, errors),
-        wikipedia_url=url,
-        profile=_profile(row, line, errors),
-    )
-    return target if len(errors) == count else None
-
-
-def _parse_description(
-    row: dict[str, Any], line: int, errors: list[RowError]
-) -> tuple[_Description, _Target | None] | None:
-    """Return the description and, when it names a person, the target it implies."""
-    count = len(errors)
-    text_field = _first(row, TEXT_FIELDS)
-    text = _string(row, text_field, line, errors)
-    if not text and len(errors) == count:
-        errors.append(RowError(line, text_field, "required and must not be empty"))
-    id_field = _first(row, ("id", "external_id"))
-    external_id = _string(row, id_field, line, errors)
-    if len(external_id) > 100:
-        errors.append(RowError(line, id_field, "longer than 100 characters"))
-    textwash = _string(row, "textwash", line, errors)
-    key_field = _first(row, ("target", "target_key"))
-    key = _string(row, key_field, line, errors)
-    person = _string(row, "person", line, errors)
-    group = _group(row, line, errors, required=False)
-    implied = None
-    if not key and not person:
-        errors.append(RowError(line, "target", "give a target key or a person name"))
-    elif not key:
-        _check_length(person, "person", MAX_NAME_CHARS, line, errors)
-        key = _key_from_name(person, "person", line, errors)
-        implied = _Target(line=line, key=key, name=_display_name(person), group=group)
-    elif _string(row, "target_name", line, errors):
-        # The descriptions export names the target by key, name and group: enough to create it.
-        implied = _Target(line=line, key=key, name=row["target_name"].strip(), group=group)
-    provenance = {
-        name: _string(row, name, line, errors) for name in PROVENANCE_FIELDS if row.get(name)
-    }
-    if "source_description_id" in provenance:
-        if not provenance["source_description_id"].isdigit():
-            errors.append(RowError(line, "source_description_id", "must be a whole number"))
-        else:
-            provenance["source_description_id"] = int(provenance["source_description_id"])
-    if len(errors) != count:
-        return None
-    description = _Description(line, external_id, text, key, textwash, provenance)
-    return description, implied
-
-
-def _json_list(row: dict[str, Any], name: str, line: int, errors: list[RowError]) -> list[Any]:
-    value = row.get(name)
-    if value in (None, ""):
-        return []
-    if isinstance(value, str):
-        try:
-            value = json_loads(value)
-        except ValueError as exc:
-            errors.append(RowError(line, name, f"not valid JSON: {exc}"))
-            return []
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        errors.append(RowError(line, name, "must be a JSON list of objects"))
-        return []
-    return value
-
-
-def _find_description(study: Study, reference: str, known: dict[str, Description]) -> Any:
-    """Return the study's description named `reference` (external id or description-<id>)."""
-    if reference in known:
-        return known[reference]
-    match = DESCRIPTION_REFERENCE.fullmatch(reference)
-    if match:
-        return study.descriptions.filter(pk=int(match.group(1)), external_id="").first()
-    return None
-
-
-def _parse_anonymized(
-    study: Study,
-    row: dict[str, Any],
-    line: int,
-    errors: list[RowError],
-    known: dict[str, Description],
-) -> _Anonymized | None:
-    """Return an anonymized text of one of the study's descriptions, checked."""
-    count = len(errors)
-    ref_field = _first(row, ("description_external_id", "description"))
-    reference = _string(row, ref_field, line, errors)
-    description = _find_description(study, reference, known) if reference else None
-    if reference and description is None:
-        errors.append(
-            RowError(
-                line,
-                ref_field,
-                f"no description {reference!r} in the study: import the descriptions first",
+    def __init__(self, study: Study) -> None:
+        self.study = study
+        self.errors: list[RowError] = []
+        self.checked = CheckedRows()
+        self.known = {d.external_id: d for d in study.descriptions.exclude(external_id="")}
+        self.taken = set(
+            AnonymizedText.objects.filter(description__study=study).values_list(
+                "description_id", "method"
             )
         )
-    elif not reference and len(errors) == count:
-        errors.append(RowError(line, ref_field, "required: the description this text anonymizes"))
-    text = _string(row, "text", line, errors)
-    if not text and len(errors) == count:
-        errors.append(RowError(line, "text", "required and must not be empty"))
-    method = _string(row, "method", line, errors) or "imported"
-    if len(method) > 50:
-        errors.append(RowError(line, "method", "longer than 50 characters"))
-    status = _string(row, "status", line, errors) or AnonymizedText.Status.DRAFT
-    if status not in AnonymizedText.Status.values:
-        errors.append(
-            RowError(
-                line,
-                "status",
-                f"{status!r} is not one of {', '.join(AnonymizedText.Status.values)}",
-            )
+        self.anonymized_lines: dict[tuple[int, str], int] = {}
+        self.existing_targets = {t.key: t for t in study.targets.all()}
+        self.existing_ids = set(
+            study.descriptions.exclude(external_id="").values_list("external_id", flat=True)
         )
-    revision_text = _string(row, "revision", line, errors) or "1"
-    if not revision_text.isdigit() or int(revision_text) < 1:
-        errors.append(RowError(line, "revision", "must be a whole number from 1"))
-    reviewed_text = _string(row, "reviewed_at", line, errors)
-    try:
-        reviewed_at = parse_datetime(reviewed_text) if reviewed_text else None
-    except ValueError:
-        reviewed_at = None
-    if reviewed_text and reviewed_at is None:
-        errors.append(RowError(line, "reviewed_at", "not an ISO date and time"))
-    spans = _json_list(row, "spans", line, errors)
-    if description is not None and spans:
-        try:
-            spans = validate_spans(description.text, spans)
-        except (SpanEditError, KeyError, TypeError, ValueError) as exc:
-            errors.append(RowError(line, "spans", f"do not fit the description: {exc}"))
-    if len(errors) != count:
-        return None
-    return _Anonymized(
-        line=line,
-        description=description,
-        method=method,
-        model_version=_string(row, "model_version", line, errors)[:100],
-        text=text,
-        spans=spans,
-        status=status,
-        revision=int(revision_text),
-        reviewed_at=reviewed_at,
-    )
+        self.seen_ids: dict[str, int] = {}
 
-
-def _check_length(value: str, name: str, limit: int, line: int, errors: list[RowError]) -> None:
-    if len(value) > limit:
-        errors.append(RowError(line, name, f"longer than {limit} characters ({len(value)})"))
-
-
-def _key_from_name(name: str, field_name: str, line: int, errors: list[RowError]) -> str:
-    """Return a target key made from a name; names in any script keep their letters."""
-    key = slugify(name, allow_unicode=True)[:MAX_KEY_CHARS]
-    if not key:
-        errors.append(
-            RowError(line, field_name, f"no key can be made from {name[:40]!r}; give a 'key'")
-        )
-    return key
-
-
-def _same_target(a: _Target, b: _Target | TargetPerson) -> bool:
-    return a.name.lower() == b.name.lower() and (not a.group or a.group == b.group)
-
-
-def validate_rows(
-    study: Study, rows: list[tuple[int, dict[str, Any]]]
-) -> tuple[dict[str, _Target], list[_Description], list[_Anonymized]]:
-    """Return the targets to create or reuse, the descriptions and the anonymized texts;
-    raise on any error."""
-    errors: list[RowError] = []
-    anonymized: list[_Anonymized] = []
-    known = {d.external_id: d for d in study.descriptions.exclude(external_id="")}
-    taken = set(
-        AnonymizedText.objects.filter(description__study=study).values_list(
-            "description_id", "method"
-        )
-    )
-    anonymized_lines: dict[tuple[int, str], int] = {}
-    existing_targets = {t.key: t for t in study.targets.all()}
-    existing_ids = set(
-        study.descriptions.exclude(external_id="").values_list("external_id", flat=True)
-    )
-    targets: dict[str, _Target] = {}
-    descriptions: list[_Description] = []
-    seen_ids: dict[str, int] = {}
-
-    def add_target(target: _Target, field_name: str) -> None:
+    def add_target(self, target: ParsedTarget, field_name: str) -> None:
+        """Keep a target unless its key names another person in the file or the study."""
+        targets = self.checked.targets
         known = targets.get(target.key)
         if known is not None:
-            if not _same_target(target, known):
-                errors.append(
+            if not same_target(target, known):
+                self.errors.append(
                     RowError(
                         target.line,
                         field_name,
@@ -552,10 +138,10 @@ def validate_rows(
                     )
                 )
             return
-        stored = existing_targets.get(target.key)
+        stored = self.existing_targets.get(target.key)
         if stored is not None:
-            if not _same_target(target, stored):
-                errors.append(
+            if not same_target(target, stored):
+                self.errors.append(
                     RowError(
                         target.line,
                         field_name,
@@ -566,90 +152,108 @@ def validate_rows(
                 return
             target.existing = stored
         elif not target.group:
-            errors.append(RowError(target.line, "type", "required for a new person"))
+            self.errors.append(
+                RowError(target.line, TextwashColumn.TYPE, "required for a new person")
+            )
             return
         targets[target.key] = target
 
-    for line, row in rows:
-        refused = next((table for column, table in NOT_IMPORTED.items() if column in row), None)
-        if refused is not None:
-            raise ImportValidationError(
-                [
-                    RowError(
-                        line,
-                        "(file)",
-                        f"this is a {refused} export: {refused} record what happened on "
-                        "the platform and are not imported (targets, descriptions and "
-                        "anonymized texts are)",
-                    )
-                ]
+    def anonymized_row(self, row: dict[str, Any], line: int) -> None:
+        parsed = parse_anonymized(self.study, row, line, self.errors, self.known)
+        if parsed is None:
+            return
+        key = (parsed.description.pk, parsed.method)
+        method = AnonymizedTextColumn.METHOD
+        if key in self.taken:
+            self.errors.append(
+                RowError(line, method, f"the description already has a {parsed.method!r} text")
             )
-        if any(name in row for name in ANONYMIZED_MARKERS):
-            parsed_text = _parse_anonymized(study, row, line, errors, known)
-            if parsed_text is not None:
-                key = (parsed_text.description.pk, parsed_text.method)
-                if key in taken:
-                    errors.append(
-                        RowError(
-                            line,
-                            "method",
-                            f"the description already has a {parsed_text.method!r} text",
-                        )
-                    )
-                elif key in anonymized_lines:
-                    errors.append(RowError(line, "method", f"repeats line {anonymized_lines[key]}"))
-                anonymized_lines.setdefault(key, line)
-                anonymized.append(parsed_text)
-        elif any(row.get(name) is not None for name in TEXT_FIELDS):
-            parsed = _parse_description(row, line, errors)
-            if parsed is None:
-                continue
-            description, implied = parsed
-            if implied is not None:
-                add_target(implied, "person")
-            if description.external_id:
-                id_field = _first(row, ("id", "external_id"))
-                if description.external_id in existing_ids or (
-                    _find_description(study, description.external_id, {}) is not None
-                ):
-                    errors.append(
-                        RowError(
-                            line,
-                            id_field,
-                            f"{description.external_id!r} is already in the study",
-                        )
-                    )
-                elif description.external_id in seen_ids:
-                    errors.append(
-                        RowError(
-                            line,
-                            id_field,
-                            f"{description.external_id!r} repeats line "
-                            f"{seen_ids[description.external_id]}",
-                        )
-                    )
-                seen_ids.setdefault(description.external_id, line)
-            descriptions.append(description)
-        else:
-            target = _parse_target(row, line, errors)
-            if target is not None:
-                add_target(target, "key" if row.get("key") else "name")
-        if len(errors) >= MAX_ERRORS:
-            break
-    for description in descriptions:
-        if description.target_key not in targets and description.target_key not in (
-            existing_targets
-        ):
-            errors.append(
-                RowError(
-                    description.line,
-                    "target",
-                    f"no target {description.target_key!r} in the file or the study",
+        elif key in self.anonymized_lines:
+            self.errors.append(RowError(line, method, f"repeats line {self.anonymized_lines[key]}"))
+        self.anonymized_lines.setdefault(key, line)
+        self.checked.anonymized.append(parsed)
+
+    def description_row(self, row: dict[str, Any], line: int) -> bool:
+        """Check a description row; return False when it did not parse."""
+        parsed = parse_description(row, line, self.errors)
+        if parsed is None:
+            return False
+        description, implied = parsed
+        if implied is not None:
+            self.add_target(implied, TextwashColumn.PERSON)
+        external_id = description.external_id
+        if external_id:
+            id_field = first_present(row, EXTERNAL_ID_COLUMNS)
+            if external_id in self.existing_ids or (
+                find_description(self.study, external_id, {}) is not None
+            ):
+                self.errors.append(
+                    RowError(line, id_field, f"{external_id!r} is already in the study")
                 )
-            )
-    if errors:
-        raise ImportValidationError(errors)
-    return targets, descriptions, anonymized
+            elif external_id in self.seen_ids:
+                self.errors.append(
+                    RowError(
+                        line, id_field, f"{external_id!r} repeats line {self.seen_ids[external_id]}"
+                    )
+                )
+            self.seen_ids.setdefault(external_id, line)
+        self.checked.descriptions.append(description)
+        return True
+
+    def target_row(self, row: dict[str, Any], line: int) -> None:
+        target = parse_target(row, line, self.errors)
+        if target is not None:
+            field_name = TargetColumn.KEY if row.get(TargetColumn.KEY) else TargetColumn.NAME
+            self.add_target(target, field_name)
+
+    def check_description_targets(self) -> None:
+        """Every description's target is in the file or already in the study."""
+        for description in self.checked.descriptions:
+            key = description.target_key
+            if key not in self.checked.targets and key not in self.existing_targets:
+                self.errors.append(
+                    RowError(
+                        description.line, "target", f"no target {key!r} in the file or the study"
+                    )
+                )
+
+
+def _refuse_unimported(row: dict[str, Any], line: int) -> None:
+    """Refuse a judgments or participants export: they record what happened on the platform."""
+    refused = next((table for column, table in NOT_IMPORTED.items() if column in row), None)
+    if refused is not None:
+        raise ImportValidationError(
+            [
+                RowError(
+                    line,
+                    "(file)",
+                    f"this is a {refused} export: {refused} record what happened on "
+                    "the platform and are not imported (targets, descriptions and "
+                    "anonymized texts are)",
+                )
+            ]
+        )
+
+
+def validate_rows(study: Study, rows: Rows) -> CheckedRows:
+    """Return the targets to create or reuse, the descriptions and the anonymized texts;
+    raise on any error."""
+    checker = _RowChecker(study)
+    for line, row in rows:
+        _refuse_unimported(row, line)
+        if any(name in row for name in ANONYMIZED_MARKERS):
+            checker.anonymized_row(row, line)
+        elif any(row.get(name) is not None for name in TEXT_COLUMNS):
+            if not checker.description_row(row, line):
+                continue
+        else:
+            checker.target_row(row, line)
+        if len(checker.errors) >= MAX_ERRORS:
+            break
+    checker.check_description_targets()
+    if checker.errors:
+        raise ImportValidationError(checker.errors)
+    return checker.checked
 
 
 def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> ImportReport:
@@ -661,8 +265,8 @@ def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> Import
     raised, so an import lands whole or not at all.
     """
     imports_roll_back_abandoned(study=study)
-    rows = parse_rows(content, fmt)
-    targets, descriptions, anonymized = validate_rows(study, rows)
+    checked = validate_rows(study, parse_rows(content, fmt))
+    targets, descriptions, anonymized = checked.targets, checked.descriptions, checked.anonymized
     report = ImportReport()
     created_targets: list[int] = []
     created_descriptions: list[int] = []
@@ -711,10 +315,6 @@ def _delete_created(targets: list[int], descriptions: list[int], texts: list[int
         TargetPerson.objects.filter(pk__in=targets).delete()
 
 
-class ImportRunning(ImportValidationError):
-    """Another import into this study is still running."""
-
-
 def _process_alive(worker: str) -> bool:
     """Return whether host:pid names a live process (another host's: assume it is)."""
     host, _, pid = worker.rpartition(":")
@@ -758,7 +358,7 @@ def imports_roll_back_abandoned(
 
 
 def _write_targets(
-    study: Study, targets: dict[str, _Target], report: ImportReport, created: list[int]
+    study: Study, targets: dict[str, ParsedTarget], report: ImportReport, created: list[int]
 ) -> dict[str, TargetPerson]:
     stored: dict[str, TargetPerson] = {t.key: t for t in study.targets.all()}
     with transaction.atomic():
@@ -785,7 +385,7 @@ def _write_targets(
 
 def _write_descriptions(
     study: Study,
-    batch: list[_Description],
+    batch: list[ParsedDescription],
     stored: dict[str, TargetPerson],
     report: ImportReport,
     created: list[int],
@@ -819,7 +419,9 @@ def _write_descriptions(
     report.anonymized_created += len(textwash)
 
 
-def _write_anonymized(batch: list[_Anonymized], report: ImportReport, created: list[int]) -> None:
+def _write_anonymized(
+    batch: list[ParsedAnonymized], report: ImportReport, created: list[int]
+) -> None:
     """Write anonymized texts of descriptions already in the study (an export read back)."""
     made = AnonymizedText.objects.bulk_create(
         [
