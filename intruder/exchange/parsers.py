@@ -316,14 +316,14 @@ def _reviewed_at(row: dict[str, Any], line: int, errors: list[RowError]) -> date
     return reviewed_at
 
 
-def parse_anonymized(
+def _referenced_description(
     study: Study,
     row: dict[str, Any],
     line: int,
     errors: list[RowError],
     known: dict[str, Description],
-) -> ParsedAnonymized | None:
-    """Return an anonymized text of one of the study's descriptions, checked."""
+) -> Description | None:
+    """Return the description an anonymized-text row names (an error when it names none)."""
     count = len(errors)
     ref_field = first_present(row, DESCRIPTION_REFERENCE_COLUMNS)
     reference = string_cell(row, ref_field, line, errors)
@@ -338,6 +338,19 @@ def parse_anonymized(
         )
     elif not reference and len(errors) == count:
         errors.append(RowError(line, ref_field, "required: the description this text anonymizes"))
+    return description
+
+
+def parse_anonymized(
+    study: Study,
+    row: dict[str, Any],
+    line: int,
+    errors: list[RowError],
+    known: dict[str, Description],
+) -> ParsedAnonymized | None:
+    """Return an anonymized text of one of the study's descriptions, checked."""
+    count = len(errors)
+    description = _referenced_description(study, row, line, errors, known)
     text = string_cell(row, AnonymizedTextColumn.TEXT, line, errors)
     if not text and len(errors) == count:
         errors.append(RowError(line, AnonymizedTextColumn.TEXT, "required and must not be empty"))
