@@ -14,6 +14,9 @@ from enum import StrEnum
 
 from intruder.services.telemetry import TELEMETRY_FIELDS
 
+# The file formats every table is exported in and imported from.
+FORMATS = ("csv", "jsonl")
+
 
 class TargetColumn(StrEnum):
     ID = "target_id"

@@ -29,6 +29,7 @@ from typing import Any
 
 from csv_safe import SafeDictWriter
 from intruder.exchange.columns import (
+    FORMATS,
     JSON_COLUMNS,
     SCHEMA,
     AnonymizedTextColumn,
@@ -51,8 +52,6 @@ from intruder.models import (
 )
 from intruder.services.flags import answer_excluded, study_rules
 from intruder.services.telemetry import TELEMETRY_FIELDS
-
-FORMATS = ("csv", "jsonl")
 
 
 def _iso(value: datetime | None) -> str | None:

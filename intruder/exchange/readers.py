@@ -13,10 +13,9 @@ import io
 from typing import Any
 
 from csv_safe import SafeDictReader
+from intruder.exchange.columns import FORMATS
 from intruder.exchange.errors import ImportValidationError, RowError
 from research_data.json_lines import json_lines
-
-FORMATS = ("csv", "jsonl")
 
 Rows = list[tuple[int, dict[str, Any]]]
 
