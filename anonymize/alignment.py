@@ -11,7 +11,6 @@ that are too broken to trust, and count everything we leave out.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
@@ -22,6 +21,7 @@ from wordfreq import zipf_frequency
 
 from anonymize.labels import NONE, TEXTWASH_CATEGORIES, Word, split_words
 from anonymize.names import NAME_SUFFIXES
+from research_data.json_lines import read_json_lines
 
 _CATEGORY_ALTERNATION = "|".join(sorted((*TEXTWASH_CATEGORIES, "NUMERIC"), key=len, reverse=True))
 # One Textwash output token: an indexed placeholder, a bare category word (a cascade artefact),
@@ -278,11 +278,9 @@ def align_record(record: dict) -> AlignedDocument:
 
 
 def read_jsonl(path: Path) -> Iterator[dict]:
-    """Yield the records of a JSONL corpus file."""
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)
+    """Yield the records of a JSONL corpus file (an error names the file and line)."""
+    for _, record in read_json_lines(path):
+        yield record
 
 
 def align_corpus(records: Iterable[dict]) -> tuple[list[AlignedDocument], AlignmentReport]:

@@ -17,6 +17,7 @@ from anonymize.model import saved_threshold
 from anonymize.placeholders import OPERATORS
 from model_runtime.cli_progress import counting_bar, progress_wanted, silence_library_bars
 from model_runtime.precision import PRECISIONS
+from research_data.json_lines import json_lines
 
 EXIT_BAD_INPUT = 2
 EXIT_SOME_FAILED = 3
@@ -54,21 +55,17 @@ class InputRecord:
 
 def parse_jsonl(stream: BinaryIO) -> Iterator[InputRecord | InputError]:
     """Yield each line as a record, or as an InputError naming the line and the problem."""
-    for line_number, raw in enumerate(stream, start=1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
+    for parsed in json_lines(stream):
+        line_number, record, error = parsed.number, parsed.value, parsed.error
+        if error is not None and error.kind == "encoding":
             yield InputError(
-                f"line {line_number}: not valid UTF-8 (byte 0x{raw[error.start]:02x} "
-                f"at column {error.start + 1})"
+                f"line {line_number}: not valid UTF-8 (byte 0x{error.byte:02x} "
+                f"at column {error.column})"
             )
             continue
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            yield InputError(f"line {line_number}: malformed JSON ({error.msg}, col {error.colno})")
+        if error is not None:
+            where = f", col {error.column}" if error.column else ""
+            yield InputError(f"line {line_number}: malformed JSON ({error.reason}{where})")
             continue
         if not isinstance(record, dict):
             yield InputError(f"line {line_number}: expected a JSON object with id and text")

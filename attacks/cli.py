@@ -15,6 +15,7 @@ from attacks.metrics import TRIR_KEY
 from attacks.registry import ATTACKS, load_attack
 from llm.errors import LLMUnavailable
 from model_runtime.cli_progress import StageBars, progress_wanted, silence_library_bars
+from research_data.json_lines import read_json_lines
 
 RUN_EXAMPLE = """example:
   python -m attacks run --config docs/examples/attack_config.json --attack tfidf,bm25 \\
@@ -32,20 +33,7 @@ PREDICT_EXAMPLE = """example:
 
 def read_documents(path: Path) -> tuple[dict[str, str], dict[str, str]]:
     """Read JSONL rows {"doc_id", "text", optional "true_name"}."""
-    texts, true_names = {}, {}
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if "doc_id" not in row or "text" not in row:
-                raise DatasetError(f"{path}:{line_number}: each row needs 'doc_id' and 'text'")
-            doc_id = str(row["doc_id"])
-            if doc_id in texts:
-                raise DatasetError(f"{path}:{line_number}: duplicate doc_id {doc_id!r}")
-            texts[doc_id] = row["text"]
-            if row.get("true_name") is not None:
-                true_names[doc_id] = row["true_name"]
+    texts, true_names, _ = read_guess_documents(path)
     return texts, true_names
 
 
@@ -106,14 +94,20 @@ def read_guess_documents(
     path: Path,
 ) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]]]:
     """Read JSONL rows {"doc_id", "text", optional "true_name" and "aliases"}."""
-    texts, true_names = read_documents(path)
+    texts: dict[str, str] = {}
+    true_names: dict[str, str] = {}
     aliases: dict[str, list[str]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                row = json.loads(line)
-                if row.get("aliases"):
-                    aliases[str(row["doc_id"])] = [str(a) for a in row["aliases"]]
+    for line_number, row in read_json_lines(path):
+        if not isinstance(row, dict) or "doc_id" not in row or "text" not in row:
+            raise DatasetError(f"{path}:{line_number}: each row needs 'doc_id' and 'text'")
+        doc_id = str(row["doc_id"])
+        if doc_id in texts:
+            raise DatasetError(f"{path}:{line_number}: duplicate doc_id {doc_id!r}")
+        texts[doc_id] = row["text"]
+        if row.get("true_name") is not None:
+            true_names[doc_id] = row["true_name"]
+        if row.get("aliases"):
+            aliases[doc_id] = [str(a) for a in row["aliases"]]
     return texts, true_names, aliases
 
 

@@ -24,14 +24,14 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from research_data import textwash_study_dir  # noqa: E402
+from research_data.json_lines import read_json_lines  # noqa: E402
 
 
 def load_descriptions(corpus_dir: Path) -> list[str]:
     """Return the original texts of study1 and study2, in file order."""
     texts = []
     for name in ("study1.jsonl", "study2.jsonl"):
-        with (corpus_dir / name).open(encoding="utf-8") as handle:
-            texts += [json.loads(line)["original"] for line in handle if line.strip()]
+        texts += [row["original"] for _, row in read_json_lines(corpus_dir / name)]
     return texts
 
 

@@ -42,6 +42,7 @@ from benchmarks.guarded_anonymization import (  # noqa: E402
 )
 from guard import fit_attacks  # noqa: E402
 from research_data import textwash_study_dir  # noqa: E402
+from research_data.json_lines import read_json_lines  # noqa: E402
 
 # How placeholders were curated before `attacks.curation.PLACEHOLDER_MARK` (runs made then).
 OLD_PLACEHOLDER_PIECE = ("PERSON", "LOCATION", "NUMERIC", "DATE", "OTHERIDENTIFYING", "PRONOUN")
@@ -126,8 +127,7 @@ def main() -> int:
     by_id = {r["id"]: r for r in rows}
     target = {r["id"]: r["person"] for r in rows}
     produced = {}
-    for line in (args.run / "texts.jsonl").read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
+    for _, row in read_json_lines(args.run / "texts.jsonl"):
         produced[row["id"]] = row[args.method]
     # Folds over the whole study, as the benchmark made them; a subset run (--only-folds)
     # produced texts for some folds only.

@@ -56,6 +56,7 @@ from attacks.strongest import (  # noqa: E402
 from benchmarks.human_vs_machine_textwash import TRIA_BENCHMARK_CONFIG  # noqa: E402
 from guard import GuardConfig, GuardItem, fit_attacks, guard_texts  # noqa: E402
 from research_data import textwash_study_dir  # noqa: E402
+from research_data.json_lines import read_json_lines  # noqa: E402
 
 GUARD_ATTACKS = ("tfidf", "bm25")
 EVAL_ATTACKS = ("tfidf", "bm25", "dense", "tria")
@@ -141,7 +142,7 @@ def neural_precision() -> contextlib.AbstractContextManager:
 
 def load_study(path: Path, limit_per_person: int | None) -> list[dict]:
     """Return the study rows, optionally the first `limit_per_person` texts of each person."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows = [row for _, row in read_json_lines(path)]
     if limit_per_person:
         seen: dict[str, int] = {}
         kept = []

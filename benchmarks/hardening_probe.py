@@ -212,7 +212,7 @@ def probe_withdrawal() -> None:
 
 
 def probe_exports() -> None:
-    from intruder.services.exports import render_table
+    from intruder.exchange.exports import render_table
     from tests.intruder.factories import (
         make_description,
         make_judgment,
@@ -616,8 +616,8 @@ def probe_removed_member_api() -> None:
 
 
 def probe_interrupted_import() -> None:
+    from intruder.exchange import imports
     from intruder.models import Description
-    from intruder.services import imports
     from tests.intruder.factories import make_study
 
     category = "16 interrupted import"

@@ -200,8 +200,9 @@ def main() -> int:
     from intruder.analysis.risk_output import report_context, write_risk_report
     from intruder.analysis.risk_provenance import provenance
     from intruder.attack_methods import method_label
+    from intruder.exchange import imports
     from intruder.selectors.risk import machine_side, run_results
-    from intruder.services import attack_runs, imports, jobs, studies
+    from intruder.services import attack_runs, jobs, studies
 
     owner = get_user_model().objects.create_user("benchmark")
     created = {}

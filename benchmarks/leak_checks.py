@@ -22,6 +22,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "intruder.settings")
 
 from research_data import textwash_study_dir  # noqa: E402
+from research_data.json_lines import read_json_lines  # noqa: E402
 
 
 def main() -> None:
@@ -36,10 +37,7 @@ def main() -> None:
     by_kind: collections.Counter[str] = collections.Counter()
     examples: dict[str, list[str]] = collections.defaultdict(list)
     for name in ("study1.jsonl", "study2.jsonl"):
-        for line in (args.data / name).read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
+        for _, row in read_json_lines(args.data / name):
             texts += 1
             findings = leak_findings(row["textwash"], [row["person"]])
             kinds = {f.kind for f in findings}

@@ -73,8 +73,8 @@ def run_mode(
     from django.test import Client
     from django.urls import reverse
 
+    from intruder.exchange import imports
     from intruder.models import PersonGroup, Study
-    from intruder.services import imports
     from tests.intruder.factories import make_study, make_texts
 
     target_study = make_study(kind=Study.Kind.COLLECTION, is_open=False)

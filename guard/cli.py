@@ -17,6 +17,7 @@ from anonymize import Span
 from anonymize.labels import SPAN_CATEGORIES
 from attacks.background import TEXT_SEPARATOR, background_row
 from model_runtime.cli_progress import counting_bar, progress_wanted, silence_library_bars
+from research_data.json_lines import json_lines
 
 EXIT_BAD_INPUT = 2
 DEFAULT_ATTACKS = "tfidf,bm25"
@@ -36,21 +37,16 @@ def _read_jsonl(path: Path, required: Sequence[str]) -> list[tuple[int, dict]]:
     """Return (line number, object) per non-empty line; raise naming every bad line."""
     rows, problems = [], []
     try:
-        raw_lines = path.read_bytes().splitlines()
+        content = path.read_bytes()
     except OSError as error:
         raise GuardInputError(f"{path}: {error.strerror}") from None
-    for number, raw in enumerate(raw_lines, 1):
-        if not raw.strip():
+    for parsed in json_lines(content):
+        number, record, error = parsed.number, parsed.value, parsed.error
+        if error is not None and error.kind == "encoding":
+            problems.append(f"{path.name} line {number}: not valid UTF-8 (column {error.column})")
             continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError as error:
-            problems.append(
-                f"{path.name} line {number}: not valid UTF-8 (column {error.start + 1})"
-            )
-            continue
-        except json.JSONDecodeError as error:
-            problems.append(f"{path.name} line {number}: malformed JSON ({error.msg})")
+        if error is not None:
+            problems.append(f"{path.name} line {number}: malformed JSON ({error.reason})")
             continue
         if not isinstance(record, dict):
             problems.append(f"{path.name} line {number}: expected a JSON object")

@@ -71,6 +71,12 @@ def test_the_shared_model_runtime_imports_neither_library():
     assert not set(result["loaded"]) & {"django", "intruder", "guard", "anonymize", "attacks"}
 
 
+def test_the_shared_research_data_and_json_lines_modules_import_neither_library():
+    result = _loaded_after_importing("research_data")
+    assert "research_data.json_lines" in result["modules"]
+    assert not set(result["loaded"]) & {"django", "intruder", "guard", "anonymize", "attacks"}
+
+
 LAZY_TORCH = """
 import json, sys
 import attacks

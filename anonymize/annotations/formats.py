@@ -24,6 +24,7 @@ from anonymize.annotations.schema import (
     Mention,
 )
 from csv_safe import SafeDictReader, SafeDictWriter
+from research_data.json_lines import JsonLineError, json_lines
 
 CSV_FIELDS: tuple[str, ...] = (
     "doc_id",
@@ -475,16 +476,23 @@ def _is_id(value: object) -> bool:
 
 def _jsonl_records(text: str) -> list[tuple[int, dict]]:
     records = []
-    # Lines end at "\n" only: str.splitlines() would also split inside a string at U+2028,
-    # U+2029 or U+0085, which JSON allows unescaped.
-    for line, raw in enumerate(text.split("\n"), start=1):
-        if not raw.strip():
-            continue
-        record = _loads(raw, line)
+    for parsed in json_lines(text):
+        line, record, error = parsed.number, parsed.value, parsed.error
+        if error is not None:
+            raise FormatError(line, _json_problem(error))
         if not isinstance(record, dict):
             raise FormatError(line, "each line must be a JSON object")
         records.append((line, record))
     return records
+
+
+def _json_problem(error: JsonLineError) -> str:
+    """Word a JSON line's error as `_loads` words a whole file's."""
+    if error.kind == "depth":
+        return "JSON nested too deeply"
+    if error.kind == "number":
+        return f"unreadable JSON value ({error.reason})"
+    return f"malformed JSON ({error.reason}, column {error.column})"
 
 
 # CSV ----------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ external_id and the `person` field as the target name).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from research_data import textwash_study_dir
+from research_data.json_lines import read_json_lines
 
 STUDY_FILES = {1: "study1.jsonl", 2: "study2.jsonl"}
 PAPER_COLUMNS = ["mean_cosine", "sd_cosine", "pct_identified", "se_pct_identified"]
@@ -48,8 +48,7 @@ class PaperMatch:
 
 def _record_ids(path: Path) -> set[str]:
     """Return the `id` of every record of a JSONL file."""
-    with path.open(encoding="utf-8") as handle:
-        return {json.loads(line)["id"] for line in handle if line.strip()}
+    return {record["id"] for _, record in read_json_lines(path)}
 
 
 def detect_paper_study(

@@ -43,9 +43,15 @@ class Project(models.Model):
     )
     scheme = models.CharField(max_length=20, choices=Scheme.choices, default=Scheme.TEXTWASH)
     categories = models.JSONField(default=list, help_text="The scheme's category names.")
-    annotators_per_text = models.PositiveSmallIntegerField(default=2)
+    # Validators as well as the check constraints below: the form and the API refuse a 0
+    # beside the field, and the database still refuses one that got past them.
+    annotators_per_text = models.PositiveSmallIntegerField(
+        default=2, validators=[MinValueValidator(1)]
+    )
     texts_per_annotator = models.PositiveSmallIntegerField(
-        default=10, help_text="Crowd annotators: texts each one annotates."
+        default=10,
+        validators=[MinValueValidator(1)],
+        help_text="Crowd annotators: texts each one annotates.",
     )
     guidelines = models.TextField(blank=True)
     pre_annotate = models.BooleanField(

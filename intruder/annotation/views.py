@@ -35,6 +35,7 @@ from intruder.models import Study
 from intruder.selectors.researcher import studies_visible_to
 from intruder.services.participants import PROLIFIC_COMPLETE_URL, EnrolmentRefused
 from intruder.throttles import EnrolmentThrottle
+from intruder.views.model_bounds import bounded_formfield
 from intruder.views.participant import REFUSAL_PAGES
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -52,6 +53,7 @@ class ProjectForm(forms.ModelForm):
 
     class Meta:
         model = Project
+        formfield_callback = bounded_formfield  # the model's ranges, beside each field
         fields = [
             "title",
             "slug",

@@ -14,8 +14,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from intruder.auth import DEMO_PASSWORD
+from intruder.exchange import imports
 from intruder.models import AnonymizedText, Job, Study
-from intruder.services import anonymization, imports, jobs, review, studies
+from intruder.services import anonymization, jobs, review, studies
 
 # A job's progress as it runs: echo(done, total, message).
 Echo = Callable[[int, int, str], None]

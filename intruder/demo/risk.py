@@ -11,7 +11,6 @@ The attack runs use the cheap attacks only, so the demo stays quick to start.
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from typing import Any
 
@@ -22,6 +21,7 @@ from intruder.models import AnonymizedText, Assignment, AttackRun, Judgment, Par
 from intruder.scoring import score_guess
 from intruder.services import attack_runs, jobs
 from intruder.services.anonymization import MODEL_METHOD
+from research_data.json_lines import read_json_lines
 
 DEMO_JUDGMENTS = "judgments.jsonl"
 SIMULATED_MEDIAN_S = 70.0
@@ -45,7 +45,7 @@ def load_demo_judgments(study: Study) -> int:
     """Store the invented judgments of released model texts once; return how many were new."""
     from intruder.demo import DEMO_DIR
 
-    rows = [json.loads(line) for line in (DEMO_DIR / DEMO_JUDGMENTS).read_text().splitlines()]
+    rows = [row for _, row in read_json_lines(DEMO_DIR / DEMO_JUDGMENTS)]
     texts = {
         t.description.external_id: t
         for t in AnonymizedText.objects.filter(

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterable
 from pathlib import PurePath
 
 from attacks.background import TEXT_SEPARATOR, background_row
 from csv_safe import SafeDictReader
+from research_data.json_lines import json_lines
 
 
 class BackgroundUploadError(ValueError):
@@ -89,22 +89,11 @@ def parse_background_upload(content: bytes, filename: str) -> dict[str, str]:
                 f"{filename}, line {reader.line_num or 1}: unreadable CSV ({error})"
             ) from None
     elif suffix in (".jsonl", ".json"):
-        # "\n" only: splitlines() would also split inside strings at U+2028 and friends.
-        for number, line in enumerate(text.split("\n"), 1):
-            if not line.strip():
-                continue
-            try:
-                values = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise BackgroundUploadError(f"{filename}, line {number}: {error.msg}") from None
-            except RecursionError:
-                raise BackgroundUploadError(
-                    f"{filename}, line {number}: JSON nested too deeply"
-                ) from None
-            except ValueError as error:  # an integer of more than 4300 digits
-                raise BackgroundUploadError(
-                    f"{filename}, line {number}: {str(error).split(';')[0]}"
-                ) from None
+        for parsed in json_lines(text):
+            number, values, error = parsed.number, parsed.value, parsed.error
+            if error is not None:
+                reason = "JSON nested too deeply" if error.kind == "depth" else error.reason
+                raise BackgroundUploadError(f"{filename}, line {number}: {reason}")
             if not isinstance(values, dict):
                 raise BackgroundUploadError(f"{filename}, line {number}: not a JSON object")
             pairs.append(_row(values, f"{filename}, line {number}"))

@@ -22,6 +22,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from intruder.exchange import exports, imports
 from intruder.models import Job, Study
 from intruder.selectors.linked import studies_linked
 from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
@@ -35,7 +36,7 @@ from intruder.selectors.researcher import (
     study_progress,
     study_role,
 )
-from intruder.services import exports, imports, jobs, llm_jobs, studies
+from intruder.services import jobs, llm_jobs, studies
 from intruder.services.sources import (
     descriptions_take_from_sources,
     pending_source_descriptions,

@@ -16,7 +16,6 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
 from intruder.models import (
-    MAX_ATTENTION_CHECKS,
     TELEMETRY_SIGNALS,
     AttackRun,
     PersonGroup,
@@ -24,6 +23,7 @@ from intruder.models import (
     StudyMember,
 )
 from intruder.services import studies
+from intruder.views.model_bounds import bounded_formfield, constraint_fields
 from intruder.views.risk import MultipleFileField
 
 # Fields that only mean something for one kind of study; the form shows them for that kind.
@@ -44,11 +44,7 @@ KIND_FIELDS: dict[str, str] = {
 }
 
 # Database constraint -> (field, message in plain words), for errors the form did not catch.
-CONSTRAINT_FIELDS: dict[str, tuple[str, str]] = {
-    "study_threshold_unit_interval": ("identification_threshold", "Enter a number from 0 to 1."),
-    "study_judgments_per_text_positive": ("judgments_per_text", "Enter 1 or more."),
-    "study_items_positive": ("items_per_participant", "Enter 1 or more."),
-}
+CONSTRAINT_FIELDS: dict[str, tuple[str, str]] = constraint_fields(Study)
 
 LABELS = {
     "slug": "Short name for links",
@@ -123,18 +119,14 @@ HELP = {
 
 
 class StudyForm(forms.ModelForm):
-    """Study settings; bounds are checked per field so errors appear beside the field."""
+    """Study settings; bounds are checked per field so errors appear beside the field.
+
+    The numeric fields are the model's own, with the ranges of its validators
+    (`bounded_formfield`): the form never spells a bound of its own.
+    """
 
     groups = forms.MultipleChoiceField(
         choices=PersonGroup.choices, required=False, widget=forms.CheckboxSelectMultiple
-    )
-    items_per_participant = forms.IntegerField(min_value=1, max_value=1000, initial=10)
-    judgments_per_text = forms.IntegerField(min_value=1, max_value=1000, initial=3)
-    min_description_chars = forms.IntegerField(min_value=0, max_value=100_000, initial=500)
-    time_limit_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
-    identification_threshold = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.75)
-    attention_checks = forms.IntegerField(
-        min_value=0, max_value=MAX_ATTENTION_CHECKS, initial=0, required=False
     )
     source_studies = forms.ModelMultipleChoiceField(
         queryset=Study.objects.none(), required=False, widget=forms.CheckboxSelectMultiple
@@ -149,6 +141,7 @@ class StudyForm(forms.ModelForm):
     class Meta:
         model = Study
         fields = ["slug", *studies.EDITABLE_FIELDS]
+        formfield_callback = bounded_formfield
         widgets = {
             "consent_text": forms.Textarea(attrs={"rows": 4}),
             "instructions_text": forms.Textarea(attrs={"rows": 4}),
@@ -166,6 +159,8 @@ class StudyForm(forms.ModelForm):
             collections = collections.exclude(pk=self.instance.pk)
             self.fields["source_studies"].initial = list(self.instance.source_studies.all())
         self.fields["source_studies"].queryset = collections.order_by("title")
+        if "attention_checks" in self.fields:
+            self.fields["attention_checks"].required = False  # an empty box means none
         for name, field in self.fields.items():
             field.label = LABELS.get(name, field.label)
             field.help_text = HELP.get(name, "")
@@ -191,11 +186,13 @@ class StudyForm(forms.ModelForm):
         try:
             super()._post_clean()
         finally:
-            for error in list(self._errors.get("__all__", [])):
+            general = self._errors.get("__all__")
+            # as_data(): iterating an ErrorList yields strings, not the errors it holds.
+            for error in general.as_data() if general else []:
                 for name, (field, message) in CONSTRAINT_FIELDS.items():
                     if name in str(error):
-                        self._errors["__all__"].remove(error)
-                        if not self._errors["__all__"]:
+                        general.data.remove(error)
+                        if not general.data:
                             del self._errors["__all__"]
                         if field in self.fields:
                             self.add_error(field, message)

@@ -314,7 +314,7 @@ def test_every_repository_path_named_exists() -> None:
 
 
 def test_every_repository_path_in_the_text_exists() -> None:
-    """Paths in code spans (`intruder/services/imports.py`) must name real files or folders."""
+    """Paths in code spans (`intruder/exchange/imports.py`) must name real files or folders."""
     problems = []
     for path in LINKED:
         text = strip_fences(path.read_text(encoding="utf-8"))

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from intruder.exchange.exports import FORMATS, export_study
 from intruder.models import Study
-from intruder.services.exports import FORMATS, export_study
 
 
 class Command(BaseCommand):

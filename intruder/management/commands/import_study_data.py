@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from intruder.exchange.imports import ImportValidationError, detect_format, import_study_data
 from intruder.models import Study
-from intruder.services.imports import ImportValidationError, detect_format, import_study_data
 
 
 class Command(BaseCommand):

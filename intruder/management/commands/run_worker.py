@@ -54,7 +54,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from intruder.services.imports import imports_roll_back_abandoned
+        from intruder.exchange.imports import imports_roll_back_abandoned
 
         # What a crashed import left behind goes at start (the next import would do it too).
         rolled_back = imports_roll_back_abandoned()

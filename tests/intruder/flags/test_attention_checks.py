@@ -8,13 +8,13 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
+from intruder.exchange.exports import render_table
 from intruder.models import Assignment, AttentionCheck, Judgment, PersonGroup, Study
 from intruder.services.attention import (
     BUILT_IN_CHECKS,
     attention_answer_passes,
     attention_check_places,
 )
-from intruder.services.exports import render_table
 from intruder.services.flags import Flag, exclusion_rules_set
 from tests.intruder.factories import (
     make_description,

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from intruder.services.exports import COLUMNS, TABLES, render_table
+from intruder.exchange.exports import COLUMNS, TABLES, render_table
 from tests.intruder.factories import (
     make_description,
     make_judgment,

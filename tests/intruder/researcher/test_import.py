@@ -10,13 +10,13 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from intruder.models import AnonymizedText, Description, TargetPerson
-from intruder.services.imports import (
+from intruder.exchange.imports import (
     ImportValidationError,
     RowError,
     detect_format,
     import_study_data,
 )
+from intruder.models import AnonymizedText, Description, TargetPerson
 from tests.intruder.factories import make_description, make_study, make_target
 
 pytestmark = pytest.mark.django_db

@@ -101,8 +101,8 @@ def test_an_import_killed_mid_way_is_rolled_back_and_the_same_file_imports_whole
 
 
 def test_a_crashed_import_marker_is_rolled_back_by_the_next_import_or_a_worker_start(db):
+    from intruder.exchange.imports import import_study_data, imports_roll_back_abandoned
     from intruder.models import Description, ImportBatch
-    from intruder.services.imports import import_study_data, imports_roll_back_abandoned
     from tests.intruder.factories import make_description, make_study
 
     study = make_study()

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from django.utils import timezone
 
+from intruder.exchange.exports import render_table
+from intruder.exchange.imports import ImportValidationError, import_study_data
 from intruder.models import AnonymizedText, Description, Study
-from intruder.services.exports import render_table
-from intruder.services.imports import ImportValidationError, import_study_data
 from intruder.services.sources import descriptions_take_from_sources, study_sources_set
 from tests.intruder.factories import (
     make_description,

@@ -16,9 +16,9 @@ from django.test import Client
 from django.urls import reverse
 
 from csv_safe import spreadsheet_escape, spreadsheet_unescape
+from intruder.exchange.exports import render_table
+from intruder.exchange.imports import ImportValidationError, import_study_data
 from intruder.models import Description, PersonGroup, Study, TargetPerson
-from intruder.services.exports import render_table
-from intruder.services.imports import ImportValidationError, import_study_data
 from tests.intruder.factories import (
     make_description,
     make_judgment,
@@ -177,7 +177,7 @@ def test_a_name_in_another_script_gets_a_key_in_that_script() -> None:
 
 
 def test_a_long_import_is_written_in_batches_and_whole(monkeypatch) -> None:
-    from intruder.services import imports
+    from intruder.exchange import imports
 
     monkeypatch.setattr(imports, "WRITE_BATCH_ROWS", 7)
     study = make_study(slug="imports")
@@ -190,7 +190,7 @@ def test_a_long_import_is_written_in_batches_and_whole(monkeypatch) -> None:
 
 
 def test_a_write_failing_mid_import_removes_what_the_import_wrote(monkeypatch) -> None:
-    from intruder.services import imports
+    from intruder.exchange import imports
 
     monkeypatch.setattr(imports, "WRITE_BATCH_ROWS", 5)
     real = imports._write_descriptions

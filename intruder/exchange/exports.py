@@ -11,10 +11,11 @@ tab, carriage return first) get a leading `'` (`csv_safe`); JSONL is never
 escaped.
 
 targets, descriptions and anonymized_texts import back as they are
-(`intruder.services.imports`), into the same study or another: a description's
+(`intruder.exchange.imports`), into the same study or another: a description's
 `external_id` (or, where it has none, the `description-<id>` name the analyses use too) is
 how anonymized texts find their description. Judgments and participants record what
-happened on the platform and are not imported.
+happened on the platform and are not imported. The column names and their order live in
+`intruder.exchange.columns`, which the imports read too.
 """
 
 from __future__ import annotations
@@ -27,6 +28,19 @@ from pathlib import Path
 from typing import Any
 
 from csv_safe import SafeDictWriter
+from intruder.exchange.columns import (
+    FORMATS,
+    JSON_COLUMNS,
+    SCHEMA,
+    AnonymizedTextColumn,
+    AttentionCheckColumn,
+    DescriptionColumn,
+    FlagColumn,
+    JudgmentColumn,
+    ParticipantColumn,
+    TargetColumn,
+    telemetry_column,
+)
 from intruder.models import (
     AnonymizedText,
     AttentionCheck,
@@ -39,9 +53,6 @@ from intruder.models import (
 from intruder.services.flags import answer_excluded, study_rules
 from intruder.services.telemetry import TELEMETRY_FIELDS
 
-FORMATS = ("csv", "jsonl")
-JSON_COLUMNS = frozenset({"spans", "aliases", "profile"})
-
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
@@ -50,32 +61,21 @@ def _iso(value: datetime | None) -> str | None:
 def _writer_pid(description: Description) -> str:
     if description.writer is not None:
         return description.writer.prolific_pid
-    return str(description.provenance.get("writer_pid") or "")
+    return str(description.provenance.get(DescriptionColumn.WRITER_PID) or "")
 
 
 def _flag_columns(answer: FlaggedAnswer, rules: dict[str, Any]) -> dict[str, Any]:
     """Return an answer's telemetry (one column per figure; empty = not recorded) and flags."""
     telemetry = answer.telemetry or {}
     return {
-        "has_telemetry": answer.telemetry is not None,
-        **{f"telemetry_{name}": telemetry.get(name) for name in TELEMETRY_FIELDS},
-        "flags": ";".join(flag.get("code", "") for flag in answer.flags or []),
-        "flag_reasons": " | ".join(flag.get("reason", "") for flag in answer.flags or []),
-        "flag_review": answer.flag_review,
-        "flag_review_reason": answer.flag_review_reason,
-        "excluded": answer_excluded(answer, rules),
+        FlagColumn.HAS_TELEMETRY: answer.telemetry is not None,
+        **{telemetry_column(name): telemetry.get(name) for name in TELEMETRY_FIELDS},
+        FlagColumn.FLAGS: ";".join(flag.get("code", "") for flag in answer.flags or []),
+        FlagColumn.FLAG_REASONS: " | ".join(flag.get("reason", "") for flag in answer.flags or []),
+        FlagColumn.FLAG_REVIEW: answer.flag_review,
+        FlagColumn.FLAG_REVIEW_REASON: answer.flag_review_reason,
+        FlagColumn.EXCLUDED: answer_excluded(answer, rules),
     }
-
-
-FLAG_COLUMNS = [
-    "has_telemetry",
-    *(f"telemetry_{name}" for name in TELEMETRY_FIELDS),
-    "flags",
-    "flag_reasons",
-    "flag_review",
-    "flag_review_reason",
-    "excluded",
-]
 
 
 def judgment_rows(study: Study) -> Iterator[dict[str, Any]]:
@@ -89,28 +89,28 @@ def judgment_rows(study: Study) -> Iterator[dict[str, Any]]:
     for j in judgments:
         target = j.text.description.target
         yield {
-            "judgment_id": j.pk,
-            "text_id": j.text_id,
-            "description_id": j.text.description_id,
-            "description_external_id": j.text.description.reference,
-            "method": j.text.method,
-            "target_key": target.key,
-            "target_name": target.name,
-            "group": target.group,
-            "participant_pid": j.participant.prolific_pid,
-            "participant_group": j.participant.group,
-            "position": j.assignment.position,
-            "self_identified": j.self_identified,
-            "guessed_name": j.guessed_name,
-            "revealing_text": j.revealing_text,
-            "other_knowledge": j.other_knowledge,
-            "time_spent_ms": j.time_spent_ms,
-            "cosine": j.cosine,
-            "identified": j.identified,
-            "matched_alias": j.matched_alias,
-            "token_set_ratio": j.token_set_ratio,
-            "surname_match": j.surname_match,
-            "created_at": _iso(j.created_at),
+            JudgmentColumn.ID: j.pk,
+            JudgmentColumn.TEXT_ID: j.text_id,
+            JudgmentColumn.DESCRIPTION_ID: j.text.description_id,
+            JudgmentColumn.DESCRIPTION_EXTERNAL_ID: j.text.description.reference,
+            JudgmentColumn.METHOD: j.text.method,
+            JudgmentColumn.TARGET_KEY: target.key,
+            JudgmentColumn.TARGET_NAME: target.name,
+            JudgmentColumn.GROUP: target.group,
+            JudgmentColumn.PARTICIPANT_PID: j.participant.prolific_pid,
+            JudgmentColumn.PARTICIPANT_GROUP: j.participant.group,
+            JudgmentColumn.POSITION: j.assignment.position,
+            JudgmentColumn.SELF_IDENTIFIED: j.self_identified,
+            JudgmentColumn.GUESSED_NAME: j.guessed_name,
+            JudgmentColumn.REVEALING_TEXT: j.revealing_text,
+            JudgmentColumn.OTHER_KNOWLEDGE: j.other_knowledge,
+            JudgmentColumn.TIME_SPENT_MS: j.time_spent_ms,
+            JudgmentColumn.COSINE: j.cosine,
+            JudgmentColumn.IDENTIFIED: j.identified,
+            JudgmentColumn.MATCHED_ALIAS: j.matched_alias,
+            JudgmentColumn.TOKEN_SET_RATIO: j.token_set_ratio,
+            JudgmentColumn.SURNAME_MATCH: j.surname_match,
+            JudgmentColumn.CREATED_AT: _iso(j.created_at),
             **_flag_columns(j, rules),
         }
 
@@ -120,17 +120,19 @@ def description_rows(study: Study) -> Iterator[dict[str, Any]]:
     rules = study_rules(study)
     for d in study.descriptions.select_related("target", "writer").order_by("id"):
         yield {
-            "description_id": d.pk,
-            "external_id": d.reference,
-            "target_key": d.target.key,
-            "target_name": d.target.name,
-            "group": d.target.group,
-            "writer_pid": _writer_pid(d),
-            "source_study": d.provenance.get("source_study", ""),
-            "source_description_id": d.provenance.get("source_description_id"),
-            "text": d.text,
-            "chars": len(d.text),
-            "created_at": _iso(d.created_at),
+            DescriptionColumn.ID: d.pk,
+            DescriptionColumn.EXTERNAL_ID: d.reference,
+            DescriptionColumn.TARGET_KEY: d.target.key,
+            DescriptionColumn.TARGET_NAME: d.target.name,
+            DescriptionColumn.GROUP: d.target.group,
+            DescriptionColumn.WRITER_PID: _writer_pid(d),
+            DescriptionColumn.SOURCE_STUDY: d.provenance.get(DescriptionColumn.SOURCE_STUDY, ""),
+            DescriptionColumn.SOURCE_DESCRIPTION_ID: d.provenance.get(
+                DescriptionColumn.SOURCE_DESCRIPTION_ID
+            ),
+            DescriptionColumn.TEXT: d.text,
+            DescriptionColumn.CHARS: len(d.text),
+            DescriptionColumn.CREATED_AT: _iso(d.created_at),
             **_flag_columns(d, rules),
         }
 
@@ -144,40 +146,41 @@ def anonymized_text_rows(study: Study) -> Iterator[dict[str, Any]]:
     )
     for t in texts:
         yield {
-            "text_id": t.pk,
-            "description_id": t.description_id,
-            "description_external_id": t.description.reference,
-            "target_key": t.description.target.key,
-            "group": t.description.target.group,
-            "method": t.method,
-            "model_version": t.model_version,
-            "status": t.status,
-            "reviewed_at": _iso(t.reviewed_at),
-            "revision": t.revision,
-            "text": t.text,
-            "spans": t.spans,
-            "n_spans": len(t.spans),
-            "updated_at": _iso(t.updated_at),
+            AnonymizedTextColumn.ID: t.pk,
+            AnonymizedTextColumn.DESCRIPTION_ID: t.description_id,
+            AnonymizedTextColumn.DESCRIPTION_EXTERNAL_ID: t.description.reference,
+            AnonymizedTextColumn.TARGET_KEY: t.description.target.key,
+            AnonymizedTextColumn.GROUP: t.description.target.group,
+            AnonymizedTextColumn.METHOD: t.method,
+            AnonymizedTextColumn.MODEL_VERSION: t.model_version,
+            AnonymizedTextColumn.STATUS: t.status,
+            AnonymizedTextColumn.REVIEWED_AT: _iso(t.reviewed_at),
+            AnonymizedTextColumn.REVISION: t.revision,
+            AnonymizedTextColumn.TEXT: t.text,
+            AnonymizedTextColumn.SPANS: t.spans,
+            AnonymizedTextColumn.N_SPANS: len(t.spans),
+            AnonymizedTextColumn.UPDATED_AT: _iso(t.updated_at),
         }
 
 
 def participant_rows(study: Study) -> Iterator[dict[str, Any]]:
     """Yield one row per participant (no session token: it is a credential)."""
     for p in Participant.objects.filter(study=study).order_by("id"):
+        checks = p.attention_checks
         yield {
-            "participant_id": p.pk,
-            "prolific_pid": p.prolific_pid,
-            "prolific_study_id": p.prolific_study_id,
-            "prolific_session_id": p.prolific_session_id,
-            "status": p.status,
-            "group": p.group,
-            "started_at": _iso(p.started_at),
-            "consented_at": _iso(p.consented_at),
-            "completed_at": _iso(p.completed_at),
-            "n_descriptions": Description.objects.filter(writer=p).count(),
-            "n_judgments": p.judgments.count(),
-            "attention_checks_passed": p.attention_checks.filter(passed=True).count(),
-            "attention_checks_failed": p.attention_checks.filter(passed=False).count(),
+            ParticipantColumn.ID: p.pk,
+            ParticipantColumn.PROLIFIC_PID: p.prolific_pid,
+            ParticipantColumn.PROLIFIC_STUDY_ID: p.prolific_study_id,
+            ParticipantColumn.PROLIFIC_SESSION_ID: p.prolific_session_id,
+            ParticipantColumn.STATUS: p.status,
+            ParticipantColumn.GROUP: p.group,
+            ParticipantColumn.STARTED_AT: _iso(p.started_at),
+            ParticipantColumn.CONSENTED_AT: _iso(p.consented_at),
+            ParticipantColumn.COMPLETED_AT: _iso(p.completed_at),
+            ParticipantColumn.N_DESCRIPTIONS: Description.objects.filter(writer=p).count(),
+            ParticipantColumn.N_JUDGMENTS: p.judgments.count(),
+            ParticipantColumn.ATTENTION_CHECKS_PASSED: checks.filter(passed=True).count(),
+            ParticipantColumn.ATTENTION_CHECKS_FAILED: checks.filter(passed=False).count(),
         }
 
 
@@ -190,16 +193,16 @@ def attention_check_rows(study: Study) -> Iterator[dict[str, Any]]:
     )
     for c in checks:
         yield {
-            "attention_check": True,
-            "check_id": c.pk,
-            "participant_pid": c.participant.prolific_pid,
-            "after_texts": c.after_texts,
-            "prompt": c.prompt,
-            "expected": c.expected,
-            "answer": c.answer,
-            "passed": c.passed,
-            "shown_at": _iso(c.shown_at),
-            "answered_at": _iso(c.answered_at),
+            AttentionCheckColumn.ATTENTION_CHECK: True,
+            AttentionCheckColumn.ID: c.pk,
+            AttentionCheckColumn.PARTICIPANT_PID: c.participant.prolific_pid,
+            AttentionCheckColumn.AFTER_TEXTS: c.after_texts,
+            AttentionCheckColumn.PROMPT: c.prompt,
+            AttentionCheckColumn.EXPECTED: c.expected,
+            AttentionCheckColumn.ANSWER: c.answer,
+            AttentionCheckColumn.PASSED: c.passed,
+            AttentionCheckColumn.SHOWN_AT: _iso(c.shown_at),
+            AttentionCheckColumn.ANSWERED_AT: _iso(c.answered_at),
         }
 
 
@@ -207,45 +210,18 @@ def target_rows(study: Study) -> Iterator[dict[str, Any]]:
     """Yield one row per target person."""
     for t in study.targets.order_by("group", "key"):
         yield {
-            "target_id": t.pk,
-            "key": t.key,
-            "name": t.name,
-            "group": t.group,
-            "aliases": t.aliases,
-            "wikipedia_url": t.wikipedia_url,
-            "profile": t.profile,
+            TargetColumn.ID: t.pk,
+            TargetColumn.KEY: t.key,
+            TargetColumn.NAME: t.name,
+            TargetColumn.GROUP: t.group,
+            TargetColumn.ALIASES: t.aliases,
+            TargetColumn.WIKIPEDIA_URL: t.wikipedia_url,
+            TargetColumn.PROFILE: t.profile,
         }
 
 
-COLUMNS: dict[str, list[str]] = {
-    "judgments": [
-        "judgment_id", "text_id", "description_id", "description_external_id",
-        "method", "target_key", "target_name", "group", "participant_pid",
-        "participant_group", "position", "self_identified", "guessed_name",
-        "revealing_text", "other_knowledge", "time_spent_ms", "cosine", "identified",
-        "matched_alias", "token_set_ratio", "surname_match", "created_at", *FLAG_COLUMNS,
-    ],
-    "descriptions": [
-        "description_id", "external_id", "target_key", "target_name", "group",
-        "writer_pid", "source_study", "source_description_id", "text", "chars", "created_at",
-        *FLAG_COLUMNS,
-    ],
-    "anonymized_texts": [
-        "text_id", "description_id", "description_external_id", "target_key", "group",
-        "method", "model_version", "status", "reviewed_at", "revision", "text", "spans",
-        "n_spans", "updated_at",
-    ],
-    "participants": [
-        "participant_id", "prolific_pid", "prolific_study_id", "prolific_session_id",
-        "status", "group", "started_at", "consented_at", "completed_at",
-        "n_descriptions", "n_judgments", "attention_checks_passed", "attention_checks_failed",
-    ],
-    "attention_checks": [
-        "attention_check", "check_id", "participant_pid", "after_texts", "prompt", "expected",
-        "answer", "passed", "shown_at", "answered_at",
-    ],
-    "targets": ["target_id", "key", "name", "group", "aliases", "wikipedia_url", "profile"],
-}  # fmt: skip
+# Each table's columns in order, from the one schema (`intruder.exchange.columns`).
+COLUMNS: dict[str, list[str]] = {name: list(table.columns) for name, table in SCHEMA.items()}
 
 
 TABLES: dict[str, Callable[[Study], Iterator[dict[str, Any]]]] = {

@@ -1,0 +1,1 @@
+"""Data exchange: a study's tables in and out as CSV and JSON lines (imports and exports)."""
