@@ -212,6 +212,7 @@ def run_report(
     kept = judgments[~judgments["excluded"].astype(bool)] if "excluded" in judgments else None
     kept_texts = human_texts(study, kept) if kept is not None else None
     human = human_side(study)
+    machine = machine_side(run)
     report = build_report(
         results,
         human_texts=texts,
@@ -220,7 +221,7 @@ def run_report(
         settings=settings,
         labels=labels,
         human_side=human,
-        machine_side=machine_side(run),
+        machine_side=machine,
         provenance=provenance(
             model_dir=django_settings.INTRUDER_ANONYMIZER_MODEL or None,
             attack_config=run.config,
@@ -237,7 +238,7 @@ def run_report(
                 "attack_results": len(results),
             },
         ),
-        calibration=load_calibration(candidates=machine_side(run)["candidates"]),
+        calibration=load_calibration(candidates=machine["candidates"]),
         seed=run.seed,
         kept_texts=kept_texts,
         llm_rows=(open_world_llm_results(study) or {}).get("rows"),
