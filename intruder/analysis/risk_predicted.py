@@ -228,7 +228,7 @@ def predict_with_intervals(
 
 def save_calibrations(
     calibrations: Sequence[Calibration],
-    path: Path = CALIBRATION_PATH,
+    path: Path | None = None,
     validation: dict[int, Any] | None = None,
 ) -> None:
     """Write the calibrations the platform ships: one per candidate count N of the ladder.
@@ -238,16 +238,18 @@ def save_calibrations(
     entries = [
         {**c.to_dict(), "validation": (validation or {}).get(c.n_candidates)} for c in calibrations
     ]
+    path = path or CALIBRATION_PATH
     path.write_text(json.dumps({"calibrations": entries}, indent=1) + "\n", encoding="utf-8")
 
 
 def load_calibration(
-    path: Path = CALIBRATION_PATH, *, candidates: int | None = None
+    path: Path | None = None, *, candidates: int | None = None
 ) -> Calibration | None:
     """Return the shipped calibration fitted at the N nearest `candidates` (log scale).
 
     None where none was fitted yet. Without `candidates`, the one at the largest N.
     """
+    path = path or CALIBRATION_PATH
     if not path.exists():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))

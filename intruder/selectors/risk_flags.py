@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from intruder.models import AttackResult, AttackRun, Study
 
@@ -49,3 +50,63 @@ def risk_flags(run: AttackRun | None) -> dict[int, RiskFlag]:
         flag.probability = max(flag.probability or 0.0, result.true_prob or 0.0)
         flag.edited_since = result.anonymized_text.updated_at > result.created_at
     return flags
+
+
+@dataclass
+class PredictedRisk:
+    """The pre-release estimate of the human identification rate, from a risk check."""
+
+    method: str
+    candidates: int
+    fitted_on: str = ""
+    fitted_candidates: int | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    why_not: str = ""
+
+
+def predicted_risk(run: AttackRun | None) -> PredictedRisk | None:
+    """Return the predicted human rate per group and overall for a finished risk check.
+
+    The model and its shipped calibration: `intruder/analysis/risk_predicted.py`; the
+    calibration fitted at the candidate count nearest the run's is used, and none where no
+    calibration lies within a factor 2 of it (the reason is returned instead).
+    """
+    from intruder.analysis.risk import _default_human_method, machine_per_text
+    from intruder.analysis.risk_predicted import (
+        load_calibration,
+        predict_with_intervals,
+        text_evidence,
+    )
+    from intruder.selectors.risk import machine_side, run_results
+
+    if run is None or run.job is None or run.job.status != "succeeded":
+        return None
+    machine = machine_per_text(run_results(run))
+    if machine.empty:
+        return None
+    candidates = int(machine_side(run)["candidates"])
+    method = _default_human_method(machine, None)
+    found = PredictedRisk(method=method, candidates=candidates)
+    calibration = load_calibration(candidates=candidates)
+    if calibration is None:
+        found.why_not = "no calibration is shipped"
+        return found
+    found.fitted_on, found.fitted_candidates = calibration.fitted_on, calibration.n_candidates
+    fitted = calibration.n_candidates or candidates
+    if not fitted / 2 <= candidates <= fitted * 2:
+        found.why_not = (
+            f"the nearest calibration was fitted at N = {fitted} candidates and this check "
+            f"has N = {candidates}"
+        )
+        return found
+    missing = [a for a in calibration.attacks if f"{a}_true_rank" not in machine]
+    if missing:
+        found.why_not = f"the calibration needs the attacks {', '.join(calibration.attacks)}"
+        return found
+    part = machine[machine["method"] == method].copy()
+    part["evidence"] = text_evidence(part, calibration.attacks).to_numpy()
+    part["scope"] = "all texts"
+    table = predict_with_intervals(calibration, part, ["group"]).rename(columns={"group": "scope"})
+    overall = predict_with_intervals(calibration, part, ["scope"])
+    found.rows = [*table.to_dict("records"), *overall.to_dict("records")]
+    return found

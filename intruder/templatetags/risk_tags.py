@@ -8,7 +8,12 @@ from django import template
 
 from intruder.models import AnonymizedText, Study
 from intruder.selectors.risk import latest_run
-from intruder.selectors.risk_flags import RiskFlag, latest_risk_check, risk_flags
+from intruder.selectors.risk_flags import (
+    RiskFlag,
+    latest_risk_check,
+    predicted_risk,
+    risk_flags,
+)
 
 register = template.Library()
 
@@ -31,6 +36,7 @@ def risk_check_panel(context: template.Context, study: Study, can_edit: bool) ->
         "can_edit": can_edit,
         "run": run,
         "flagged": len(flags),
+        "predicted": predicted_risk(run),
         "csrf_token": context.get("csrf_token"),
     }
 

@@ -83,4 +83,32 @@ def test_risk_pages_pass_the_accessibility_audit(page, demo_study):
         ]:
             page.goto(url)
             problems += audit(page, name)
+            problems += [f"{name} at {width} px: {p}" for p in cut_off(page)]
     assert not problems, "\n".join(problems)
+
+
+# Tables wider than their box must scroll inside it: no column is cut off or widens the page.
+CUT_OFF_JS = """() => {
+  const found = [];
+  const page = document.scrollingElement;
+  if (page.scrollWidth > window.innerWidth + 1)
+    found.push(`the page scrolls sideways (${page.scrollWidth} px)`);
+  for (const table of document.querySelectorAll('table')) {
+    let box = table.parentElement, scrolls = false;
+    for (let el = box; el && el !== document.body; el = el.parentElement) {
+      const overflow = getComputedStyle(el).overflowX;
+      if (overflow === 'auto' || overflow === 'scroll') { scrolls = true; box = el; break; }
+    }
+    const right = table.getBoundingClientRect().right, edge = box.getBoundingClientRect().right;
+    if (!scrolls && right > edge + 1) {
+      const head = table.querySelector('th');
+      found.push(`table "${head ? head.innerText.slice(0, 30) : '?'}" is cut off`);
+    }
+  }
+  return found;
+}"""
+
+
+def cut_off(page) -> list[str]:
+    """Return the tables on the page that overflow their box without a scroll bar."""
+    return page.evaluate(CUT_OFF_JS)

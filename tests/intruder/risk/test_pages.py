@@ -137,7 +137,9 @@ def test_uploaded_background_files_start_an_uploaded_run():
     assert set(run.background_documents) == {"orlena", "bastian"}
 
 
-def test_risk_check_flags_re_identified_drafts_on_the_review_page_with_their_words():
+def test_risk_check_flags_re_identified_drafts_on_the_review_page_with_their_words(
+    tmp_path, monkeypatch
+):
     study = risk_study()
     client = logged_in(study.owner)
     response = client.post(reverse("risk-check-start", args=[study.slug]), {"next": "review"})
@@ -162,6 +164,44 @@ def test_risk_check_flags_re_identified_drafts_on_the_review_page_with_their_wor
     assert "machine re-identifies" in detail.content.decode()
     study_page = client.get(reverse("researcher-study", args=[study.slug])).content.decode()
     assert "Run pre-release risk check" in study_page
+    check_predicted_human_risk_beside_the_flags(client, study, run, tmp_path, monkeypatch)
+
+
+def check_predicted_human_risk_beside_the_flags(client, study, run, tmp_path, monkeypatch):
+    """The review page shows the pre-release estimate from the calibration nearest N = 4."""
+    import math
+
+    from intruder.analysis import risk_predicted
+
+    path = tmp_path / "calibration.json"
+    monkeypatch.setattr(risk_predicted, "CALIBRATION_PATH", path)
+    page = reverse("researcher-review", args=[study.slug])
+    assert "Not shown: no calibration is shipped" in client.get(page).content.decode()
+    far = risk_predicted.Calibration(
+        a=-2.0,
+        b=3.0,
+        n_candidates=50,
+        attacks=["tfidf", "bm25"],
+        fitted_on="far",
+        persons=20,
+        familiarity=dict(risk_predicted.FAMILIARITY),
+        draws=[[-2.0, 3.0]],
+    )
+    risk_predicted.save_calibrations([far], path)
+    body = client.get(page).content.decode()
+    assert "Not shown: the nearest calibration was fitted at N = 50" in body
+    near = risk_predicted.Calibration(**{**far.to_dict(), "n_candidates": 4, "fitted_on": "near"})
+    risk_predicted.save_calibrations([far, near], path)
+    body = client.get(page).content.decode()
+    method = run.methods[0] if len(run.methods) == 1 else "textwash-model"
+    evidence = {}
+    for r in run.results.filter(method=method):
+        evidence.setdefault(r.description_id, []).append(1 / r.true_rank if r.true_rank else 0)
+    expected = sum(
+        1 / (1 + math.exp(-(-2.0 + 3.0 * sum(v) / len(v)))) for v in evidence.values()
+    ) / len(evidence)
+    assert "fitted on near at N = 4" in body
+    assert f"<td>all texts</td><td>{len(evidence)}</td><td>{100 * expected:.1f} %</td>" in body
 
 
 def test_api_starts_lists_and_pages_through_results(study_with_run):
@@ -226,7 +266,9 @@ def test_api_takes_a_distractor_population_and_bounds_it(study_with_run, setting
         payload | {"distractor_documents": {"Piet": "pigeon breeder " * 20}},
         format="json",
     )
-    assert big.status_code == 400 and "distractors: the background documents" in big.content.decode()
+    assert (
+        big.status_code == 400 and "distractors: the background documents" in big.content.decode()
+    )
 
 
 def test_api_hides_other_researchers_runs_and_refuses_viewers(study_with_run):
