@@ -39,15 +39,11 @@ from intruder.annotation.models import (
     Task,
 )
 from intruder.annotation.selectors import task_state
+from intruder.enrolment import EnrolmentRefused, new_enrolment_check, prolific_pid_check
 from intruder.models import AnonymizedText, Description, Study
 from intruder.selectors.linked import (
     pid_in_project_linked_study,
     studies_linked_to_project,
-)
-from intruder.services.participants import (
-    EnrolmentRefused,
-    new_enrolment_check,
-    prolific_pid_check,
 )
 
 if TYPE_CHECKING:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django import forms
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -26,6 +25,14 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from intruder.enrolment import (
+    PARTICIPANT_RESUME,
+    REFUSAL_PAGES,
+    EnrolmentRefused,
+    ProlificLink,
+    new_client_admission,
+    prolific_completion_url,
+)
 from intruder.models import (
     Assignment,
     AttentionCheck,
@@ -59,78 +66,15 @@ from intruder.services.form_state import (
 from intruder.services.judgments import CHOICE_REQUIRED, JudgmentRejected, judgment_submit
 from intruder.services.participants import (
     CurrentStep,
-    EnrolmentRefused,
     participant_complete,
     participant_consent_decline,
     participant_consent_give,
     participant_current_step,
     participant_enroll,
     participant_instructions_confirm,
-    prolific_completion_url,
     writer_consent_closed,
 )
 from intruder.services.writing import description_submit
-from intruder.throttles import EnrolmentThrottle
-
-# Remembers a participant's token in their browser, so that opening the study's entry URL
-# again without the Prolific query string resumes them.
-RESUME_COOKIE = "intruder_resume_{slug}"
-RESUME_COOKIE_SALT = "intruder.participant.resume"
-
-REFUSAL_PAGES = {
-    EnrolmentRefused.MISSING_PID: (
-        400,
-        "Missing Prolific ID",
-        "This link is missing your Prolific ID (PROLIFIC_PID). Please open the study from "
-        "Prolific again, or copy the full link from the Prolific study page.",
-    ),
-    EnrolmentRefused.INVALID_PID: (
-        400,
-        "Invalid Prolific ID",
-        "The Prolific ID in this link is not valid. Please open the study from Prolific again.",
-    ),
-    EnrolmentRefused.CLOSED: (
-        403,
-        "This study is closed",
-        "This study is not accepting new participants. Please return the study on Prolific.",
-    ),
-    EnrolmentRefused.NOT_READY: (
-        503,
-        "This study is not ready yet",
-        "This study has nothing to show yet. Please return the study on Prolific.",
-    ),
-    EnrolmentRefused.FULL: (
-        403,
-        "This study is full",
-        "Every text in this study has all the judgments it needs, or is being judged by "
-        "someone else right now. Please return the study on Prolific.",
-    ),
-    EnrolmentRefused.WRONG_STUDY: (
-        403,
-        "This link is not for this study",
-        "The study ID in this link does not belong to this study. Please open the study "
-        "from Prolific again.",
-    ),
-    EnrolmentRefused.LINKED: (
-        403,
-        "You cannot take part in this study",
-        "You have taken part in a related study, so your answers here would not be "
-        "independent. Please return the study on Prolific. Thank you for your interest.",
-    ),
-    EnrolmentRefused.UNKNOWN_TO_PROLIFIC: (
-        403,
-        "Prolific does not know this place",
-        "Prolific has no active submission for your ID in this study, or it could not be "
-        "checked just now. Please start the study from Prolific (\u201cOpen study in a new "
-        "window\u201d) and try again. If you have returned the study, you cannot take part.",
-    ),
-    EnrolmentRefused.THROTTLED: (
-        429,
-        "Too many sign-ups",
-        "Too many new participants have started from your network recently. Please try "
-        "again later.",
-    ),
-}
 
 STATUS_PAGES = {
     Step.RETURNED: (
@@ -236,39 +180,27 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get_by_slug(slug=slug)
     if study is None:
         raise Http404("No such study.")
-    pid = request.GET.get("PROLIFIC_PID", "")
-    if not pid.strip():
+    link = ProlificLink.from_request(request)
+    if not link.pid.strip():
         # Same browser coming back without the query string: resume from its cookie.
-        token = request.get_signed_cookie(
-            RESUME_COOKIE.format(slug=study.slug), default="", salt=RESUME_COOKIE_SALT
+        participant = participant_get_by_token(
+            token=PARTICIPANT_RESUME.token(request, slug=study.slug)
         )
-        participant = participant_get_by_token(token=token)
         if participant is not None and participant.study_id == study.pk:
             return _home(participant)
     try:
         enrolment = participant_enroll(
             study=study,
-            prolific_pid=pid,
-            prolific_study_id=request.GET.get("STUDY_ID", ""),
-            prolific_session_id=request.GET.get("SESSION_ID", ""),
-            admit_new=lambda: EnrolmentThrottle().allow_request(request, None),
-            admit_known=_prolific_check(study, pid, request.GET.get("SESSION_ID", "")),
+            prolific_pid=link.pid,
+            prolific_study_id=link.study_id,
+            prolific_session_id=link.session_id,
+            admit_new=new_client_admission(request),
+            admit_known=_prolific_check(study, link.pid, link.session_id),
         )
     except EnrolmentRefused as refusal:
         return _refusal(request, refusal, study)
     response = _home(enrolment.participant)
-    # A signed cookie rather than the session: participants are not users, and this saves
-    # the session table a write per enrolment. It is sent back to this study's entry URL only.
-    response.set_signed_cookie(
-        RESUME_COOKIE.format(slug=study.slug),
-        enrolment.participant.token,
-        salt=RESUME_COOKIE_SALT,
-        max_age=settings.SESSION_COOKIE_AGE,
-        path=request.path,
-        secure=settings.SESSION_COOKIE_SECURE or request.is_secure(),
-        httponly=True,
-        samesite="Lax",
-    )
+    PARTICIPANT_RESUME.keep(request, response, slug=study.slug, token=enrolment.participant.token)
     return response
 
 
@@ -354,7 +286,7 @@ def _render_step(
             text="Thank you. You cannot take part again. If Prolific has not recorded your "
             "submission yet, enter the completion code below on Prolific, or use the button.",
             study=study,
-            completion_url=prolific_completion_url(study=study),
+            completion_url=prolific_completion_url(study.completion_code),
             extra=context,
         )
     if step == Step.TIMED_OUT:
@@ -369,7 +301,7 @@ def _render_step(
                 f"text{'s' if judged != 1 else ''} you finished are saved, and they count: "
                 "please submit the completion code below on Prolific.",
                 study=study,
-                completion_url=prolific_completion_url(study=study),
+                completion_url=prolific_completion_url(study.completion_code),
                 extra=context,
             )
     title, text = STATUS_PAGES[step]
@@ -642,4 +574,4 @@ def finish(request: HttpRequest, token: str) -> HttpResponse:
     participant = _participant_or_404(token)
     if not participant_complete(participant=participant):
         return _home(participant)
-    return HttpResponseRedirect(prolific_completion_url(study=participant.study))
+    return HttpResponseRedirect(prolific_completion_url(participant.study.completion_code))

@@ -22,6 +22,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from intruder.enrolment import entry_link
 from intruder.models import Job, Study
 from intruder.selectors.linked import studies_linked
 from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
@@ -131,8 +132,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "progress": study_progress(study),
         "jobs": study_jobs(study),
         "import_form": ImportForm(),
-        "entry_url": f"{entry}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
-        f"&SESSION_ID={{{{%SESSION_ID%}}}}",
+        "entry_url": entry_link(entry),
         "full": study_is_full(study),
         "tables": list(exports.TABLES),
         "sources": [

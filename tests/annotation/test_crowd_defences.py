@@ -19,8 +19,9 @@ from django.utils import timezone
 
 from intruder.annotation import services
 from intruder.annotation.models import Annotator, Project, ProjectMember, Task
+from intruder.enrolment import EnrolmentRefused
 from intruder.models import Study, StudyMember
-from intruder.services.participants import EnrolmentRefused, participant_enroll
+from intruder.services.participants import participant_enroll
 from intruder.services.studies import study_update
 from tests.annotation.conftest import make_project, mention
 from tests.intruder.factories import (
@@ -157,6 +158,18 @@ def test_crowd_entry_is_rate_limited_per_client_but_resuming_is_not():
 
 
 # Finding 2: only owners, editors and viewers pull a study's texts ---------------------------
+
+
+def test_crowd_entry_without_pid_resumes_the_same_browser_only():
+    project, _, _ = originals_project(is_open=True)
+    entry = reverse("annotation-crowd-entry", kwargs={"slug": project.slug})
+    browser = Client()
+    first = browser.get(entry + "?PROLIFIC_PID=PIDA")
+    again = browser.get(entry)
+    assert again.status_code == 302 and again["Location"] == first["Location"]
+    stranger = Client().get(entry)
+    assert stranger.status_code == 400 and b"Missing Prolific ID" in stranger.content
+    assert project.annotators.count() == 1
 
 
 def test_a_studys_psi_annotator_cannot_copy_its_texts_into_her_own_project():

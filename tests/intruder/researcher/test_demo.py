@@ -12,9 +12,10 @@ from django.core.management import call_command
 
 from intruder.auth import DEMO_PASSWORD
 from intruder.demo import DEMO_DIR, load_demo
+from intruder.enrolment import EnrolmentRefused
 from intruder.models import AnonymizedText, Description, Job, Study, TargetPerson
 from intruder.services import anonymization, review
-from intruder.services.participants import EnrolmentRefused, participant_enroll
+from intruder.services.participants import participant_enroll
 from tests.intruder.fake_anonymizer import FakeAnonymizer
 
 MODEL_DIR = Path(__file__).resolve().parents[3] / "anonymize" / "models"
