@@ -165,7 +165,7 @@ def documents_add_from_study(
     With `user`, only an owner, editor or viewer of the study may (not its PSI annotators).
     Withdrawn texts are never copied.
     """
-    from intruder.selectors.researcher import study_role
+    from intruder.selectors.access import study_role
 
     if user is not None and study_role(user, study) is None:
         raise ValidationError("you may not copy this study's texts")

@@ -41,7 +41,7 @@ from intruder.enrolment import (
     prolific_completion_url,
 )
 from intruder.models import Study
-from intruder.selectors.researcher import studies_visible_to
+from intruder.selectors.access import studies_visible_to
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 # "x" rejects a suggestion, so no category gets it.

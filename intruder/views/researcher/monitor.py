@@ -18,8 +18,8 @@ from intruder.selectors.monitoring import (
     participant_rows,
     recruitment_times,
     study_is_full,
+    study_progress,
 )
-from intruder.selectors.researcher import study_progress
 from intruder.views.access import study_for
 
 MAX_ROWS = 500

@@ -1,11 +1,11 @@
-"""Researcher pages (login required): studies, import, anonymization jobs, export.
+"""Study pages (login required): the list, create and edit, import, anonymization jobs, export.
 
 Access (`intruder.views.access.study_for`): superusers and the study's owner can do
 everything, editors can change the study, viewers can only read. Anonymous users are sent to
 the login page; a logged-in user without a role on a study gets 404 (its existence is not
 revealed), a viewer who tries to change it gets 403. Review and release live in
-`researcher_review`, members/clone/archive in `researcher_manage`, monitoring in
-`researcher_monitor`.
+`review`, members/clone/archive in `manage`, monitoring in `monitor`, flagged answers in
+`flags`.
 """
 
 from __future__ import annotations
@@ -24,18 +24,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from intruder.enrolment import entry_link
 from intruder.models import Job, Study
-from intruder.selectors.linked import studies_linked
-from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
-from intruder.selectors.monitoring import study_is_full
-from intruder.selectors.researcher import (
-    job_status,
+from intruder.selectors.access import (
     owns_study_less_job,
     role_can_edit,
     studies_visible_to,
-    study_jobs,
-    study_progress,
     study_role,
 )
+from intruder.selectors.jobs import job_status, study_jobs
+from intruder.selectors.linked import studies_linked
+from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
+from intruder.selectors.monitoring import study_is_full, study_progress
 from intruder.services import exports, imports, jobs, llm_jobs, studies
 from intruder.services.sources import (
     descriptions_take_from_sources,
@@ -43,7 +41,7 @@ from intruder.services.sources import (
     study_sources_set,
 )
 from intruder.views.access import study_for
-from intruder.views.researcher_forms import ImportForm, StudyEditForm, StudyForm
+from intruder.views.researcher.forms import ImportForm, StudyEditForm, StudyForm
 
 
 @login_required
