@@ -5,16 +5,19 @@ participant and redirects to /p/<token>/, the one page that always shows their c
 Every form posts to its own URL and redirects back (post/redirect/get), errors included: a
 rejected answer is kept on the participant (`services.form_state`) and shown after the
 redirect, so reloading any page or going back never resubmits, and the services make a
-repeated post a no-op. The page builders (`write_page_context`, `judge_page_context`, ...)
-are shared with the researchers' preview (`views.preview`), which renders the same templates.
+repeated post a no-op. The pages are a table (`PAGES`, `PAGE_SEQUENCE`): each step's template,
+context builder and form; the participant URLs and the researchers' preview (`views.preview`)
+are made from it, so a new step is one row.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -231,54 +234,18 @@ def _render_step(
     token = participant.token
     step = current.step
     context: dict = {"participant": participant, "study": study}
-    if step == Step.CONSENT:
-        context["form_action"] = reverse("participant-consent", args=[token])
-        context["recorded_signals"] = recorded_signals(study)
-        return render(request, "participant/consent.html", context)
-    if step == Step.INSTRUCTIONS:
-        context["form_action"] = reverse("participant-instructions", args=[token])
-        return render(request, "participant/instructions.html", context)
-    if step == Step.WRITE:
-        done, total = writing_task_counts(participant=participant)
-        task = current.task
-        context |= write_page_context(
-            study=study,
-            target=task.target,
-            position=task.position,
-            number=done + 1,
-            total=total,
-            rejected=form_state_for(participant=participant, task=write_task_key(task.position)),
-        )
-        context |= {
-            "form_action": reverse("participant-write", args=[token]),
+    page = PAGES.get(step)
+    if page is not None:
+        content = page.content(participant, current)
+        context |= page.context(study, content)
+        context["form_action"] = reverse(page.url_name, args=[token])
+        if step == Step.WRITE:
             # The browser keeps the unsent draft under this key (cleared once it is stored).
-            "draft_key": f"intruder-draft:{token}:{task.position}",
-            "draft_prefix": f"intruder-draft:{token}:",
-        }
-        return render(request, "participant/write.html", context)
-    if step == Step.JUDGE:
-        assignment = current.assignment
-        context |= judge_page_context(
-            study=study,
-            assignment=assignment,
-            number=current.completed + 1,
-            rejected=form_state_for(participant=participant, task=judge_task_key(assignment.pk)),
-            seconds_left=_seconds_left(assignment, study),
-        )
-        context["form_action"] = reverse("participant-judge", args=[token])
-        return render(request, "participant/judge.html", context)
-    if step == Step.CHECK:
-        context |= attention_check_page_context(
-            check=current.check,
-            rejected=form_state_for(participant=participant, task=check_task_key(current.check.pk)),
-        )
-        context["form_action"] = reverse("participant-check", args=[token])
-        return render(request, "participant/check.html", context)
-    context["draft_prefix"] = f"intruder-draft:{token}:"  # written drafts are stored: forget them
-    if step == Step.DEBRIEF:
-        context |= debrief_page_context(study=study, current=current)
-        context["form_action"] = reverse("participant-finish", args=[token])
-        return render(request, "participant/debrief.html", context)
+            context["draft_key"] = f"intruder-draft:{token}:{content.position}"
+    if step in (Step.WRITE, Step.DEBRIEF) or page is None:
+        context["draft_prefix"] = f"intruder-draft:{token}:"  # stored drafts: forget them
+    if page is not None:
+        return render(request, page.template, context)
     if step == Step.COMPLETED:
         return _message(
             request,
@@ -335,18 +302,45 @@ def time_warning_seconds(study: Study) -> int:
     return int(min(300, max(60, study.time_limit_minutes * 60 // 5)))
 
 
-def write_page_context(
-    *,
-    study: Study,
-    target: TargetPerson,
-    position: int,
-    number: int,
-    total: int,
-    rejected: RejectedAnswer | None,
-) -> dict:
+@dataclass(frozen=True)
+class PageContent:
+    """What one page shows: filled from a participant's stored state, or from the preview's plan.
+
+    Item pages are numbered from 1 of `total`; `assignment` needs `pk` and `text` (the
+    preview passes a stand-in that is no database row).
+    """
+
+    number: int = 0
+    total: int = 0
+    target: TargetPerson | None = None
+    position: int = 0
+    assignment: Assignment | Any = None
+    check: AttentionCheck | None = None
+    completed: int = 0
+    rejected: RejectedAnswer | None = None
+    seconds_left: int = 0
+
+
+def consent_page_context(study: Study, content: PageContent) -> dict:
+    """Return the consent page's context: what the study's telemetry records."""
+    return {"recorded_signals": recorded_signals(study)}
+
+
+def instructions_page_context(study: Study, content: PageContent) -> dict:
+    """Return the instructions page's context (the template holds them all)."""
+    return {}
+
+
+def write_page_context(study: Study, content: PageContent) -> dict:
     """Return the context of a writer's description page."""
+    target, number, total, rejected = (
+        content.target,
+        content.number,
+        content.total,
+        content.rejected,
+    )
     return {
-        "position": position,
+        "position": content.position,
         "target": target,
         "is_famous": target.group == PersonGroup.FAMOUS,
         "is_semifamous": target.group == PersonGroup.SEMIFAMOUS,
@@ -363,15 +357,9 @@ def write_page_context(
     }
 
 
-def judge_page_context(
-    *,
-    study: Study,
-    assignment: Assignment | object,
-    number: int,
-    rejected: RejectedAnswer | None,
-    seconds_left: int,
-) -> dict:
-    """Return the context of an intruder's text page (`assignment` needs `pk` and `text`)."""
+def judge_page_context(study: Study, content: PageContent) -> dict:
+    """Return the context of an intruder's text page."""
+    assignment, number, rejected = content.assignment, content.number, content.rejected
     total = study.items_per_participant
     canary = getattr(assignment, "canary", "")
     return {
@@ -387,14 +375,15 @@ def judge_page_context(
         "progress_pct": int(100 * (number - 1) / total) if total else 0,
         "values": rejected.values if rejected else {},
         "errors": rejected.errors if rejected else {},
-        "seconds_left": seconds_left,
+        "seconds_left": content.seconds_left,
         "time_limit_minutes": study.time_limit_minutes,
         "warn_seconds": time_warning_seconds(study),
     }
 
 
-def attention_check_page_context(*, check: AttentionCheck, rejected: RejectedAnswer | None) -> dict:
+def attention_check_page_context(study: Study, content: PageContent) -> dict:
     """Return the context of an attention check's page: its instruction, never its answer."""
+    check, rejected = content.check, content.rejected
     return {
         "check_id": check.pk,
         "prompt": check.prompt,
@@ -411,11 +400,11 @@ class ShortRun:
     announced: int
 
 
-def debrief_page_context(*, study: Study, current: CurrentStep) -> dict:
+def debrief_page_context(study: Study, content: PageContent) -> dict:
     """Return the debrief's context: the code as text, and why a run ended early if it did."""
     short = None
-    if study.kind == Study.Kind.INTRUDER and current.completed < study.items_per_participant:
-        short = ShortRun(judged=current.completed, announced=study.items_per_participant)
+    if study.kind == Study.Kind.INTRUDER and content.completed < study.items_per_participant:
+        short = ShortRun(judged=content.completed, announced=study.items_per_participant)
     return {"completion_code": study.completion_code, "short": short}
 
 
@@ -575,3 +564,135 @@ def finish(request: HttpRequest, token: str) -> HttpResponse:
     if not participant_complete(participant=participant):
         return _home(participant)
     return HttpResponseRedirect(prolific_completion_url(participant.study.completion_code))
+
+
+# The participant flow as a table of pages ---------------------------------------------------
+
+
+def _no_content(participant: Participant, current: CurrentStep) -> PageContent:
+    return PageContent()
+
+
+def _write_content(participant: Participant, current: CurrentStep) -> PageContent:
+    done, total = writing_task_counts(participant=participant)
+    task = current.task
+    return PageContent(
+        target=task.target,
+        position=task.position,
+        number=done + 1,
+        total=total,
+        rejected=form_state_for(participant=participant, task=write_task_key(task.position)),
+    )
+
+
+def _judge_content(participant: Participant, current: CurrentStep) -> PageContent:
+    assignment = current.assignment
+    return PageContent(
+        assignment=assignment,
+        number=current.completed + 1,
+        rejected=form_state_for(participant=participant, task=judge_task_key(assignment.pk)),
+        seconds_left=_seconds_left(assignment, participant.study),
+    )
+
+
+def _check_content(participant: Participant, current: CurrentStep) -> PageContent:
+    return PageContent(
+        check=current.check,
+        rejected=form_state_for(participant=participant, task=check_task_key(current.check.pk)),
+    )
+
+
+def _debrief_content(participant: Participant, current: CurrentStep) -> PageContent:
+    return PageContent(completed=current.completed)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the participant flow, as participants and the researcher's preview see it.
+
+    oTree's `page_sequence` is the model: a step is one row of `PAGES` (its template, the
+    context built from what it shows, the URL its form posts to and the view that takes the
+    post), and the participant URLs and the preview are both made from the table. Which step
+    a participant is on is derived from what is stored (`selectors.participant.participant_step`).
+    """
+
+    step: str
+    template: str
+    context: Callable[[Study, PageContent], dict]
+    path: str  # the form posts to p/<token>/<path>/, URL name "participant-<path>"
+    view: Callable[[HttpRequest, str], HttpResponse]
+    content: Callable[[Participant, CurrentStep], PageContent] = _no_content
+    per_item: bool = False  # shown once per text or writing task
+    preview_path: str = ""  # the preview's URL step, where it is not the step's name
+
+    @property
+    def url_name(self) -> str:
+        """Return the name of the URL the participant's form posts to."""
+        return f"participant-{self.path}"
+
+    @property
+    def preview_step(self) -> str:
+        """Return the step as the preview's URLs name it."""
+        return self.preview_path or self.step
+
+
+PAGES = {
+    page.step: page
+    for page in (
+        Page(Step.CONSENT, "participant/consent.html", consent_page_context, "consent", consent),
+        Page(
+            Step.INSTRUCTIONS,
+            "participant/instructions.html",
+            instructions_page_context,
+            "instructions",
+            instructions,
+        ),
+        Page(
+            Step.WRITE,
+            "participant/write.html",
+            write_page_context,
+            "write",
+            write,
+            content=_write_content,
+            per_item=True,
+        ),
+        Page(
+            Step.JUDGE,
+            "participant/judge.html",
+            judge_page_context,
+            "judge",
+            judge,
+            content=_judge_content,
+            per_item=True,
+            preview_path="text",
+        ),
+        Page(
+            Step.CHECK,
+            "participant/check.html",
+            attention_check_page_context,
+            "check",
+            attention_check,
+            content=_check_content,
+        ),
+        Page(
+            Step.DEBRIEF,
+            "participant/debrief.html",
+            debrief_page_context,
+            "finish",
+            finish,
+            content=_debrief_content,
+        ),
+    )
+}
+
+# The pages each kind of study walks, in order. An intruder's attention checks come between
+# two texts when due (services.attention), so they are no step of the sequence.
+PAGE_SEQUENCE = {
+    Study.Kind.COLLECTION: (PAGES[Step.CONSENT], PAGES[Step.WRITE], PAGES[Step.DEBRIEF]),
+    Study.Kind.INTRUDER: (
+        PAGES[Step.CONSENT],
+        PAGES[Step.INSTRUCTIONS],
+        PAGES[Step.JUDGE],
+        PAGES[Step.DEBRIEF],
+    ),
+}
