@@ -22,11 +22,11 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from intruder.analysis.frames import AnalysisInputError
-from intruder.analysis.layouts import LAYOUT_TITLES, paper_layouts
 from intruder.analysis.paper import PAPER_AGREEMENT
-from intruder.analysis.plots import PLOT_TEXT, report_plots
 from intruder.analysis.report import TABLE_TITLES, records
 from intruder.models import Study
+from intruder.rendering.layouts import LAYOUT_TITLES, paper_layouts
+from intruder.rendering.plots import PLOT_TEXT, report_plots
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.analysis import study_report
 from intruder.selectors.jobs import study_jobs
