@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -79,6 +80,9 @@ from intruder.services.participants import (
 )
 from intruder.services.writing import description_submit
 
+if TYPE_CHECKING:
+    from intruder.services.preview import PreviewPlan
+
 STATUS_PAGES = {
     Step.RETURNED: (
         "You have left this study",
@@ -110,6 +114,10 @@ class DescriptionForm(forms.Form):
 
     position = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     text = forms.CharField(required=False, strip=False, widget=forms.Textarea)
+
+
+# The answers an intruder's text page posts (kept, when rejected, to show again).
+JUDGMENT_FIELDS = ("self_identified", "guessed_name", "revealing_text", "other_knowledge")
 
 
 class JudgmentForm(forms.Form):
@@ -521,11 +529,10 @@ def _keep_rejected_judgment(
     participant: Participant, posted: dict, errors: dict[str, list[str]]
 ) -> None:
     """Keep the typed answers for the text they were typed for (shown only on its page)."""
-    fields = ("self_identified", "guessed_name", "revealing_text", "other_knowledge")
     form_state_keep(
         participant=participant,
         task=judge_task_key(posted.get("assignment_id", "")),
-        values={name: posted.get(name, "") for name in fields},
+        values={name: posted.get(name, "") for name in JUDGMENT_FIELDS},
         errors={name: list(messages) for name, messages in errors.items()},
     )
 
@@ -606,6 +613,42 @@ def _debrief_content(participant: Participant, current: CurrentStep) -> PageCont
     return PageContent(completed=current.completed)
 
 
+# What the researcher's preview shows on a page: its plan's n-th text or target, nothing stored.
+
+
+def _no_preview_content(
+    study: Study, plan: PreviewPlan, number: int, rejected: RejectedAnswer | None
+) -> PageContent:
+    return PageContent()
+
+
+def _write_preview(
+    study: Study, plan: PreviewPlan, number: int, rejected: RejectedAnswer | None
+) -> PageContent:
+    target = plan.targets[number - 1]
+    return PageContent(
+        target=target, position=number, number=number, total=plan.items, rejected=rejected
+    )
+
+
+def _judge_preview(
+    study: Study, plan: PreviewPlan, number: int, rejected: RejectedAnswer | None
+) -> PageContent:
+    return PageContent(
+        assignment=SimpleNamespace(pk=number, text=plan.texts[number - 1]),
+        number=number,
+        rejected=rejected,
+        seconds_left=study.time_limit_minutes * 60,
+    )
+
+
+def _debrief_preview(
+    study: Study, plan: PreviewPlan, number: int, rejected: RejectedAnswer | None
+) -> PageContent:
+    # A preview intruder has judged every text drawn; a writer's debrief counts none.
+    return PageContent(completed=plan.items if study.kind == Study.Kind.INTRUDER else 0)
+
+
 @dataclass(frozen=True)
 class Page:
     """One page of the participant flow, as participants and the researcher's preview see it.
@@ -622,7 +665,11 @@ class Page:
     path: str  # the form posts to p/<token>/<path>/, URL name "participant-<path>"
     view: Callable[[HttpRequest, str], HttpResponse]
     content: Callable[[Participant, CurrentStep], PageContent] = _no_content
+    preview_content: Callable[[Study, PreviewPlan, int, RejectedAnswer | None], PageContent] = (
+        _no_preview_content
+    )
     per_item: bool = False  # shown once per text or writing task
+    fields: tuple[str, ...] = ()  # the answers an item page posts, checked and kept if rejected
     preview_path: str = ""  # the preview's URL step, where it is not the step's name
 
     @property
@@ -654,7 +701,9 @@ PAGES = {
             "write",
             write,
             content=_write_content,
+            preview_content=_write_preview,
             per_item=True,
+            fields=("text",),
         ),
         Page(
             Step.JUDGE,
@@ -663,7 +712,9 @@ PAGES = {
             "judge",
             judge,
             content=_judge_content,
+            preview_content=_judge_preview,
             per_item=True,
+            fields=JUDGMENT_FIELDS,
             preview_path="text",
         ),
         Page(
@@ -681,6 +732,7 @@ PAGES = {
             "finish",
             finish,
             content=_debrief_content,
+            preview_content=_debrief_preview,
         ),
     )
 }

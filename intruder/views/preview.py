@@ -9,8 +9,6 @@ a rejected answer to show again) travels in a signed cookie of the researcher's 
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
@@ -29,12 +27,11 @@ from intruder.services.preview import (
     preview_state_new,
 )
 from intruder.views.access import study_for
-from intruder.views.participant import PAGE_SEQUENCE, STATUS_PAGES, Page, PageContent
+from intruder.views.participant import PAGE_SEQUENCE, STATUS_PAGES, Page
 
 COOKIE_SALT = "intruder.preview"
 COOKIE_AGE = 12 * 3600
 MAX_COOKIE_BYTES = 3800
-JUDGMENT_FIELDS = ("self_identified", "guessed_name", "revealing_text", "other_knowledge")
 
 
 def _study(request: HttpRequest, slug: str) -> Study:
@@ -115,25 +112,6 @@ def _next_url(study: Study, page: Page, number: int, items: int) -> str:
     return _url(study, Step.COMPLETED)
 
 
-def _content(study: Study, page: Page, plan: PreviewPlan, number: int, rejected) -> PageContent:
-    """Return what a preview page shows: the plan's text or target for an item page."""
-    if page.step == Step.WRITE:
-        target = plan.targets[number - 1]
-        return PageContent(
-            target=target, position=number, number=number, total=plan.items, rejected=rejected
-        )
-    if page.step == Step.JUDGE:
-        return PageContent(
-            assignment=SimpleNamespace(pk=number, text=plan.texts[number - 1]),
-            number=number,
-            rejected=rejected,
-            seconds_left=study.time_limit_minutes * 60,
-        )
-    if page.step == Step.DEBRIEF and study.kind == Study.Kind.INTRUDER:
-        return PageContent(completed=plan.items)
-    return PageContent()
-
-
 @never_cache
 @login_required
 @require_http_methods(["GET", "POST"])
@@ -158,7 +136,9 @@ def study_preview(
     return _with_state(request, response, study, state)
 
 
-def _page(request, study: Study, plan: PreviewPlan, state: dict, step: str, number: int):
+def _page(
+    request: HttpRequest, study: Study, plan: PreviewPlan, state: dict, step: str, number: int
+) -> HttpResponse:
     """Show a page of the study's sequence with the plan's content, or take its form."""
     page = next((p for p in PAGE_SEQUENCE[study.kind] if p.preview_step == step), None)
     if page is None or (page.per_item and not 1 <= number <= plan.items):
@@ -168,13 +148,12 @@ def _page(request, study: Study, plan: PreviewPlan, state: dict, step: str, numb
         if page.step == Step.CONSENT and request.POST.get("decision") == "decline":
             return redirect(_url(study, Step.RETURNED))
         if page.per_item:
-            fields = ("text",) if page.step == Step.WRITE else JUDGMENT_FIELDS
-            values = {name: request.POST.get(name, "") for name in fields}
+            values = {name: request.POST.get(name, "") for name in page.fields}
             if preview_answer_check(study=study, state=state, task=task, values=values):
                 return redirect(_page_url(study, page, number))
         return redirect(_next_url(study, page, number, plan.items))
     rejected = preview_rejected(state=state, task=task) if page.per_item else None
-    context = page.context(study, _content(study, page, plan, number, rejected))
+    context = page.context(study, page.preview_content(study, plan, number, rejected))
     context["form_action"] = _page_url(study, page, number)
     return _render(request, study, page.template, context)
 
