@@ -185,6 +185,7 @@ def main() -> None:
     from django.db import connections
     from django.db.models import Count, Q
 
+    from intruder.enrolment import EnrolmentRefused
     from intruder.models import (
         AnonymizedText,
         Assignment,
@@ -208,7 +209,6 @@ def main() -> None:
     from intruder.prolific.webhooks import submission_known
     from intruder.services.judgments import judgment_submit
     from intruder.services.participants import (
-        EnrolmentRefused,
         participant_complete,
         participant_consent_give,
         participant_current_step,

@@ -11,7 +11,7 @@ register_converter(DatabaseIdConverter, "id")
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("r/", include("intruder.views.researcher_urls")),
+    path("r/", include("intruder.views.researcher.urls")),
     path("r/", include("intruder.views.analysis_urls")),
     path("r/", include("intruder.views.risk_urls")),
     path("r/", include("intruder.views.preview_urls")),

@@ -4,7 +4,7 @@ import pytest
 
 from anonymize import alignment, names, placeholders
 from intruder import scoring
-from intruder.services import leaks
+from intruder.analysis import leak_checks
 
 
 def test_name_suffixes_are_one_set_for_alignment_and_scoring():
@@ -25,7 +25,7 @@ def test_alignment_and_scoring_agree_on_the_surname(person, surname):
 def test_honorifics_of_placeholders_are_not_identifying_in_leak_checks():
     """The Textwash marker words (MR/MS, TITLE) never count as a name part of an alias."""
     assert placeholders.MR_MS_WORDS | placeholders.TITLE_WORDS <= names.NON_IDENTIFYING_NAME_WORDS
-    parts = leaks.name_parts(["Doctor Ludwig van Brandt III", "Madame Odette"])
+    parts = leak_checks.name_parts(["Doctor Ludwig van Brandt III", "Madame Odette"])
     assert sorted(parts) == sorted(
         ["Doctor Ludwig van Brandt III", "Madame Odette", "Ludwig", "Brandt", "Odette"]
     )

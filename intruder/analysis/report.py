@@ -1,4 +1,4 @@
-"""Run every analysis of a study into a `Report` of tables (written out by `report_files`)."""
+"""Run every analysis of a study into a `Report` of tables (`rendering.report_files` writes it)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from intruder.analysis.plots import to_svg
 from intruder.analysis.risk import STRONGEST
+from intruder.rendering.plots import to_svg
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -18,7 +18,7 @@ from intruder.annotation.models import (
     Task,
 )
 from intruder.models import AnonymizedText, Description, StudyMember
-from intruder.selectors.researcher import READ_ROLES
+from intruder.selectors.access import READ_ROLES
 
 
 def _study_annotator_projects(user: Any) -> Q:

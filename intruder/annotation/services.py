@@ -39,15 +39,11 @@ from intruder.annotation.models import (
     Task,
 )
 from intruder.annotation.selectors import task_state
+from intruder.enrolment import EnrolmentRefused, new_enrolment_check, prolific_pid_check
 from intruder.models import AnonymizedText, Description, Study
 from intruder.selectors.linked import (
     pid_in_project_linked_study,
     studies_linked_to_project,
-)
-from intruder.services.participants import (
-    EnrolmentRefused,
-    new_enrolment_check,
-    prolific_pid_check,
 )
 
 if TYPE_CHECKING:
@@ -169,7 +165,7 @@ def documents_add_from_study(
     With `user`, only an owner, editor or viewer of the study may (not its PSI annotators).
     Withdrawn texts are never copied.
     """
-    from intruder.selectors.researcher import study_role
+    from intruder.selectors.access import study_role
 
     if user is not None and study_role(user, study) is None:
         raise ValidationError("you may not copy this study's texts")

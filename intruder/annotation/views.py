@@ -31,17 +31,20 @@ from intruder.annotation.exports import (
     parse_annotation_file,
 )
 from intruder.annotation.models import Project, ProjectMember, Task
+from intruder.enrolment import (
+    ANNOTATOR_RESUME,
+    REFUSAL_PAGES,
+    EnrolmentRefused,
+    ProlificLink,
+    entry_link,
+    new_client_admission,
+    prolific_completion_url,
+)
 from intruder.models import Study
-from intruder.selectors.researcher import studies_visible_to
-from intruder.services.participants import PROLIFIC_COMPLETE_URL, EnrolmentRefused
-from intruder.throttles import EnrolmentThrottle
+from intruder.selectors.access import studies_visible_to
 from intruder.views.model_bounds import bounded_formfield
-from intruder.views.participant import REFUSAL_PAGES
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
-PROLIFIC_QUERY = (
-    "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
-)
 # "x" rejects a suggestion, so no category gets it.
 SHORTCUT_KEYS = "123456789qwertyuiopasdfghjklzcvbnm"
 
@@ -142,10 +145,11 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "more_documents": max(0, documents.count() - 200),
             "texts_form": _texts_form(request),
             "decisions": selectors.suggestion_decision_counts(project=project),
-            "crowd_url": request.build_absolute_uri(
-                reverse("annotation-crowd-entry", kwargs={"slug": project.slug})
-            )
-            + PROLIFIC_QUERY,
+            "crowd_url": entry_link(
+                request.build_absolute_uri(
+                    reverse("annotation-crowd-entry", kwargs={"slug": project.slug})
+                )
+            ),
             "formats": sorted(FORMATS),
             "suggestions_job": services.suggestions_job_latest(project=project),
         }
@@ -448,17 +452,27 @@ def crowd_entry(request: HttpRequest, slug: str) -> HttpResponse:
     project = Project.objects.filter(slug=slug).first()
     if project is None:
         raise Http404("No such study.")
+    link = ProlificLink.from_request(request)
+    if not link.pid.strip():
+        # Same browser coming back without the query string: resume from its cookie.
+        annotator = selectors.annotator_get_by_token(
+            token=ANNOTATOR_RESUME.token(request, slug=project.slug)
+        )
+        if annotator is not None and annotator.project_id == project.pk:
+            return redirect("annotation-crowd-home", token=annotator.token)
     try:
         annotator = services.annotator_enroll(
             project=project,
-            prolific_pid=request.GET.get("PROLIFIC_PID", ""),
-            prolific_study_id=request.GET.get("STUDY_ID", ""),
-            admit_new=lambda: EnrolmentThrottle().allow_request(request, None),
+            prolific_pid=link.pid,
+            prolific_study_id=link.study_id,
+            admit_new=new_client_admission(request),
         )
     except EnrolmentRefused as refusal:
         status, title, text = REFUSAL_PAGES[refusal.code]
         return _crowd_message(request, title, text, status=status)
-    return redirect("annotation-crowd-home", token=annotator.token)
+    response = redirect("annotation-crowd-home", token=annotator.token)
+    ANNOTATOR_RESUME.keep(request, response, slug=project.slug, token=annotator.token)
+    return response
 
 
 def _crowd(token: str):
@@ -514,7 +528,7 @@ def crowd_home(request: HttpRequest, token: str) -> HttpResponse:
             request,
             "Thank you!",
             "You have annotated every text we had for you.",
-            completion_url=PROLIFIC_COMPLETE_URL.format(code=project.completion_code),
+            completion_url=prolific_completion_url(project.completion_code),
         )
     done = annotator.tasks.filter(status=Task.Status.SUBMITTED).count()
     context = _annotate_context(

@@ -1,6 +1,6 @@
 """Who may read and change which study through the API.
 
-The API follows the researcher pages (`intruder.selectors.researcher`): owners, superusers
+The API follows the researcher pages (`intruder.selectors.access`): owners, superusers
 and members with the editor or viewer role see a study; owners and editors change it.
 Everyone else does not see the study at all (404, not 403, so study ids leak nothing).
 """
@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from intruder.models import Job
-from intruder.selectors.researcher import (
+from intruder.selectors.access import (
     can_edit_study,
     owns_study_less_job,
     studies_visible_to,

@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 from intruder.api.access import can_edit_study, studies_visible_to, study_role
 from intruder.api.filters import StudyFilter
 from intruder.models import PersonGroup, Study
-from intruder.selectors.researcher import study_progress
+from intruder.selectors.monitoring import study_progress
 from intruder.services.sources import descriptions_take_from_sources, study_sources_set
 from intruder.services.studies import EDITABLE_FIELDS, study_create, study_update
 

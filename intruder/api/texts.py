@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from intruder.analysis.leak_checks import leak_warnings
 from intruder.api.access import can_edit_study, studies_visible_to
 from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
 from intruder.api.filters import AnonymizedTextFilter
@@ -72,7 +73,7 @@ class AnonymizedTextListApi(StudyScopedListApi):
             ]
 
         def get_leak_warnings(self, obj: AnonymizedText) -> list[str]:
-            return review.leak_warnings(obj)
+            return leak_warnings(obj)
 
     study_lookup = "description__study"
     base_queryset = AnonymizedText.objects.select_related("description__target")

@@ -35,7 +35,7 @@ from intruder.prolific.services import (
     study_transition,
     submission_rows,
 )
-from intruder.selectors.researcher import role_can_edit
+from intruder.selectors.access import role_can_edit
 from intruder.services.flags import FLAG_LABELS, study_rules
 from intruder.views.access import study_for
 

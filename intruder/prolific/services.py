@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from intruder.enrolment import entry_link
 from intruder.models import (
     Participant,
     ProlificAction,
@@ -28,9 +29,6 @@ from intruder.selectors.flags import ParticipantFlags, participant_flag_summary
 from intruder.selectors.monitoring import participant_rows
 from intruder.services.flags import FLAG_LABELS
 
-URL_PARAMETERS = (
-    "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
-)
 TRANSITIONS = {"publish": "PUBLISH", "pause": "PAUSE", "resume": "START", "stop": "STOP"}
 # Prolific asks rejections for a message of at least 100 characters and a category.
 MIN_REJECTION_CHARS = 100
@@ -52,11 +50,6 @@ REJECTION_CATEGORIES = (
 
 class ProlificActionRefused(Exception):
     """The researcher's request cannot be sent (e.g. a rejection without a reason)."""
-
-
-def entry_url_with_parameters(entry_url: str) -> str:
-    """Return the study's entry URL with Prolific's three URL parameters."""
-    return f"{entry_url}?{URL_PARAMETERS}"
 
 
 def study_state(study: Study) -> ProlificStudyState:
@@ -88,7 +81,7 @@ def study_draft_create(
         name=study.participant_title,
         internal_name=study.slug,
         description=description or study.participant_title,
-        external_study_url=entry_url_with_parameters(entry_url),
+        external_study_url=entry_link(entry_url),
         completion_code=study.completion_code,
         completion_action=completion_action,
         total_available_places=places,

@@ -18,7 +18,7 @@ from intruder.analysis.frames import JUDGMENT_COLUMNS, TEXT_COLUMNS
 from intruder.models import AnonymizedText, Judgment, Study
 from intruder.scoring import score_guess
 from intruder.selectors.flags import answer_flag_status
-from intruder.selectors.researcher import servable_texts
+from intruder.selectors.participant import intruder_text_pool
 from intruder.services.flags import study_rules
 
 
@@ -27,7 +27,7 @@ def study_texts(study: Study) -> pd.DataFrame:
     judged = Judgment.objects.filter(participant__study=study).values("text_id")
     texts = (
         AnonymizedText.objects.filter(
-            Q(pk__in=servable_texts(study).values("pk")) | Q(pk__in=judged)
+            Q(pk__in=intruder_text_pool(study=study).values("pk")) | Q(pk__in=judged)
         )
         .select_related("description__target")
         .order_by("pk")

@@ -13,8 +13,8 @@ def frontier_context(run: AttackRun) -> dict[str, Any]:
     """Return the template context of the frontier section (`risk/_frontier.html`)."""
     from django.utils.safestring import mark_safe
 
-    from intruder.analysis.plots import to_svg
     from intruder.analysis.risk_output import html_table
+    from intruder.rendering.plots import to_svg
     from intruder.selectors.risk import run_results
 
     tpi = run.summary.get("tpi") or {}

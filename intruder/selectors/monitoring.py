@@ -1,5 +1,5 @@
-"""Reads for monitoring a running study: each participant's step and time, recruitment over
-time, judgments per text, and whether the study is full.
+"""Reads for monitoring a running study: its live progress, each participant's step and time,
+recruitment over time, judgments per text, and whether the study is full.
 
 Steps are derived from what is stored, as the participant pages derive them
 (`selectors.participant.participant_step`), but for every participant at once from
@@ -8,13 +8,15 @@ annotated counts instead of a few queries each.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet, Sum
 
-from intruder.models import Assignment, Participant, Study
+from intruder.models import AnonymizedText, Assignment, Participant, Study
+from intruder.selectors.participant import intruder_text_pool
 
 IN_PROGRESS_STEPS = ("consent", "instructions", "write", "judge")
 
@@ -142,19 +144,17 @@ def recruitment_times(study: Study) -> dict[str, list[datetime]]:
 
 def judgments_per_text(study: Study) -> list[int]:
     """Return the number of judgments of every text the study serves."""
-    from intruder.selectors.researcher import servable_texts
-
-    return list(servable_texts(study).annotate(n=Count("judgments")).values_list("n", flat=True))
+    return list(
+        intruder_text_pool(study=study).annotate(n=Count("judgments")).values_list("n", flat=True)
+    )
 
 
 def study_is_full(study: Study) -> bool:
     """Return whether every served text has all its slots judged or held (new PIDs see "full")."""
-    from intruder.selectors.researcher import servable_texts
-
     if study.kind != Study.Kind.INTRUDER:
         return False
     held = (
-        servable_texts(study)
+        intruder_text_pool(study=study)
         .annotate(
             n=Count(
                 "assignments",
@@ -170,3 +170,50 @@ def study_is_full(study: Study) -> bool:
     )
     counts = list(held)
     return bool(counts) and min(counts) >= study.judgments_per_text
+
+
+def _count_by(queryset: QuerySet, field: str) -> dict[str, int]:
+    """Return {value: number of rows} of one field."""
+    rows = queryset.order_by().values(field).annotate(n=Count("id")).values_list(field, "n")
+    return dict(rows)
+
+
+def study_progress(study: Study) -> dict[str, Any]:
+    """Return the live progress figures of one study."""
+    by_status = _count_by(Participant.objects.filter(study=study), "status")
+    participants = {status: by_status.get(status, 0) for status in Participant.Status.values}
+    # "started" counts those still working; people waiting at the debrief are apart.
+    participants["at_debrief"] = step_counts(study).get("debrief", 0)
+    participants[Participant.Status.STARTED] -= participants["at_debrief"]
+    text_status = _count_by(AnonymizedText.objects.filter(description__study=study), "status")
+    judgments_per_text = list(
+        intruder_text_pool(study=study).annotate(n=Count("judgments")).values_list("n", flat=True)
+    )
+    judged = {
+        "texts": len(judgments_per_text),
+        "min": min(judgments_per_text) if judgments_per_text else None,
+        "median": statistics.median(judgments_per_text) if judgments_per_text else None,
+        "target": study.judgments_per_text,
+        "total": sum(judgments_per_text),
+    }
+    judged["complete_pct"] = (
+        round(
+            100.0
+            * sum(min(n, study.judgments_per_text) for n in judgments_per_text)
+            / (study.judgments_per_text * len(judgments_per_text)),
+            1,
+        )
+        if judgments_per_text
+        else 0.0
+    )
+    return {
+        "slug": study.slug,
+        "kind": study.kind,
+        "is_open": study.is_open,
+        "descriptions": study.descriptions.count(),
+        "targets": study.targets.count(),
+        "anonymized": {s: text_status.get(s, 0) for s in AnonymizedText.Status.values},
+        "judgments_per_text": judged,
+        "participants": participants,
+        "participants_total": sum(participants.values()),
+    }

@@ -7,7 +7,6 @@ double submit or two open tabs change the state once and the second request is a
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,8 +16,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from intruder.enrolment import (
+    EnrolmentRefused,
+    new_enrolment_check,
+    prolific_id_clean,
+    prolific_pid_check,
+)
 from intruder.models import (
-    PROLIFIC_ID_PATTERN,
     Assignment,
     AttentionCheck,
     Participant,
@@ -53,27 +57,6 @@ from intruder.services.assignment import (
 from intruder.services.attention import attention_check_due
 from intruder.services.writing import writing_tasks_assign
 
-PROLIFIC_ID_RE = re.compile(PROLIFIC_ID_PATTERN)
-PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
-
-
-class EnrolmentRefused(Exception):
-    """A participant cannot start the study; `code` names why (one page per code)."""
-
-    MISSING_PID = "missing_pid"
-    INVALID_PID = "invalid_pid"
-    CLOSED = "closed"
-    NOT_READY = "not_ready"
-    FULL = "full"
-    WRONG_STUDY = "wrong_study"
-    LINKED = "linked"
-    THROTTLED = "throttled"
-    UNKNOWN_TO_PROLIFIC = "unknown_to_prolific"
-
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
-
 
 @dataclass(frozen=True)
 class CurrentStep:
@@ -92,11 +75,6 @@ class Enrolment:
 
     participant: Participant
     created: bool
-
-
-def prolific_completion_url(*, study: Study) -> str:
-    """Return the Prolific URL that records a completed submission with the study's code."""
-    return PROLIFIC_COMPLETE_URL.format(code=study.completion_code)
 
 
 def least_claimed_group(capacities: list[GroupCapacity]) -> str:
@@ -150,37 +128,6 @@ def _refuse_new_participant(*, study: Study) -> None:
         raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
 
 
-def prolific_pid_check(prolific_pid: str) -> str:
-    """Return the link's PROLIFIC_PID stripped; refuse a missing or malformed one."""
-    pid = (prolific_pid or "").strip()
-    if not pid:
-        raise EnrolmentRefused(EnrolmentRefused.MISSING_PID)
-    if not PROLIFIC_ID_RE.match(pid):
-        raise EnrolmentRefused(EnrolmentRefused.INVALID_PID)
-    return pid
-
-
-def new_enrolment_check(
-    *,
-    expected_study_id: str,
-    given_study_id: str,
-    linked: Callable[[], bool],
-    admit_new: Callable[[], bool] | None,
-) -> None:
-    """Refuse a new PID (intruders, writers and crowd annotators alike).
-
-    Refused: a link whose STUDY_ID is not the expected Prolific study ID (when one is set),
-    a PID that took part in a linked study (`linked`), and a client over its rate limit
-    (`admit_new`, asked last so that refused links do not use up the client's allowance).
-    """
-    if expected_study_id and (given_study_id or "").strip() != expected_study_id:
-        raise EnrolmentRefused(EnrolmentRefused.WRONG_STUDY)
-    if linked():
-        raise EnrolmentRefused(EnrolmentRefused.LINKED)
-    if admit_new is not None and not admit_new():
-        raise EnrolmentRefused(EnrolmentRefused.THROTTLED)
-
-
 def participant_enroll(
     *,
     study: Study,
@@ -225,8 +172,8 @@ def participant_enroll(
             participant = Participant(
                 study=study,
                 prolific_pid=pid,
-                prolific_study_id=_clean_id(prolific_study_id),
-                prolific_session_id=_clean_id(prolific_session_id),
+                prolific_study_id=prolific_id_clean(prolific_study_id),
+                prolific_session_id=prolific_id_clean(prolific_session_id),
             )
             # The study is given and the token fresh: skip the queries that would check them.
             participant.full_clean(exclude=["study", "token"], validate_constraints=False)
@@ -284,12 +231,6 @@ def intruder_group_assign(*, participant: Participant, now: datetime | None = No
             ).update(group=group)
     participant.refresh_from_db()
     return participant.group
-
-
-def _clean_id(value: str) -> str:
-    """Return a Prolific STUDY_ID/SESSION_ID if it looks like one, else ""."""
-    value = (value or "").strip()
-    return value if PROLIFIC_ID_RE.match(value) else ""
 
 
 def writer_consent_closed(*, participant: Participant) -> bool:

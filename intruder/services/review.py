@@ -15,10 +15,10 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from intruder.analysis.leak_checks import blocking_leaks
 from intruder.models import AnonymizedText
 from intruder.services.anonymization import MODEL_METHOD, categories, render_spans, span_to_dict
 from intruder.services.assignment import assignments_release_withdrawn
-from intruder.services.leaks import BLOCKING_KINDS, text_leak_findings
 
 
 class StaleRevisionError(Exception):
@@ -224,16 +224,6 @@ def spans_with_string(
     if not added:
         raise SpanEditError(f"{needle!r} does not occur unmasked in the original")
     return [*spans, *added]
-
-
-def leak_warnings(text: AnonymizedText) -> list[str]:
-    """Return every possible leak the checks find in the text (`intruder.services.leaks`)."""
-    return [finding.message for finding in text_leak_findings(text)]
-
-
-def blocking_leaks(text: AnonymizedText) -> list[str]:
-    """Return the leaks that hold a draft back from bulk release (name, glued, name kind)."""
-    return [f.message for f in text_leak_findings(text) if f.kind in BLOCKING_KINDS]
 
 
 def anonymized_text_set_status(

@@ -1,7 +1,7 @@
 """Who may open a study's researcher pages: one check for every researcher view.
 
 Superusers and the study's owner can do everything, editors can change the study, viewers
-can only read (`intruder.selectors.researcher`). A logged-in user without a role gets 404,
+can only read (`intruder.selectors.access`). A logged-in user without a role gets 404,
 so a study's existence is not revealed; a viewer who tries to change it gets 403.
 """
 
@@ -12,7 +12,7 @@ from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
 from intruder.models import Study
-from intruder.selectors.researcher import role_can_edit, study_role
+from intruder.selectors.access import role_can_edit, study_role
 
 
 def study_for(

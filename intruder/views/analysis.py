@@ -1,7 +1,7 @@
 """Researcher analysis page of a study: tables, plots and CSV/JSON downloads.
 
 Login required; access as on the other researcher pages (owner, editor, viewer, superuser,
-via `selectors.researcher.study_role`): a user without a role gets 404, so a study's
+via `selectors.access.study_role`): a user without a role gets 404, so a study's
 existence is not revealed. Construct loss runs spaCy over every text (minutes on a paper-sized
 study), so it runs as a background job started from the page; the page and the downloads
 show the latest successful run.
@@ -22,13 +22,14 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from intruder.analysis.frames import AnalysisInputError
-from intruder.analysis.layouts import LAYOUT_TITLES, paper_layouts
 from intruder.analysis.paper import PAPER_AGREEMENT
-from intruder.analysis.plots import PLOT_TEXT, report_plots
 from intruder.analysis.report import TABLE_TITLES, records
 from intruder.models import Study
+from intruder.rendering.layouts import LAYOUT_TITLES, paper_layouts
+from intruder.rendering.plots import PLOT_TEXT, report_plots
+from intruder.selectors.access import role_can_edit
 from intruder.selectors.analysis import study_report
-from intruder.selectors.researcher import role_can_edit, study_jobs
+from intruder.selectors.jobs import study_jobs
 from intruder.services.analysis_jobs import (
     CONSTRUCT_LOSS_JOB,
     CONSTRUCT_TABLES,

@@ -5,19 +5,22 @@ participant and redirects to /p/<token>/, the one page that always shows their c
 Every form posts to its own URL and redirects back (post/redirect/get), errors included: a
 rejected answer is kept on the participant (`services.form_state`) and shown after the
 redirect, so reloading any page or going back never resubmits, and the services make a
-repeated post a no-op. The page builders (`write_page_context`, `judge_page_context`, ...)
-are shared with the researchers' preview (`views.preview`), which renders the same templates.
+repeated post a no-op. The pages are a table (`PAGES`, `PAGE_SEQUENCE`): each step's template,
+context builder and form; the participant URLs and the researchers' preview (`views.preview`)
+are made from it, so a new step is one row.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from django import forms
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -26,6 +29,14 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from intruder.enrolment import (
+    PARTICIPANT_RESUME,
+    REFUSAL_PAGES,
+    EnrolmentRefused,
+    ProlificLink,
+    new_client_admission,
+    prolific_completion_url,
+)
 from intruder.models import (
     Assignment,
     AttentionCheck,
@@ -59,78 +70,18 @@ from intruder.services.form_state import (
 from intruder.services.judgments import CHOICE_REQUIRED, JudgmentRejected, judgment_submit
 from intruder.services.participants import (
     CurrentStep,
-    EnrolmentRefused,
     participant_complete,
     participant_consent_decline,
     participant_consent_give,
     participant_current_step,
     participant_enroll,
     participant_instructions_confirm,
-    prolific_completion_url,
     writer_consent_closed,
 )
 from intruder.services.writing import description_submit
-from intruder.throttles import EnrolmentThrottle
 
-# Remembers a participant's token in their browser, so that opening the study's entry URL
-# again without the Prolific query string resumes them.
-RESUME_COOKIE = "intruder_resume_{slug}"
-RESUME_COOKIE_SALT = "intruder.participant.resume"
-
-REFUSAL_PAGES = {
-    EnrolmentRefused.MISSING_PID: (
-        400,
-        "Missing Prolific ID",
-        "This link is missing your Prolific ID (PROLIFIC_PID). Please open the study from "
-        "Prolific again, or copy the full link from the Prolific study page.",
-    ),
-    EnrolmentRefused.INVALID_PID: (
-        400,
-        "Invalid Prolific ID",
-        "The Prolific ID in this link is not valid. Please open the study from Prolific again.",
-    ),
-    EnrolmentRefused.CLOSED: (
-        403,
-        "This study is closed",
-        "This study is not accepting new participants. Please return the study on Prolific.",
-    ),
-    EnrolmentRefused.NOT_READY: (
-        503,
-        "This study is not ready yet",
-        "This study has nothing to show yet. Please return the study on Prolific.",
-    ),
-    EnrolmentRefused.FULL: (
-        403,
-        "This study is full",
-        "Every text in this study has all the judgments it needs, or is being judged by "
-        "someone else right now. Please return the study on Prolific.",
-    ),
-    EnrolmentRefused.WRONG_STUDY: (
-        403,
-        "This link is not for this study",
-        "The study ID in this link does not belong to this study. Please open the study "
-        "from Prolific again.",
-    ),
-    EnrolmentRefused.LINKED: (
-        403,
-        "You cannot take part in this study",
-        "You have taken part in a related study, so your answers here would not be "
-        "independent. Please return the study on Prolific. Thank you for your interest.",
-    ),
-    EnrolmentRefused.UNKNOWN_TO_PROLIFIC: (
-        403,
-        "Prolific does not know this place",
-        "Prolific has no active submission for your ID in this study, or it could not be "
-        "checked just now. Please start the study from Prolific (\u201cOpen study in a new "
-        "window\u201d) and try again. If you have returned the study, you cannot take part.",
-    ),
-    EnrolmentRefused.THROTTLED: (
-        429,
-        "Too many sign-ups",
-        "Too many new participants have started from your network recently. Please try "
-        "again later.",
-    ),
-}
+if TYPE_CHECKING:
+    from intruder.services.preview import PreviewPlan
 
 STATUS_PAGES = {
     Step.RETURNED: (
@@ -163,6 +114,10 @@ class DescriptionForm(forms.Form):
 
     position = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     text = forms.CharField(required=False, strip=False, widget=forms.Textarea)
+
+
+# The answers an intruder's text page posts (kept, when rejected, to show again).
+JUDGMENT_FIELDS = ("self_identified", "guessed_name", "revealing_text", "other_knowledge")
 
 
 class JudgmentForm(forms.Form):
@@ -236,39 +191,27 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get_by_slug(slug=slug)
     if study is None:
         raise Http404("No such study.")
-    pid = request.GET.get("PROLIFIC_PID", "")
-    if not pid.strip():
+    link = ProlificLink.from_request(request)
+    if not link.pid.strip():
         # Same browser coming back without the query string: resume from its cookie.
-        token = request.get_signed_cookie(
-            RESUME_COOKIE.format(slug=study.slug), default="", salt=RESUME_COOKIE_SALT
+        participant = participant_get_by_token(
+            token=PARTICIPANT_RESUME.token(request, slug=study.slug)
         )
-        participant = participant_get_by_token(token=token)
         if participant is not None and participant.study_id == study.pk:
             return _home(participant)
     try:
         enrolment = participant_enroll(
             study=study,
-            prolific_pid=pid,
-            prolific_study_id=request.GET.get("STUDY_ID", ""),
-            prolific_session_id=request.GET.get("SESSION_ID", ""),
-            admit_new=lambda: EnrolmentThrottle().allow_request(request, None),
-            admit_known=_prolific_check(study, pid, request.GET.get("SESSION_ID", "")),
+            prolific_pid=link.pid,
+            prolific_study_id=link.study_id,
+            prolific_session_id=link.session_id,
+            admit_new=new_client_admission(request),
+            admit_known=_prolific_check(study, link.pid, link.session_id),
         )
     except EnrolmentRefused as refusal:
         return _refusal(request, refusal, study)
     response = _home(enrolment.participant)
-    # A signed cookie rather than the session: participants are not users, and this saves
-    # the session table a write per enrolment. It is sent back to this study's entry URL only.
-    response.set_signed_cookie(
-        RESUME_COOKIE.format(slug=study.slug),
-        enrolment.participant.token,
-        salt=RESUME_COOKIE_SALT,
-        max_age=settings.SESSION_COOKIE_AGE,
-        path=request.path,
-        secure=settings.SESSION_COOKIE_SECURE or request.is_secure(),
-        httponly=True,
-        samesite="Lax",
-    )
+    PARTICIPANT_RESUME.keep(request, response, slug=study.slug, token=enrolment.participant.token)
     return response
 
 
@@ -299,54 +242,18 @@ def _render_step(
     token = participant.token
     step = current.step
     context: dict = {"participant": participant, "study": study}
-    if step == Step.CONSENT:
-        context["form_action"] = reverse("participant-consent", args=[token])
-        context["recorded_signals"] = recorded_signals(study)
-        return render(request, "participant/consent.html", context)
-    if step == Step.INSTRUCTIONS:
-        context["form_action"] = reverse("participant-instructions", args=[token])
-        return render(request, "participant/instructions.html", context)
-    if step == Step.WRITE:
-        done, total = writing_task_counts(participant=participant)
-        task = current.task
-        context |= write_page_context(
-            study=study,
-            target=task.target,
-            position=task.position,
-            number=done + 1,
-            total=total,
-            rejected=form_state_for(participant=participant, task=write_task_key(task.position)),
-        )
-        context |= {
-            "form_action": reverse("participant-write", args=[token]),
+    page = PAGES.get(step)
+    if page is not None:
+        content = page.content(participant, current)
+        context |= page.context(study, content)
+        context["form_action"] = reverse(page.url_name, args=[token])
+        if step == Step.WRITE:
             # The browser keeps the unsent draft under this key (cleared once it is stored).
-            "draft_key": f"intruder-draft:{token}:{task.position}",
-            "draft_prefix": f"intruder-draft:{token}:",
-        }
-        return render(request, "participant/write.html", context)
-    if step == Step.JUDGE:
-        assignment = current.assignment
-        context |= judge_page_context(
-            study=study,
-            assignment=assignment,
-            number=current.completed + 1,
-            rejected=form_state_for(participant=participant, task=judge_task_key(assignment.pk)),
-            seconds_left=_seconds_left(assignment, study),
-        )
-        context["form_action"] = reverse("participant-judge", args=[token])
-        return render(request, "participant/judge.html", context)
-    if step == Step.CHECK:
-        context |= attention_check_page_context(
-            check=current.check,
-            rejected=form_state_for(participant=participant, task=check_task_key(current.check.pk)),
-        )
-        context["form_action"] = reverse("participant-check", args=[token])
-        return render(request, "participant/check.html", context)
-    context["draft_prefix"] = f"intruder-draft:{token}:"  # written drafts are stored: forget them
-    if step == Step.DEBRIEF:
-        context |= debrief_page_context(study=study, current=current)
-        context["form_action"] = reverse("participant-finish", args=[token])
-        return render(request, "participant/debrief.html", context)
+            context["draft_key"] = f"intruder-draft:{token}:{content.position}"
+    if step in (Step.WRITE, Step.DEBRIEF) or page is None:
+        context["draft_prefix"] = f"intruder-draft:{token}:"  # stored drafts: forget them
+    if page is not None:
+        return render(request, page.template, context)
     if step == Step.COMPLETED:
         return _message(
             request,
@@ -354,7 +261,7 @@ def _render_step(
             text="Thank you. You cannot take part again. If Prolific has not recorded your "
             "submission yet, enter the completion code below on Prolific, or use the button.",
             study=study,
-            completion_url=prolific_completion_url(study=study),
+            completion_url=prolific_completion_url(study.completion_code),
             extra=context,
         )
     if step == Step.TIMED_OUT:
@@ -369,7 +276,7 @@ def _render_step(
                 f"text{'s' if judged != 1 else ''} you finished are saved, and they count: "
                 "please submit the completion code below on Prolific.",
                 study=study,
-                completion_url=prolific_completion_url(study=study),
+                completion_url=prolific_completion_url(study.completion_code),
                 extra=context,
             )
     title, text = STATUS_PAGES[step]
@@ -403,18 +310,45 @@ def time_warning_seconds(study: Study) -> int:
     return int(min(300, max(60, study.time_limit_minutes * 60 // 5)))
 
 
-def write_page_context(
-    *,
-    study: Study,
-    target: TargetPerson,
-    position: int,
-    number: int,
-    total: int,
-    rejected: RejectedAnswer | None,
-) -> dict:
+@dataclass(frozen=True)
+class PageContent:
+    """What one page shows: filled from a participant's stored state, or from the preview's plan.
+
+    Item pages are numbered from 1 of `total`; `assignment` needs `pk` and `text` (the
+    preview passes a stand-in that is no database row).
+    """
+
+    number: int = 0
+    total: int = 0
+    target: TargetPerson | None = None
+    position: int = 0
+    assignment: Assignment | Any = None
+    check: AttentionCheck | None = None
+    completed: int = 0
+    rejected: RejectedAnswer | None = None
+    seconds_left: int = 0
+
+
+def consent_page_context(study: Study, content: PageContent) -> dict:
+    """Return the consent page's context: what the study's telemetry records."""
+    return {"recorded_signals": recorded_signals(study)}
+
+
+def instructions_page_context(study: Study, content: PageContent) -> dict:
+    """Return the instructions page's context (the template holds them all)."""
+    return {}
+
+
+def write_page_context(study: Study, content: PageContent) -> dict:
     """Return the context of a writer's description page."""
+    target, number, total, rejected = (
+        content.target,
+        content.number,
+        content.total,
+        content.rejected,
+    )
     return {
-        "position": position,
+        "position": content.position,
         "target": target,
         "is_famous": target.group == PersonGroup.FAMOUS,
         "is_semifamous": target.group == PersonGroup.SEMIFAMOUS,
@@ -431,15 +365,9 @@ def write_page_context(
     }
 
 
-def judge_page_context(
-    *,
-    study: Study,
-    assignment: Assignment | object,
-    number: int,
-    rejected: RejectedAnswer | None,
-    seconds_left: int,
-) -> dict:
-    """Return the context of an intruder's text page (`assignment` needs `pk` and `text`)."""
+def judge_page_context(study: Study, content: PageContent) -> dict:
+    """Return the context of an intruder's text page."""
+    assignment, number, rejected = content.assignment, content.number, content.rejected
     total = study.items_per_participant
     canary = getattr(assignment, "canary", "")
     return {
@@ -455,14 +383,15 @@ def judge_page_context(
         "progress_pct": int(100 * (number - 1) / total) if total else 0,
         "values": rejected.values if rejected else {},
         "errors": rejected.errors if rejected else {},
-        "seconds_left": seconds_left,
+        "seconds_left": content.seconds_left,
         "time_limit_minutes": study.time_limit_minutes,
         "warn_seconds": time_warning_seconds(study),
     }
 
 
-def attention_check_page_context(*, check: AttentionCheck, rejected: RejectedAnswer | None) -> dict:
+def attention_check_page_context(study: Study, content: PageContent) -> dict:
     """Return the context of an attention check's page: its instruction, never its answer."""
+    check, rejected = content.check, content.rejected
     return {
         "check_id": check.pk,
         "prompt": check.prompt,
@@ -479,11 +408,11 @@ class ShortRun:
     announced: int
 
 
-def debrief_page_context(*, study: Study, current: CurrentStep) -> dict:
+def debrief_page_context(study: Study, content: PageContent) -> dict:
     """Return the debrief's context: the code as text, and why a run ended early if it did."""
     short = None
-    if study.kind == Study.Kind.INTRUDER and current.completed < study.items_per_participant:
-        short = ShortRun(judged=current.completed, announced=study.items_per_participant)
+    if study.kind == Study.Kind.INTRUDER and content.completed < study.items_per_participant:
+        short = ShortRun(judged=content.completed, announced=study.items_per_participant)
     return {"completion_code": study.completion_code, "short": short}
 
 
@@ -600,11 +529,10 @@ def _keep_rejected_judgment(
     participant: Participant, posted: dict, errors: dict[str, list[str]]
 ) -> None:
     """Keep the typed answers for the text they were typed for (shown only on its page)."""
-    fields = ("self_identified", "guessed_name", "revealing_text", "other_knowledge")
     form_state_keep(
         participant=participant,
         task=judge_task_key(posted.get("assignment_id", "")),
-        values={name: posted.get(name, "") for name in fields},
+        values={name: posted.get(name, "") for name in JUDGMENT_FIELDS},
         errors={name: list(messages) for name, messages in errors.items()},
     )
 
@@ -642,4 +570,181 @@ def finish(request: HttpRequest, token: str) -> HttpResponse:
     participant = _participant_or_404(token)
     if not participant_complete(participant=participant):
         return _home(participant)
-    return HttpResponseRedirect(prolific_completion_url(study=participant.study))
+    return HttpResponseRedirect(prolific_completion_url(participant.study.completion_code))
+
+
+# The participant flow as a table of pages ---------------------------------------------------
+
+
+def _no_content(participant: Participant, current: CurrentStep) -> PageContent:
+    return PageContent()
+
+
+def _write_content(participant: Participant, current: CurrentStep) -> PageContent:
+    done, total = writing_task_counts(participant=participant)
+    task = current.task
+    return PageContent(
+        target=task.target,
+        position=task.position,
+        number=done + 1,
+        total=total,
+        rejected=form_state_for(participant=participant, task=write_task_key(task.position)),
+    )
+
+
+def _judge_content(participant: Participant, current: CurrentStep) -> PageContent:
+    assignment = current.assignment
+    return PageContent(
+        assignment=assignment,
+        number=current.completed + 1,
+        rejected=form_state_for(participant=participant, task=judge_task_key(assignment.pk)),
+        seconds_left=_seconds_left(assignment, participant.study),
+    )
+
+
+def _check_content(participant: Participant, current: CurrentStep) -> PageContent:
+    return PageContent(
+        check=current.check,
+        rejected=form_state_for(participant=participant, task=check_task_key(current.check.pk)),
+    )
+
+
+def _debrief_content(participant: Participant, current: CurrentStep) -> PageContent:
+    return PageContent(completed=current.completed)
+
+
+# What the researcher's preview shows on a page: its plan's n-th text or target, nothing stored.
+
+
+def _no_preview_content(
+    study: Study, plan: PreviewPlan, number: int, rejected: RejectedAnswer | None
+) -> PageContent:
+    return PageContent()
+
+
+def _write_preview(
+    study: Study, plan: PreviewPlan, number: int, rejected: RejectedAnswer | None
+) -> PageContent:
+    target = plan.targets[number - 1]
+    return PageContent(
+        target=target, position=number, number=number, total=plan.items, rejected=rejected
+    )
+
+
+def _judge_preview(
+    study: Study, plan: PreviewPlan, number: int, rejected: RejectedAnswer | None
+) -> PageContent:
+    return PageContent(
+        assignment=SimpleNamespace(pk=number, text=plan.texts[number - 1]),
+        number=number,
+        rejected=rejected,
+        seconds_left=study.time_limit_minutes * 60,
+    )
+
+
+def _debrief_preview(
+    study: Study, plan: PreviewPlan, number: int, rejected: RejectedAnswer | None
+) -> PageContent:
+    # A preview intruder has judged every text drawn; a writer's debrief counts none.
+    return PageContent(completed=plan.items if study.kind == Study.Kind.INTRUDER else 0)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the participant flow, as participants and the researcher's preview see it.
+
+    oTree's `page_sequence` is the model: a step is one row of `PAGES` (its template, the
+    context built from what it shows, the URL its form posts to and the view that takes the
+    post), and the participant URLs and the preview are both made from the table. Which step
+    a participant is on is derived from what is stored (`selectors.participant.participant_step`).
+    """
+
+    step: str
+    template: str
+    context: Callable[[Study, PageContent], dict]
+    path: str  # the form posts to p/<token>/<path>/, URL name "participant-<path>"
+    view: Callable[[HttpRequest, str], HttpResponse]
+    content: Callable[[Participant, CurrentStep], PageContent] = _no_content
+    preview_content: Callable[[Study, PreviewPlan, int, RejectedAnswer | None], PageContent] = (
+        _no_preview_content
+    )
+    per_item: bool = False  # shown once per text or writing task
+    fields: tuple[str, ...] = ()  # the answers an item page posts, checked and kept if rejected
+    preview_path: str = ""  # the preview's URL step, where it is not the step's name
+
+    @property
+    def url_name(self) -> str:
+        """Return the name of the URL the participant's form posts to."""
+        return f"participant-{self.path}"
+
+    @property
+    def preview_step(self) -> str:
+        """Return the step as the preview's URLs name it."""
+        return self.preview_path or self.step
+
+
+PAGES = {
+    page.step: page
+    for page in (
+        Page(Step.CONSENT, "participant/consent.html", consent_page_context, "consent", consent),
+        Page(
+            Step.INSTRUCTIONS,
+            "participant/instructions.html",
+            instructions_page_context,
+            "instructions",
+            instructions,
+        ),
+        Page(
+            Step.WRITE,
+            "participant/write.html",
+            write_page_context,
+            "write",
+            write,
+            content=_write_content,
+            preview_content=_write_preview,
+            per_item=True,
+            fields=("text",),
+        ),
+        Page(
+            Step.JUDGE,
+            "participant/judge.html",
+            judge_page_context,
+            "judge",
+            judge,
+            content=_judge_content,
+            preview_content=_judge_preview,
+            per_item=True,
+            fields=JUDGMENT_FIELDS,
+            preview_path="text",
+        ),
+        Page(
+            Step.CHECK,
+            "participant/check.html",
+            attention_check_page_context,
+            "check",
+            attention_check,
+            content=_check_content,
+        ),
+        Page(
+            Step.DEBRIEF,
+            "participant/debrief.html",
+            debrief_page_context,
+            "finish",
+            finish,
+            content=_debrief_content,
+            preview_content=_debrief_preview,
+        ),
+    )
+}
+
+# The pages each kind of study walks, in order. An intruder's attention checks come between
+# two texts when due (services.attention), so they are no step of the sequence.
+PAGE_SEQUENCE = {
+    Study.Kind.COLLECTION: (PAGES[Step.CONSENT], PAGES[Step.WRITE], PAGES[Step.DEBRIEF]),
+    Study.Kind.INTRUDER: (
+        PAGES[Step.CONSENT],
+        PAGES[Step.INSTRUCTIONS],
+        PAGES[Step.JUDGE],
+        PAGES[Step.DEBRIEF],
+    ),
+}

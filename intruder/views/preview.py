@@ -9,8 +9,6 @@ a rejected answer to show again) travels in a signed cookie of the researcher's 
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
@@ -21,7 +19,6 @@ from django.views.decorators.http import require_http_methods
 
 from intruder.models import Study
 from intruder.selectors.participant import Step
-from intruder.services.participants import CurrentStep
 from intruder.services.preview import (
     PreviewPlan,
     preview_answer_check,
@@ -30,18 +27,11 @@ from intruder.services.preview import (
     preview_state_new,
 )
 from intruder.views.access import study_for
-from intruder.views.participant import (
-    STATUS_PAGES,
-    debrief_page_context,
-    judge_page_context,
-    recorded_signals,
-    write_page_context,
-)
+from intruder.views.participant import PAGE_SEQUENCE, STATUS_PAGES, Page
 
 COOKIE_SALT = "intruder.preview"
 COOKIE_AGE = 12 * 3600
 MAX_COOKIE_BYTES = 3800
-JUDGMENT_FIELDS = ("self_identified", "guessed_name", "revealing_text", "other_knowledge")
 
 
 def _study(request: HttpRequest, slug: str) -> Study:
@@ -101,13 +91,25 @@ def _render(request: HttpRequest, study: Study, template: str, context: dict) ->
             "restart_url": f"{_url(study)}?restart=1",
         },
     }
-    return render(request, f"participant/{template}", context)
+    return render(request, template, context)
 
 
-def _first_item(study: Study) -> str:
-    if study.kind == Study.Kind.INTRUDER:
-        return _url(study, "instructions")
-    return _url(study, "write", 1)
+def _page_url(study: Study, page: Page, number: int = 1) -> str:
+    """Return the preview URL of a page (of its item `number` when shown once per item)."""
+    if page is PAGE_SEQUENCE[study.kind][0]:
+        return _url(study)
+    return _url(study, page.preview_step, number if page.per_item else None)
+
+
+def _next_url(study: Study, page: Page, number: int, items: int) -> str:
+    """Return where a preview page's accepted form leads: its next item, or the next page."""
+    if page.per_item and number < items:
+        return _page_url(study, page, number + 1)
+    sequence = PAGE_SEQUENCE[study.kind]
+    position = sequence.index(page)
+    if position + 1 < len(sequence):
+        return _page_url(study, sequence[position + 1])
+    return _url(study, Step.COMPLETED)
 
 
 @never_cache
@@ -125,98 +127,47 @@ def study_preview(
     if plan.missing:
         context = {"study": study, "missing": plan.missing}
         return render(request, "researcher/preview_unavailable.html", context)
-    handler = {
-        Step.CONSENT: _consent,
-        Step.INSTRUCTIONS: _instructions,
-        Step.WRITE: _item,
-        "text": _item,
-        Step.DEBRIEF: _debrief,
-        Step.COMPLETED: _finished,
-        Step.RETURNED: _declined,
-    }.get(step)
-    if handler is None or (study.kind == Study.Kind.COLLECTION and step == Step.INSTRUCTIONS):
-        raise Http404("no such preview page")
-    response = handler(request, study, plan, state, step, number)
+    if step == Step.COMPLETED:
+        response = _finished(request, study)
+    elif step == Step.RETURNED:
+        response = _declined(request, study)
+    else:
+        response = _page(request, study, plan, state, step, number)
     return _with_state(request, response, study, state)
 
 
-def _consent(request, study, plan, state, step, number) -> HttpResponse:
-    if request.method == "POST":
-        if request.POST.get("decision") == "decline":
-            return redirect(_url(study, Step.RETURNED))
-        return redirect(_first_item(study))
-    return _render(
-        request,
-        study,
-        "consent.html",
-        {"form_action": _url(study), "recorded_signals": recorded_signals(study)},
-    )
-
-
-def _instructions(request, study, plan, state, step, number) -> HttpResponse:
-    if request.method == "POST":
-        return redirect(_url(study, "text", 1))
-    context = {"form_action": _url(study, Step.INSTRUCTIONS)}
-    return _render(request, study, "instructions.html", context)
-
-
-def _item(request, study: Study, plan: PreviewPlan, state: dict, step, number) -> HttpResponse:
-    kind_step = "text" if study.kind == Study.Kind.INTRUDER else Step.WRITE
-    if step != kind_step or not 1 <= number <= plan.items:
+def _page(
+    request: HttpRequest, study: Study, plan: PreviewPlan, state: dict, step: str, number: int
+) -> HttpResponse:
+    """Show a page of the study's sequence with the plan's content, or take its form."""
+    page = next((p for p in PAGE_SEQUENCE[study.kind] if p.preview_step == step), None)
+    if page is None or (page.per_item and not 1 <= number <= plan.items):
         raise Http404("no such preview page")
     task = f"{step}:{number}"
     if request.method == "POST":
-        fields = ("text",) if step == Step.WRITE else JUDGMENT_FIELDS
-        values = {name: request.POST.get(name, "") for name in fields}
-        if preview_answer_check(study=study, state=state, task=task, values=values):
-            return redirect(_url(study, step, number))
-        if number < plan.items:
-            return redirect(_url(study, step, number + 1))
-        return redirect(_url(study, Step.DEBRIEF))
-    rejected = preview_rejected(state=state, task=task)
-    if step == Step.WRITE:
-        context = write_page_context(
-            study=study,
-            target=plan.targets[number - 1],
-            position=number,
-            number=number,
-            total=plan.items,
-            rejected=rejected,
-        )
-        template = "write.html"
-    else:
-        context = judge_page_context(
-            study=study,
-            assignment=SimpleNamespace(pk=number, text=plan.texts[number - 1]),
-            number=number,
-            rejected=rejected,
-            seconds_left=study.time_limit_minutes * 60,
-        )
-        template = "judge.html"
-    context["form_action"] = _url(study, step, number)
-    return _render(request, study, template, context)
+        if page.step == Step.CONSENT and request.POST.get("decision") == "decline":
+            return redirect(_url(study, Step.RETURNED))
+        if page.per_item:
+            values = {name: request.POST.get(name, "") for name in page.fields}
+            if preview_answer_check(study=study, state=state, task=task, values=values):
+                return redirect(_page_url(study, page, number))
+        return redirect(_next_url(study, page, number, plan.items))
+    rejected = preview_rejected(state=state, task=task) if page.per_item else None
+    context = page.context(study, page.preview_content(study, plan, number, rejected))
+    context["form_action"] = _page_url(study, page, number)
+    return _render(request, study, page.template, context)
 
 
-def _debrief(request, study: Study, plan: PreviewPlan, state, step, number) -> HttpResponse:
-    if request.method == "POST":
-        return redirect(_url(study, Step.COMPLETED))
-    completed = plan.items if study.kind == Study.Kind.INTRUDER else 0
-    current = CurrentStep(step=Step.DEBRIEF, completed=completed)
-    context = debrief_page_context(study=study, current=current)
-    context["form_action"] = _url(study, Step.DEBRIEF)
-    return _render(request, study, "debrief.html", context)
-
-
-def _finished(request, study: Study, plan, state, step, number) -> HttpResponse:
+def _finished(request: HttpRequest, study: Study) -> HttpResponse:
     context = {
         "title": "End of the preview",
         "text": "A participant would now be sent to Prolific with the completion code below. "
         "Nothing you did in this preview was recorded.",
         "completion_code": study.completion_code,
     }
-    return _render(request, study, "message.html", context)
+    return _render(request, study, "participant/message.html", context)
 
 
-def _declined(request, study: Study, plan, state, step, number) -> HttpResponse:
+def _declined(request: HttpRequest, study: Study) -> HttpResponse:
     title, text = STATUS_PAGES[Step.RETURNED]
-    return _render(request, study, "message.html", {"title": title, "text": text})
+    return _render(request, study, "participant/message.html", {"title": title, "text": text})

@@ -26,8 +26,8 @@ from intruder.analysis.risk_output import (
 )
 from intruder.attack_methods import method_label
 from intruder.models import AttackRun, Study
+from intruder.selectors.access import role_can_edit
 from intruder.selectors.frontier import frontier_context
-from intruder.selectors.researcher import role_can_edit
 from intruder.selectors.risk import latest_run, run_report
 from intruder.services import attack_runs
 from intruder.services.background_uploads import BackgroundUploadError, parse_background_uploads

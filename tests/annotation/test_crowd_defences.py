@@ -16,11 +16,13 @@ from django.core.exceptions import ValidationError
 from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape
 
 from intruder.annotation import services
 from intruder.annotation.models import Annotator, Project, ProjectMember, Task
+from intruder.enrolment import EnrolmentRefused, entry_link
 from intruder.models import Study, StudyMember
-from intruder.services.participants import EnrolmentRefused, participant_enroll
+from intruder.services.participants import participant_enroll
 from intruder.services.studies import study_update
 from tests.annotation.conftest import make_project, mention
 from tests.intruder.factories import (
@@ -157,6 +159,18 @@ def test_crowd_entry_is_rate_limited_per_client_but_resuming_is_not():
 
 
 # Finding 2: only owners, editors and viewers pull a study's texts ---------------------------
+
+
+def test_crowd_entry_without_pid_resumes_the_same_browser_only():
+    project, _, _ = originals_project(is_open=True)
+    entry = reverse("annotation-crowd-entry", kwargs={"slug": project.slug})
+    browser = Client()
+    first = browser.get(entry + "?PROLIFIC_PID=PIDA")
+    again = browser.get(entry)
+    assert again.status_code == 302 and again["Location"] == first["Location"]
+    stranger = Client().get(entry)
+    assert stranger.status_code == 400 and b"Missing Prolific ID" in stranger.content
+    assert project.annotators.count() == 1
 
 
 def test_a_studys_psi_annotator_cannot_copy_its_texts_into_her_own_project():
@@ -331,3 +345,17 @@ def test_project_annotators_cannot_add_texts_or_start_model_work(fake_anonymizer
     )
     assert response.status_code == 404
     assert not project.documents.exists() and not Job.objects.exists()
+
+
+def test_crowd_and_study_pages_show_the_same_prolific_link_parameters():
+    project, writers, _ = originals_project()
+    client = logged_in(writers.owner)
+    study_page = client.get(reverse("researcher-study", kwargs={"slug": writers.slug}))
+    project_page = client.get(reverse("annotation-project", kwargs={"slug": project.slug}))
+    for page, entry in (
+        (study_page, reverse("participant-entry", kwargs={"slug": writers.slug})),
+        (project_page, reverse("annotation-crowd-entry", kwargs={"slug": project.slug})),
+    ):
+        link = entry_link(f"http://testserver{entry}")
+        assert link.endswith("&SESSION_ID={{%SESSION_ID%}}")
+        assert escape(link) in page.content.decode()

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from intruder.models import AnonymizedText, Job
-from intruder.selectors.researcher import job_status
+from intruder.selectors.jobs import job_status
 from intruder.services.analysis_jobs import construct_loss_latest
 from intruder.services.jobs import job_execute
 from tests.intruder.factories import (

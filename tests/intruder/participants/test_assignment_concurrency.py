@@ -8,14 +8,11 @@ import random
 import threading
 from collections import Counter
 
+from intruder.enrolment import EnrolmentRefused
 from intruder.models import Assignment, Judgment, Participant, PersonGroup, Study
 from intruder.services.assignment import assignment_next
 from intruder.services.judgments import judgment_submit
-from intruder.services.participants import (
-    EnrolmentRefused,
-    participant_consent_give,
-    participant_enroll,
-)
+from intruder.services.participants import participant_consent_give, participant_enroll
 from tests.intruder.factories import make_participant, make_study, make_text, make_texts
 from tests.races import POSTGRES_RACES, run_threads
 

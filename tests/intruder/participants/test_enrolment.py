@@ -8,10 +8,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from intruder.enrolment import EnrolmentRefused
 from intruder.models import Assignment, Participant, PersonGroup, Study
 from intruder.selectors.participant import intruder_group_capacities
 from intruder.services.participants import (
-    EnrolmentRefused,
     least_claimed_group,
     participant_consent_give,
     participant_enroll,

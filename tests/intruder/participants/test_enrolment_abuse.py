@@ -15,10 +15,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from intruder.enrolment import EnrolmentRefused
 from intruder.models import Assignment, Participant, PersonGroup, Study
 from intruder.selectors.participant import Step
 from intruder.services.participants import (
-    EnrolmentRefused,
     participant_consent_give,
     participant_current_step,
     participant_enroll,
@@ -242,7 +242,7 @@ def test_four_made_up_pids_cannot_fill_a_study_with_junk_answers() -> None:
 
 
 def test_refusal_codes_have_pages() -> None:
-    from intruder.views.participant import REFUSAL_PAGES
+    from intruder.enrolment import REFUSAL_PAGES
 
     codes = {v for k, v in vars(EnrolmentRefused).items() if k.isupper()}
     assert codes <= set(REFUSAL_PAGES)

@@ -12,15 +12,12 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from intruder.enrolment import EnrolmentRefused
 from intruder.models import AnonymizedText, Assignment, Judgment, PersonGroup, Study
 from intruder.selectors.linked import studies_linked
 from intruder.selectors.participant import Step
 from intruder.services.judgments import JudgmentRejected, judgment_submit
-from intruder.services.participants import (
-    EnrolmentRefused,
-    participant_current_step,
-    participant_enroll,
-)
+from intruder.services.participants import participant_current_step, participant_enroll
 from intruder.services.review import anonymized_text_set_status
 from intruder.services.studies import study_update
 from tests.intruder.factories import (

@@ -7,12 +7,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
+from intruder.enrolment import EnrolmentRefused
 from intruder.models import Description, Participant, PersonGroup, Study, WritingTask
-from intruder.services.participants import (
-    EnrolmentRefused,
-    participant_consent_give,
-    participant_enroll,
-)
+from intruder.services.participants import participant_consent_give, participant_enroll
 from intruder.services.writing import description_submit, writing_tasks_assign
 from tests.intruder.factories import make_participant, make_study, make_target
 

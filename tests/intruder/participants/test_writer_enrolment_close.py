@@ -11,8 +11,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from intruder.enrolment import EnrolmentRefused
 from intruder.models import Participant, PersonGroup, Study
-from intruder.services.participants import EnrolmentRefused, participant_consent_give
+from intruder.services.participants import participant_consent_give
 from intruder.services.studies import study_update
 from tests.intruder.factories import make_study, make_target, make_texts
 

@@ -11,8 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from intruder.models import Study, StudyMember
-from intruder.selectors.monitoring import participant_rows, study_is_full
-from intruder.selectors.researcher import study_progress
+from intruder.selectors.monitoring import participant_rows, study_is_full, study_progress
 from tests.intruder.factories import (
     make_assignment,
     make_judgment,

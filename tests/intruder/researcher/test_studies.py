@@ -7,7 +7,7 @@ from django.test import Client
 from django.urls import reverse
 
 from intruder.models import Participant, Study
-from intruder.selectors.researcher import study_progress
+from intruder.selectors.monitoring import study_progress
 from tests.intruder.factories import (
     STUDY_FORM,
     make_description,
@@ -131,7 +131,7 @@ def test_detail_page_shows_the_prolific_entry_link() -> None:
 def test_a_model_refusal_is_shown_next_to_its_field_in_plain_words() -> None:
     from django.core.exceptions import ValidationError
 
-    from intruder.views.researcher_forms import StudyForm
+    from intruder.views.researcher.forms import StudyForm
 
     form = StudyForm(data={**STUDY_FORM, "slug": "fresh"})
     assert form.is_valid(), form.errors

@@ -137,7 +137,7 @@ NUMERIC_SETTINGS = [
 @pytest.mark.parametrize("name", NUMERIC_SETTINGS)
 def test_the_form_bounds_are_the_models(name: str) -> None:
     from intruder.views.model_bounds import field_bounds
-    from intruder.views.researcher_forms import StudyForm
+    from intruder.views.researcher.forms import StudyForm
 
     model_bounds = field_bounds(Study._meta.get_field(name))
     field = StudyForm().fields[name]
@@ -150,7 +150,7 @@ def test_the_form_bounds_are_the_models(name: str) -> None:
 
 def test_the_form_allows_as_many_texts_per_intruder_as_the_model_and_no_more() -> None:
     from intruder.models import MAX_ITEMS_PER_PARTICIPANT
-    from intruder.views.researcher_forms import StudyForm
+    from intruder.views.researcher.forms import StudyForm
 
     field = StudyForm().fields["items_per_participant"]
     assert field.max_value == MAX_ITEMS_PER_PARTICIPANT == 200
@@ -166,7 +166,7 @@ def test_every_constraint_mapping_names_a_constraint_of_the_migrated_database() 
     from django.db import connection
     from django.db.migrations.loader import MigrationLoader
 
-    from intruder.views.researcher_forms import CONSTRAINT_FIELDS
+    from intruder.views.researcher.forms import CONSTRAINT_FIELDS
 
     state = MigrationLoader(connection).project_state().models["intruder", "study"]
     migrated = {c.name: c for c in state.options["constraints"]}
@@ -180,7 +180,7 @@ def test_every_constraint_mapping_names_a_constraint_of_the_migrated_database() 
 
 @pytest.mark.parametrize("name", sorted({"study_items_range", "study_judgments_per_text_range"}))
 def test_a_constraint_error_the_form_missed_is_shown_beside_its_field(name: str) -> None:
-    from intruder.views.researcher_forms import CONSTRAINT_FIELDS, StudyForm
+    from intruder.views.researcher.forms import CONSTRAINT_FIELDS, StudyForm
 
     form = StudyForm(data={**STUDY_FORM, "slug": "constraint"})
     assert form.is_valid(), form.errors

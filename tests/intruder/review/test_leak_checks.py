@@ -4,7 +4,7 @@ output, issue 9)."""
 
 import pytest
 
-from intruder.services.leaks import BLOCKING_KINDS, leak_findings
+from intruder.analysis.leak_checks import BLOCKING_KINDS, leak_findings
 
 NAMES = ["Ottilie Brandt"]
 

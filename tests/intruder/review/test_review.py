@@ -6,9 +6,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from intruder.analysis import leak_checks
+from intruder.analysis.leak_checks import leak_warnings
 from intruder.models import AnonymizedText
-from intruder.selectors.researcher import servable_texts
-from intruder.services import anonymization, leaks
+from intruder.selectors.participant import intruder_text_pool
+from intruder.services import anonymization
 from intruder.services.review import (
     SpanEditError,
     StaleRevisionError,
@@ -17,7 +19,6 @@ from intruder.services.review import (
     anonymized_text_set_status,
     anonymized_text_set_text,
     anonymized_texts_release,
-    leak_warnings,
     spans_with_string,
     spans_without,
 )
@@ -75,7 +76,7 @@ def test_target_name_left_in_the_text_is_flagged(draft) -> None:
     ],
 )
 def test_name_parts_are_what_a_leak_check_looks_for(names: list[str], parts: list[str]) -> None:
-    assert sorted(leaks.name_parts(names)) == sorted(parts)
+    assert sorted(leak_checks.name_parts(names)) == sorted(parts)
 
 
 def test_masking_a_string_masks_every_unmasked_occurrence(draft) -> None:
@@ -155,9 +156,9 @@ def test_release_with_a_stale_revision_is_refused(draft) -> None:
 
 def test_only_released_texts_are_served_to_intruders(draft) -> None:
     study = draft.description.study
-    assert not servable_texts(study).exists()
+    assert not intruder_text_pool(study=study).exists()
     anonymized_text_set_status(text=draft, status="released", user=None)
-    assert list(servable_texts(study)) == [draft]
+    assert list(intruder_text_pool(study=study)) == [draft]
 
 
 def test_bulk_release_holds_back_texts_that_leak_the_name(draft) -> None:

@@ -225,3 +225,13 @@ def text_leak_findings(text: Any) -> list[LeakFinding]:
     """Return the possible leaks of an AnonymizedText (its target's name and aliases)."""
     target = text.description.target
     return leak_findings(text.text, [target.name, *target.aliases])
+
+
+def leak_warnings(text: Any) -> list[str]:
+    """Return every possible leak the checks find in the text."""
+    return [finding.message for finding in text_leak_findings(text)]
+
+
+def blocking_leaks(text: Any) -> list[str]:
+    """Return the leaks that hold a draft back from bulk release (name, glued, name kind)."""
+    return [f.message for f in text_leak_findings(text) if f.kind in BLOCKING_KINDS]

@@ -21,20 +21,19 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from intruder.models import AnonymizedText, AttackRun, Job, Study
-from intruder.selectors.researcher import (
-    FLAGGED,
-    POSSIBLE,
-    REVIEWED,
-    UNREVIEWED,
-    review_texts,
-    role_can_edit,
+from intruder.analysis.leak_checks import (
+    BLOCKING_KINDS,
+    LeakFinding,
+    blocking_leaks,
+    text_leak_findings,
 )
+from intruder.models import AnonymizedText, AttackRun, Job, Study
+from intruder.selectors.access import role_can_edit
+from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
 from intruder.services import anonymization, jobs, review
 from intruder.services.background_uploads import BackgroundUploadError, parse_background_uploads
-from intruder.services.leaks import BLOCKING_KINDS, LeakFinding, text_leak_findings
 from intruder.views.access import study_for
-from intruder.views.researcher_forms import GuardForm
+from intruder.views.researcher.forms import GuardForm
 
 REVIEW_PAGE_SIZE = 50
 PLACEHOLDER_PATTERN = re.compile(r"\b(?:[A-Z]+(?:_[A-Z]+)*_\d+|PRONOUN|MR/MS|TITLE)\b")
@@ -276,7 +275,7 @@ def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> 
             messages.success(
                 request, "Marked reviewed." if action == "mark_reviewed" else "Review mark removed."
             )
-        elif action == "release" and review.blocking_leaks(text) and not post.get("confirm_leak"):
+        elif action == "release" and blocking_leaks(text) and not post.get("confirm_leak"):
             messages.error(
                 request,
                 "Not released: the text has leak warnings. Tick “I have read the warnings” to "
@@ -328,7 +327,7 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
         release, held, unreviewed = review.release_plan(
             texts=texts, include_flagged=include_flagged, reviewed_only=reviewed_only
         )
-        flagged_released = [t for t in release if review.blocking_leaks(t)]
+        flagged_released = [t for t in release if blocking_leaks(t)]
         return render(
             request,
             "researcher/release_confirm.html",

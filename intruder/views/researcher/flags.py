@@ -13,13 +13,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from intruder.models import Description, Judgment
+from intruder.selectors.access import role_can_edit
 from intruder.selectors.flags import (
     answer_flag_status,
     flagged_descriptions,
     flagged_judgments,
     participant_flag_counts,
 )
-from intruder.selectors.researcher import role_can_edit
 from intruder.services.flags import (
     DEFAULT_RULES,
     FLAG_LABELS,

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from intruder.models import Study
 from intruder.services import studies
 from intruder.views.access import study_for
-from intruder.views.researcher_forms import CloneForm, MemberForm
+from intruder.views.researcher.forms import CloneForm, MemberForm
 
 
 def _owned(request: HttpRequest, slug: str) -> Study:

@@ -150,7 +150,7 @@ class StudyForm(forms.ModelForm):
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        from intruder.selectors.researcher import studies_visible_to
+        from intruder.selectors.access import studies_visible_to
 
         collections = Study.objects.filter(kind=Study.Kind.COLLECTION)
         if user is not None:

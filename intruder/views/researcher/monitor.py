@@ -10,16 +10,16 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from intruder.models import Participant
-from intruder.monitoring_plots import judgments_histogram, recruitment_plot
 from intruder.prolific.bulk_review import review_counts
 from intruder.prolific.services import prolific_monitor_state
+from intruder.rendering.monitoring_plots import judgments_histogram, recruitment_plot
 from intruder.selectors.monitoring import (
     judgments_per_text,
     participant_rows,
     recruitment_times,
     study_is_full,
+    study_progress,
 )
-from intruder.selectors.researcher import study_progress
 from intruder.views.access import study_for
 
 MAX_ROWS = 500

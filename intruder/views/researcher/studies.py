@@ -1,11 +1,11 @@
-"""Researcher pages (login required): studies, import, anonymization jobs, export.
+"""Study pages (login required): the list, create and edit, import, anonymization jobs, export.
 
 Access (`intruder.views.access.study_for`): superusers and the study's owner can do
 everything, editors can change the study, viewers can only read. Anonymous users are sent to
 the login page; a logged-in user without a role on a study gets 404 (its existence is not
 revealed), a viewer who tries to change it gets 403. Review and release live in
-`researcher_review`, members/clone/archive in `researcher_manage`, monitoring in
-`researcher_monitor`.
+`review`, members/clone/archive in `manage`, monitoring in `monitor`, flagged answers in
+`flags`.
 """
 
 from __future__ import annotations
@@ -22,20 +22,19 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from intruder.enrolment import entry_link
 from intruder.exchange import exports, imports
 from intruder.models import Job, Study
-from intruder.selectors.linked import studies_linked
-from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
-from intruder.selectors.monitoring import study_is_full
-from intruder.selectors.researcher import (
-    job_status,
+from intruder.selectors.access import (
     owns_study_less_job,
     role_can_edit,
     studies_visible_to,
-    study_jobs,
-    study_progress,
     study_role,
 )
+from intruder.selectors.jobs import job_status, study_jobs
+from intruder.selectors.linked import studies_linked
+from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
+from intruder.selectors.monitoring import study_is_full, study_progress
 from intruder.services import jobs, llm_jobs, studies
 from intruder.services.sources import (
     descriptions_take_from_sources,
@@ -43,7 +42,7 @@ from intruder.services.sources import (
     study_sources_set,
 )
 from intruder.views.access import study_for
-from intruder.views.researcher_forms import ImportForm, StudyEditForm, StudyForm
+from intruder.views.researcher.forms import ImportForm, StudyEditForm, StudyForm
 
 
 @login_required
@@ -132,8 +131,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "progress": study_progress(study),
         "jobs": study_jobs(study),
         "import_form": ImportForm(),
-        "entry_url": f"{entry}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
-        f"&SESSION_ID={{{{%SESSION_ID%}}}}",
+        "entry_url": entry_link(entry),
         "full": study_is_full(study),
         "tables": list(exports.TABLES),
         "sources": [
