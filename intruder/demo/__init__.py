@@ -176,7 +176,7 @@ def load_demo(
     )
     job = report.anonymization_job
     if model_texts.exists() and (job is None or job.status == Job.Status.SUCCEEDED):
-        from intruder.demo.risk import load_demo_judgments, run_demo_attacks
+        from intruder.risk.demo import load_demo_judgments, run_demo_attacks
 
         say("adding the invented intruder judgments (simulated, and labelled so)")
         report.judgments_created = load_demo_judgments(intruder)

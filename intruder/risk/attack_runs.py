@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.db.models import Count
 
-from intruder.attack_methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
-from intruder.services.background_uploads import BackgroundUploadError, background_check_size
+from intruder.risk.background_uploads import BackgroundUploadError, background_check_size
+from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 
 if TYPE_CHECKING:
     from anonymize import TextAnonymizer

@@ -19,8 +19,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from intruder.models import AnonymizedText, Assignment, AttackRun, Judgment, Participant, Study
+from intruder.risk import attack_runs
 from intruder.scoring import score_guess
-from intruder.services import attack_runs, jobs
+from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD
 
 DEMO_JUDGMENTS = "judgments.jsonl"

@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 
 from intruder.analysis.plots import to_svg
-from intruder.analysis.risk import STRONGEST
+from intruder.risk.report import STRONGEST
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from intruder.analysis.risk import RiskReport
+    from intruder.risk.report import RiskReport
 
 HUMAN_COLOUR = "#dd8452"
 ATTACK_COLOURS = {

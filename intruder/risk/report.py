@@ -1,6 +1,6 @@
 """The human-vs-machine risk report: tables, statistics and a summary written from the numbers.
 
-Django-free: it takes tidy frames (`intruder.selectors.risk` builds them from the database,
+Django-free: it takes tidy frames (`intruder.risk.selectors` builds them from the database,
 the benchmark from its own runs).
 
 results: one row per attack result.
@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from intruder.analysis.risk_rules import DEFAULT_RULE, IDENTIFIED_RULES
-from intruder.analysis.risk_stats import (
+from intruder.risk.methods import is_baseline
+from intruder.risk.rules import DEFAULT_RULE, IDENTIFIED_RULES
+from intruder.risk.stats import (
     NOT_ENOUGH,
     Agreement,
     Correlation,
@@ -39,7 +40,6 @@ from intruder.analysis.risk_stats import (
     spearman_with_ci,
     wilson,
 )
-from intruder.attack_methods import is_baseline
 
 STRONGEST = "strongest"
 GROUP_ORDER = {"famous": 0, "semifamous": 1, "fictitious": 2}
@@ -617,7 +617,7 @@ def predicted_human_tables(
     The calibration was fitted on evidence at about `calibration.n_candidates` candidates;
     reciprocal ranks shrink as N grows, so it applies only to runs with N within a factor 2.
     """
-    from intruder.analysis.risk_predicted import predict_with_intervals, text_evidence
+    from intruder.risk.predicted import predict_with_intervals, text_evidence
 
     if calibration is None:
         return {}, "no calibration shipped"

@@ -2,11 +2,11 @@
 
 from django.urls import path
 
-from intruder.views import risk
+from intruder.risk import views
 
 urlpatterns = [
-    path("<slug:slug>/risk/", risk.risk_page, name="risk-page"),
-    path("<slug:slug>/risk/runs/", risk.risk_run_start, name="risk-run-start"),
-    path("<slug:slug>/risk/check/", risk.risk_check_start, name="risk-check-start"),
-    path("<slug:slug>/risk/<int:run_id>/<str:name>", risk.risk_download, name="risk-download"),
+    path("<slug:slug>/risk/", views.risk_page, name="risk-page"),
+    path("<slug:slug>/risk/runs/", views.risk_run_start, name="risk-run-start"),
+    path("<slug:slug>/risk/check/", views.risk_check_start, name="risk-check-start"),
+    path("<slug:slug>/risk/<int:run_id>/<str:name>", views.risk_download, name="risk-download"),
 ]

@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from intruder.models import AnonymizedText, AttackRun, Job, Study
+from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.selectors.researcher import (
     FLAGGED,
     POSSIBLE,
@@ -31,7 +32,6 @@ from intruder.selectors.researcher import (
     role_can_edit,
 )
 from intruder.services import anonymization, jobs, review
-from intruder.services.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.services.leaks import BLOCKING_KINDS, LeakFinding, text_leak_findings
 from intruder.views.access import study_for
 from intruder.views.researcher_forms import GuardForm
