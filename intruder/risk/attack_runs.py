@@ -281,7 +281,8 @@ def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
                 ),
             )
         ]
-    from attacks.background import BackgroundRecord, cross_validation_folds
+    from attacks.background import BackgroundRecord
+    from attacks.crossval import fold_backgrounds
 
     records = [
         BackgroundRecord(
@@ -292,16 +293,13 @@ def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
         )
         for d in descriptions
     ]
-    text_of = {r.text_id: r.text for r in records}
     return [
         _Unit(
             fold=fold.index,
             description_ids=[int(i) for i in fold.test_ids],
-            background=with_distractors(
-                {key: [text_of[i] for i in ids] for key, ids in fold.background_ids.items()}, run
-            ),
+            background=with_distractors(fold.texts_by_person, run),
         )
-        for fold in cross_validation_folds(records, k=run.folds, seed=run.seed)
+        for fold in fold_backgrounds(records, k=run.folds, seed=run.seed)
     ]
 
 
@@ -416,6 +414,7 @@ def execute_attack_run(
     table, which needs every fold, so fold jobs leave it to the run's own job.
     """
     from attacks.config import AttackConfig
+    from attacks.crossval import fit_on_fold
     from attacks.prepared import PreparedTexts
     from attacks.registry import get_attack
 
@@ -469,13 +468,14 @@ def execute_attack_run(
             where = f"{name}, fold {unit.fold + 1}/{run.folds}" if unit.fold is not None else name
             progress(stored, total, f"{where}: fitting")
             curate = prepared.curates(name)
-            background = prepared.background(unit.background, curate=curate)
-            attack = None
-            if background:
-                attack = instances.get(name) or factory(name, prepared.attack_config())
-                if name in REUSABLE_ATTACKS:
-                    instances[name] = attack
-                attack.fit(background)
+            fitted = fit_on_fold(
+                prepared,
+                name,
+                unit.background,
+                factory=factory,
+                reuse=instances if name in REUSABLE_ATTACKS else None,
+            )
+            attack = fitted.fitted if fitted is not None else None
             for method, ids in pending.items():
                 chosen = texts.texts(method, ids)
                 rows = _predict_rows(
