@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.db import transaction
@@ -24,7 +25,6 @@ from intruder.scoring import score_guess
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD
 
-DEMO_JUDGMENTS = "judgments.jsonl"
 SIMULATED_MEDIAN_S = 70.0
 SIMULATED_SIGMA = 0.5
 SIMULATED_PAUSE_S = 8.0
@@ -42,11 +42,9 @@ def simulated_durations(pid: str, count: int) -> list[float]:
     ]
 
 
-def load_demo_judgments(study: Study) -> int:
-    """Store the invented judgments of released model texts once; return how many were new."""
-    from intruder.demo import DEMO_DIR
-
-    rows = [json.loads(line) for line in (DEMO_DIR / DEMO_JUDGMENTS).read_text().splitlines()]
+def load_demo_judgments(study: Study, path: Path) -> int:
+    """Store the invented judgments (JSON lines at `path`) once; return how many were new."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
     texts = {
         t.description.external_id: t
         for t in AnonymizedText.objects.filter(
