@@ -833,7 +833,7 @@ def probe_newer_importers() -> None:
         "doccano spans dropped when adding texts",
         not Mention.objects.filter(task__document__doc_id="sp").exists(),
     )
-    from intruder.services.background_uploads import parse_background_upload
+    from intruder.risk.background_uploads import parse_background_upload
 
     for name, content in {
         "background: 100,000-deep nesting": '{"target": "a", "text": ' + deep + "}\n",

@@ -21,7 +21,7 @@ tables as CSV/JSON, plots) and summary.json: spearman_rho per study, trir
 - spearman: study -> attack (each and "strongest") -> rho, p, ci_low, ci_high, n (Fisher z);
 - open_world: study -> N -> attack -> TRIR % on the Textwash texts humans saw, with
   WikiActors distractors (`open_world_ladder.py`);
-- predicted_human: the small model of `intruder/analysis/risk_predicted.py` fitted on the
+- predicted_human: the small model of `intruder/risk/predicted.py` fitted on the
   machine evidence at the largest N: leave-one-person-out on study 2 (rho, mae_pp, n) and
   fitted on study 2, tested on study 1 per type. A full run (no --limit) writes the study-2
   fit as the shipped calibration.
@@ -196,13 +196,14 @@ def main() -> int:
     from django.contrib.auth import get_user_model
     from django.template.loader import render_to_string
 
-    from intruder.analysis.risk import build_report
-    from intruder.analysis.risk_output import report_context, write_risk_report
-    from intruder.analysis.risk_provenance import provenance
-    from intruder.attack_methods import method_label
     from intruder.exchange import imports
-    from intruder.selectors.risk import machine_side, run_results
-    from intruder.services import attack_runs, jobs, studies
+    from intruder.risk import attack_runs
+    from intruder.risk.methods import method_label
+    from intruder.risk.provenance import provenance
+    from intruder.risk.rendering import report_context, write_risk_report
+    from intruder.risk.report import build_report
+    from intruder.risk.selectors import machine_side, run_results
+    from intruder.services import jobs, studies
 
     owner = get_user_model().objects.create_user("benchmark")
     created = {}
@@ -372,7 +373,7 @@ def main() -> int:
 def collect(summary: dict, name: str, report: Any, per_type: Any, methods: dict) -> None:
     """Add one study's numbers to the summary."""
     from intruder.analysis.report import records
-    from intruder.analysis.risk import STRONGEST
+    from intruder.risk.report import STRONGEST
 
     correlation = report.correlations.get(STRONGEST)
     summary["spearman_rho"][name] = correlation.rho if correlation else None

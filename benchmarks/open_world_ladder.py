@@ -63,10 +63,10 @@ def ladder(
     config: dict[str, Any],
 ) -> pd.DataFrame:
     """Return one row per (text, level, attack): N candidates and the true person's rank."""
-    from attacks.background import BackgroundRecord, cross_validation_folds
+    from attacks.background import BackgroundRecord
     from attacks.config import AttackConfig
+    from attacks.crossval import fit_on_fold, fold_backgrounds
     from attacks.prepared import PreparedTexts
-    from attacks.registry import get_attack
     from intruder.models import AnonymizedText, Description
 
     descriptions = list(
@@ -90,26 +90,21 @@ def ladder(
         )
         for d in descriptions
     ]
-    text_of = {r.text_id: r.text for r in records}
-    folds = cross_validation_folds(records, k=run.folds, seed=run.seed)
+    folds = fold_backgrounds(records, k=run.folds, seed=run.seed)
     prepared = PreparedTexts(AttackConfig.from_dict(config))
     instances: dict[str, Any] = {}
     rows = []
     for fold in folds:
-        own = {key: [text_of[i] for i in ids] for key, ids in fold.background_ids.items()}
+        own = fold.texts_by_person
         ids = [int(i) for i in fold.test_ids if int(i) in seen]
         for level in levels:
             extra = {f"{DISTRACTOR_PREFIX}{name}": [text] for name, text in distractors[:level]}
             assert not set(extra) & set(own)  # never a study person's own background
             background = {**own, **extra}
             for name in attacks:
-                curate = prepared.curates(name)
-                attack = instances.get(name) or get_attack(name, prepared.attack_config())
-                instances[name] = attack
-                attack.fit(prepared.background(background, curate=curate))
-                treated = prepared.documents([seen[i] for i in ids], curate=curate)
+                attack = fit_on_fold(prepared, name, background, reuse=instances)
                 found = attack.predict(
-                    {str(i): t for i, t in zip(ids, treated, strict=True)},
+                    {str(i): seen[i] for i in ids},
                     top_k=1,
                     true_names={str(i): key_of[i] for i in ids},
                 )

@@ -1,6 +1,6 @@
 """Fit and validate the predicted-human-risk model on the public Textwash studies.
 
-The model is `intruder/analysis/risk_predicted.py` (2 fitted parameters). Its machine
+The model is `intruder/risk/predicted.py` (2 fitted parameters). Its machine
 evidence comes from the open-world ladder that `human_vs_machine_textwash.py` writes
 (`DIR/study{1,2}/open_world_ladder.csv`: each text's true rank per attack and ladder step);
 its human side is the paper's per-person rates (`human_rates.csv`).
@@ -35,7 +35,7 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.open_world_ladder import normalise_name, text_ranks
-from intruder.analysis import risk_predicted as model
+from intruder.risk import predicted as model
 from research_data import textwash_study_dir
 
 STUDIES = {"study1": 1, "study2": 2}

@@ -69,7 +69,8 @@ def main() -> int:
     started = time.perf_counter()
     setup_django(args.out, keep=args.keep_db)
     from intruder.demo import load_demo
-    from intruder.services import attack_runs, jobs
+    from intruder.risk import attack_runs
+    from intruder.services import jobs
 
     report = load_demo(attacks=False)
     study = report.intruder

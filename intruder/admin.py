@@ -127,7 +127,7 @@ class JobAdmin(admin.ModelAdmin):
     actions = [retry_jobs]
 
 
-from intruder import admin_risk  # noqa: E402, F401  (attack runs, in their own module)
+from intruder.risk import admin as risk_admin  # noqa: E402, F401  (attack runs, in the risk package)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

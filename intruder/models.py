@@ -14,7 +14,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
-from intruder.analysis.risk_rules import DEFAULT_RULE, RULE_CHOICES
+from intruder.risk.rules import DEFAULT_RULE, RULE_CHOICES
 
 # Sane ranges of a study's settings, enforced by the form, the API (both read the field
 # validators) and the database (check constraints). Without them a time limit of 10^14

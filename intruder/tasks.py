@@ -81,7 +81,7 @@ def construct_loss(job: Job, progress: Progress) -> dict[str, Any]:
 def attack_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Run an attack run's attacks on its study's texts, resuming from stored results."""
     from intruder.models import AttackRun
-    from intruder.services.attack_runs import execute_attack_run_shared
+    from intruder.risk.attack_runs import execute_attack_run_shared
 
     run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
     return execute_attack_run_shared(run=run, job=job, progress=progress)
@@ -91,7 +91,7 @@ def attack_study(job: Job, progress: Progress) -> dict[str, Any]:
 def attack_fold(job: Job, progress: Progress) -> dict[str, Any]:
     """Run one fold of an attack run (queued by the run's `attack_study` job)."""
     from intruder.models import AttackRun
-    from intruder.services.attack_runs import execute_attack_run
+    from intruder.risk.attack_runs import execute_attack_run
 
     run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
     return execute_attack_run(
@@ -113,7 +113,7 @@ def annotation_suggestions(job: Job, progress: Progress) -> dict[str, Any]:
 @register_task("guard_study")
 def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Mask the study's unreleased model anonymizations until the attacks rank the person >= k."""
-    from intruder.services.guarding import guard_study_texts
+    from intruder.risk.guarding import guard_study_texts
 
     if job.study is None:
         raise ValueError("guard_study needs a study")

@@ -13,7 +13,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("r/", include("intruder.views.researcher.urls")),
     path("r/", include("intruder.views.analysis_urls")),
-    path("r/", include("intruder.views.risk_urls")),
+    path("r/", include("intruder.risk.urls")),
     path("r/", include("intruder.views.preview_urls")),
     path("api/", include("intruder.api.urls")),
     path("", include("intruder.prolific.urls")),

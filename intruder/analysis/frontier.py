@@ -1,7 +1,7 @@
 """The privacy-utility frontier of a risk report: per method, TRIR beside TPI and words masked.
 
 Django-free and self-contained, so the risk report includes it as one section: it takes the
-attack results (`intruder.selectors.risk.run_results`) and each method's TPI
+attack results (`intruder.risk.selectors.run_results`) and each method's TPI
 (`anonymize.tpi`, computed by `intruder.selectors.frontier`).
 
 Per method: TRIR of each attack and of the strongest adversary (any attack ranks the person

@@ -7,12 +7,6 @@ from drf_spectacular.views import (
     SpectacularSwaggerSplitView,
 )
 
-from intruder.api.attack_runs import (
-    AttackResultListApi,
-    AttackRunCreateApi,
-    AttackRunDetailApi,
-    AttackRunListApi,
-)
 from intruder.api.auth_token import LockoutAwareObtainAuthToken
 from intruder.api.descriptions import DescriptionDetailApi, DescriptionListApi
 from intruder.api.jobs import JobCancelApi, JobDetailApi, JobListApi, JobRetryApi
@@ -32,6 +26,12 @@ from intruder.api.texts import (
     AnonymizedTextListApi,
     AnonymizedTextSpansUpdateApi,
     AnonymizedTextStatusUpdateApi,
+)
+from intruder.risk.apis import (
+    AttackResultListApi,
+    AttackRunCreateApi,
+    AttackRunDetailApi,
+    AttackRunListApi,
 )
 from intruder.throttles import TokenObtainThrottle
 

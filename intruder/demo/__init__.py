@@ -22,6 +22,7 @@ from intruder.services import anonymization, jobs, review, studies
 Echo = Callable[[int, int, str], None]
 
 DEMO_DIR = Path(__file__).resolve().parent
+DEMO_JUDGMENTS = "judgments.jsonl"  # invented intruder answers (intruder.risk.demo loads them)
 RESEARCHER_USERNAME = "researcher"
 COLLECTION_SLUG = "demo-collection"
 INTRUDER_SLUG = "demo-intruder"
@@ -177,10 +178,10 @@ def load_demo(
     )
     job = report.anonymization_job
     if model_texts.exists() and (job is None or job.status == Job.Status.SUCCEEDED):
-        from intruder.demo.risk import load_demo_judgments, run_demo_attacks
+        from intruder.risk.demo import load_demo_judgments, run_demo_attacks
 
         say("adding the invented intruder judgments (simulated, and labelled so)")
-        report.judgments_created = load_demo_judgments(intruder)
+        report.judgments_created = load_demo_judgments(intruder, DEMO_DIR / DEMO_JUDGMENTS)
         if attacks:
             say("running the demo's risk check and risk report (cheap attacks)")
             report.risk_check, report.risk_report = run_demo_attacks(intruder, owner, echo=echo)

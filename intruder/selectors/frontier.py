@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from intruder.analysis.frontier import FRONTIER_TITLE, frontier_table, plot_frontier
-from intruder.attack_methods import method_label
 from intruder.models import AttackRun
+from intruder.risk.methods import method_label
 
 
 def frontier_context(run: AttackRun) -> dict[str, Any]:
     """Return the template context of the frontier section (`risk/_frontier.html`)."""
     from django.utils.safestring import mark_safe
 
-    from intruder.analysis.risk_output import html_table
     from intruder.rendering.plots import to_svg
-    from intruder.selectors.risk import run_results
+    from intruder.risk.rendering import html_table
+    from intruder.risk.selectors import run_results
 
     tpi = run.summary.get("tpi") or {}
     metric = tpi.get("metric", "TPI")

@@ -14,7 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from intruder.annotation.models import Document, Mention, Task
-from intruder.services.background_uploads import BackgroundUploadError, parse_background_upload
+from intruder.risk.background_uploads import BackgroundUploadError, parse_background_upload
 from tests.annotation.conftest import make_project
 from tests.intruder.factories import logged_in
 

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from intruder.models import Job
-from intruder.services.guarding import guard_study_texts
+from intruder.risk.guarding import guard_study_texts
 from tests.browser import screenshots
 from tests.intruder.factories import make_job
 from tests.intruder.risk_fixtures import study_with_guardable_texts

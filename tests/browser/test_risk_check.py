@@ -6,7 +6,8 @@ import pytest
 
 from intruder.demo import load_demo
 from intruder.models import AttackRun
-from intruder.services import anonymization, attack_runs, jobs
+from intruder.risk import attack_runs
+from intruder.services import anonymization, jobs
 from tests.browser import screenshots
 from tests.browser.axe import audit, axe_available
 from tests.intruder.fake_anonymizer import FakeAnonymizer

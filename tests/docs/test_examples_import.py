@@ -17,8 +17,8 @@ from intruder.annotation.models import Mention, Task
 from intruder.annotation.services import annotations_import, documents_add, project_create
 from intruder.exchange.imports import detect_format, import_study_data
 from intruder.models import AnonymizedText, AttackRun, Description, Study, TargetPerson
-from intruder.services.attack_runs import attack_run_start
-from intruder.services.background_uploads import parse_background_upload
+from intruder.risk.attack_runs import attack_run_start
+from intruder.risk.background_uploads import parse_background_upload
 from intruder.services.studies import study_create
 
 pytestmark = pytest.mark.django_db

@@ -74,7 +74,8 @@ def add_judgments(study: Study) -> None:
 
 def finished_cheap_run(methods: list[str]) -> AttackRun:
     """Return a TF-IDF + BM25 run (3 folds) on a judged `risk_study`, executed to the end."""
-    from intruder.services import attack_runs, jobs
+    from intruder.risk import attack_runs
+    from intruder.services import jobs
 
     study = risk_study()
     add_judgments(study)

@@ -125,7 +125,8 @@ def poke_risk_pages_and_api(recorder: Recorder, study: Study) -> None:
     no login) is sent to the login page or refused by each, and nothing is started.
     """
     from intruder.models import AttackRun
-    from intruder.services import attack_runs, jobs
+    from intruder.risk import attack_runs
+    from intruder.services import jobs
     from tests.intruder.risk_fixtures import FAST_CONFIG
 
     run = attack_runs.attack_run_start(

@@ -7,11 +7,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from intruder.analysis.risk_output import write_risk_report
 from intruder.models import AttackRun, Study
-from intruder.selectors.risk import latest_run, run_report
-from intruder.services import attack_runs
-from intruder.services.background_uploads import BackgroundUploadError, parse_background_upload
+from intruder.risk import attack_runs
+from intruder.risk.background_uploads import BackgroundUploadError, parse_background_upload
+from intruder.risk.rendering import write_risk_report
+from intruder.risk.selectors import latest_run, run_report
 
 
 class Command(BaseCommand):

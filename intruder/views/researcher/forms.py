@@ -22,9 +22,9 @@ from intruder.models import (
     Study,
     StudyMember,
 )
+from intruder.risk.views import MultipleFileField
 from intruder.services import studies
 from intruder.views.model_bounds import bounded_formfield, constraint_fields
-from intruder.views.risk import MultipleFileField
 
 # Fields that only mean something for one kind of study; the form shows them for that kind.
 KIND_FIELDS: dict[str, str] = {

@@ -28,10 +28,10 @@ from intruder.analysis.leak_checks import (
     text_leak_findings,
 )
 from intruder.models import AnonymizedText, AttackRun, Job, Study
+from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
 from intruder.services import anonymization, jobs, review
-from intruder.services.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.views.access import study_for
 from intruder.views.researcher.forms import GuardForm
 

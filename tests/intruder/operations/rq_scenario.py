@@ -36,7 +36,7 @@ def start() -> dict[str, Any]:
     import itertools
 
     from intruder.models import Study
-    from intruder.services.attack_runs import attack_run_start
+    from intruder.risk.attack_runs import attack_run_start
     from tests.intruder import factories
     from tests.intruder.risk_fixtures import FAST_CONFIG, risk_study
 

@@ -7,8 +7,9 @@ import pytest
 from django.urls import reverse
 
 from intruder.models import AnonymizedText, Job
+from intruder.risk import attack_runs
 from intruder.selectors.llm_intruder import open_world_llm_results
-from intruder.services import attack_runs, jobs, llm_jobs
+from intruder.services import jobs, llm_jobs
 from tests.intruder.factories import logged_in, make_description, make_study, make_target
 
 pytestmark = pytest.mark.django_db

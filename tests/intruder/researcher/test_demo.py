@@ -156,9 +156,9 @@ def test_the_well_known_demo_password_logs_in_only_in_demo_mode(fake_anonymizer,
 @pytest.mark.slow  # two attack runs with the real sentence encoder
 @pytest.mark.django_db
 def test_demo_leaves_judgments_a_finished_risk_check_and_a_report(fake_anonymizer) -> None:
-    from intruder.demo.risk import run_demo_attacks
     from intruder.models import AttackRun, Judgment
-    from intruder.selectors.risk import run_report
+    from intruder.risk.demo import run_demo_attacks
+    from intruder.risk.selectors import run_report
     from tests.intruder.risk_fixtures import FAST_CONFIG
 
     report = load_demo(password="pw-demo-test", attacks=False)

@@ -6,7 +6,8 @@ import pytest
 
 from attacks.registry import get_attack
 from intruder.models import AttackResult, AttackRun, Job
-from intruder.services import attack_runs, jobs
+from intruder.risk import attack_runs
+from intruder.services import jobs
 from tests.intruder.factories import make_description, make_user
 from tests.intruder.risk_fixtures import FACTS, FAST_CONFIG, risk_study
 
@@ -274,8 +275,8 @@ def test_tria_runs_per_fold_through_the_public_attack_interface(tiny_bert_dir):
 
 
 def test_distractors_widen_the_candidates_but_never_a_texts_own_background():
-    from intruder.selectors.risk import machine_side, run_report
-    from intruder.services.attack_runs import DISTRACTOR_PREFIX, _units
+    from intruder.risk.attack_runs import DISTRACTOR_PREFIX, _units
+    from intruder.risk.selectors import machine_side, run_report
     from tests.intruder.risk_fixtures import add_judgments
 
     study = risk_study()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from intruder.services.background_uploads import (
+from intruder.risk.background_uploads import (
     BackgroundUploadError,
     parse_background_upload,
     parse_background_uploads,

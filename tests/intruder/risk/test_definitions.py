@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from intruder.analysis.risk import (
+from intruder.risk.report import (
     STRONGEST,
     build_report,
     human_outcomes,
@@ -172,7 +172,7 @@ def test_published_rates_get_a_wilson_interval_over_the_persons_texts():
 
 
 def test_predicted_human_risk_is_shown_only_at_the_calibrations_n():
-    from intruder.analysis.risk_predicted import Calibration
+    from intruder.risk.predicted import Calibration
 
     machine = results({1: True, 2: False, 3: True, 4: False, 5: True, 6: False})
     calibration = Calibration(

@@ -9,9 +9,9 @@ import json
 import pytest
 from django.urls import reverse
 
-from intruder.analysis.risk_output import pdf_text_lines
-from intruder.analysis.risk_stats import Rate
-from intruder.selectors.risk import run_report
+from intruder.risk.rendering import pdf_text_lines
+from intruder.risk.selectors import run_report
+from intruder.risk.stats import Rate
 from tests.intruder.factories import logged_in
 from tests.intruder.risk_fixtures import finished_cheap_run
 

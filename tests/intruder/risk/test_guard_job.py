@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from intruder import tasks
 from intruder.models import AnonymizedText, Job
-from intruder.services.guarding import guard_study_texts
+from intruder.risk.guarding import guard_study_texts
 from tests.intruder.factories import (
     logged_in,
     make_job,

@@ -8,7 +8,7 @@ from django.test import Client
 from django.urls import reverse
 
 from intruder.models import Job
-from intruder.services.guarding import GUARD_BATCH, guard_study_texts
+from intruder.risk.guarding import GUARD_BATCH, guard_study_texts
 from tests.intruder.factories import logged_in, make_job, make_member, make_user
 from tests.intruder.risk_fixtures import HOBBIES, study_with_guardable_texts
 

@@ -171,7 +171,7 @@ def check_predicted_human_risk_beside_the_flags(client, study, run, tmp_path, mo
     """The review page shows the pre-release estimate from the calibration nearest N = 4."""
     import math
 
-    from intruder.analysis import risk_predicted
+    from intruder.risk import predicted as risk_predicted
 
     path = tmp_path / "calibration.json"
     monkeypatch.setattr(risk_predicted, "CALIBRATION_PATH", path)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from intruder.analysis.risk import STRONGEST
-from intruder.selectors.risk import run_report
-from intruder.services import attack_runs, jobs
+from intruder.risk import attack_runs
+from intruder.risk.report import STRONGEST
+from intruder.risk.selectors import run_report
+from intruder.services import jobs
 from tests.intruder.risk_fixtures import (
     FAST_CONFIG,
     HUMAN_HITS,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from intruder.analysis.risk_stats import (
+from intruder.risk.stats import (
     MIN_PERSONS_AGREEMENT,
     MIN_PERSONS_RHO,
     MIN_TEXTS,

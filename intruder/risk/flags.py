@@ -67,17 +67,17 @@ class PredictedRisk:
 def predicted_risk(run: AttackRun | None) -> PredictedRisk | None:
     """Return the predicted human rate per group and overall for a finished risk check.
 
-    The model and its shipped calibration: `intruder/analysis/risk_predicted.py`; the
+    The model and its shipped calibration: `intruder/risk/predicted.py`; the
     calibration fitted at the candidate count nearest the run's is used, and none where no
     calibration lies within a factor 2 of it (the reason is returned instead).
     """
-    from intruder.analysis.risk import _default_human_method, machine_per_text
-    from intruder.analysis.risk_predicted import (
+    from intruder.risk.predicted import (
         load_calibration,
         predict_with_intervals,
         text_evidence,
     )
-    from intruder.selectors.risk import machine_side, run_results
+    from intruder.risk.report import _default_human_method, machine_per_text
+    from intruder.risk.selectors import machine_side, run_results
 
     if run is None or run.job is None or run.job.status != "succeeded":
         return None

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.db.models import Count
 
-from intruder.attack_methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
-from intruder.services.background_uploads import BackgroundUploadError, background_check_size
+from intruder.risk.background_uploads import BackgroundUploadError, background_check_size
+from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 
 if TYPE_CHECKING:
     from anonymize import TextAnonymizer
@@ -288,7 +288,8 @@ def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
                 ),
             )
         ]
-    from attacks.background import BackgroundRecord, cross_validation_folds
+    from attacks.background import BackgroundRecord
+    from attacks.crossval import fold_backgrounds
 
     records = [
         BackgroundRecord(
@@ -299,16 +300,13 @@ def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
         )
         for d in descriptions
     ]
-    text_of = {r.text_id: r.text for r in records}
     return [
         _Unit(
             fold=fold.index,
             description_ids=[int(i) for i in fold.test_ids],
-            background=with_distractors(
-                {key: [text_of[i] for i in ids] for key, ids in fold.background_ids.items()}, run
-            ),
+            background=with_distractors(fold.texts_by_person, run),
         )
-        for fold in cross_validation_folds(records, k=run.folds, seed=run.seed)
+        for fold in fold_backgrounds(records, k=run.folds, seed=run.seed)
     ]
 
 
@@ -423,6 +421,7 @@ def execute_attack_run(
     table, which needs every fold, so fold jobs leave it to the run's own job.
     """
     from attacks.config import AttackConfig
+    from attacks.crossval import fit_on_fold
     from attacks.prepared import PreparedTexts
     from attacks.registry import get_attack
 
@@ -476,13 +475,14 @@ def execute_attack_run(
             where = f"{name}, fold {unit.fold + 1}/{run.folds}" if unit.fold is not None else name
             progress(stored, total, f"{where}: fitting")
             curate = prepared.curates(name)
-            background = prepared.background(unit.background, curate=curate)
-            attack = None
-            if background:
-                attack = instances.get(name) or factory(name, prepared.attack_config())
-                if name in REUSABLE_ATTACKS:
-                    instances[name] = attack
-                attack.fit(background)
+            fitted = fit_on_fold(
+                prepared,
+                name,
+                unit.background,
+                factory=factory,
+                reuse=instances if name in REUSABLE_ATTACKS else None,
+            )
+            attack = fitted.fitted if fitted is not None else None
             for method, ids in pending.items():
                 chosen = texts.texts(method, ids)
                 rows = _predict_rows(

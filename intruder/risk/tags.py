@@ -7,13 +7,13 @@ from typing import Any
 from django import template
 
 from intruder.models import AnonymizedText, Study
-from intruder.selectors.risk import latest_run
-from intruder.selectors.risk_flags import (
+from intruder.risk.flags import (
     RiskFlag,
     latest_risk_check,
     predicted_risk,
     risk_flags,
 )
+from intruder.risk.selectors import latest_run
 
 register = template.Library()
 

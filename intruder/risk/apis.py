@@ -15,7 +15,7 @@ from intruder.api.access import can_edit_study, studies_visible_to
 from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
 from intruder.api.filters import IdFilter
 from intruder.models import AttackResult, AttackRun
-from intruder.services import attack_runs
+from intruder.risk import attack_runs
 
 
 class AttackRunFilter(filters.FilterSet):

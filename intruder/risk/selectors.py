@@ -9,8 +9,6 @@ import pandas as pd
 from django.db.models import Count
 
 from intruder.analysis.per_text import per_text
-from intruder.analysis.risk import RiskReport, build_report
-from intruder.attack_methods import method_label
 from intruder.models import (
     AnonymizedText,
     AttackResult,
@@ -19,6 +17,8 @@ from intruder.models import (
     Participant,
     Study,
 )
+from intruder.risk.methods import method_label
+from intruder.risk.report import RiskReport, build_report
 from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
 from intruder.selectors.llm_intruder import open_world_llm_results
 
@@ -156,7 +156,7 @@ def _background_side(run: AttackRun) -> dict[str, Any]:
 
 def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
     """Add the ladder of the study's finished report runs (each run one N) to `report`."""
-    from intruder.analysis.risk import RISK_TABLE_TITLES, open_world_table
+    from intruder.risk.report import RISK_TABLE_TITLES, open_world_table
 
     method = report.settings.get("human_method")
     runs = [run] + [
@@ -186,8 +186,8 @@ def run_report(
     """Build the human-vs-machine report of one attack run."""
     from django.conf import settings as django_settings
 
-    from intruder.analysis.risk_predicted import load_calibration
-    from intruder.analysis.risk_provenance import provenance
+    from intruder.risk.predicted import load_calibration
+    from intruder.risk.provenance import provenance
 
     study = run.study
     results = run_results(run)

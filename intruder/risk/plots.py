@@ -11,13 +11,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from intruder.analysis.risk import STRONGEST
 from intruder.rendering.plots import to_svg
+from intruder.risk.report import STRONGEST
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from intruder.analysis.risk import RiskReport
+    from intruder.risk.report import RiskReport
 
 HUMAN_COLOUR = "#dd8452"
 ATTACK_COLOURS = {

@@ -12,18 +12,19 @@ The attack runs use the cheap attacks only, so the demo stays quick to start.
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from intruder.models import AnonymizedText, Assignment, AttackRun, Judgment, Participant, Study
+from intruder.risk import attack_runs
 from intruder.scoring import score_guess
-from intruder.services import attack_runs, jobs
+from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD
 from research_data.json_lines import read_json_lines
 
-DEMO_JUDGMENTS = "judgments.jsonl"
 SIMULATED_MEDIAN_S = 70.0
 SIMULATED_SIGMA = 0.5
 SIMULATED_PAUSE_S = 8.0
@@ -41,11 +42,9 @@ def simulated_durations(pid: str, count: int) -> list[float]:
     ]
 
 
-def load_demo_judgments(study: Study) -> int:
-    """Store the invented judgments of released model texts once; return how many were new."""
-    from intruder.demo import DEMO_DIR
-
-    rows = [row for _, row in read_json_lines(DEMO_DIR / DEMO_JUDGMENTS)]
+def load_demo_judgments(study: Study, path: Path) -> int:
+    """Store the invented judgments (JSON lines at `path`) once; return how many were new."""
+    rows = [row for _, row in read_json_lines(path)]
     texts = {
         t.description.external_id: t
         for t in AnonymizedText.objects.filter(

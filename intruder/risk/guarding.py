@@ -68,20 +68,16 @@ def _units(
                 {key: [text] for key, text in (documents or {}).items()},
             )
         ]
-    from attacks.background import BackgroundRecord, cross_validation_folds
+    from attacks.background import BackgroundRecord
+    from attacks.crossval import fold_backgrounds
 
     records = [
         BackgroundRecord(str(d.id), d.target.key, str(d.writer_id) if d.writer_id else None, d.text)
         for d in descriptions
     ]
-    text_of = {r.text_id: r.text for r in records}
     return [
-        _Unit(
-            f"fold {fold.index + 1}",
-            list(fold.test_ids),
-            {key: [text_of[i] for i in ids] for key, ids in fold.background_ids.items()},
-        )
-        for fold in cross_validation_folds(records, k=min(folds, max(len(records), 2)), seed=seed)
+        _Unit(f"fold {fold.index + 1}", fold.test_ids, fold.texts_by_person)
+        for fold in fold_backgrounds(records, k=min(folds, max(len(records), 2)), seed=seed)
     ]
 
 

@@ -16,21 +16,21 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from intruder.analysis.risk import RISK_TABLE_TITLES
-from intruder.analysis.risk_output import (
+from intruder.models import AttackRun, Study
+from intruder.risk import attack_runs
+from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
+from intruder.risk.methods import method_label
+from intruder.risk.rendering import (
     pdf_bytes,
     report_context,
     standalone_html,
     summary_json,
     table_json,
 )
-from intruder.attack_methods import method_label
-from intruder.models import AttackRun, Study
+from intruder.risk.report import RISK_TABLE_TITLES
+from intruder.risk.selectors import latest_run, run_report
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.frontier import frontier_context
-from intruder.selectors.risk import latest_run, run_report
-from intruder.services import attack_runs
-from intruder.services.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.views.access import study_for
 
 

@@ -1,6 +1,6 @@
 """The human-vs-machine risk report: tables, statistics and a summary written from the numbers.
 
-Django-free: it takes tidy frames (`intruder.selectors.risk` builds them from the database,
+Django-free: it takes tidy frames (`intruder.risk.selectors` builds them from the database,
 the benchmark from its own runs).
 
 results: one row per attack result.
@@ -28,8 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from intruder.analysis.risk_rules import DEFAULT_RULE, IDENTIFIED_RULES
-from intruder.analysis.risk_stats import (
+from attacks.strongest import STRONGEST
+from intruder.risk.methods import is_baseline
+from intruder.risk.rules import DEFAULT_RULE, IDENTIFIED_RULES
+from intruder.risk.stats import (
     NOT_ENOUGH,
     Agreement,
     Correlation,
@@ -39,9 +41,7 @@ from intruder.analysis.risk_stats import (
     spearman_with_ci,
     wilson,
 )
-from intruder.attack_methods import is_baseline
 
-STRONGEST = "strongest"
 GROUP_ORDER = {"famous": 0, "semifamous": 1, "fictitious": 2}
 KEYS = {"target": ["group", "target_key", "target_name"], "group": ["group"]}
 NULL_PERMUTATIONS = 2000
@@ -82,25 +82,17 @@ def machine_per_text(results: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=[*keys, "masked_share"])
     frame = results.copy()
     frame["correct"] = frame["true_rank"] == 1
-    frame["rank_for_order"] = frame["true_rank"].fillna(np.inf)
-    frame["prob_for_order"] = frame["true_prob"].fillna(0.0)
     wide = frame.pivot(index=keys, columns="attack", values=["correct", "true_rank", "true_prob"])
     wide.columns = [f"{attack}_{value}" for value, attack in wide.columns]
     wide = wide.reset_index()
-    ordered = frame.sort_values(["rank_for_order", "prob_for_order"], ascending=[True, False])
-    best = ordered.groupby(["description_id", "method"], as_index=False).first()
-    hits = (
-        frame[frame["correct"]]
-        .groupby(["description_id", "method"])["attack"]
-        .agg(lambda a: "+".join(sorted(a)))
-        .rename(f"{STRONGEST}_attacks")
-    )
-    best = best[["description_id", "method", "true_rank", "true_prob", "masked_share"]].rename(
+    chosen, hits = _strongest(frame)
+    best = frame.loc[chosen, ["description_id", "method", "true_rank", "true_prob", "masked_share"]]
+    best = best.rename(
         columns={"true_rank": f"{STRONGEST}_true_rank", "true_prob": f"{STRONGEST}_true_prob"}
     )
     best[f"{STRONGEST}_correct"] = best[f"{STRONGEST}_true_rank"] == 1
     table = wide.merge(best, on=["description_id", "method"]).merge(
-        hits, left_on=["description_id", "method"], right_index=True, how="left"
+        hits, on=["description_id", "method"], how="left"
     )
     table[f"{STRONGEST}_attacks"] = table[f"{STRONGEST}_attacks"].fillna("")
     for attack in [*attack_names(results), STRONGEST]:
@@ -110,6 +102,49 @@ def machine_per_text(results: pd.DataFrame) -> pd.DataFrame:
     table["_order"] = table["group"].map(GROUP_ORDER).fillna(9)
     table = table.sort_values(["method", "_order", "target_name", "description_id"])
     return table.drop(columns="_order").reset_index(drop=True)
+
+
+def _strongest(frame: pd.DataFrame) -> tuple[list[Any], pd.DataFrame]:
+    """Return the rows of the strongest adversary per (description, method), and its hits.
+
+    Both come from `attacks.strongest`, the one definition the attack runs' TRIR table and
+    the `attacks` CLI use too: the attack that ranks the true person best (then the higher
+    probability of the true person), and the attacks that rank the true person first.
+    """
+    from attacks.base import Prediction
+    from attacks.strongest import reidentified_by, strongest_adversary
+
+    chosen: list[Any] = []
+    hits: list[tuple[Any, Any, str]] = []
+    columns = ["attack", "description_id", "target_key", "true_rank", "true_prob"]
+    for method, part in frame.groupby("method", sort=False):
+        row_of: dict[int, Any] = {}
+        description_of: dict[str, Any] = {}
+        by_attack: dict[str, list[Prediction]] = {}
+        for index, (attack, description, key, rank, prob) in zip(
+            part.index, part[columns].itertuples(index=False, name=None), strict=True
+        ):
+            true_rank = None if pd.isna(rank) else int(rank)
+            prediction = Prediction(
+                doc_id=str(description),
+                true_name=str(key),
+                # The stored rank is the outcome: first rank = the true person predicted.
+                predicted_name=str(key) if true_rank == 1 else "",
+                true_rank=true_rank,
+                true_prob=None if pd.isna(prob) else float(prob),
+            )
+            row_of[id(prediction)] = index
+            description_of[prediction.doc_id] = description
+            by_attack.setdefault(str(attack), []).append(prediction)
+        chosen += [row_of[id(p)] for p in strongest_adversary(by_attack)]
+        hits += [
+            (description_of[doc], method, "+".join(names))
+            for doc, names in reidentified_by(by_attack).items()
+            if names
+        ]
+    table = pd.DataFrame(hits, columns=["description_id", "method", f"{STRONGEST}_attacks"])
+    dtypes = {c: frame[c].dtype for c in ("description_id", "method")}
+    return chosen, table.astype(dtypes)
 
 
 def human_outcomes(human_texts: pd.DataFrame | None, rule: str = DEFAULT_RULE) -> pd.DataFrame:
@@ -617,7 +652,7 @@ def predicted_human_tables(
     The calibration was fitted on evidence at about `calibration.n_candidates` candidates;
     reciprocal ranks shrink as N grows, so it applies only to runs with N within a factor 2.
     """
-    from intruder.analysis.risk_predicted import predict_with_intervals, text_evidence
+    from intruder.risk.predicted import predict_with_intervals, text_evidence
 
     if calibration is None:
         return {}, "no calibration shipped"

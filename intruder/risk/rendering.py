@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 
 from intruder.analysis.report import records
-from intruder.analysis.risk import RISK_TABLE_TITLES, RiskReport
-from intruder.analysis.risk_plots import PLOT_TITLES, plain_text, risk_figures, risk_svgs
+from intruder.risk.plots import PLOT_TITLES, plain_text, risk_figures, risk_svgs
+from intruder.risk.report import RISK_TABLE_TITLES, RiskReport
 
 # Tables printed in the PDF (the long per-text ones are in the CSV/JSON files).
 PDF_TABLES = (
