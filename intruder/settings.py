@@ -232,6 +232,9 @@ INTRUDER_JOB_STALE_MINUTES = float(os.environ.get("INTRUDER_JOB_STALE_MINUTES", 
 INTRUDER_JOB_MAX_ATTEMPTS = int(os.environ.get("INTRUDER_JOB_MAX_ATTEMPTS", "3"))
 # Model folder the anonymization jobs load; empty = the shipped anonymize/models/ model.
 INTRUDER_ANONYMIZER_MODEL = os.environ.get("INTRUDER_ANONYMIZER_MODEL", "")
+# A lab's own predicted-human-risk calibration (`manage.py fit_predicted_risk`); empty: the
+# one shipped in intruder/risk/, fitted on the public Textwash study 2.
+INTRUDER_PREDICTED_CALIBRATION = os.environ.get("INTRUDER_PREDICTED_CALIBRATION", "")
 
 # REST API (intruder.api): researchers only. Token auth for scripts, session auth for the
 # browsable docs; participants are not Django users and so never authenticate here.

@@ -77,7 +77,7 @@ def predicted_risk(run: AttackRun | None) -> PredictedRisk | None:
         text_evidence,
     )
     from intruder.risk.report import _default_human_method, machine_per_text
-    from intruder.risk.selectors import machine_side, run_results
+    from intruder.risk.selectors import calibration_path, machine_side, run_results
 
     if run is None or run.job is None or run.job.status != "succeeded":
         return None
@@ -87,7 +87,7 @@ def predicted_risk(run: AttackRun | None) -> PredictedRisk | None:
     candidates = int(machine_side(run)["candidates"])
     method = _default_human_method(machine, None)
     found = PredictedRisk(method=method, candidates=candidates)
-    calibration = load_calibration(candidates=candidates)
+    calibration = load_calibration(calibration_path(), candidates=candidates)
     if calibration is None:
         found.why_not = "no calibration is shipped"
         return found

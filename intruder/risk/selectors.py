@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -238,7 +239,7 @@ def run_report(
                 "attack_results": len(results),
             },
         ),
-        calibration=load_calibration(candidates=machine["candidates"]),
+        calibration=load_calibration(calibration_path(), candidates=machine["candidates"]),
         seed=run.seed,
         kept_texts=kept_texts,
         llm_rows=(open_world_llm_results(study) or {}).get("rows"),
@@ -253,3 +254,14 @@ def run_report(
             0, f"The run is {run.job.status} ({run.job.progress_done}/{run.job.progress_total})."
         )
     return report
+
+
+def calibration_path() -> Path:
+    """Return the predicted-risk calibration the platform reads: a lab's refit
+    (`INTRUDER_PREDICTED_CALIBRATION`, `manage.py fit_predicted_risk`), else the shipped one."""
+    from django.conf import settings
+
+    from intruder.risk.predicted import CALIBRATION_PATH
+
+    configured = getattr(settings, "INTRUDER_PREDICTED_CALIBRATION", "")
+    return Path(configured) if configured else CALIBRATION_PATH
