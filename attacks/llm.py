@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attacks.base import Attack, Prediction, ProgressCallback
+from attacks.base import Attack, ProgressCallback
 from attacks.bm25 import bm25_tokens
 from attacks.config import AttackConfig
+from attacks.prediction import Prediction
 from model_runtime.guess_scoring import DEFAULT_THRESHOLD, GuessScore, score_guess
 
 if TYPE_CHECKING:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from attacks.base import Attack, Prediction, ProgressCallback, predictions_from_scores
+from attacks.base import Attack, ProgressCallback
 from attacks.config import AttackConfig
-from attacks.pretreatment import pretreat_background, pretreat_documents
+from attacks.curation import pretreat_background, pretreat_documents
+from attacks.prediction import Prediction, predictions_from_scores
 from attacks.runtime import set_seed
 from attacks.timing import StageTimer
 

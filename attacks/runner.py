@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attacks.base import Attack, EpochCallback, Prediction, ProgressCallback
+from attacks.base import Attack, EpochCallback, ProgressCallback
 from attacks.config import AttackConfig, ConfigError
 from attacks.data import TRIADataset, load_dataset
 from attacks.metrics import TRIR_KEY, trir
+from attacks.prediction import Prediction
 from attacks.registry import ATTACKS, ENDPOINT_ATTACKS, get_attack
 from attacks.runtime import is_main_process, set_seed
 from attacks.strongest import STRONGEST, reidentified_by, strongest_adversary

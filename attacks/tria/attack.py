@@ -1,6 +1,6 @@
 """TRIA (Manzanares-Salor et al., Algorithm 1): a BERT classifier over sliding windows.
 
-``TRIAAttack`` glues the stages together: pretreat B_D ∪ B_D' (``attacks.pretreatment``),
+``TRIAAttack`` glues the stages together: pretreat B_D ∪ B_D' (``attacks.curation``),
 pre-train with MLM (``attacks.tria.pretraining``), fine-tune the classifier and predict
 (``attacks.tria.finetuning``).
 """
@@ -15,17 +15,11 @@ from typing import Any
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from attacks.base import (
-    Attack,
-    EpochCallback,
-    Prediction,
-    ProgressCallback,
-    Reidentification,
-    predictions_from_scores,
-)
+from attacks.base import Attack, EpochCallback, ProgressCallback, Reidentification
 from attacks.config import AttackConfig
+from attacks.curation import pretreat_background, pretreat_documents
 from attacks.data import DocumentSet, TRIADataset
-from attacks.pretreatment import pretreat_background, pretreat_documents
+from attacks.prediction import Prediction, predictions_from_scores
 from attacks.runtime import configure_threads, is_main_process, resolve_device, set_seed
 from attacks.timing import StageTimer
 from attacks.tria.checkpoints import finetuning_checkpoint_dir
