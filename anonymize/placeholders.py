@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from anonymize.labels import UNINDEXED_CATEGORIES
 
@@ -30,6 +32,27 @@ class Span:
     category: str
     placeholder: str
     score: float
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], text: str) -> Span:
+        """Return the span a JSON object (`to_dict`'s shape) marks in the original `text`.
+
+        The span's text is cut from `text` (never trusted from the object); a missing
+        placeholder is left for `assign_placeholders`, and a missing score is a hand-made
+        span's 1.0. Malformed fields raise KeyError, TypeError or ValueError.
+        """
+        start, end = int(data["start"]), int(data["end"])
+        if not 0 <= start <= end <= len(text):
+            raise ValueError(f"span {start}-{end} outside text of length {len(text)}")
+        score = data.get("score")
+        return cls(
+            start=start,
+            end=end,
+            text=text[start:end],
+            category=str(data["category"]),
+            placeholder=str(data.get("placeholder") or ""),
+            score=1.0 if score is None else float(score),
+        )
 
     def to_dict(self) -> dict[str, object]:
         """Return the span as the JSON object of the CLI output."""

@@ -137,6 +137,8 @@ class PredictScorer(Scorer):
 
 
 SCORERS: dict[str, type[Scorer]] = {"tfidf": TFIDFScorer, "bm25": BM25Scorer}
+# The guard's default adversaries: the attacks it beats exactly, in one batch per step.
+DEFAULT_ATTACKS: tuple[str, ...] = tuple(SCORERS)
 
 
 def scorer_for(name: str, attack: Attack | PreparedAttack) -> Scorer:
