@@ -40,6 +40,14 @@ class Attack(ABC):
     """Re-identify documents by learning from named background texts."""
 
     name: ClassVar[str]
+    # Facts about the attack, read by callers from the class (`registry.attacks_where`):
+    # seconds on a CPU, so part of the pre-release risk check and the default set of a run.
+    cheap: ClassVar[bool] = False
+    # Each `fit` rebuilds all fitted state, so one instance serves every fold of a k-fold run
+    # and keeps what it loaded once (the dense encoder).
+    reusable: ClassVar[bool] = False
+    # Sends the texts to an outside endpoint (and may cost money): never in 'all'.
+    sends_texts_out: ClassVar[bool] = False
 
     def __init__(self, config: AttackConfig | None = None) -> None:
         self.config = config or AttackConfig()

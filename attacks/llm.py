@@ -129,6 +129,7 @@ class LLMAttack(Attack):
     """Closed-world LLM reader: retrieve likely candidates, let the model choose."""
 
     name = "llm"
+    sends_texts_out = True
     # The model reads the texts as written: no lemmas, no dropped stop words.
     uses_curation = False
 

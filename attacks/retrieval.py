@@ -26,6 +26,8 @@ class RetrievalAttack(Attack):
     for top-k lists, not a calibrated probability.
     """
 
+    cheap = True
+    reusable = True
     temperature: float = 1.0
     # Dense retrieval works on raw sentences; lexical retrieval profits from curation.
     uses_curation: bool = True

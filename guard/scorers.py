@@ -2,7 +2,7 @@
 
 Each scorer wraps one fitted attack and answers for many candidate maskings at once with the
 log-probability of the true person and its rank, the same softmax and tie order the attack's
-own `predict` uses (`attacks.base.predictions_from_scores`).
+own `predict` uses (`attacks.prediction.predictions_from_scores`).
 
 - TF-IDF and BM25 are exact and cheap: the curated text of every masking is rebuilt from the
   tokens' curated pieces and scored with the fitted index in one batch.

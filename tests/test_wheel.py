@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -20,6 +22,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
+# The top-level packages of pyproject.toml's packages.find, and what a copy leaves out.
+_FIND = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+PACKAGES = sorted({pattern.rstrip("*") for pattern in _FIND["find"]["include"]})
+SKIP = ("__pycache__", "*.pyc")
 # Offline: nothing is fetched, the venv's setuptools builds.
 PIP = (sys.executable, "-m", "pip", "--quiet", "--no-input", "--disable-pip-version-check")
 
@@ -64,19 +70,19 @@ print(json.dumps({
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Build the project's wheel once, offline, with the venv's own setuptools."""
+    """Build the project's wheel once, offline, with the venv's own setuptools.
+
+    The build runs on a copy of what the wheel is made from, so that setuptools' build/ and
+    egg-info folders never land in the checkout.
+    """
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, source / name)
+    for package in PACKAGES:
+        shutil.copytree(REPO / package, source / package, ignore=shutil.ignore_patterns(*SKIP))
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [
-            *PIP,
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            "--wheel-dir",
-            str(out),
-            str(REPO),
-        ],
+        [*PIP, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(out), source],
         check=True,
         capture_output=True,
         timeout=600,
