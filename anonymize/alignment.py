@@ -21,14 +21,16 @@ from wordfreq import zipf_frequency
 
 from anonymize.labels import NONE, TEXTWASH_CATEGORIES, Word, split_words
 from anonymize.names import NAME_SUFFIXES
+from anonymize.placeholders import MARKER_REGEX, category_regex
 from research_data.json_lines import read_json_lines
 
-_CATEGORY_ALTERNATION = "|".join(sorted((*TEXTWASH_CATEGORIES, "NUMERIC"), key=len, reverse=True))
+# Textwash's own categories only (no guard category, and a bare PERSON stays a word).
+_CATEGORY_ALTERNATION = category_regex((*TEXTWASH_CATEGORIES, "NUMERIC"))
 # One Textwash output token: an indexed placeholder, a bare category word (a cascade artefact),
 # an unindexed pronoun/title marker, or an ordinary word as split by `labels.WORD_PATTERN`.
 TEXTWASH_TOKEN_PATTERN = re.compile(
     rf"(?<![A-Za-z])(?P<category>{_CATEGORY_ALTERNATION})(?:_(?P<index>\d+))?"
-    r"|(?<![A-Za-z])(?P<pronoun>PRONOUN|TITLE|MR/MS)"
+    rf"|(?<![A-Za-z])(?P<pronoun>{MARKER_REGEX})"
     r"|(?P<word>[^\W\d_]+|\d+|[^\w\s]|_)",
     re.UNICODE,
 )

@@ -2,21 +2,50 @@
 
 Operators are small strategy classes picked by name from `OPERATORS`, so callers (CLI, web
 side) choose one with a string and new styles plug in without touching the anonymizer.
+The grammar of what the placeholder operator writes is read back here too
+(`PLACEHOLDER_PATTERN`), so the writer and every reader (alignment of Textwash outputs, the
+web side's analyses, leak checks and review page) share one definition.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
-from anonymize.labels import UNINDEXED_CATEGORIES
+from anonymize.labels import SPAN_CATEGORIES, UNINDEXED_CATEGORIES
 
 # Textwash writes titles as MR/MS (Mr, Mrs, Ms, Miss) or TITLE (Dr, Sir, Dame, ...), and every
 # other PRONOUN item as "PRONOUN"; none of them carries an index.
 MR_MS_WORDS = frozenset({"mr", "mrs", "ms", "miss", "mister", "missus"})
 TITLE_WORDS = frozenset(
     {"dr", "doctor", "sir", "dame", "lady", "lord", "prof", "professor", "rev", "madam", "madame"}
+)
+
+# The unindexed markers `pronoun_marker` writes for pronouns and titles.
+MARKERS: tuple[str, ...] = ("PRONOUN", "TITLE", "MR/MS")
+# Categories an indexed placeholder (CATEGORY_N) names: every span category but the unindexed
+# ones, plus the bare PERSON some Textwash outputs carry. Longest first, so that a regex
+# alternation prefers PERSON_FIRSTNAME to its prefix PERSON.
+PLACEHOLDER_CATEGORIES: tuple[str, ...] = tuple(
+    sorted({*SPAN_CATEGORIES, "PERSON"} - UNINDEXED_CATEGORIES, key=lambda c: (-len(c), c))
+)
+
+
+def category_regex(categories: tuple[str, ...] | list[str] = PLACEHOLDER_CATEGORIES) -> str:
+    """Return a regex alternation of `categories`, longest first (no prefix wins early)."""
+    return "|".join(re.escape(c) for c in sorted(categories, key=lambda c: (-len(c), c)))
+
+
+MARKER_REGEX = "|".join(re.escape(marker) for marker in MARKERS)
+# One placeholder as the writer writes it, wherever it stands (even glued to letters):
+# group `category` and `index` for CATEGORY_N, group `marker` for PRONOUN / TITLE / MR/MS.
+# Readers with other needs (bare categories, word boundaries) build on `category_regex` and
+# `MARKER_REGEX`.
+PLACEHOLDER_PATTERN = re.compile(
+    rf"(?P<category>{category_regex()})_(?P<index>\d+)|(?P<marker>{MARKER_REGEX})"
 )
 
 
@@ -30,6 +59,27 @@ class Span:
     category: str
     placeholder: str
     score: float
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], text: str) -> Span:
+        """Return the span a JSON object (`to_dict`'s shape) marks in the original `text`.
+
+        The span's text is cut from `text` (never trusted from the object); a missing
+        placeholder is left for `assign_placeholders`, and a missing score is a hand-made
+        span's 1.0. Malformed fields raise KeyError, TypeError or ValueError.
+        """
+        start, end = int(data["start"]), int(data["end"])
+        if not 0 <= start <= end <= len(text):
+            raise ValueError(f"span {start}-{end} outside text of length {len(text)}")
+        score = data.get("score")
+        return cls(
+            start=start,
+            end=end,
+            text=text[start:end],
+            category=str(data["category"]),
+            placeholder=str(data.get("placeholder") or ""),
+            score=1.0 if score is None else float(score),
+        )
 
     def to_dict(self) -> dict[str, object]:
         """Return the span as the JSON object of the CLI output."""

@@ -30,7 +30,7 @@ class ScoreRow:
 def score_rows(systems: dict[str, dict], groups: Sequence[tuple[str, str]]) -> list[ScoreRow]:
     """Return the category rows, the macro/weighted average of each (group, title), then binary.
 
-    `systems` maps a system name to its metrics (`evaluate.score_documents` output); support
+    `systems` maps a system name to its metrics (`evaluate.evaluate_documents` output); support
     is the first system's (all systems are scored on the same words).
     """
     names = list(systems)

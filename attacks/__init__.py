@@ -5,10 +5,11 @@ A plain library (no Django): ``load_dataset`` reads the reference data format,
 and ``trir`` turns predictions into the Text Re-Identification Risk.
 """
 
-from attacks.base import Attack, Prediction
+from attacks.base import Attack
 from attacks.config import AttackConfig, ConfigError
 from attacks.data import DatasetError, DocumentSet, TRIADataset, load_dataset
 from attacks.metrics import TRIRResult, trir
+from attacks.prediction import Prediction
 from attacks.registry import ATTACKS, get_attack, load_attack
 
 __all__ = [

@@ -1,4 +1,10 @@
-"""Pretreat texts with spaCy: document curation (5.3) and NER anonymization of B_D (5.4)."""
+"""Pretreat texts as every attack does, with spaCy: curation (5.3) and B_D' (5.4).
+
+Curation lemmatizes and drops stop words and special characters; B_D' is the spaCy-NER
+anonymized copy of the background knowledge B_D. Both are cached per text under
+``config.cache_dir``; ``pretreat_background`` and ``pretreat_documents`` are what an
+attack's ``fit`` and ``predict`` call.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from attacks.config import AttackConfig
 
 ProgressCallback = Callable[[str, int, int], None]
 
@@ -226,3 +234,39 @@ def anonymize_with_ner(
 ) -> list[str]:
     """Return B_D': ``texts`` with spaCy named entities replaced by their labels."""
     return _pretreat(texts, ner_anonymize_doc, NER_PIPES, cache, "ner_anonymization", progress)
+
+
+def pretreat_documents(
+    texts: Sequence[str],
+    config: AttackConfig,
+    progress: ProgressCallback | None = None,
+    curate: bool | None = None,
+) -> list[str]:
+    """Curate ``texts`` when ``curate`` (default: ``use_document_curation``) is on."""
+    if not (config.use_document_curation if curate is None else curate):
+        return list(texts)
+    placeholders_as_words = config.placeholders_as_words
+    cache = open_curation_cache(config.cache_dir, placeholders_as_words)
+    return curate_texts(texts, cache, progress, placeholders_as_words)
+
+
+def pretreat_background(
+    background: dict[str, str],
+    config: AttackConfig,
+    progress: ProgressCallback | None = None,
+    curate: bool | None = None,
+) -> tuple[list[str], list[str]]:
+    """Return the training (texts, names): B_D, plus its NER-anonymized copy B_D' if asked."""
+    names = list(background)
+    texts = [background[n] for n in names]
+    train_texts: list[str] = []
+    train_names: list[str] = []
+    if not (
+        config.anonymize_background_knowledge and config.only_use_anonymized_background_knowledge
+    ):
+        train_texts += texts
+        train_names += names
+    if config.anonymize_background_knowledge:
+        train_texts += anonymize_with_ner(texts, open_cache(config.cache_dir, "ner"), progress)
+        train_names += names
+    return pretreat_documents(train_texts, config, progress, curate), train_names

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attacks.base import Attack, Prediction, ProgressCallback
+from attacks.base import Attack, ProgressCallback
 from attacks.bm25 import bm25_tokens
 from attacks.config import AttackConfig
+from attacks.prediction import Prediction
 from model_runtime.guess_scoring import DEFAULT_THRESHOLD, GuessScore, score_guess
 
 if TYPE_CHECKING:
@@ -128,6 +129,7 @@ class LLMAttack(Attack):
     """Closed-world LLM reader: retrieve likely candidates, let the model choose."""
 
     name = "llm"
+    sends_texts_out = True
     # The model reads the texts as written: no lemmas, no dropped stop words.
     uses_curation = False
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from attacks.base import Prediction
+from attacks.prediction import Prediction
 
 # The JSON key of TRIR in final.json, results and the Django side's stored runs: the
 # reference's name for it (its Results.csv reports accuracy), kept so older files still read.

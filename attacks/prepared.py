@@ -1,4 +1,4 @@
-"""Pretreat each text once and build many backgrounds from the results (k-fold attacks).
+"""Build many k-fold backgrounds from texts pretreated once (`attacks.curation`).
 
 An attack pretreats its background inside ``fit`` (curation, and B_D': the spaCy-NER-masked
 copy). With k folds, each person's background is a different join of the same texts in
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from attacks.background import TEXT_SEPARATOR
-from attacks.base import Attack, Prediction
+from attacks.base import Attack
 from attacks.config import AttackConfig
 from attacks.curation import (
     TextCache,
@@ -31,6 +31,7 @@ from attacks.curation import (
     open_cache,
     open_curation_cache,
 )
+from attacks.prediction import Prediction
 from attacks.registry import ATTACKS, get_attack
 
 AttackFactory = Callable[[str, AttackConfig], Attack]

@@ -1,7 +1,8 @@
-"""Pick an attack by name; an attack's module is imported only when it is asked for.
+"""Pick an attack by name, and the attacks by what their classes say about themselves.
 
-TRIA's module loads torch and transformers (seconds), so listing the attacks, the CLI's
-``--help`` and the cheap attacks never import it.
+An attack's module is imported only when it is asked for; every module stays light (TRIA
+loads torch and transformers when it first fits or loads), so listing the attacks and
+reading their facts (`attacks_where`) never loads torch.
 """
 
 from __future__ import annotations
@@ -13,16 +14,15 @@ from pathlib import Path
 from attacks.base import Attack
 from attacks.config import AttackConfig
 
-# name -> "module:class"; the class's ``name`` attribute equals its key here.
+# name -> "module:class"; the class's ``name`` attribute equals its key here. The order is
+# the order of `attacks_where`: the cheap attacks first.
 ATTACK_CLASSES = {
-    "tria": "attacks.tria.attack:TRIAAttack",
-    "bm25": "attacks.bm25:BM25Attack",
     "tfidf": "attacks.tfidf:TFIDFAttack",
+    "bm25": "attacks.bm25:BM25Attack",
     "dense": "attacks.dense:DenseAttack",
+    "tria": "attacks.tria.attack:TRIAAttack",
     "llm": "attacks.llm:LLMAttack",
 }
-# Attacks that send the texts to an outside endpoint (and may cost money): never in 'all'.
-ENDPOINT_ATTACKS = frozenset({"llm"})
 
 
 class AttackRegistry(Mapping[str, type[Attack]]):
@@ -43,6 +43,13 @@ class AttackRegistry(Mapping[str, type[Attack]]):
 
 
 ATTACKS: Mapping[str, type[Attack]] = AttackRegistry(ATTACK_CLASSES)
+
+
+def attacks_where(fact: str, value: bool = True) -> tuple[str, ...]:
+    """Return the names of the attacks whose class sets `fact` ("cheap", "reusable", ...)."""
+    if not hasattr(Attack, fact):
+        raise ValueError(f"attacks state no fact {fact!r}")
+    return tuple(name for name, cls in ATTACKS.items() if getattr(cls, fact) == value)
 
 
 def get_attack(name: str, config: AttackConfig | None = None) -> Attack:

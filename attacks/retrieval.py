@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from attacks.base import Attack, Prediction, ProgressCallback, predictions_from_scores
+from attacks.base import Attack, ProgressCallback
 from attacks.config import AttackConfig
-from attacks.pretreatment import pretreat_background, pretreat_documents
+from attacks.curation import pretreat_background, pretreat_documents
+from attacks.prediction import Prediction, predictions_from_scores
 from attacks.runtime import set_seed
 from attacks.timing import StageTimer
 
@@ -25,6 +26,8 @@ class RetrievalAttack(Attack):
     for top-k lists, not a calibrated probability.
     """
 
+    cheap = True
+    reusable = True
     temperature: float = 1.0
     # Dense retrieval works on raw sentences; lexical retrieval profits from curation.
     uses_curation: bool = True

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attacks.base import Attack, EpochCallback, Prediction, ProgressCallback
+from attacks.base import Attack, EpochCallback, ProgressCallback
 from attacks.config import AttackConfig, ConfigError
 from attacks.data import TRIADataset, load_dataset
 from attacks.metrics import TRIR_KEY, trir
-from attacks.registry import ATTACKS, ENDPOINT_ATTACKS, get_attack
+from attacks.prediction import Prediction
+from attacks.registry import ATTACKS, attacks_where, get_attack
 from attacks.runtime import is_main_process, set_seed
 from attacks.strongest import STRONGEST, reidentified_by, strongest_adversary
 from csv_safe import SafeWriter
@@ -143,8 +144,8 @@ def attack_names(spec: str) -> list[str]:
     """Return the attacks named by ``spec``: one name, a comma list, or 'all' (cheap first)."""
     if spec == ALL_ATTACKS:
         # The cheap attacks first, so their results are on disk before TRIA's long training.
-        local = [name for name in ATTACKS if name not in ENDPOINT_ATTACKS]
-        return sorted(local, key=lambda name: (name == "tria", name))
+        local = attacks_where("sends_texts_out", False)
+        return sorted(local, key=lambda name: (not ATTACKS[name].cheap, name))
     names = [part.strip() for part in spec.split(",") if part.strip()]
     unknown = [name for name in names if name not in ATTACKS]
     if unknown or not names:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from attacks.base import Prediction
+from attacks.prediction import Prediction
 
 STRONGEST = "strongest"
 

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from attacks import AttackConfig, load_dataset  # noqa: E402
-from attacks.pretreatment import pretreat_background, pretreat_documents  # noqa: E402
+from attacks.curation import pretreat_background, pretreat_documents  # noqa: E402
 from attacks.runtime import configure_threads, resolve_device, set_seed  # noqa: E402
 from attacks.timing import StageTimer  # noqa: E402
 from attacks.tria.checkpoints import pretraining_cache_dir  # noqa: E402

@@ -14,8 +14,10 @@ from guard.greedy import (
     guard_document,
     guard_texts,
 )
+from guard.scorers import DEFAULT_ATTACKS
 
 __all__ = [
+    "DEFAULT_ATTACKS",
     "GuardConfig",
     "GuardItem",
     "GuardResult",

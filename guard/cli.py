@@ -16,11 +16,12 @@ from typing import TextIO
 from anonymize import Span
 from anonymize.labels import SPAN_CATEGORIES
 from attacks.background import TEXT_SEPARATOR, background_row
+from guard.greedy import GuardConfig
+from guard.scorers import DEFAULT_ATTACKS
 from model_runtime.cli_progress import counting_bar, progress_wanted, silence_library_bars
 from research_data.json_lines import json_lines
 
 EXIT_BAD_INPUT = 2
-DEFAULT_ATTACKS = "tfidf,bm25"
 GUARD_EXAMPLE = """example:
   python -m guard guard --input texts.jsonl --background docs/examples/background.jsonl \\
       --k 5 --attacks tfidf,bm25 --output guarded.jsonl
@@ -78,7 +79,8 @@ def _spans_of(record: dict, number: int, name: str) -> list[Span] | None:
             raise GuardInputError(f"{where}: {start}-{end} outside the text ({len(text)} chars)")
         if category not in SPAN_CATEGORIES:
             raise GuardInputError(f"{where}: unknown category {category!r}")
-        spans.append(Span(start, end, text[start:end], category, "", 1.0))
+        # Full confidence and no placeholder, whatever the row says: hand-given spans.
+        spans.append(Span.from_dict({"start": start, "end": end, "category": category}, text))
     return spans
 
 
@@ -102,7 +104,7 @@ def load_background(path: Path) -> dict[str, str]:
 
 def command_guard(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """Guard every input text and write one JSON line per text."""
-    from guard.greedy import GuardConfig, GuardItem, fit_attacks, guard_texts
+    from guard.greedy import GuardItem, fit_attacks, guard_texts
 
     names = [n.strip() for n in args.attacks.split(",") if n.strip()]
     try:
@@ -206,19 +208,19 @@ def build_parser() -> argparse.ArgumentParser:
     guard.add_argument(
         "--k",
         type=int,
-        default=5,
+        default=GuardConfig.k,
         help="stop once every attack ranks the true person k-th or worse (at most the "
         "number of candidates)",
     )
     guard.add_argument(
         "--attacks",
-        default=DEFAULT_ATTACKS,
+        default=",".join(DEFAULT_ATTACKS),
         help="comma list of tfidf, bm25 (exact), dense, tria (leave-one-out on a shortlist)",
     )
     guard.add_argument(
         "--budget",
         type=float,
-        default=0.3,
+        default=GuardConfig.budget,
         help="most words the guard may mask per text, as a share of its words (flagged beyond)",
     )
     guard.add_argument("--no-phrases", action="store_true", help="mask single words only")

@@ -2,7 +2,7 @@
 
 Each scorer wraps one fitted attack and answers for many candidate maskings at once with the
 log-probability of the true person and its rank, the same softmax and tie order the attack's
-own `predict` uses (`attacks.base.predictions_from_scores`).
+own `predict` uses (`attacks.prediction.predictions_from_scores`).
 
 - TF-IDF and BM25 are exact and cheap: the curated text of every masking is rebuilt from the
   tokens' curated pieces and scored with the fitted index in one batch.
@@ -137,6 +137,8 @@ class PredictScorer(Scorer):
 
 
 SCORERS: dict[str, type[Scorer]] = {"tfidf": TFIDFScorer, "bm25": BM25Scorer}
+# The guard's default adversaries: the attacks it beats exactly, in one batch per step.
+DEFAULT_ATTACKS: tuple[str, ...] = tuple(SCORERS)
 
 
 def scorer_for(name: str, attack: Attack | PreparedAttack) -> Scorer:

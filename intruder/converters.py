@@ -1,4 +1,4 @@
-"""URL converters: database ids that fit a 64-bit integer column."""
+"""URL converters: database ids of the length a 64-bit integer column can hold."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from __future__ import annotations
 class DatabaseIdConverter:
     """Match a row id of at most 18 digits (always below 2**63).
 
-    Django's `int` converter accepts any length, and a larger id makes the database
-    lookup overflow (a 500 on SQLite and PostgreSQL) instead of answering 404.
+    Since Django 5.0 an out-of-range integer lookup matches nothing, so `int` would answer
+    404 too; the bound keeps the URL pattern honest (no row has a longer id) and answers
+    before a view or the database sees the value.
     """
 
     regex = "[0-9]{1,18}"

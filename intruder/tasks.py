@@ -113,6 +113,7 @@ def annotation_suggestions(job: Job, progress: Progress) -> dict[str, Any]:
 @register_task("guard_study")
 def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Mask the study's unreleased model anonymizations until the attacks rank the person >= k."""
+    from guard import DEFAULT_ATTACKS, GuardConfig
     from intruder.risk.guarding import guard_study_texts
 
     if job.study is None:
@@ -121,9 +122,9 @@ def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
     return guard_study_texts(
         study=job.study,
         progress=progress,
-        k=int(params.get("k", 5)),
-        attacks=tuple(params.get("attacks", ("tfidf", "bm25"))),
-        budget=float(params.get("budget", 0.3)),
+        k=int(params.get("k", GuardConfig.k)),
+        attacks=tuple(params.get("attacks", DEFAULT_ATTACKS)),
+        budget=float(params.get("budget", GuardConfig.budget)),
         background=str(params.get("background", "cross_validated")),
         background_documents=params.get("background_documents") or None,
         folds=int(params.get("folds", 5)),

@@ -35,11 +35,40 @@ def test_analyses_recognise_every_placeholder_the_anonymizer_writes():
     from anonymize.labels import SPAN_CATEGORIES, UNINDEXED_CATEGORIES
     from intruder.analysis.text import PLACEHOLDER_CATEGORIES, PLACEHOLDER_PATTERN
 
+    assert PLACEHOLDER_CATEGORIES is placeholders.PLACEHOLDER_CATEGORIES
     written = set(SPAN_CATEGORIES) - UNINDEXED_CATEGORIES
     assert written <= set(PLACEHOLDER_CATEGORIES)
     for category in written:
         match = PLACEHOLDER_PATTERN.search(f"met {category}_2 there")
         assert match and match.group("category") == category
+
+
+def test_every_reader_finds_each_placeholder_the_writer_writes():
+    """The placeholder grammar has one home: what `render` writes, every reader reads back."""
+    from anonymize import Span, render
+    from anonymize.alignment import tokenize_textwash
+    from intruder.analysis.text import placeholder_spans
+    from intruder.views.researcher.review import PLACEHOLDER_PATTERN as REVIEW_PATTERN
+
+    text = "Mrs Ada Byron was born in London in 1815; she wrote notes."
+    items = [("Mrs", "PRONOUN"), ("Ada", "PERSON_FIRSTNAME"), ("Byron", "PERSON_LASTNAME")]
+    items += [("London", "LOCATION"), ("1815", "DATE"), ("she", "PRONOUN")]
+    items += [("notes", "REIDENTIFYING")]
+    spans = [
+        Span(text.index(word), text.index(word) + len(word), word, category, "", 1.0)
+        for word, category in items
+    ]
+    anonymized = render(text, spans)
+    written = [
+        "MR/MS", "PERSON_FIRSTNAME_1", "PERSON_LASTNAME_1", "LOCATION_1", "DATE_1", "PRONOUN",
+        "REIDENTIFYING_1",
+    ]  # fmt: skip
+    assert [m.group() for m in placeholders.PLACEHOLDER_PATTERN.finditer(anonymized)] == written
+    assert [m.group() for m in leak_checks.PLACEHOLDER.finditer(anonymized)] == written
+    assert [m.group() for m in REVIEW_PATTERN.finditer(anonymized)] == written
+    assert [anonymized[s:e] for s, e, _ in placeholder_spans(anonymized)] == written
+    textwash = [t.text for t in tokenize_textwash(anonymized) if t.category]
+    assert textwash == [w for w in written if not w.startswith("REIDENTIFYING")]
 
 
 def test_one_spacy_pipeline_name_everywhere():

@@ -381,13 +381,6 @@ def doccano_lines(documents: Iterable[AnnotatedDocument]) -> list[dict]:
     return lines
 
 
-def write_doccano(documents: Iterable[AnnotatedDocument], path: Path) -> None:
-    """Write doccano JSONL."""
-    with path.open("w", encoding="utf-8") as sink:
-        for line in doccano_lines(documents):
-            sink.write(json.dumps(line, ensure_ascii=False) + "\n")
-
-
 def _doccano_mentions(record: dict, line: int, annotator: str, doc_id: str) -> list[Mention]:
     text = record["text"]
     raw = record.get("entities", record.get("label", []))

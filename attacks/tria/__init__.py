@@ -1,7 +1,7 @@
 """TRIA: a BERT classifier over sliding windows, pre-trained on and fine-tuned to B_D ∪ B_D'.
 
 One module per stage (Algorithm 1, Sects. 5.3-5.5 of Manzanares-Salor et al.); the texts'
-pretreatment is shared with every attack (``attacks.pretreatment``):
+pretreatment is shared with every attack (``attacks.curation``):
 
 - ``model``: the base checkpoint, the autocast precision and the training attention kernel;
 - ``checkpoints``: content-keyed folders for pre-trained models and resumable runs;

@@ -1,6 +1,6 @@
 """TRIA (Manzanares-Salor et al., Algorithm 1): a BERT classifier over sliding windows.
 
-``TRIAAttack`` glues the stages together: pretreat B_D ∪ B_D' (``attacks.pretreatment``),
+``TRIAAttack`` glues the stages together: pretreat B_D ∪ B_D' (``attacks.curation``),
 pre-train with MLM (``attacks.tria.pretraining``), fine-tune the classifier and predict
 (``attacks.tria.finetuning``).
 """
@@ -10,37 +10,21 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-from attacks.base import (
-    Attack,
-    EpochCallback,
-    Prediction,
-    ProgressCallback,
-    Reidentification,
-    predictions_from_scores,
-)
+from attacks.base import Attack, EpochCallback, ProgressCallback, Reidentification
 from attacks.config import AttackConfig
+from attacks.curation import pretreat_background, pretreat_documents
 from attacks.data import DocumentSet, TRIADataset
-from attacks.pretreatment import pretreat_background, pretreat_documents
+from attacks.prediction import Prediction, predictions_from_scores
 from attacks.runtime import configure_threads, is_main_process, resolve_device, set_seed
 from attacks.timing import StageTimer
-from attacks.tria.checkpoints import finetuning_checkpoint_dir
-from attacks.tria.finetuning import (
-    EvalSet,
-    FinetuneResult,
-    document_logits,
-    finetune_classifier,
-    predict_window_logits,
-    prediction_trainer,
-)
-from attacks.tria.model import autocast_dtype, resolve_base_model, training_attention
-from attacks.tria.pretraining import pretrain_mlm
-from attacks.tria.trainer import fused_adamw_available
 from attacks.windows import Windows, make_windows
+
+if TYPE_CHECKING:
+    import torch
+
+    from attacks.tria.finetuning import EvalSet, FinetuneResult
 
 MODEL_SUBDIR = "model"
 
@@ -66,6 +50,8 @@ class TRIAAttack(Attack):
         self, sets: dict[str, DocumentSet], progress: ProgressCallback | None
     ) -> dict[str, EvalSet]:
         """Pretreat and window the evaluation sets once, before training."""
+        from attacks.tria.finetuning import EvalSet
+
         column_of = []
         all_texts = []
         for column, documents in sets.items():
@@ -99,6 +85,15 @@ class TRIAAttack(Attack):
         ``dev_set`` picks the best epoch (early stopping); ``monitor_sets`` (column -> documents)
         are scored after every epoch to give TRIR per method per epoch.
         """
+        # torch and transformers load here, on first use, not when the class is looked up.
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        from attacks.tria.checkpoints import finetuning_checkpoint_dir
+        from attacks.tria.finetuning import finetune_classifier
+        from attacks.tria.model import autocast_dtype, resolve_base_model, training_attention
+        from attacks.tria.pretraining import pretrain_mlm
+        from attacks.tria.trainer import fused_adamw_available
+
         config = self.config
         set_seed(config.seed)
         timer = StageTimer(self.stats)
@@ -215,6 +210,12 @@ class TRIAAttack(Attack):
         progress: ProgressCallback | None = None,
     ) -> list[Prediction]:
         """Pretreat, window and classify each document; sum its window logits."""
+        from attacks.tria.finetuning import (
+            document_logits,
+            predict_window_logits,
+            prediction_trainer,
+        )
+
         if self.model is None:
             raise RuntimeError("fit or load the attack before predicting")
         doc_ids = list(documents)
@@ -244,6 +245,8 @@ class TRIAAttack(Attack):
     @classmethod
     def load(cls, directory: str | Path) -> TRIAAttack:
         """Load a TRIA attack saved by ``save``."""
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
         directory = Path(directory)
         attack = cls._restore(directory)
         configure_threads(attack.config.num_threads)

@@ -17,8 +17,9 @@ import numpy as np
 import torch
 from transformers import DataCollatorWithPadding, EarlyStoppingCallback, Trainer
 
-from attacks.base import Prediction, ProgressCallback, predictions_from_scores
+from attacks.base import ProgressCallback
 from attacks.config import AttackConfig
+from attacks.prediction import Prediction, predictions_from_scores
 from attacks.runtime import is_main_process, set_seed, wait_for_everyone
 from attacks.timing import StageTimer
 from attacks.tria.checkpoints import resume_checkpoint

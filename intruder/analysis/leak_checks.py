@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from anonymize.names import NON_IDENTIFYING_NAME_WORDS
-from intruder.analysis.text import PLACEHOLDER_CATEGORIES
+from anonymize.placeholders import PLACEHOLDER_PATTERN
 
 # A placeholder wherever it stands, even glued to letters (the analyses' own pattern refuses
 # to match inside words, which is exactly what this check must see).
-PLACEHOLDER = re.compile(rf"(?:{'|'.join(PLACEHOLDER_CATEGORIES)})_\d+|PRONOUN|TITLE|MR/MS")
+PLACEHOLDER = PLACEHOLDER_PATTERN
 # Suffixes a number keeps outside its NUMERIC placeholder, as Textwash writes them.
 NUMBER_SUFFIXES = frozenset(
     {"st", "nd", "rd", "th", "s", "ft", "in", "cm", "mm", "m", "km", "kg", "lb", "lbs", "k"}

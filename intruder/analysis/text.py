@@ -5,21 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from anonymize.labels import GUARD_CATEGORY, TEXTWASH_CATEGORIES
+from anonymize.placeholders import MARKER_REGEX, PLACEHOLDER_CATEGORIES, category_regex
 
-# Textwash's categories (paper, section 2.5), the rule-like NUMERIC, the risk guard's
-# category and the bare PERSON some Textwash outputs carry; longest first so that
-# PERSON_FIRSTNAME wins over its prefix PERSON.
-PLACEHOLDER_CATEGORIES: tuple[str, ...] = tuple(
-    sorted({*TEXTWASH_CATEGORIES, "NUMERIC", GUARD_CATEGORY, "PERSON"}, key=len, reverse=True)
-)
-_CATEGORY = "|".join(PLACEHOLDER_CATEGORIES)
+_CATEGORY = category_regex(PLACEHOLDER_CATEGORIES)
 # What anonymizers write instead of PSI: CATEGORY_N or a bare CATEGORY (Textwash and the
 # `anonymize` package), PRONOUN / TITLE / MR/MS markers, "[CATEGORY]" (category operator),
 # "***" (redact operator) and the paper's lower-case "[firstname1]" illustration style.
 PLACEHOLDER_PATTERN = re.compile(
     rf"(?<![A-Za-z])\[?(?P<category>{_CATEGORY})(?:_\d+)?\]?(?![A-Z])"
-    r"|(?<![A-Za-z])(?P<marker>PRONOUN|TITLE|MR/MS)(?![A-Za-z])"
+    rf"|(?<![A-Za-z])(?P<marker>{MARKER_REGEX})(?![A-Za-z])"
     r"|(?P<redacted>\*\*\*)"
     r"|\[(?P<bracketed>[a-z]+)\d*\]"
 )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.db.models import Count
 
+from attacks.registry import attacks_where
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
 from intruder.risk.background_uploads import BackgroundUploadError, background_check_size
 from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
@@ -34,7 +35,8 @@ from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, metho
 if TYPE_CHECKING:
     from anonymize import TextAnonymizer
 
-CHEAP_ATTACKS: tuple[str, ...] = ("tfidf", "bm25", "dense")
+# Facts about the attacks come from their classes (`attacks.base.Attack`).
+CHEAP_ATTACKS: tuple[str, ...] = attacks_where("cheap")
 # "llm" sends the texts to the LLM endpoint of the environment (intruder.services.llm_jobs).
 ALL_ATTACKS: tuple[str, ...] = ("tria", *CHEAP_ATTACKS, "llm")
 # Beside the model's own threshold, one stricter and one looser anonymization.
@@ -45,9 +47,8 @@ JOB_KIND = "attack_study"
 # run (the `attack_study` job runs the folds no other worker took and waits for the rest).
 FOLD_JOB_KIND = "attack_fold"
 _ACTIVE_OR_DONE = frozenset({Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.SUCCEEDED})
-# Retrieval attacks rebuild their index in every fit, so one instance serves every fold and
-# keeps what it loaded (the dense encoder); TRIA gets a fresh instance per fold.
-REUSABLE_ATTACKS = frozenset(CHEAP_ATTACKS)
+# One instance serves every fold where its class says so; TRIA gets a fresh one per fold.
+REUSABLE_ATTACKS = frozenset(attacks_where("reusable"))
 
 # Config keys that name files and folders on the server: set by operators (CLI, benchmark),
 # never by an API client.

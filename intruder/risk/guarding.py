@@ -16,26 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from guard import DEFAULT_ATTACKS, GuardConfig
 from intruder.models import AnonymizedText, Study
 from intruder.services.anonymization import MODEL_METHOD, span_to_dict
 from intruder.services.review import StaleRevisionError, anonymized_text_set_spans
-
-
-def _span_objects(spans: Sequence[dict[str, Any]], original: str) -> list[Any]:
-    from anonymize import Span
-
-    return [
-        Span(
-            int(s["start"]),
-            int(s["end"]),
-            original[int(s["start"]) : int(s["end"])],
-            str(s["category"]),
-            "",
-            1.0 if s.get("score") is None else float(s["score"]),
-        )
-        for s in spans
-    ]
-
 
 # Texts guarded per batch: each batch's spans are stored and its rows published before the
 # next starts, so the review page fills in while the job runs and a crash loses one batch.
@@ -85,9 +69,9 @@ def guard_study_texts(
     *,
     study: Study,
     progress: Callable[..., None],
-    k: int = 5,
-    attacks: Sequence[str] = ("tfidf", "bm25"),
-    budget: float = 0.3,
+    k: int = GuardConfig.k,
+    attacks: Sequence[str] = DEFAULT_ATTACKS,
+    budget: float = GuardConfig.budget,
     background: str = "cross_validated",
     background_documents: dict[str, str] | None = None,
     folds: int = 5,
@@ -102,8 +86,9 @@ def guard_study_texts(
     polls it). A retry simply runs again: texts guarded before start from their stored spans,
     already rank >= k, and are left unchanged.
     """
+    from anonymize import Span
     from anonymize.labels import GUARD_CATEGORY
-    from guard import GuardConfig, GuardItem, fit_attacks, guard_texts
+    from guard import GuardItem, fit_attacks, guard_texts
     from guard.residual import residual_words
 
     if background not in BACKGROUNDS:
@@ -166,7 +151,7 @@ def guard_study_texts(
                     str(t.pk),
                     t.description.text,
                     t.description.target.key,
-                    _span_objects(t.spans, t.description.text),
+                    [Span.from_dict(s, t.description.text) for s in t.spans],
                 )
                 for t in batch
             ]

@@ -76,17 +76,7 @@ def render_spans(original: str, spans: Sequence[dict[str, Any]]) -> tuple[str, l
     from anonymize import Span, render
     from anonymize.placeholders import assign_placeholders
 
-    span_objects = [
-        Span(
-            start=s["start"],
-            end=s["end"],
-            text=original[s["start"] : s["end"]],
-            category=s["category"],
-            placeholder=s.get("placeholder", ""),
-            score=1.0 if s.get("score") is None else float(s["score"]),
-        )
-        for s in spans
-    ]
+    span_objects = [Span.from_dict(s, original) for s in spans]
     rendered = render(original, span_objects)
     return rendered, [span_to_dict(s) for s in assign_placeholders(span_objects)]
 

@@ -121,3 +121,28 @@ def test_unknown_operator_is_named_in_the_error():
 )
 def test_pronoun_items_render_as_textwash_markers(word, marker):
     assert pronoun_marker(word) == marker
+
+
+def test_span_from_dict_round_trips_to_dict_and_cuts_its_text_from_the_original():
+    text = "Anna lives in Oslo."
+    span = Span(14, 18, "Oslo", "LOCATION", "LOCATION_1", 0.9)
+    assert Span.from_dict(span.to_dict(), text) == span
+    # The object's own text is never trusted; a hand-made span has no placeholder yet.
+    assert Span.from_dict({"start": 0, "end": 4, "category": "X", "text": "?"}, text) == Span(
+        0, 4, "Anna", "X", "", 1.0
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        ({"start": 0, "end": 99, "category": "DATE"}, ValueError),
+        ({"start": 5, "end": 2, "category": "DATE"}, ValueError),
+        ({"start": "x", "end": 2, "category": "DATE"}, ValueError),
+        ({"end": 2, "category": "DATE"}, KeyError),
+        ({"start": None, "end": 2, "category": "DATE"}, TypeError),
+    ],
+)
+def test_span_from_dict_refuses_malformed_objects(data, error):
+    with pytest.raises(error):
+        Span.from_dict(data, "Anna lives in Oslo.")

@@ -92,10 +92,11 @@ def test_curation_written_before_the_placeholder_rule_is_never_served(tmp_path):
 def test_every_placeholder_the_anonymizer_writes_is_recognised():
     """attacks may not import anonymize: this keeps its label list from drifting."""
     from anonymize.labels import SPAN_CATEGORIES
-    from anonymize.placeholders import pronoun_marker
+    from anonymize.placeholders import MARKERS, PLACEHOLDER_CATEGORIES, pronoun_marker
 
-    for category in SPAN_CATEGORIES:
+    for category in (*SPAN_CATEGORIES, *PLACEHOLDER_CATEGORIES):
         assert is_placeholder(category) and is_placeholder(f"{category}_12")
     for word in ("she", "Dr", "Mrs"):
         assert all(is_placeholder(part) for part in pronoun_marker(word).split("/"))
+    assert all(is_placeholder(part) for marker in MARKERS for part in marker.split("/"))
     assert not any(is_placeholder(word) for word in ("USA", "Person", "pronoun", "I", "_X"))

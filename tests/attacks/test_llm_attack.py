@@ -177,7 +177,7 @@ def test_the_llm_attack_saves_and_loads(tmp_path):
 
 
 def test_strongest_adversary_takes_the_llm_prediction_where_it_ranks_best():
-    from attacks.base import Prediction
+    from attacks.prediction import Prediction
 
     bm25 = [Prediction("d", "A", "B", 2, 0.4, [])]
     llm = [Prediction("d", "A", "A", 1, 0.9, [])]

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from attacks import AttackConfig, get_attack, load_attack, load_dataset, trir
-from attacks.base import Prediction
 from attacks.cli import main as cli_main
 from attacks.config import ConfigError
 from attacks.metrics import TRIRResult
+from attacks.prediction import Prediction
 from attacks.runner import attack_names
 from tests.attacks.builders import PEOPLE
 

@@ -1,7 +1,7 @@
 """The strongest adversary counts a document as re-identified when any attack ranks it first."""
 
-from attacks.base import Prediction
 from attacks.metrics import trir
+from attacks.prediction import Prediction
 from attacks.strongest import reidentified_by, strongest_adversary
 
 

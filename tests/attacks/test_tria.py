@@ -10,7 +10,7 @@ import torch
 
 from attacks import AttackConfig, get_attack, load_attack, load_dataset, trir
 from attacks.cli import main as cli_main
-from attacks.pretreatment import pretreat_background
+from attacks.curation import pretreat_background
 from attacks.runner import run_attack, write_outputs
 from attacks.tria.model import training_attention
 from attacks.windows import split_sentences

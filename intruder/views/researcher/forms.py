@@ -15,6 +15,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
+from guard import GuardConfig
 from intruder.models import (
     TELEMETRY_SIGNALS,
     AttackRun,
@@ -271,8 +272,8 @@ class GuardForm(forms.Form):
     The background options are the risk report's attack runs' (`AttackRunForm`).
     """
 
-    k = forms.IntegerField(min_value=2, max_value=1000, initial=5)
-    budget = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.3)
+    k = forms.IntegerField(min_value=2, max_value=1000, initial=GuardConfig.k)
+    budget = forms.FloatField(min_value=0.01, max_value=1.0, initial=GuardConfig.budget)
     background = forms.ChoiceField(
         choices=AttackRun.Background.choices,
         initial=AttackRun.Background.CROSS_VALIDATED,

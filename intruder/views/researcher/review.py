@@ -21,6 +21,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from anonymize import placeholders
 from intruder.analysis.leak_checks import (
     BLOCKING_KINDS,
     LeakFinding,
@@ -36,7 +37,8 @@ from intruder.views.access import study_for
 from intruder.views.researcher.forms import GuardForm
 
 REVIEW_PAGE_SIZE = 50
-PLACEHOLDER_PATTERN = re.compile(r"\b(?:[A-Z]+(?:_[A-Z]+)*_\d+|PRONOUN|MR/MS|TITLE)\b")
+# The writer's placeholders as whole words (`anonymize.placeholders`).
+PLACEHOLDER_PATTERN = re.compile(rf"\b(?:{placeholders.PLACEHOLDER_PATTERN.pattern})\b")
 
 
 REVIEW_FILTERS = (

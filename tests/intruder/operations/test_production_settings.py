@@ -121,7 +121,7 @@ def test_pages_carry_a_content_security_policy_that_runs_only_the_sites_scripts(
     assert "https://app.prolific.com" in policy  # "Finish" redirects there from a form
 
 
-TEMPLATES = REPO / "templates"
+TEMPLATES = REPO / "intruder" / "templates"
 
 
 @pytest.mark.parametrize("template", sorted(TEMPLATES.rglob("*.html")), ids=lambda p: p.name)
