@@ -645,7 +645,18 @@ class Job(models.Model):
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
 
-    kind = models.CharField(max_length=50)
+    class Kind(models.TextChoices):
+        """Every kind of background job; `intruder.tasks` registers one runner for each."""
+
+        ANONYMIZE_STUDY = "anonymize_study", "Anonymize a study"
+        CONSTRUCT_LOSS = "construct_loss", "Construct loss"
+        ATTACK_STUDY = "attack_study", "Attack run"
+        ATTACK_FOLD = "attack_fold", "One fold of an attack run"
+        ANNOTATION_SUGGESTIONS = "annotation_suggestions", "Annotation suggestions"
+        GUARD_STUDY = "guard_study", "Guard a study's texts"
+        LLM_INTRUDER_STUDY = "llm_intruder_study", "Open-world LLM intruder"
+
+    kind = models.CharField(max_length=50, choices=Kind.choices)
     study = models.ForeignKey(
         Study, on_delete=models.CASCADE, null=True, blank=True, related_name="jobs"
     )

@@ -39,11 +39,12 @@ from intruder.annotation.models import (
     Task,
 )
 from intruder.annotation.selectors import task_state
-from intruder.models import AnonymizedText, Description, Study
+from intruder.models import AnonymizedText, Description, Job, Study
 from intruder.selectors.linked import (
     pid_in_project_linked_study,
     studies_linked_to_project,
 )
+from intruder.services.jobs import ACTIVE_STATUSES, job_enqueue
 from intruder.services.participants import (
     EnrolmentRefused,
     new_enrolment_check,
@@ -200,31 +201,24 @@ def documents_add_from_study(
     )
 
 
-SUGGESTIONS_JOB = "annotation_suggestions"
-
-
 def suggestions_job_start(*, project: Project, user: Any) -> tuple[Any, bool]:
     """Queue the suggestions of the project's new texts unless a job is at it; (job, created).
 
     The anonymizer runs in the worker, never in the request: a 20 MB upload is minutes of
     model time.
     """
-    from intruder.models import Job
-    from intruder.services.jobs import ACTIVE_STATUSES, job_enqueue
-
     active = suggestions_job_latest(project=project, active_only=True)
     if active is not None:
         return active, False
-    job = job_enqueue(kind=SUGGESTIONS_JOB, params={"project": project.pk}, created_by=user)
+    job = job_enqueue(
+        kind=Job.Kind.ANNOTATION_SUGGESTIONS, params={"project": project.pk}, created_by=user
+    )
     return Job.objects.filter(pk=job.pk, status__in=ACTIVE_STATUSES).first() or job, True
 
 
 def suggestions_job_latest(*, project: Project, active_only: bool = False) -> Any:
     """Return the project's newest suggestions job (or its active one), or None."""
-    from intruder.models import Job
-    from intruder.services.jobs import ACTIVE_STATUSES
-
-    jobs = Job.objects.filter(kind=SUGGESTIONS_JOB, params__project=project.pk)
+    jobs = Job.objects.filter(kind=Job.Kind.ANNOTATION_SUGGESTIONS, params__project=project.pk)
     if active_only:
         jobs = jobs.filter(status__in=ACTIVE_STATUSES)
     return jobs.order_by("-created_at", "-id").first()

@@ -8,6 +8,11 @@ Two backends, chosen by configuration alone (`settings.INTRUDER_JOB_BACKEND`):
 - "rq": `job_enqueue` also pushes the job id onto a Redis queue (RQ), and `run_worker` serves
   that queue from any number of hosts. RQ is imported only when chosen.
 
+The registry of job kinds lives here too: `intruder.tasks` registers one runner per
+`Job.Kind` (imported when the app is ready), and each kind has a start service beside the
+work it does (`anonymization_job_start`, `attack_run_start`, ...), so imports point one way:
+views -> start services -> this queue, and tasks -> services -> this queue; never back.
+
 The Job row stays the source of truth in both: status, progress, error and attempts live
 there, and `job_execute` claims the row atomically, so a job is never run twice at once.
 Job functions write their results incrementally, so a crashed or failed job that is retried
@@ -41,6 +46,12 @@ from intruder.models import Job, Study
 
 logger = logging.getLogger(__name__)
 
+Progress = Callable[..., None]
+TaskFunction = Callable[[Job, Progress], dict[str, Any] | None]
+
+# kind -> function(job, progress) -> result summary; filled by `intruder.tasks`.
+TASKS: dict[str, TaskFunction] = {}
+
 
 # A worker draining the queue (--once) gives up after this many database errors in a row;
 # the long-running worker never does.
@@ -72,6 +83,28 @@ ACTIVE_STATUSES = (Job.Status.QUEUED, Job.Status.RUNNING)
 
 class ImproperlyConfiguredBackend(Exception):
     """INTRUDER_JOB_BACKEND names no known backend."""
+
+
+class UnknownTaskError(KeyError):
+    """No job function is registered under this kind."""
+
+
+def register_task(kind: str) -> Callable[[TaskFunction], TaskFunction]:
+    """Register the decorated function as the runner of jobs of `kind`."""
+
+    def decorator(function: TaskFunction) -> TaskFunction:
+        TASKS[kind] = function
+        return function
+
+    return decorator
+
+
+def get_task(kind: str) -> TaskFunction:
+    """Return the function registered for `kind`."""
+    try:
+        return TASKS[kind]
+    except KeyError:
+        raise UnknownTaskError(f"no job kind {kind!r}; known: {sorted(TASKS)}") from None
 
 
 def worker_name() -> str:
@@ -133,11 +166,10 @@ def job_enqueue(
     Raises JobAlreadyActive when the study has a queued or running job of this kind (the
     database refuses a second one, so a double click cannot queue the same work twice).
     """
-    from intruder.tasks import get_task
-
     get_task(kind)  # unknown kinds fail here, not later in a worker
     job = Job(kind=kind, study=study, params=params or {}, created_by=created_by)
-    job.full_clean(validate_constraints=False)
+    # The registry, just asked, is the list of kinds that can run (tests add their own).
+    job.full_clean(exclude=["kind"], validate_constraints=False)
     try:
         with transaction.atomic():
             job.save()
@@ -146,6 +178,29 @@ def job_enqueue(
         raise JobAlreadyActive(active) from None
     _dispatch(job)
     return job
+
+
+def job_start(
+    *,
+    kind: str,
+    study: Study,
+    params: dict[str, Any] | None = None,
+    created_by: Any = None,
+) -> tuple[Job, bool]:
+    """Queue a job of `kind` for the study unless one is queued or running; (job, created).
+
+    The kinds' start services build on this. A double click racing this one loses at the
+    database's one-active-job constraint and gets the winner's job back.
+    """
+    active = Job.objects.filter(study=study, kind=kind, status__in=ACTIVE_STATUSES).first()
+    if active is not None:
+        return active, False
+    try:
+        return job_enqueue(kind=kind, study=study, params=params, created_by=created_by), True
+    except JobAlreadyActive as busy:
+        if busy.job is None:  # the winner finished in between: nothing to hand back
+            raise
+        return busy.job, False
 
 
 def job_cancel(*, job: Job) -> Job:
@@ -270,8 +325,6 @@ def job_run_claimed(
 
     `echo(done, total, message)` also receives every progress call (a CLI progress bar).
     """
-    from intruder.tasks import get_task
-
     progress = JobProgress(job, echo)
     try:
         function = get_task(job.kind)

@@ -26,11 +26,10 @@ from intruder.analysis.layouts import LAYOUT_TITLES, paper_layouts
 from intruder.analysis.paper import PAPER_AGREEMENT
 from intruder.analysis.plots import PLOT_TEXT, report_plots
 from intruder.analysis.report import TABLE_TITLES, records
-from intruder.models import Study
+from intruder.models import Job, Study
 from intruder.selectors.analysis import study_report
 from intruder.selectors.researcher import role_can_edit, study_jobs
 from intruder.services.analysis_jobs import (
-    CONSTRUCT_LOSS_JOB,
     CONSTRUCT_TABLES,
     construct_loss_job_start,
     construct_loss_latest,
@@ -103,7 +102,7 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
         "layouts": layouts,
         "plots": plots,
         "construct_job": construct_job,
-        "construct_jobs": study_jobs(study, limit=3, kinds=(CONSTRUCT_LOSS_JOB,)),
+        "construct_jobs": study_jobs(study, limit=3, kinds=(Job.Kind.CONSTRUCT_LOSS,)),
         "can_edit": role_can_edit(role),
         "paper_agreement": PAPER_AGREEMENT.get(report.paper_match.study)
         if report.paper_match

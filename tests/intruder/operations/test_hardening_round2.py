@@ -108,8 +108,6 @@ def test_a_cancelled_queued_job_is_never_claimed():
 
 
 def test_a_running_job_stops_at_its_next_progress_report_and_stays_cancelled():
-    from intruder.tasks import TASKS
-
     seen = []
 
     def long_task(job, progress):
@@ -120,12 +118,12 @@ def test_a_running_job_stops_at_its_next_progress_report_and_stays_cancelled():
             seen.append(i)
         return {"done": True}
 
-    TASKS["cancel_test"] = long_task
+    jobs.TASKS["cancel_test"] = long_task
     try:
         job = make_job(kind="cancel_test")
         jobs.job_execute(job.pk, heartbeat_interval_s=None)
     finally:
-        TASKS.pop("cancel_test")
+        jobs.TASKS.pop("cancel_test")
     job.refresh_from_db()
     assert job.status == Job.Status.CANCELLED and job.result == {}
     assert seen == [0, 1, 2]
