@@ -44,7 +44,7 @@ from intruder.selectors.linked import (
     pid_in_project_linked_study,
     studies_linked_to_project,
 )
-from intruder.services.jobs import ACTIVE_STATUSES, job_enqueue
+from intruder.services.jobs import ACTIVE_STATUSES, JobAlreadyActive, job_enqueue
 from intruder.services.participants import (
     EnrolmentRefused,
     new_enrolment_check,
@@ -210,9 +210,14 @@ def suggestions_job_start(*, project: Project, user: Any) -> tuple[Any, bool]:
     active = suggestions_job_latest(project=project, active_only=True)
     if active is not None:
         return active, False
-    job = job_enqueue(
-        kind=Job.Kind.ANNOTATION_SUGGESTIONS, params={"project": project.pk}, created_by=user
-    )
+    try:
+        job = job_enqueue(
+            kind=Job.Kind.ANNOTATION_SUGGESTIONS, params={"project": project.pk}, created_by=user
+        )
+    except JobAlreadyActive as busy:  # a double click racing this one
+        if busy.job is None:
+            raise
+        return busy.job, False
     return Job.objects.filter(pk=job.pk, status__in=ACTIVE_STATUSES).first() or job, True
 
 

@@ -42,7 +42,7 @@ from django.db import (
 from django.db.models import F
 from django.utils import timezone
 
-from intruder.models import Job, Study
+from intruder.models import JOB_PARAM_SCOPES, Job, Study
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +154,17 @@ def _dispatch(job: Job) -> None:
         )
 
 
+def _active_twin(job: Job) -> Job | None:
+    """Return the queued or running job that `job` may not run beside, if any."""
+    twins = Job.objects.filter(kind=job.kind, status__in=ACTIVE_STATUSES).exclude(pk=job.pk)
+    if job.study_id is not None:
+        return twins.filter(study=job.study_id).first()
+    keys = JOB_PARAM_SCOPES.get(job.kind)
+    if keys is None:
+        return None
+    return twins.filter(**{f"params__{key}": job.params.get(key) for key in keys}).first()
+
+
 def job_enqueue(
     *,
     kind: str,
@@ -163,8 +174,9 @@ def job_enqueue(
 ) -> Job:
     """Create a queued job of a registered kind and hand it to the configured backend.
 
-    Raises JobAlreadyActive when the study has a queued or running job of this kind (the
-    database refuses a second one, so a double click cannot queue the same work twice).
+    Raises JobAlreadyActive when the study has a queued or running job of this kind, or a
+    job of no study has a twin at work on the same thing (JOB_PARAM_SCOPES): the database
+    refuses a second one, so a double click cannot queue the same work twice.
     """
     get_task(kind)  # unknown kinds fail here, not later in a worker
     job = Job(kind=kind, study=study, params=params or {}, created_by=created_by)
@@ -174,8 +186,7 @@ def job_enqueue(
         with transaction.atomic():
             job.save()
     except IntegrityError:
-        active = Job.objects.filter(study=study, kind=kind, status__in=ACTIVE_STATUSES).first()
-        raise JobAlreadyActive(active) from None
+        raise JobAlreadyActive(_active_twin(job)) from None
     _dispatch(job)
     return job
 
@@ -381,10 +392,7 @@ def job_retry(*, job: Job) -> Job:
                 worker="",
             )
     except IntegrityError:
-        active = Job.objects.filter(
-            study=job.study_id, kind=job.kind, status__in=ACTIVE_STATUSES
-        ).first()
-        raise JobAlreadyActive(active) from None
+        raise JobAlreadyActive(_active_twin(job)) from None
     if not updated:
         job.refresh_from_db()
         raise JobError(f"only failed jobs can be retried; job {job.pk} is {job.status}")
