@@ -39,6 +39,7 @@ from intruder.annotation.models import (
     Task,
 )
 from intruder.annotation.selectors import task_state
+from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Description, Job, Study
 from intruder.selectors.linked import (
     pid_in_project_linked_study,
@@ -58,12 +59,18 @@ ASSIGN_ATTEMPTS = 30
 MAX_MENTIONS_PER_TASK = 2000
 
 
-class SaveConflict(Exception):
+class SaveConflict(IntruderError):
     """The task changed since the client loaded it; carries the current state."""
+
+    status_code = 409
 
     def __init__(self, state: dict[str, Any]) -> None:
         super().__init__("the task changed since it was loaded")
         self.state = state
+
+    def api_body(self) -> dict[str, Any]:
+        """Return the conflict with the current state, which the page merges into its own."""
+        return {"detail": "changed elsewhere", "current": self.state}
 
 
 def scheme_categories(scheme: str, custom: Sequence[str] = ()) -> list[str]:

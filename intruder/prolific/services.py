@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from intruder.exceptions import IntruderError
 from intruder.models import (
     Participant,
     ProlificAction,
@@ -50,7 +51,7 @@ REJECTION_CATEGORIES = (
 )
 
 
-class ProlificActionRefused(Exception):
+class ProlificActionRefused(IntruderError):
     """The researcher's request cannot be sent (e.g. a rejection without a reason)."""
 
 

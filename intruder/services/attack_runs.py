@@ -28,6 +28,7 @@ from django.db import transaction
 from django.db.models import Count
 
 from intruder.attack_methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
+from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
 from intruder.services import jobs
 from intruder.services.background_uploads import BackgroundUploadError, background_check_size
@@ -58,12 +59,17 @@ SERVER_CONFIG_KEYS = frozenset(
 AttackFactory = Callable[[str, Any], Any]
 
 
-class AttackRunError(ValueError):
+class AttackRunError(IntruderError, ValueError):
     """Settings an attack run cannot use; the message says which and why."""
+
+    api_field = "non_field_errors"
 
 
 class AttackRunBusy(AttackRunError):
     """The study already has an attack run queued or running (one at a time per study)."""
+
+    status_code = 409
+    api_field = None
 
 
 def study_methods(study: Study) -> list[str]:

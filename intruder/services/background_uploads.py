@@ -20,9 +20,10 @@ from pathlib import PurePath
 
 from attacks.background import TEXT_SEPARATOR, background_row
 from csv_safe import SafeDictReader
+from intruder.exceptions import IntruderError
 
 
-class BackgroundUploadError(ValueError):
+class BackgroundUploadError(IntruderError, ValueError):
     """A background file the platform cannot read; the message names the line and field."""
 
 

@@ -42,6 +42,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
 from csv_safe import SafeDictReader
+from intruder.exceptions import IntruderError
 from intruder.models import (
     AnonymizedText,
     Description,
@@ -83,7 +84,7 @@ class RowError:
         return f"line {self.line}, field '{self.field}': {self.message}"
 
 
-class ImportValidationError(Exception):
+class ImportValidationError(IntruderError):
     """The file has errors; nothing was written."""
 
     def __init__(self, errors: list[RowError]) -> None:
@@ -713,6 +714,8 @@ def _delete_created(targets: list[int], descriptions: list[int], texts: list[int
 
 class ImportRunning(ImportValidationError):
     """Another import into this study is still running."""
+
+    status_code = 409
 
 
 def _process_alive(worker: str) -> bool:

@@ -42,6 +42,7 @@ from django.db import (
 from django.db.models import F
 from django.utils import timezone
 
+from intruder.exceptions import IntruderError
 from intruder.models import JOB_PARAM_SCOPES, Job, Study
 
 logger = logging.getLogger(__name__)
@@ -58,8 +59,10 @@ TASKS: dict[str, TaskFunction] = {}
 DB_ERROR_RETRIES = 5
 
 
-class JobError(Exception):
+class JobError(IntruderError):
     """An operation on a job that its state does not allow."""
+
+    api_field = "status"
 
 
 class JobAlreadyActive(JobError):
@@ -74,18 +77,22 @@ class JobAlreadyActive(JobError):
         self.job = job
 
 
-class JobCancelled(Exception):
+class JobCancelled(IntruderError):
     """Raised inside a running job function when its job was cancelled."""
+
+    status_code = 409
 
 
 ACTIVE_STATUSES = (Job.Status.QUEUED, Job.Status.RUNNING)
 
 
-class ImproperlyConfiguredBackend(Exception):
+class ImproperlyConfiguredBackend(IntruderError):
     """INTRUDER_JOB_BACKEND names no known backend."""
 
+    status_code = 503
 
-class UnknownTaskError(KeyError):
+
+class UnknownTaskError(IntruderError, KeyError):
     """No job function is registered under this kind."""
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 
+from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Job, Study
 from intruder.services.anonymization import span_to_dict
 from intruder.services.jobs import job_start
@@ -27,7 +28,7 @@ LLM_METHOD_PREFIX = "llm-"
 ROUND = 16
 
 
-class LLMJobError(ValueError):
+class LLMJobError(IntruderError, ValueError):
     """Settings an LLM job cannot use; the message says which and why."""
 
 

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from intruder.exceptions import IntruderError
 from intruder.models import (
     PROLIFIC_ID_PATTERN,
     Assignment,
@@ -57,8 +58,10 @@ PROLIFIC_ID_RE = re.compile(PROLIFIC_ID_PATTERN)
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
-class EnrolmentRefused(Exception):
+class EnrolmentRefused(IntruderError):
     """A participant cannot start the study; `code` names why (one page per code)."""
+
+    status_code = 403
 
     MISSING_PID = "missing_pid"
     INVALID_PID = "invalid_pid"
