@@ -271,6 +271,8 @@ SPECTACULAR_SETTINGS = {
         "ParticipantStatusEnum": "intruder.models.Participant.Status",
         "AnonymizedTextStatusEnum": "intruder.models.AnonymizedText.Status",
         "JobStatusEnum": "intruder.models.Job.Status",
+        "JobKindEnum": "intruder.models.Job.Kind",
+        "KindEnum": "intruder.models.Study.Kind",  # named so before jobs had kinds
         "PersonGroupEnum": "intruder.models.PersonGroup",
     },
 }
