@@ -934,7 +934,7 @@ def probe_uploads_and_jobs() -> None:
 
     api = APIClient(raise_request_exception=False)
     api.force_authenticate(study.owner)
-    job = Job.objects.create(kind="anonymize_study", study=study)
+    job = Job.objects.create(kind=Job.Kind.ANONYMIZE_STUDY, study=study)
     api.post(f"/api/jobs/{job.pk}/cancel/")
     job.refresh_from_db()
     case(category, "a queued job cannot be cancelled", job.status != "cancelled")

@@ -204,6 +204,7 @@ def main() -> int:
     from intruder.risk.report import build_report
     from intruder.risk.selectors import machine_side, run_results
     from intruder.services import jobs, studies
+    from intruder.services.anonymization import anonymization_job_start
 
     owner = get_user_model().objects.create_user("benchmark")
     created = {}
@@ -225,7 +226,7 @@ def main() -> int:
         if METHODS["model"] not in methods:
             break
         t = time.perf_counter()
-        job = jobs.job_enqueue(kind="anonymize_study", study=study, params={"batch_size": 16})
+        job, _ = anonymization_job_start(study=study, params={"batch_size": 16})
         job = jobs.job_execute(job.pk, echo=echo(f"anonymize {name}"))
         if job.status != "succeeded":
             print(job.error)

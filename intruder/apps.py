@@ -7,7 +7,8 @@ class IntruderConfig(AppConfig):
     verbose_name = "Motivated-intruder studies"
 
     def ready(self) -> None:
-        from intruder import checks  # noqa: F401 - registers the system checks
+        # Imported for what they register: the system checks, and the job runners.
+        from intruder import checks, tasks  # noqa: F401
         from intruder.log_redaction import install_request_log_redaction
 
         install_request_log_redaction()

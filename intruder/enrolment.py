@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from intruder.exceptions import IntruderError
 from intruder.models import PROLIFIC_ID_PATTERN
 from intruder.throttles import EnrolmentThrottle
 
@@ -27,8 +28,10 @@ PROLIFIC_URL_PARAMETERS = (
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
-class EnrolmentRefused(Exception):
+class EnrolmentRefused(IntruderError):
     """Someone cannot start a crowd study; `code` names why (one page per code)."""
+
+    status_code = 403
 
     MISSING_PID = "missing_pid"
     INVALID_PID = "invalid_pid"

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
+from django.db.models.fields.json import KT
 
 from intruder.risk.rules import DEFAULT_RULE, RULE_CHOICES
 
@@ -631,6 +632,14 @@ class AttentionCheck(models.Model):
         return f"attention check after {self.after_texts} texts for {self.participant_id}"
 
 
+# Job kinds that belong to no study are one at a time per these params (a job of a study is
+# one at a time per study and kind). The queue reads this to name the active job it meets.
+JOB_PARAM_SCOPES: dict[str, tuple[str, ...]] = {
+    "annotation_suggestions": ("project",),
+    "attack_fold": ("run", "fold"),
+}
+
+
 class Job(models.Model):
     """A background job (batch anonymization, TRIA run, training) with progress and retries.
 
@@ -645,7 +654,18 @@ class Job(models.Model):
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
 
-    kind = models.CharField(max_length=50)
+    class Kind(models.TextChoices):
+        """Every kind of background job; `intruder.tasks` registers one runner for each."""
+
+        ANONYMIZE_STUDY = "anonymize_study", "Anonymize a study"
+        CONSTRUCT_LOSS = "construct_loss", "Construct loss"
+        ATTACK_STUDY = "attack_study", "Attack run"
+        ATTACK_FOLD = "attack_fold", "One fold of an attack run"
+        ANNOTATION_SUGGESTIONS = "annotation_suggestions", "Annotation suggestions"
+        GUARD_STUDY = "guard_study", "Guard a study's texts"
+        LLM_INTRUDER_STUDY = "llm_intruder_study", "Open-world LLM intruder"
+
+    kind = models.CharField(max_length=50, choices=Kind.choices)
     study = models.ForeignKey(
         Study, on_delete=models.CASCADE, null=True, blank=True, related_name="jobs"
     )
@@ -677,7 +697,16 @@ class Job(models.Model):
                 fields=["study", "kind"],
                 condition=Q(status__in=("queued", "running"), study__isnull=False),
                 name="job_one_active_per_study_and_kind",
-            )
+            ),
+            # The kinds of no study are one at a time per what they work on.
+            *(
+                models.UniqueConstraint(
+                    *(KT(f"params__{key}") for key in keys),
+                    condition=Q(status__in=("queued", "running"), kind=kind),
+                    name=f"job_one_active_{kind}",
+                )
+                for kind, keys in JOB_PARAM_SCOPES.items()
+            ),
         ]
 
     def __str__(self) -> str:

@@ -251,6 +251,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "intruder.api.pagination.ApiPagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The app's errors (IntruderError) and model ValidationErrors answered in one place.
+    "EXCEPTION_HANDLER": "intruder.api.exception_handlers.exception_handler",
     "NUM_PROXIES": INTRUDER_NUM_PROXIES,
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
@@ -276,6 +278,8 @@ SPECTACULAR_SETTINGS = {
         "ParticipantStatusEnum": "intruder.models.Participant.Status",
         "AnonymizedTextStatusEnum": "intruder.models.AnonymizedText.Status",
         "JobStatusEnum": "intruder.models.Job.Status",
+        "JobKindEnum": "intruder.models.Job.Kind",
+        "KindEnum": "intruder.models.Study.Kind",  # named so before jobs had kinds
         "PersonGroupEnum": "intruder.models.PersonGroup",
     },
 }

@@ -1,63 +1,36 @@
-"""Registry of background job kinds: kind -> function(job, progress) -> result dict.
+"""The runners of background job kinds: one per `Job.Kind`, registered in the queue.
 
 A job function reads its inputs from `job.params` / `job.study`, reports progress with
 `progress(done, total, message="")`, writes its results incrementally (so a retry resumes)
-and returns a small JSON-able summary stored in `job.result`.
+and returns a small JSON-able summary stored in `job.result`. The app imports this module
+when it is ready; nothing else imports it, so the queue never depends on the services.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from intruder.models import Job
-
-Progress = Callable[..., None]
-TaskFunction = Callable[[Job, Progress], dict[str, Any] | None]
-
-TASKS: dict[str, TaskFunction] = {}
-
-
-class UnknownTaskError(KeyError):
-    """No job function is registered under this kind."""
+from intruder.annotation import services as annotation
+from intruder.annotation.models import Project
+from intruder.models import AttackRun, Job
+from intruder.risk import attack_runs, guarding
+from intruder.services import analysis_jobs, anonymization, llm_jobs, sources
+from intruder.services.jobs import Progress, register_task
 
 
-def register_task(kind: str) -> Callable[[TaskFunction], TaskFunction]:
-    """Register the decorated function as the runner of jobs of `kind`."""
-
-    def decorator(function: TaskFunction) -> TaskFunction:
-        TASKS[kind] = function
-        return function
-
-    return decorator
-
-
-def get_task(kind: str) -> TaskFunction:
-    """Return the function registered for `kind`."""
-    try:
-        return TASKS[kind]
-    except KeyError:
-        raise UnknownTaskError(f"no job kind {kind!r}; known: {sorted(TASKS)}") from None
-
-
-@register_task("anonymize_study")
+@register_task(Job.Kind.ANONYMIZE_STUDY)
 def anonymize_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Take new descriptions from the source studies, then anonymize every description of
     the job's study that has no model anonymization yet. With `llm_prompt` in the params,
     anonymize with that LLM prompt instead (`intruder.services.llm_jobs`)."""
-    from intruder.services.anonymization import anonymize_study_descriptions
-    from intruder.services.sources import descriptions_take_from_sources
-
     if job.study is None:
         raise ValueError("anonymize_study needs a study")
     if job.params.get("llm_prompt"):
-        from intruder.services.llm_jobs import anonymize_study_with_llm
-
-        return anonymize_study_with_llm(
+        return llm_jobs.anonymize_study_with_llm(
             study=job.study, progress=progress, prompt=job.params["llm_prompt"]
         )
-    taken = descriptions_take_from_sources(study=job.study)
-    result = anonymize_study_descriptions(
+    taken = sources.descriptions_take_from_sources(study=job.study)
+    result = anonymization.anonymize_study_descriptions(
         study=job.study,
         progress=progress,
         batch_size=int(job.params.get("batch_size", 8)),
@@ -67,59 +40,47 @@ def anonymize_study(job: Job, progress: Progress) -> dict[str, Any]:
     return {**result, "taken_from_sources": taken.descriptions_created}
 
 
-@register_task("construct_loss")
+@register_task(Job.Kind.CONSTRUCT_LOSS)
 def construct_loss(job: Job, progress: Progress) -> dict[str, Any]:
     """Compute the construct loss tables (spaCy POS frequencies) of the job's study."""
-    from intruder.services.analysis_jobs import construct_loss_compute
-
     if job.study is None:
         raise ValueError("construct_loss needs a study")
-    return construct_loss_compute(study=job.study, progress=progress)
+    return analysis_jobs.construct_loss_compute(study=job.study, progress=progress)
 
 
-@register_task("attack_study")
+@register_task(Job.Kind.ATTACK_STUDY)
 def attack_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Run an attack run's attacks on its study's texts, resuming from stored results."""
-    from intruder.models import AttackRun
-    from intruder.risk.attack_runs import execute_attack_run_shared
-
     run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
-    return execute_attack_run_shared(run=run, job=job, progress=progress)
+    return attack_runs.execute_attack_run_shared(run=run, job=job, progress=progress)
 
 
-@register_task("attack_fold")
+@register_task(Job.Kind.ATTACK_FOLD)
 def attack_fold(job: Job, progress: Progress) -> dict[str, Any]:
     """Run one fold of an attack run (queued by the run's `attack_study` job)."""
-    from intruder.models import AttackRun
-    from intruder.risk.attack_runs import execute_attack_run
-
     run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
-    return execute_attack_run(
+    return attack_runs.execute_attack_run(
         run=run, progress=progress, folds={int(job.params["fold"])}, finish=False
     )
 
 
-@register_task("annotation_suggestions")
+@register_task(Job.Kind.ANNOTATION_SUGGESTIONS)
 def annotation_suggestions(job: Job, progress: Progress) -> dict[str, Any]:
     """Pre-annotate an annotation project's new texts with the anonymizer (resumes: texts
     that have suggestions are skipped)."""
-    from intruder.annotation.models import Project
-    from intruder.annotation.services import suggestions_compute
-
     project = Project.objects.get(pk=job.params["project"])
-    return {"documents": suggestions_compute(project=project, progress=progress)}
+    return {"documents": annotation.suggestions_compute(project=project, progress=progress)}
 
 
-@register_task("guard_study")
+@register_task(Job.Kind.GUARD_STUDY)
 def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Mask the study's unreleased model anonymizations until the attacks rank the person >= k."""
     from guard import DEFAULT_ATTACKS, GuardConfig
-    from intruder.risk.guarding import guard_study_texts
 
     if job.study is None:
         raise ValueError("guard_study needs a study")
     params = job.params or {}
-    return guard_study_texts(
+    return guarding.guard_study_texts(
         study=job.study,
         progress=progress,
         k=int(params.get("k", GuardConfig.k)),
@@ -133,14 +94,12 @@ def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
     )
 
 
-@register_task("llm_intruder_study")
+@register_task(Job.Kind.LLM_INTRUDER_STUDY)
 def llm_intruder_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Let an LLM name the person of each anonymized text (open world), scored as humans are."""
-    from intruder.services.llm_jobs import llm_intruder_run
-
     if job.study is None:
         raise ValueError("llm_intruder_study needs a study")
-    return llm_intruder_run(
+    return llm_jobs.llm_intruder_run(
         job=job,
         progress=progress,
         publish=lambda summary: Job.objects.filter(pk=job.pk).update(result=summary),

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from intruder.exceptions import IntruderError
+
 JUDGMENT_COLUMNS: tuple[str, ...] = (
     "judgment_id",
     "text_id",
@@ -40,7 +42,7 @@ TEXT_COLUMNS: tuple[str, ...] = (
 TARGET_COLUMNS: tuple[str, ...] = ("target_key", "target_name", "group")
 
 
-class AnalysisInputError(ValueError):
+class AnalysisInputError(IntruderError, ValueError):
     """The input frames lack columns or hold values no analysis can use."""
 
 

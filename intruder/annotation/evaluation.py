@@ -24,6 +24,7 @@ from anonymize.annotations.tab_metrics import SystemSpan, TabScorer
 from csv_safe import SafeDictWriter
 from intruder.annotation.models import Project
 from intruder.annotation.selectors import project_gold
+from intruder.exceptions import IntruderError
 
 SUMMARY_KEYS = (
     "recall_direct_entities",
@@ -39,7 +40,7 @@ SUMMARY_KEYS = (
 )
 
 
-class EvaluationError(ValueError):
+class EvaluationError(IntruderError, ValueError):
     """The evaluation cannot run (no annotations, bad system file); worded for the user."""
 
 

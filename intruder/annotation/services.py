@@ -40,11 +40,13 @@ from intruder.annotation.models import (
 )
 from intruder.annotation.selectors import task_state
 from intruder.enrolment import EnrolmentRefused, new_enrolment_check, prolific_pid_check
-from intruder.models import AnonymizedText, Description, Study
+from intruder.exceptions import IntruderError
+from intruder.models import AnonymizedText, Description, Job, Study
 from intruder.selectors.linked import (
     pid_in_project_linked_study,
     studies_linked_to_project,
 )
+from intruder.services.jobs import ACTIVE_STATUSES, JobAlreadyActive, job_enqueue
 
 if TYPE_CHECKING:
     from anonymize import TextAnonymizer
@@ -53,12 +55,18 @@ ASSIGN_ATTEMPTS = 30
 MAX_MENTIONS_PER_TASK = 2000
 
 
-class SaveConflict(Exception):
+class SaveConflict(IntruderError):
     """The task changed since the client loaded it; carries the current state."""
+
+    status_code = 409
 
     def __init__(self, state: dict[str, Any]) -> None:
         super().__init__("the task changed since it was loaded")
         self.state = state
+
+    def api_body(self) -> dict[str, Any]:
+        """Return the conflict with the current state, which the page merges into its own."""
+        return {"detail": "changed elsewhere", "current": self.state}
 
 
 def scheme_categories(scheme: str, custom: Sequence[str] = ()) -> list[str]:
@@ -196,31 +204,29 @@ def documents_add_from_study(
     )
 
 
-SUGGESTIONS_JOB = "annotation_suggestions"
-
-
 def suggestions_job_start(*, project: Project, user: Any) -> tuple[Any, bool]:
     """Queue the suggestions of the project's new texts unless a job is at it; (job, created).
 
     The anonymizer runs in the worker, never in the request: a 20 MB upload is minutes of
     model time.
     """
-    from intruder.models import Job
-    from intruder.services.jobs import ACTIVE_STATUSES, job_enqueue
-
     active = suggestions_job_latest(project=project, active_only=True)
     if active is not None:
         return active, False
-    job = job_enqueue(kind=SUGGESTIONS_JOB, params={"project": project.pk}, created_by=user)
+    try:
+        job = job_enqueue(
+            kind=Job.Kind.ANNOTATION_SUGGESTIONS, params={"project": project.pk}, created_by=user
+        )
+    except JobAlreadyActive as busy:  # a double click racing this one
+        if busy.job is None:
+            raise
+        return busy.job, False
     return Job.objects.filter(pk=job.pk, status__in=ACTIVE_STATUSES).first() or job, True
 
 
 def suggestions_job_latest(*, project: Project, active_only: bool = False) -> Any:
     """Return the project's newest suggestions job (or its active one), or None."""
-    from intruder.models import Job
-    from intruder.services.jobs import ACTIVE_STATUSES
-
-    jobs = Job.objects.filter(kind=SUGGESTIONS_JOB, params__project=project.pk)
+    jobs = Job.objects.filter(kind=Job.Kind.ANNOTATION_SUGGESTIONS, params__project=project.pk)
     if active_only:
         jobs = jobs.filter(status__in=ACTIVE_STATUSES)
     return jobs.order_by("-created_at", "-id").first()

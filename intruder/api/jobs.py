@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -71,10 +71,7 @@ class JobCancelApi(APIView):
         job = get_object_or_404(jobs_visible_to(request.user), pk=pk)
         if not can_retry_job(request.user, job):
             raise PermissionDenied("only the study's owner or editors can cancel its jobs")
-        try:
-            job = job_services.job_cancel(job=job)
-        except job_services.JobError as exc:
-            raise ValidationError({"status": [str(exc)]}) from exc
+        job = job_services.job_cancel(job=job)
         return Response(JobListApi.OutputSerializer(job).data)
 
 
@@ -86,8 +83,5 @@ class JobRetryApi(APIView):
         job = get_object_or_404(jobs_visible_to(request.user), pk=pk)
         if not can_retry_job(request.user, job):
             raise PermissionDenied("only the study's owner or editors can retry its jobs")
-        try:
-            job = job_services.job_retry(job=job)
-        except job_services.JobError as exc:
-            raise ValidationError({"status": [str(exc)]}) from exc
+        job = job_services.job_retry(job=job)
         return Response(JobListApi.OutputSerializer(job).data)

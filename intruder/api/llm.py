@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -47,12 +47,9 @@ class StudyLLMAnonymizeApi(APIView):
         study = _editable_study(request, pk)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            job = llm_jobs.llm_anonymization_start(
-                study=study, user=request.user, prompt=data.validated_data["prompt"]
-            )
-        except llm_jobs.LLMJobError as error:
-            raise ValidationError({"detail": str(error)}) from None
+        job = llm_jobs.llm_anonymization_start(
+            study=study, user=request.user, prompt=data.validated_data["prompt"]
+        )
         payload = JobQueuedSerializer({"job": job.pk, "kind": job.kind}).data
         return Response(payload, status=status.HTTP_202_ACCEPTED)
 
@@ -100,14 +97,11 @@ class StudyLLMIntruderApi(APIView):
         study = _editable_study(request, pk)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            job = llm_jobs.llm_intruder_start(
-                study=study,
-                user=request.user,
-                methods=data.validated_data["methods"],
-                k=data.validated_data["k"],
-            )
-        except llm_jobs.LLMJobError as error:
-            raise ValidationError({"detail": str(error)}) from None
+        job = llm_jobs.llm_intruder_start(
+            study=study,
+            user=request.user,
+            methods=data.validated_data["methods"],
+            k=data.validated_data["k"],
+        )
         payload = JobQueuedSerializer({"job": job.pk, "kind": job.kind}).data
         return Response(payload, status=status.HTTP_202_ACCEPTED)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
@@ -79,14 +78,6 @@ class StudyDetailApi(generics.RetrieveAPIView):
         return studies_visible_to(self.request.user)
 
 
-def _raise_as_api_error(error: DjangoValidationError) -> None:
-    """Re-raise a model validation error as a 400 that names the fields."""
-    detail = (
-        error.message_dict if hasattr(error, "error_dict") else {"non_field_errors": error.messages}
-    )
-    raise ValidationError(detail) from error
-
-
 class StudySettingsInputSerializer(serializers.ModelSerializer):
     """Study settings a researcher may set; every one optional (defaults as on the model).
 
@@ -119,13 +110,10 @@ def _with_sources(request: Request, data: dict[str, Any], write: Any) -> Study:
         if visible.count() != len(set(ids)):
             raise ValidationError({"source_studies": ["no such study among yours"]})
         sources = list(visible)
-    try:
-        with transaction.atomic():
-            study = write(**data)
-            if sources is not None:
-                study_sources_set(study=study, sources=sources)
-    except DjangoValidationError as error:
-        _raise_as_api_error(error)
+    with transaction.atomic():
+        study = write(**data)
+        if sources is not None:
+            study_sources_set(study=study, sources=sources)
     return study
 
 
@@ -198,8 +186,5 @@ class StudyTakeApi(APIView):
         study = get_object_or_404(studies_visible_to(request.user), pk=pk)
         if not can_edit_study(request.user, study):
             raise PermissionDenied("viewers cannot change a study")
-        try:
-            report = descriptions_take_from_sources(study=study)
-        except DjangoValidationError as error:
-            _raise_as_api_error(error)
+        report = descriptions_take_from_sources(study=study)
         return Response(self.OutputSerializer(report.as_dict()).data)

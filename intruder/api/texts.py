@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,11 +21,6 @@ from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
 from intruder.api.filters import AnonymizedTextFilter
 from intruder.models import AnonymizedText
 from intruder.services import review
-
-
-class Conflict(serializers.ValidationError):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
 
 
 class SpanSerializer(serializers.Serializer):
@@ -124,17 +119,12 @@ class AnonymizedTextSpansUpdateApi(APIView):
         text = _text_for_editing(request, pk)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            text = review.anonymized_text_set_spans(
-                text=text,
-                spans=data.validated_data["spans"],
-                expected_revision=data.validated_data["expected_revision"],
-                user=request.user,
-            )
-        except review.StaleRevisionError as exc:
-            raise Conflict({"expected_revision": [str(exc)]}) from exc
-        except (review.SpanEditError, review.StatusError) as exc:
-            raise ValidationError({"spans": [str(exc)]}) from exc
+        text = review.anonymized_text_set_spans(
+            text=text,
+            spans=data.validated_data["spans"],
+            expected_revision=data.validated_data["expected_revision"],
+            user=request.user,
+        )
         return Response(AnonymizedTextListApi.OutputSerializer(text).data)
 
 
@@ -157,15 +147,10 @@ class AnonymizedTextStatusUpdateApi(APIView):
         text = _text_for_editing(request, pk)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            text = review.anonymized_text_set_status(
-                text=text,
-                status=data.validated_data["status"],
-                expected_revision=data.validated_data.get("expected_revision"),
-                user=request.user,
-            )
-        except review.StaleRevisionError as exc:
-            raise Conflict({"expected_revision": [str(exc)]}) from exc
-        except review.StatusError as exc:
-            raise ValidationError({"status": [str(exc)]}) from exc
+        text = review.anonymized_text_set_status(
+            text=text,
+            status=data.validated_data["status"],
+            expected_revision=data.validated_data.get("expected_revision"),
+            user=request.user,
+        )
         return Response(AnonymizedTextListApi.OutputSerializer(text).data)

@@ -93,13 +93,11 @@ def _import_once(study: Study, filename: str, already: bool) -> dict[str, int]:
 
 def _anonymize(study: Study, owner: Any, echo: Echo | None = None) -> Job | None:
     """Run the study's anonymization job here: retry an earlier failed one, else a new one."""
-    earlier = study.jobs.filter(kind="anonymize_study").order_by("-created_at").first()
+    earlier = study.jobs.filter(kind=Job.Kind.ANONYMIZE_STUDY).order_by("-created_at").first()
     if earlier is not None and earlier.status == Job.Status.FAILED:
         job = jobs.job_retry(job=earlier)
-    elif earlier is not None and earlier.status in (Job.Status.QUEUED, Job.Status.RUNNING):
-        job = earlier  # one active job per study and kind
-    else:
-        job = jobs.job_enqueue(kind="anonymize_study", study=study, created_by=owner)
+    else:  # the active one (one per study and kind), else a new one
+        job, _ = anonymization.anonymization_job_start(study=study, user=owner)
     # None when a worker claimed it meanwhile: it finishes there.
     return jobs.job_execute(job.pk, echo=echo)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from intruder.exceptions import IntruderError
+
 
 @dataclass(frozen=True)
 class RowError:
@@ -17,7 +19,7 @@ class RowError:
         return f"line {self.line}, field '{self.field}': {self.message}"
 
 
-class ImportValidationError(Exception):
+class ImportValidationError(IntruderError):
     """The file has errors; nothing was written."""
 
     def __init__(self, errors: list[RowError]) -> None:
@@ -29,3 +31,5 @@ class ImportValidationError(Exception):
 
 class ImportRunning(ImportValidationError):
     """Another import into this study is still running."""
+
+    status_code = 409

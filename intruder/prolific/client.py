@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from intruder.exceptions import IntruderError
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.prolific.com/api/v1/"
@@ -29,8 +31,10 @@ MAX_RETRY_AFTER_SECONDS = 30.0
 RELEASING_STATUSES = frozenset({"RETURNED", "TIMED-OUT", "REJECTED"})
 
 
-class ProlificError(Exception):
+class ProlificError(IntruderError):
     """A Prolific call failed; `status` is the HTTP status (0 when none came back)."""
+
+    status_code = 502  # Prolific failed, not the request
 
     def __init__(self, message: str, *, status: int = 0, body: Any = None) -> None:
         super().__init__(message)
@@ -45,13 +49,19 @@ class ProlificAuthError(ProlificError):
 class ProlificNotFound(ProlificError):
     """404: the study, submission or bonus does not exist (or not in this workspace)."""
 
+    status_code = 404
+
 
 class ProlificUnavailable(ProlificError):
     """Prolific did not answer usefully after every retry (429, 5xx, timeouts)."""
 
+    status_code = 503
+
 
 class ProlificNotConfigured(ProlificError):
     """No API token is set: the platform works as without Prolific (links pasted by hand)."""
+
+    status_code = 503
 
 
 @dataclass(frozen=True)

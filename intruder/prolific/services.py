@@ -17,6 +17,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from intruder.enrolment import entry_link
+from intruder.exceptions import IntruderError
 from intruder.models import (
     Participant,
     ProlificAction,
@@ -48,7 +49,7 @@ REJECTION_CATEGORIES = (
 )
 
 
-class ProlificActionRefused(Exception):
+class ProlificActionRefused(IntruderError):
     """The researcher's request cannot be sent (e.g. a rejection without a reason)."""
 
 

@@ -24,6 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from intruder.exceptions import IntruderError
 from intruder.models import (
     Assignment,
     Participant,
@@ -48,12 +49,12 @@ PARTICIPANT_STATUS = {
 }
 
 
-class DeliveryRefused(Exception):
+class DeliveryRefused(IntruderError):
     """The delivery failed verification; `status` is the HTTP status to answer."""
 
     def __init__(self, message: str, status: int = 403) -> None:
         super().__init__(message)
-        self.status = status
+        self.status = self.status_code = status
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import django_filters as filters
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -149,12 +149,7 @@ class AttackRunCreateApi(APIView):
         study = get_object_or_404(studies_visible_to(request.user), pk=values.pop("study"))
         if not can_edit_study(request.user, study):
             raise PermissionDenied("only the study's owner or editors can start attack runs")
-        try:
-            run = attack_runs.attack_run_start(study=study, user=request.user, **values)
-        except attack_runs.AttackRunBusy as busy:
-            return Response({"detail": str(busy)}, status=status.HTTP_409_CONFLICT)
-        except attack_runs.AttackRunError as error:
-            raise ValidationError({"non_field_errors": [str(error)]}) from error
+        run = attack_runs.attack_run_start(study=study, user=request.user, **values)
         return Response(AttackRunListApi.OutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 

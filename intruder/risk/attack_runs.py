@@ -28,9 +28,11 @@ from django.db import transaction
 from django.db.models import Count
 
 from attacks.registry import attacks_where
+from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
 from intruder.risk.background_uploads import BackgroundUploadError, background_check_size
 from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
+from intruder.services import jobs
 
 if TYPE_CHECKING:
     from anonymize import TextAnonymizer
@@ -42,10 +44,9 @@ ALL_ATTACKS: tuple[str, ...] = ("tria", *CHEAP_ATTACKS, "llm")
 # Beside the model's own threshold, one stricter and one looser anonymization.
 BASELINE_THRESHOLDS: tuple[float, ...] = (0.2, 0.6)
 DRIVING_WORDS = 8
-JOB_KIND = "attack_study"
-# One job per fold of a cross-validated run: any worker may take one, so N workers share a
-# run (the `attack_study` job runs the folds no other worker took and waits for the rest).
-FOLD_JOB_KIND = "attack_fold"
+# Job.Kind.ATTACK_FOLD: one job per fold of a cross-validated run: any worker may take one,
+# so N workers share a run (the run's ATTACK_STUDY job runs the folds no other worker took
+# and waits for the rest).
 _ACTIVE_OR_DONE = frozenset({Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.SUCCEEDED})
 # One instance serves every fold where its class says so; TRIA gets a fresh one per fold.
 REUSABLE_ATTACKS = frozenset(attacks_where("reusable"))
@@ -59,12 +60,17 @@ SERVER_CONFIG_KEYS = frozenset(
 AttackFactory = Callable[[str, Any], Any]
 
 
-class AttackRunError(ValueError):
+class AttackRunError(IntruderError, ValueError):
     """Settings an attack run cannot use; the message says which and why."""
+
+    api_field = "non_field_errors"
 
 
 class AttackRunBusy(AttackRunError):
     """The study already has an attack run queued or running (one at a time per study)."""
+
+    status_code = 409
+    api_field = None
 
 
 def study_methods(study: Study) -> list[str]:
@@ -139,7 +145,6 @@ def attack_run_start(
     name) or whose text is a study description are dropped, and named in the run's summary.
     """
     from attacks.config import AttackConfig, ConfigError
-    from intruder.services.jobs import JobAlreadyActive
 
     attacks, methods = list(dict.fromkeys(attacks)), list(dict.fromkeys(methods))
     _validate(study, attacks, methods, int(folds))
@@ -188,7 +193,7 @@ def attack_run_start(
             config=config or {},
             summary={"distractors_dropped": dropped} if dropped else {},
         )
-    except JobAlreadyActive as busy:
+    except jobs.JobAlreadyActive as busy:
         raise AttackRunBusy(
             f"attack run job {busy.job.pk if busy.job else ''} is still "
             f"{busy.job.status if busy.job else 'active'} for this study: wait for it or "
@@ -199,14 +204,14 @@ def attack_run_start(
 @transaction.atomic
 def _attack_run_create(*, study: Study, user: Any, **fields: Any) -> AttackRun:
     """Store the run and queue its job in one transaction (both or neither)."""
-    from intruder.services.jobs import job_enqueue
-
     run = AttackRun(study=study, created_by=user, **fields)
     run.full_clean()
     run.save()
     # TRIA trains a model per fold: such a run goes to the GPU queue where there is one.
     params = {"run": run.pk, **({"gpu": True} if "tria" in run.attacks else {})}
-    run.job = job_enqueue(kind=JOB_KIND, study=study, params=params, created_by=user)
+    run.job = jobs.job_enqueue(
+        kind=Job.Kind.ATTACK_STUDY, study=study, params=params, created_by=user
+    )
     run.save(update_fields=["job"])
     return run
 
@@ -536,11 +541,9 @@ def _finish(run: AttackRun, texts: MethodTexts | None = None) -> None:
 
 def _fold_jobs(run: AttackRun, parent: Job) -> list[Job]:
     """Return the run's fold jobs, creating the missing ones and re-queueing failed ones."""
-    from intruder.services.jobs import job_enqueue, job_retry
-
     existing = {
         job.params.get("fold"): job
-        for job in Job.objects.filter(kind=FOLD_JOB_KIND, params__run=run.pk).order_by("pk")
+        for job in Job.objects.filter(kind=Job.Kind.ATTACK_FOLD, params__run=run.pk).order_by("pk")
     }
     fold_jobs = []
     for fold in range(run.folds):
@@ -548,8 +551,8 @@ def _fold_jobs(run: AttackRun, parent: Job) -> list[Job]:
         if job is None:
             # No study: a fold job is a part of the run's job, not a job of its own in the
             # study's lists (nor in a one-active-job-per-study-and-kind rule).
-            job = job_enqueue(
-                kind=FOLD_JOB_KIND,
+            job = jobs.job_enqueue(
+                kind=Job.Kind.ATTACK_FOLD,
                 params={
                     "run": run.pk,
                     "fold": fold,
@@ -559,7 +562,7 @@ def _fold_jobs(run: AttackRun, parent: Job) -> list[Job]:
                 created_by=run.created_by,
             )
         elif job.status == Job.Status.FAILED:
-            job = job_retry(job=job)
+            job = jobs.job_retry(job=job)
         fold_jobs.append(job)
     return fold_jobs
 
@@ -579,8 +582,6 @@ def execute_attack_run_shared(
     this job, and retrying this job re-queues the failed folds, which resume from what they
     stored. Results and progress are those of a run in one job.
     """
-    from intruder.services import jobs
-
     if run.background != AttackRun.Background.CROSS_VALIDATED:
         return execute_attack_run(run=run, progress=progress)
     fold_jobs = _fold_jobs(run, job)

@@ -19,10 +19,11 @@ from pathlib import PurePath
 
 from attacks.background import TEXT_SEPARATOR, background_row
 from csv_safe import SafeDictReader
+from intruder.exceptions import IntruderError
 from research_data.json_lines import json_lines
 
 
-class BackgroundUploadError(ValueError):
+class BackgroundUploadError(IntruderError, ValueError):
     """A background file the platform cannot read; the message names the line and field."""
 
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from guard import DEFAULT_ATTACKS, GuardConfig
-from intruder.models import AnonymizedText, Study
+from intruder.models import AnonymizedText, Job, Study
 from intruder.services.anonymization import MODEL_METHOD, span_to_dict
+from intruder.services.jobs import job_start
 from intruder.services.review import StaleRevisionError, anonymized_text_set_spans
 
 # Texts guarded per batch: each batch's spans are stored and its rows published before the
@@ -194,3 +195,11 @@ def guard_study_texts(
                 publish(summary)
             progress(done, total, f"{unit.label}: guarded")
     return summary
+
+
+def guard_job_start(*, study: Study, user: Any, params: dict[str, Any]) -> tuple[Job, bool]:
+    """Queue the guard on the study unless it is queued or running; (job, created).
+
+    `params` are those of `guard_study_texts` (k, attacks, budget, background, ...).
+    """
+    return job_start(kind=Job.Kind.GUARD_STUDY, study=study, params=params, created_by=user)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from intruder.models import Job, Study
-from intruder.services.llm_jobs import INTRUDER_KIND
 
 
 def llm_prompt_choices() -> list[tuple[str, str]]:
@@ -28,7 +27,7 @@ def open_world_llm_results(study: Study) -> dict[str, Any] | None:
     from statsmodels.stats.proportion import proportion_confint
 
     job = (
-        study.jobs.filter(kind=INTRUDER_KIND)
+        study.jobs.filter(kind=Job.Kind.LLM_INTRUDER_STUDY)
         .exclude(status=Job.Status.QUEUED)
         .order_by("-created_at", "-pk")
         .first()

@@ -18,10 +18,9 @@ from intruder.analysis import construct_loss as construct
 from intruder.analysis.frames import AnalysisInputError
 from intruder.analysis.report import records
 from intruder.models import Job, Study
+from intruder.services.jobs import job_start
 
-CONSTRUCT_LOSS_JOB = "construct_loss"
 CONSTRUCT_TABLES = ("construct_loss", "construct_loss_mapped")
-ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)
 
 
 def _json_safe(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -78,20 +77,12 @@ def construct_loss_compute(
 
 def construct_loss_job_start(*, study: Study, user: Any) -> tuple[Job, bool]:
     """Queue a construct loss job unless one is queued or running; return (job, created)."""
-    from intruder.services.jobs import JobAlreadyActive, job_enqueue
-
-    active = study.jobs.filter(kind=CONSTRUCT_LOSS_JOB, status__in=ACTIVE).first()
-    if active is not None:
-        return active, False
-    try:
-        return job_enqueue(kind=CONSTRUCT_LOSS_JOB, study=study, created_by=user), True
-    except JobAlreadyActive as busy:  # a concurrent click won the race
-        return busy.job, False
+    return job_start(kind=Job.Kind.CONSTRUCT_LOSS, study=study, created_by=user)
 
 
 def construct_loss_latest(study: Study) -> tuple[Job | None, Job | None, dict[str, pd.DataFrame]]:
     """Return (newest job, newest successful job, its tables) of the study's construct loss."""
-    runs = study.jobs.filter(kind=CONSTRUCT_LOSS_JOB).order_by("-created_at", "-id")
+    runs = study.jobs.filter(kind=Job.Kind.CONSTRUCT_LOSS).order_by("-created_at", "-id")
     newest = runs.first()
     done = runs.filter(status=Job.Status.SUCCEEDED).first()
     tables: dict[str, pd.DataFrame] = {}

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from intruder.models import AnonymizedText, Description, Study
+from intruder.models import AnonymizedText, Description, Job, Study
+from intruder.services.jobs import job_start
 
 if TYPE_CHECKING:
     from anonymize import AnonymizationResult, TextAnonymizer
@@ -124,6 +125,17 @@ def anonymize_study_descriptions(
         done += len(batch)
         progress(done, total, "anonymized")
     return {"created": created, "skipped": skipped, "total": total}
+
+
+def anonymization_job_start(
+    *, study: Study, user: Any = None, params: dict[str, Any] | None = None
+) -> tuple[Job, bool]:
+    """Queue the study's anonymization unless one is queued or running; (job, created).
+
+    `params` are those of `anonymize_study_descriptions` (batch_size, threshold, method,
+    model_dir), or `llm_prompt` (see `intruder.services.llm_jobs`).
+    """
+    return job_start(kind=Job.Kind.ANONYMIZE_STUDY, study=study, params=params, created_by=user)
 
 
 def _threshold_kwargs(threshold: float | None) -> dict[str, Any]:

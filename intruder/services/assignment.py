@@ -36,6 +36,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Assignment, Participant, Study
 from intruder.selectors.participant import (
     HELD_STATUSES,
@@ -52,8 +53,10 @@ logger = logging.getLogger(__name__)
 ASSIGN_ATTEMPTS = 30
 
 
-class AssignmentBusy(Exception):
+class AssignmentBusy(IntruderError):
     """No free slot could be claimed after ASSIGN_ATTEMPTS tries (extreme contention)."""
+
+    status_code = 503  # try again: the slots are contended, not gone
 
 
 @dataclass(frozen=True)

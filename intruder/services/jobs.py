@@ -8,6 +8,11 @@ Two backends, chosen by configuration alone (`settings.INTRUDER_JOB_BACKEND`):
 - "rq": `job_enqueue` also pushes the job id onto a Redis queue (RQ), and `run_worker` serves
   that queue from any number of hosts. RQ is imported only when chosen.
 
+The registry of job kinds lives here too: `intruder.tasks` registers one runner per
+`Job.Kind` (imported when the app is ready), and each kind has a start service beside the
+work it does (`anonymization_job_start`, `attack_run_start`, ...), so imports point one way:
+views -> start services -> this queue, and tasks -> services -> this queue; never back.
+
 The Job row stays the source of truth in both: status, progress, error and attempts live
 there, and `job_execute` claims the row atomically, so a job is never run twice at once.
 Job functions write their results incrementally, so a crashed or failed job that is retried
@@ -37,9 +42,16 @@ from django.db import (
 from django.db.models import F
 from django.utils import timezone
 
-from intruder.models import Job, Study
+from intruder.exceptions import IntruderError
+from intruder.models import JOB_PARAM_SCOPES, Job, Study
 
 logger = logging.getLogger(__name__)
+
+Progress = Callable[..., None]
+TaskFunction = Callable[[Job, Progress], dict[str, Any] | None]
+
+# kind -> function(job, progress) -> result summary; filled by `intruder.tasks`.
+TASKS: dict[str, TaskFunction] = {}
 
 
 # A worker draining the queue (--once) gives up after this many database errors in a row;
@@ -47,8 +59,10 @@ logger = logging.getLogger(__name__)
 DB_ERROR_RETRIES = 5
 
 
-class JobError(Exception):
+class JobError(IntruderError):
     """An operation on a job that its state does not allow."""
+
+    api_field = "status"
 
 
 class JobAlreadyActive(JobError):
@@ -63,15 +77,41 @@ class JobAlreadyActive(JobError):
         self.job = job
 
 
-class JobCancelled(Exception):
+class JobCancelled(IntruderError):
     """Raised inside a running job function when its job was cancelled."""
+
+    status_code = 409
 
 
 ACTIVE_STATUSES = (Job.Status.QUEUED, Job.Status.RUNNING)
 
 
-class ImproperlyConfiguredBackend(Exception):
+class ImproperlyConfiguredBackend(IntruderError):
     """INTRUDER_JOB_BACKEND names no known backend."""
+
+    status_code = 503
+
+
+class UnknownTaskError(IntruderError, KeyError):
+    """No job function is registered under this kind."""
+
+
+def register_task(kind: str) -> Callable[[TaskFunction], TaskFunction]:
+    """Register the decorated function as the runner of jobs of `kind`."""
+
+    def decorator(function: TaskFunction) -> TaskFunction:
+        TASKS[kind] = function
+        return function
+
+    return decorator
+
+
+def get_task(kind: str) -> TaskFunction:
+    """Return the function registered for `kind`."""
+    try:
+        return TASKS[kind]
+    except KeyError:
+        raise UnknownTaskError(f"no job kind {kind!r}; known: {sorted(TASKS)}") from None
 
 
 def worker_name() -> str:
@@ -121,6 +161,17 @@ def _dispatch(job: Job) -> None:
         )
 
 
+def _active_twin(job: Job) -> Job | None:
+    """Return the queued or running job that `job` may not run beside, if any."""
+    twins = Job.objects.filter(kind=job.kind, status__in=ACTIVE_STATUSES).exclude(pk=job.pk)
+    if job.study_id is not None:
+        return twins.filter(study=job.study_id).first()
+    keys = JOB_PARAM_SCOPES.get(job.kind)
+    if keys is None:
+        return None
+    return twins.filter(**{f"params__{key}": job.params.get(key) for key in keys}).first()
+
+
 def job_enqueue(
     *,
     kind: str,
@@ -130,22 +181,44 @@ def job_enqueue(
 ) -> Job:
     """Create a queued job of a registered kind and hand it to the configured backend.
 
-    Raises JobAlreadyActive when the study has a queued or running job of this kind (the
-    database refuses a second one, so a double click cannot queue the same work twice).
+    Raises JobAlreadyActive when the study has a queued or running job of this kind, or a
+    job of no study has a twin at work on the same thing (JOB_PARAM_SCOPES): the database
+    refuses a second one, so a double click cannot queue the same work twice.
     """
-    from intruder.tasks import get_task
-
     get_task(kind)  # unknown kinds fail here, not later in a worker
     job = Job(kind=kind, study=study, params=params or {}, created_by=created_by)
-    job.full_clean(validate_constraints=False)
+    # The registry, just asked, is the list of kinds that can run (tests add their own).
+    job.full_clean(exclude=["kind"], validate_constraints=False)
     try:
         with transaction.atomic():
             job.save()
     except IntegrityError:
-        active = Job.objects.filter(study=study, kind=kind, status__in=ACTIVE_STATUSES).first()
-        raise JobAlreadyActive(active) from None
+        raise JobAlreadyActive(_active_twin(job)) from None
     _dispatch(job)
     return job
+
+
+def job_start(
+    *,
+    kind: str,
+    study: Study,
+    params: dict[str, Any] | None = None,
+    created_by: Any = None,
+) -> tuple[Job, bool]:
+    """Queue a job of `kind` for the study unless one is queued or running; (job, created).
+
+    The kinds' start services build on this. A double click racing this one loses at the
+    database's one-active-job constraint and gets the winner's job back.
+    """
+    active = Job.objects.filter(study=study, kind=kind, status__in=ACTIVE_STATUSES).first()
+    if active is not None:
+        return active, False
+    try:
+        return job_enqueue(kind=kind, study=study, params=params, created_by=created_by), True
+    except JobAlreadyActive as busy:
+        if busy.job is None:  # the winner finished in between: nothing to hand back
+            raise
+        return busy.job, False
 
 
 def job_cancel(*, job: Job) -> Job:
@@ -270,8 +343,6 @@ def job_run_claimed(
 
     `echo(done, total, message)` also receives every progress call (a CLI progress bar).
     """
-    from intruder.tasks import get_task
-
     progress = JobProgress(job, echo)
     try:
         function = get_task(job.kind)
@@ -328,10 +399,7 @@ def job_retry(*, job: Job) -> Job:
                 worker="",
             )
     except IntegrityError:
-        active = Job.objects.filter(
-            study=job.study_id, kind=job.kind, status__in=ACTIVE_STATUSES
-        ).first()
-        raise JobAlreadyActive(active) from None
+        raise JobAlreadyActive(_active_twin(job)) from None
     if not updated:
         job.refresh_from_db()
         raise JobError(f"only failed jobs can be retried; job {job.pk} is {job.status}")

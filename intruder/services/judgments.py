@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
 from intruder.services.attention import attention_flags_for
@@ -22,9 +23,11 @@ CHOICE_REQUIRED = "Please say whether you could identify the person."
 MAX_CLIENT_TIME_MS = 24 * 3600 * 1000
 
 
-class JudgmentRejected(Exception):
+class JudgmentRejected(IntruderError):
     """The judgment cannot be stored: unknown assignment, its slot went to someone else, or
     the researcher withdrew the text."""
+
+    status_code = 409
 
     UNKNOWN = "unknown"
     EXPIRED = "expired"

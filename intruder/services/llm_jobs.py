@@ -15,20 +15,20 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 
+from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Job, Study
 from intruder.services.anonymization import span_to_dict
+from intruder.services.jobs import job_start
 
 if TYPE_CHECKING:
     from llm import LLMSettings
 
 LLM_METHOD_PREFIX = "llm-"
-ANONYMIZE_KIND = "anonymize_study"
-INTRUDER_KIND = "llm_intruder_study"
 # Texts handed to the client per round: progress is reported and saved after each.
 ROUND = 16
 
 
-class LLMJobError(ValueError):
+class LLMJobError(IntruderError, ValueError):
     """Settings an LLM job cannot use; the message says which and why."""
 
 
@@ -59,14 +59,11 @@ def _model_version(settings: LLMSettings, prompt: str) -> str:
 
 
 def _enqueue(kind: str, study: Study, user: Any, params: dict[str, Any]) -> Job:
-    from intruder.services.jobs import job_enqueue
-
-    running = study.jobs.filter(
-        kind=kind, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
-    ).first()
-    if running is not None:
-        raise LLMJobError(f"job {running.pk} of this kind is already {running.status}")
-    return job_enqueue(kind=kind, study=study, params=params, created_by=user)
+    """Queue the job, or refuse (LLMJobError) while one of its kind is queued or running."""
+    job, created = job_start(kind=kind, study=study, params=params, created_by=user)
+    if not created:
+        raise LLMJobError(f"job {job.pk} of this kind is already {job.status}")
+    return job
 
 
 def llm_anonymization_start(*, study: Study, user: Any, prompt: str) -> Job:
@@ -78,7 +75,7 @@ def llm_anonymization_start(*, study: Study, user: Any, prompt: str) -> Job:
     llm_settings()
     if not study.descriptions.exists():
         raise LLMJobError("the study has no descriptions to anonymize")
-    return _enqueue(ANONYMIZE_KIND, study, user, {"llm_prompt": prompt})
+    return _enqueue(Job.Kind.ANONYMIZE_STUDY, study, user, {"llm_prompt": prompt})
 
 
 def anonymize_study_with_llm(
@@ -152,7 +149,7 @@ def llm_intruder_start(*, study: Study, user: Any, methods: Sequence[str] = (), 
     if not 1 <= int(k) <= 10:
         raise LLMJobError(f"k (names asked for) must lie between 1 and 10, got {k}")
     llm_settings()
-    return _enqueue(INTRUDER_KIND, study, user, {"methods": methods, "k": int(k)})
+    return _enqueue(Job.Kind.LLM_INTRUDER_STUDY, study, user, {"methods": methods, "k": int(k)})
 
 
 def llm_intruder_run(

@@ -16,21 +16,35 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from intruder.analysis.leak_checks import blocking_leaks
+from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText
 from intruder.services.anonymization import MODEL_METHOD, categories, render_spans, span_to_dict
 from intruder.services.assignment import assignments_release_withdrawn
 
 
-class StaleRevisionError(Exception):
+class StaleRevisionError(IntruderError):
     """The text changed since the editor loaded it; the edit is refused, nothing is lost."""
 
+    status_code = 409
+    api_field = "expected_revision"
 
-class SpanEditError(ValueError):
+
+class SpanEditError(IntruderError, ValueError):
     """An edit that would produce invalid spans (out of range, overlapping, unknown category)."""
 
+    api_field = "spans"
 
-class StatusError(ValueError):
+
+class StatusError(IntruderError, ValueError):
     """A status change the text's current status does not allow."""
+
+    api_field = "status"
+
+
+class ReleasedTextEditError(StatusError):
+    """An edit of a released text: withdraw it first (answered as a refused edit)."""
+
+    api_field = "spans"
 
 
 def validate_spans(original: str, spans: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -55,7 +69,7 @@ def anonymized_text_set_spans(
 ) -> AnonymizedText:
     """Replace a draft's spans and re-render its text, refusing a stale revision."""
     if text.status == AnonymizedText.Status.RELEASED:
-        raise StatusError("a released text cannot be edited; withdraw it first")
+        raise ReleasedTextEditError("a released text cannot be edited; withdraw it first")
     if not text.spans and text.text != text.description.text and text.method != MODEL_METHOD:
         # Rendering from spans would drop the masking of an imported span-less text.
         raise SpanEditError("this imported text has no spans: edit its text instead")
@@ -78,7 +92,7 @@ def anonymized_text_set_text(
     Texts with spans are edited through their spans so text and spans never disagree.
     """
     if text.status == AnonymizedText.Status.RELEASED:
-        raise StatusError("a released text cannot be edited; withdraw it first")
+        raise ReleasedTextEditError("a released text cannot be edited; withdraw it first")
     if text.spans:
         raise SpanEditError("this text has spans: edit the spans instead")
     if not new_text.strip():

@@ -24,14 +24,13 @@ from django.views.decorators.http import require_GET, require_POST
 from intruder.analysis.frames import AnalysisInputError
 from intruder.analysis.paper import PAPER_AGREEMENT
 from intruder.analysis.report import TABLE_TITLES, records
-from intruder.models import Study
+from intruder.models import Job, Study
 from intruder.rendering.layouts import LAYOUT_TITLES, paper_layouts
 from intruder.rendering.plots import PLOT_TEXT, report_plots
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.analysis import study_report
 from intruder.selectors.jobs import study_jobs
 from intruder.services.analysis_jobs import (
-    CONSTRUCT_LOSS_JOB,
     CONSTRUCT_TABLES,
     construct_loss_job_start,
     construct_loss_latest,
@@ -104,7 +103,7 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
         "layouts": layouts,
         "plots": plots,
         "construct_job": construct_job,
-        "construct_jobs": study_jobs(study, limit=3, kinds=(CONSTRUCT_LOSS_JOB,)),
+        "construct_jobs": study_jobs(study, limit=3, kinds=(Job.Kind.CONSTRUCT_LOSS,)),
         "can_edit": role_can_edit(role),
         "paper_agreement": PAPER_AGREEMENT.get(report.paper_match.study)
         if report.paper_match

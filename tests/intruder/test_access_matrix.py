@@ -29,7 +29,6 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from intruder.annotation import services as annotation
 from intruder.annotation.models import ProjectMember, Task
-from intruder.annotation.services import SUGGESTIONS_JOB
 from intruder.models import AnonymizedText, AttackRun, Job, StudyMember, TargetPerson
 from intruder.services import anonymization
 from tests.annotation import test_access_matrix as annotation_matrix
@@ -101,7 +100,9 @@ def _build() -> World:
     ProjectMember.objects.filter(project=project, user=users["removed"]).delete()
     # The project's own jobs (suggestions) have no study: they belong to whoever started them.
     project_jobs = {
-        status: f.make_job(created_by=users["manager"], kind=SUGGESTIONS_JOB, status=status)
+        status: f.make_job(
+            created_by=users["manager"], kind=Job.Kind.ANNOTATION_SUGGESTIONS, status=status
+        )
         for status in (Job.Status.QUEUED, Job.Status.FAILED)
     }
     crowd = annotation.annotator_enroll(project=project, prolific_pid="CROWDPIDSTUDYMATRIX")

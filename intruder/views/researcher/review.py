@@ -30,9 +30,10 @@ from intruder.analysis.leak_checks import (
 )
 from intruder.models import AnonymizedText, AttackRun, Job, Study
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
+from intruder.risk.guarding import guard_job_start
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
-from intruder.services import anonymization, jobs, review
+from intruder.services import anonymization, review
 from intruder.views.access import study_for
 from intruder.views.researcher.forms import GuardForm
 
@@ -111,7 +112,7 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 def latest_guard_results(study: Study) -> tuple[Job | None, dict[int, dict[str, Any]]]:
     """Return the study's latest guard job and its row per text id, so far while it runs."""
-    guard_job = study.jobs.filter(kind="guard_study").order_by("-created_at").first()
+    guard_job = study.jobs.filter(kind=Job.Kind.GUARD_STUDY).order_by("-created_at").first()
     guarded: dict[int, dict[str, Any]] = {}
     if guard_job is not None and guard_job.status != Job.Status.FAILED:
         for row in (guard_job.result or {}).get("texts", []):
@@ -392,20 +393,11 @@ def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
             )
             return redirect("researcher-review", slug=study.slug)
         params["background_documents"] = documents
-    running = study.jobs.filter(
-        kind="guard_study", status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
-    ).first()
-    if running is not None:
-        messages.info(request, f"Guard job {running.pk} is already {running.status}.")
+    job, created = guard_job_start(study=study, user=request.user, params=params)
+    if created:
+        messages.success(request, f"Guard job {job.pk} queued; a worker runs it.")
     else:
-        try:
-            job = jobs.job_enqueue(
-                kind="guard_study", study=study, created_by=request.user, params=params
-            )
-        except jobs.JobAlreadyActive as busy:  # a double click racing this one
-            messages.info(request, str(busy))
-        else:
-            messages.success(request, f"Guard job {job.pk} queued; a worker runs it.")
+        messages.info(request, f"Guard job {job.pk} is already {job.status}.")
     return redirect("researcher-review", slug=study.slug)
 
 

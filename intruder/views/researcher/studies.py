@@ -36,6 +36,7 @@ from intruder.selectors.linked import studies_linked
 from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
 from intruder.selectors.monitoring import study_is_full, study_progress
 from intruder.services import jobs, llm_jobs, studies
+from intruder.services.anonymization import anonymization_job_start
 from intruder.services.sources import (
     descriptions_take_from_sources,
     pending_source_descriptions,
@@ -212,21 +213,13 @@ def study_take_from_sources(request: HttpRequest, slug: str) -> HttpResponse:
 def study_anonymize(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a background job that anonymizes the study's descriptions with the model."""
     study, _ = study_for(request, slug, edit=True)
-    running = study.jobs.filter(
-        kind="anonymize_study", status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
-    ).first()
-    if running is not None:
-        messages.info(request, f"Anonymization job {running.pk} is already {running.status}.")
+    job, created = anonymization_job_start(study=study, user=request.user)
+    if created:
+        messages.success(
+            request, f"Anonymization job {job.pk} queued; a worker (manage.py run_worker) runs it."
+        )
     else:
-        try:
-            job = jobs.job_enqueue(kind="anonymize_study", study=study, created_by=request.user)
-        except jobs.JobAlreadyActive as busy:  # a double click racing this one
-            messages.info(request, str(busy))
-        else:
-            messages.success(
-                request,
-                f"Anonymization job {job.pk} queued; a worker (manage.py run_worker) runs it.",
-            )
+        messages.info(request, f"Anonymization job {job.pk} is already {job.status}.")
     return redirect("researcher-study", slug=study.slug)
 
 

@@ -89,6 +89,38 @@ def test_the_database_refuses_a_second_active_job_of_a_kind_for_a_study():
         jobs.job_enqueue(kind="anonymize_study", study=study)
 
 
+@pytest.mark.parametrize(
+    ("kind", "params", "other"),
+    [
+        (Job.Kind.ANNOTATION_SUGGESTIONS, {"project": 7}, {"project": 8}),
+        (Job.Kind.ATTACK_FOLD, {"run": 3, "fold": 1, "parent": 9}, {"run": 3, "fold": 2}),
+    ],
+)
+def test_the_database_refuses_a_second_active_job_of_no_study_on_the_same_thing(
+    kind, params, other
+):
+    first = make_job(kind=kind, params=params)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        make_job(kind=kind, params=params, status=Job.Status.RUNNING)
+    make_job(kind=kind, params=other)  # another project / fold is free
+    make_job(kind=kind, params=params, status=Job.Status.FAILED)  # finished is free
+    with pytest.raises(jobs.JobAlreadyActive) as busy:
+        jobs.job_enqueue(kind=kind, params=params)
+    assert busy.value.job == first
+
+
+def test_a_second_click_on_suggestions_gets_the_job_already_at_work(monkeypatch):
+    from intruder.annotation import services as annotation
+    from tests.annotation.conftest import make_project
+
+    project = make_project(suggest=False)
+    first, created = annotation.suggestions_job_start(project=project, user=None)
+    assert created
+    # The click that lost the race to the database: its look for an active job saw none.
+    monkeypatch.setattr(annotation, "suggestions_job_latest", lambda **kwargs: None)
+    assert annotation.suggestions_job_start(project=project, user=None) == (first, False)
+
+
 def test_a_failed_job_is_not_retried_beside_an_active_one():
     study = risk_study(per_person=2)
     failed = make_job(study=study, kind="anonymize_study", status=Job.Status.FAILED)
@@ -108,8 +140,6 @@ def test_a_cancelled_queued_job_is_never_claimed():
 
 
 def test_a_running_job_stops_at_its_next_progress_report_and_stays_cancelled():
-    from intruder.tasks import TASKS
-
     seen = []
 
     def long_task(job, progress):
@@ -120,12 +150,12 @@ def test_a_running_job_stops_at_its_next_progress_report_and_stays_cancelled():
             seen.append(i)
         return {"done": True}
 
-    TASKS["cancel_test"] = long_task
+    jobs.TASKS["cancel_test"] = long_task
     try:
         job = make_job(kind="cancel_test")
         jobs.job_execute(job.pk, heartbeat_interval_s=None)
     finally:
-        TASKS.pop("cancel_test")
+        jobs.TASKS.pop("cancel_test")
     job.refresh_from_db()
     assert job.status == Job.Status.CANCELLED and job.result == {}
     assert seen == [0, 1, 2]

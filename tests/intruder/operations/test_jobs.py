@@ -11,7 +11,6 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder import tasks
 from intruder.models import AnonymizedText, Job
 from intruder.services import anonymization, jobs
 from tests.intruder.factories import make_description, make_job, make_study
@@ -26,12 +25,12 @@ def registered_task():
     added: list[str] = []
 
     def register(kind: str, function) -> None:
-        tasks.register_task(kind)(function)
+        jobs.register_task(kind)(function)
         added.append(kind)
 
     yield register
     for kind in added:
-        tasks.TASKS.pop(kind, None)
+        jobs.TASKS.pop(kind, None)
 
 
 @pytest.fixture
@@ -52,7 +51,7 @@ def study_with_descriptions(n: int):
 
 
 def test_enqueue_refuses_an_unknown_kind() -> None:
-    with pytest.raises(tasks.UnknownTaskError):
+    with pytest.raises(jobs.UnknownTaskError):
         jobs.job_enqueue(kind="no-such-kind")
     assert not Job.objects.exists()
 

@@ -7,7 +7,6 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder import tasks
 from intruder.models import Assignment, Participant, PersonGroup, Study
 from intruder.selectors.participant import intruder_group_capacities
 from intruder.services import jobs
@@ -165,7 +164,7 @@ def test_worker_runs_the_periodic_task_again_only_after_its_interval():
 
 def test_a_failing_periodic_task_does_not_stop_the_worker(monkeypatch):
     ran = []
-    monkeypatch.setitem(tasks.TASKS, "noop", lambda job, progress: ran.append(job.pk) or {})
+    monkeypatch.setitem(jobs.TASKS, "noop", lambda job, progress: ran.append(job.pk) or {})
 
     def broken() -> None:
         raise RuntimeError("database away")

@@ -8,6 +8,7 @@ from django.urls import reverse
 from intruder import tasks
 from intruder.models import AnonymizedText, Job
 from intruder.risk.guarding import guard_study_texts
+from intruder.services import jobs
 from tests.intruder.factories import (
     logged_in,
     make_job,
@@ -46,7 +47,7 @@ def test_guard_job_leaves_released_texts_alone():
 
 
 def test_guard_job_is_registered_as_a_task_kind():
-    assert tasks.get_task("guard_study") is tasks.guard_study
+    assert jobs.get_task(Job.Kind.GUARD_STUDY) is tasks.guard_study
 
 
 def test_review_page_queues_the_guard_job_with_its_settings():

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from intruder.models import Study
 from intruder.services import jobs
+from intruder.services.anonymization import anonymization_job_start
 
 
 class Command(BaseCommand):
@@ -41,10 +42,12 @@ class Command(BaseCommand):
         params = {"model_dir": str(model_dir.resolve()), "method": method}
         if options["threshold"] is not None:
             params["threshold"] = options["threshold"]
-        try:
-            job = jobs.job_enqueue(kind="anonymize_study", study=study, params=params)
-        except jobs.JobAlreadyActive as busy:
-            raise CommandError(f"{busy}; wait for it or cancel it first") from None
+        job, created = anonymization_job_start(study=study, params=params)
+        if not created:
+            raise CommandError(
+                f"anonymization job {job.pk} is already {job.status} for this study; "
+                "wait for it or cancel it first"
+            )
         if options["queue"]:
             self.stdout.write(f"queued job {job.pk} (method {method})")
             return
