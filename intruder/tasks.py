@@ -110,6 +110,23 @@ def annotation_suggestions(job: Job, progress: Progress) -> dict[str, Any]:
     return {"documents": suggestions_compute(project=project, progress=progress)}
 
 
+@register_task("annotation_evaluate")
+def annotation_evaluate(job: Job, progress: Progress) -> dict[str, Any]:
+    """Score the anonymizer or spaCy on an annotation project's submitted annotations; the
+    result is the metrics the evaluate page shows (TAB's names)."""
+    from intruder.annotation.evaluation import evaluate_project
+    from intruder.annotation.models import Project
+
+    project = Project.objects.get(pk=job.params["project"])
+    evaluation = evaluate_project(
+        project=project,
+        system=job.params["system"],
+        threshold=job.params.get("threshold"),
+        progress=progress,
+    )
+    return evaluation.metrics
+
+
 @register_task("guard_study")
 def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Mask the study's unreleased model anonymizations until the attacks rank the person >= k."""
