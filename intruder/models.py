@@ -793,6 +793,33 @@ class AttackResult(models.Model):
         return self.true_rank == 1
 
 
+class ReportFile(models.Model):
+    """A rendered download of a run's report (the PDF) for one version of the study's data.
+
+    Rendering takes seconds, so a job makes it and the page links to it; it is stored in the
+    database so that a worker on another host can hand it to the web hosts. A file of an
+    older data version is never served (the study changed since): it is replaced.
+    """
+
+    run = models.ForeignKey(AttackRun, on_delete=models.CASCADE, related_name="report_files")
+    name = models.CharField(max_length=50, help_text="The download's name, e.g. report.pdf.")
+    data_version = models.CharField(
+        max_length=64, help_text="intruder.selectors.report_cache.study_data_version"
+    )
+    content = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "name", "data_version"], name="report_file_once_per_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} of run {self.run_id}"
+
+
 class ProlificStudyState(models.Model):
     """A study's Prolific side: what was published and Prolific's status as last reported.
 

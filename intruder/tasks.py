@@ -127,6 +127,17 @@ def annotation_evaluate(job: Job, progress: Progress) -> dict[str, Any]:
     return evaluation.metrics
 
 
+@register_task("risk_report_pdf")
+def risk_report_pdf(job: Job, progress: Progress) -> dict[str, Any]:
+    """Draw an attack run's risk report as a PDF and store it for the study's current data."""
+    from intruder.models import AttackRun
+    from intruder.services.report_files import report_pdf_make
+
+    run = AttackRun.objects.select_related("study", "job").get(pk=job.params["run"])
+    _, content = report_pdf_make(run=run, progress=progress)
+    return {"run": run.pk, "bytes": len(content)}
+
+
 @register_task("guard_study")
 def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Mask the study's unreleased model anonymizations until the attacks rank the person >= k."""
