@@ -34,6 +34,7 @@ from intruder.annotation.exports import (
 )
 from intruder.annotation.models import Project, ProjectMember, Task
 from intruder.models import Study
+from intruder.selectors.report_cache import cached_for_inputs
 from intruder.selectors.researcher import (
     no_worker_note,
     owns_study_less_job,
@@ -328,7 +329,9 @@ def agreement(request: HttpRequest, slug: str) -> HttpResponse:
         )
         response["Content-Disposition"] = f'attachment; filename="{slug}-agreement.{fmt}"'
         return response
-    result = project_agreement(selectors.project_gold(project=project, include_adjudicated=False))
+    gold = selectors.project_gold(project=project, include_adjudicated=False)
+    # Seconds of per-character statistics: computed once per state of the annotations.
+    result = cached_for_inputs("agreement", gold, lambda: project_agreement(gold))
     return render(request, "annotation/agreement.html", {"project": project, "result": result})
 
 

@@ -84,6 +84,21 @@ def study_data_version(study: Study) -> str:
     return digest.hexdigest()
 
 
+def cached_for_inputs(name: str, inputs: Any, compute: Callable[[], T]) -> T:
+    """Return `compute()`, cached under a digest of `inputs` (dataclasses and plain values
+    whose repr shows every field): the key is the input itself, so it cannot go stale."""
+    key_source = f"{name}|v{REPORT_CACHE_VERSION}|{inputs!r}"
+    return _cached("intruder-computed:" + hashlib.sha256(key_source.encode()).hexdigest(), compute)
+
+
+def _cached(key: str, compute: Callable[[], T]) -> T:
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, REPORT_CACHE_SECONDS)
+    return value
+
+
 def cached_for_study(study: Study, name: str, args: tuple[Any, ...], compute: Callable[[], T]) -> T:
     """Return `compute()` for this report of the study's current data, from the cache if made.
 
@@ -91,9 +106,4 @@ def cached_for_study(study: Study, name: str, args: tuple[Any, ...], compute: Ca
     fix; they are part of the key.
     """
     key_source = f"{name}|{args!r}|{study.pk}|{study_data_version(study)}"
-    key = "intruder-report:" + hashlib.sha256(key_source.encode()).hexdigest()
-    value = cache.get(key)
-    if value is None:
-        value = compute()
-        cache.set(key, value, REPORT_CACHE_SECONDS)
-    return value
+    return _cached("intruder-report:" + hashlib.sha256(key_source.encode()).hexdigest(), compute)

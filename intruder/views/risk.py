@@ -223,7 +223,10 @@ def risk_download(request: HttpRequest, slug: str, run_id: int, name: str) -> Ht
     report = report_files.cached_run_report(run)
     title = report_files.report_title(run)
     if name == "report.html":
-        response = HttpResponse(standalone_html(report, title), content_type="text/html")
+        html = cached_for_study(
+            study, "risk-html", (run.pk,), lambda: standalone_html(report, title)
+        )
+        response = HttpResponse(html, content_type="text/html")
     elif name == "summary.json":
         response = HttpResponse(summary_json(report), content_type="application/json")
     elif stem in RISK_TABLE_TITLES and fmt in ("csv", "json"):
