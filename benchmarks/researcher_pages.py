@@ -96,7 +96,7 @@ def pages() -> dict[str, str]:
     return urls
 
 
-def test_client_pass(repeats: int) -> dict[str, Any]:
+def test_client_pass(repeats: int, only: list[str] | None = None) -> dict[str, Any]:
     """Time every page with the report caches off and on, interleaved per repeat."""
     from django.contrib.auth import get_user_model
     from django.core.cache.backends.dummy import DummyCache
@@ -112,7 +112,7 @@ def test_client_pass(repeats: int) -> dict[str, Any]:
     setup_test_environment()
     client = Client()
     client.force_login(get_user_model().objects.get(username="researcher"))
-    urls = pages()
+    urls = {n: u for n, u in pages().items() if not only or n in only}
     run = AttackRun.objects.filter(study__slug=DEMO_STUDY, purpose="report").order_by("-pk")[0]
     report_files.report_pdf_make(run=run)  # the download serves the stored file
     real_cache, dummy = report_cache.cache, DummyCache("dummy", {})
@@ -138,7 +138,7 @@ def test_client_pass(repeats: int) -> dict[str, Any]:
                 statuses[name] = response.status_code
     report_cache.cache = real_cache
     pdf: dict[str, list[float]] = {"in the request before (report + draw)": [], "job draws": []}
-    for _ in range(max(1, repeats // 5)):
+    for _ in range(0 if only else max(1, repeats // 5)):
         start = time.perf_counter()
         pdf_bytes(run_report(run), report_files.report_title(run))
         pdf["in the request before (report + draw)"].append(1000 * (time.perf_counter() - start))
@@ -156,7 +156,7 @@ def test_client_pass(repeats: int) -> dict[str, Any]:
             }
             for name, url in urls.items()
         },
-        "pdf_drawing": {k: summary(v) for k, v in pdf.items()},
+        "pdf_drawing": {k: summary(v) for k, v in pdf.items() if v},
     }
 
 
@@ -235,6 +235,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=20, help="Timed requests per page.")
     parser.add_argument("--output", type=Path, default=None, help="JSON file to write.")
     parser.add_argument("--no-server", action="store_true", help="Test client only.")
+    parser.add_argument("--only", default="", help="Comma-separated page names (test client only).")
     parser.add_argument(
         "--machine-note", default="", help="What else ran on the machine (kept in the JSON)."
     )
@@ -257,9 +258,9 @@ def main() -> int:
             "load_average_at_start": os.getloadavg(),
             "note": args.machine_note,
         },
-        "test_client": test_client_pass(args.repeats),
+        "test_client": test_client_pass(args.repeats, [n for n in args.only.split(",") if n]),
     }
-    if not args.no_server:
+    if not args.no_server and not args.only:
         result["server"] = server_pass(args.var_dir, args.repeats)
     result["machine"]["load_average_at_end"] = os.getloadavg()
     result["wall_s"] = round(time.time() - started, 1)
