@@ -62,7 +62,7 @@ def main() -> int:
     ).stdout.strip()
     port = free_port()
     # The clone makes its own .venv: this checkout's virtual environment leaves the PATH.
-    venv = os.environ.get("VIRTUAL_ENV", "")
+    venv = sys.prefix if sys.prefix != sys.base_prefix else ""
     path = [d for d in os.environ["PATH"].split(os.pathsep) if not (venv and d.startswith(venv))]
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     env |= {"DEMO_PORT": str(port), "PATH": os.pathsep.join(path), "PYTHONUNBUFFERED": "1"}
@@ -111,7 +111,6 @@ def main() -> int:
         "longest_silences_s": [
             {"seconds": round(g, 1), "from_s": a, "to_s": b} for g, a, b in gaps
         ],
-        "pip_find_links": os.environ.get("PIP_FIND_LINKS", ""),
         "machine": {
             "cores": os.cpu_count(),
             "load_average_before": load_before,
