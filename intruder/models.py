@@ -664,6 +664,8 @@ class Job(models.Model):
         ANNOTATION_SUGGESTIONS = "annotation_suggestions", "Annotation suggestions"
         GUARD_STUDY = "guard_study", "Guard a study's texts"
         LLM_INTRUDER_STUDY = "llm_intruder_study", "Open-world LLM intruder"
+        ANNOTATION_EVALUATE = "annotation_evaluate", "Evaluate an anonymizer on annotations"
+        RISK_REPORT_PDF = "risk_report_pdf", "Draw a risk report's PDF"
 
     kind = models.CharField(max_length=50, choices=Kind.choices)
     study = models.ForeignKey(
@@ -820,6 +822,33 @@ class AttackResult(models.Model):
     @property
     def correct(self) -> bool:
         return self.true_rank == 1
+
+
+class ReportFile(models.Model):
+    """A rendered download of a run's report (the PDF) for one version of the study's data.
+
+    Rendering takes seconds, so a job makes it and the page links to it; it is stored in the
+    database so that a worker on another host can hand it to the web hosts. A file of an
+    older data version is never served (the study changed since): it is replaced.
+    """
+
+    run = models.ForeignKey(AttackRun, on_delete=models.CASCADE, related_name="report_files")
+    name = models.CharField(max_length=50, help_text="The download's name, e.g. report.pdf.")
+    data_version = models.CharField(
+        max_length=64, help_text="intruder.selectors.report_cache.study_data_version"
+    )
+    content = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "name", "data_version"], name="report_file_once_per_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} of run {self.run_id}"
 
 
 class ProlificStudyState(models.Model):

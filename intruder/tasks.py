@@ -72,6 +72,34 @@ def annotation_suggestions(job: Job, progress: Progress) -> dict[str, Any]:
     return {"documents": annotation.suggestions_compute(project=project, progress=progress)}
 
 
+@register_task(Job.Kind.ANNOTATION_EVALUATE)
+def annotation_evaluate(job: Job, progress: Progress) -> dict[str, Any]:
+    """Score the anonymizer or spaCy on an annotation project's submitted annotations; the
+    result is the metrics the evaluate page shows (TAB's names)."""
+    from intruder.annotation.evaluation import evaluate_project
+    from intruder.annotation.models import Project
+
+    project = Project.objects.get(pk=job.params["project"])
+    evaluation = evaluate_project(
+        project=project,
+        system=job.params["system"],
+        threshold=job.params.get("threshold"),
+        progress=progress,
+    )
+    return evaluation.metrics
+
+
+@register_task(Job.Kind.RISK_REPORT_PDF)
+def risk_report_pdf(job: Job, progress: Progress) -> dict[str, Any]:
+    """Draw an attack run's risk report as a PDF and store it for the study's current data."""
+    from intruder.models import AttackRun
+    from intruder.services.report_files import report_pdf_make
+
+    run = AttackRun.objects.select_related("study", "job").get(pk=job.params["run"])
+    _, content = report_pdf_make(run=run, progress=progress)
+    return {"run": run.pk, "bytes": len(content)}
+
+
 @register_task(Job.Kind.GUARD_STUDY)
 def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Mask the study's unreleased model anonymizations until the attacks rank the person >= k."""

@@ -6,10 +6,12 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 say() { echo "  setup: $*"; }
 # pip's own lines for what it downloads and installs; nothing when everything is there.
+# Line-buffered: through a pipe grep and sed would hold every line until pip ends, minutes
+# of silence on a first start.
 pip_install() {
     python -m pip install --progress-bar off "$@" 2>&1 \
-        | grep -E "^(Collecting|Downloading|Installing collected|Successfully installed|ERROR)" \
-        | sed -e 's/^/    /' || true
+        | grep --line-buffered -E "^(Collecting|Downloading|Installing collected|Successfully installed|ERROR)" \
+        | sed -u -e 's/^/    /' || true
 }
 [ -x .venv/bin/python ] || { say "creating .venv"; "$PY" -m venv .venv; }
 . .venv/bin/activate

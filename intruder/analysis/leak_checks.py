@@ -100,17 +100,24 @@ def _target_name(text: str, names: list[str]) -> list[LeakFinding]:
     return found
 
 
+LETTER = re.compile(r"[^\W\d_]")
+
+
 def _glued(text: str) -> list[LeakFinding]:
     found = []
     for match in PLACEHOLDER.finditer(text):
         start, end, placeholder = match.start(), match.end(), match.group()
-        before = re.search(r"[^\W\d_]+$", text[:start])
-        if before:
+        # The run of letters right before the placeholder, walked back a letter at a time:
+        # a search for it anchored at the end rescans the text once per placeholder.
+        glued_from = start
+        while glued_from > 0 and LETTER.match(text, glued_from - 1):
+            glued_from -= 1
+        if glued_from < start:
             found.append(
                 LeakFinding(
                     "glued",
-                    f"letters glued before a placeholder: {before.group() + placeholder!r}",
-                    before.start(),
+                    f"letters glued before a placeholder: {text[glued_from:start] + placeholder!r}",
+                    glued_from,
                     end,
                 )
             )

@@ -10,6 +10,7 @@ CSV, and the gold file, so TAB's own script can be run on the same pair.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from csv_safe import SafeDictWriter
 from intruder.annotation.models import Project
 from intruder.annotation.selectors import project_gold
 from intruder.exceptions import IntruderError
+from intruder.models import Job
 
 SUMMARY_KEYS = (
     "recall_direct_entities",
@@ -38,6 +40,11 @@ SUMMARY_KEYS = (
     "weighted_mention_precision",
     "token_f1",
 )
+# The model and spaCy run as this background job (seconds to minutes of model time); an
+# uploaded system-output file is scored in the request (no model, well under a second).
+# Texts per progress step: small enough that the bar moves every second or so.
+PROGRESS_CHUNK = 8
+Progress = Callable[..., None]
 
 
 class EvaluationError(IntruderError, ValueError):
@@ -52,6 +59,21 @@ class Evaluation:
     metrics: dict[str, Any]
 
 
+def _in_chunks(
+    texts: Sequence[str],
+    spans_of: Callable[[list[str]], list[list[SystemSpan]]],
+    progress: Progress | None,
+    message: str,
+) -> list[list[SystemSpan]]:
+    """Run `spans_of` over the texts a chunk at a time, reporting progress after each."""
+    found: list[list[SystemSpan]] = []
+    for start in range(0, len(texts), PROGRESS_CHUNK):
+        found += spans_of(list(texts[start : start + PROGRESS_CHUNK]))
+        if progress is not None:
+            progress(len(found), len(texts), message)
+    return found
+
+
 def _system_spans(
     project: Project,
     gold: list[AnnotatedDocument],
@@ -59,10 +81,13 @@ def _system_spans(
     threshold: float | None,
     model_dir: str | None,
     upload: bytes | None,
+    progress: Progress | None = None,
 ) -> tuple[str, dict[str, list[SystemSpan]]]:
     texts = [d.text for d in gold]
     ids = [d.doc_id for d in gold]
     categories = tuple(project.categories)
+    if system in ("model", "spacy") and progress is not None:
+        progress(0, len(texts), f"loading {system}")
     if system == "model":
         from anonymize.annotations.systems import model_spans
 
@@ -76,13 +101,18 @@ def _system_spans(
             anonymizer = get_anonymizer()
         if threshold is not None and not 0 <= threshold <= 1:
             raise EvaluationError(f"threshold must be in [0, 1], got {threshold}")
-        found = model_spans(anonymizer, texts, threshold)
+        found = _in_chunks(
+            texts, lambda chunk: model_spans(anonymizer, chunk, threshold), progress, "anonymized"
+        )
         used = threshold if threshold is not None else anonymizer.threshold
         name = f"model {anonymizer.model_version} @ threshold {used}"
     elif system == "spacy":
-        from anonymize.annotations.systems import spacy_spans
+        import spacy
 
-        found = spacy_spans(texts)
+        from anonymize.annotations.systems import SPACY_MODEL, spacy_spans
+
+        nlp = spacy.load(SPACY_MODEL, disable=["lemmatizer"])
+        found = _in_chunks(texts, lambda chunk: spacy_spans(chunk, nlp), progress, "tagged")
         name = "spaCy NER (en_core_web_sm)"
     else:
         if upload is None:
@@ -109,27 +139,60 @@ def evaluate_project(
     threshold: float | None = None,
     model_dir: str | None = None,
     upload: bytes | None = None,
+    progress: Progress | None = None,
 ) -> Evaluation:
     """Score a system on the project's submitted annotations."""
     gold = project_gold(project=project, include_adjudicated=False)
     if not gold:
         raise EvaluationError("no submitted annotations yet: nothing to evaluate against")
-    name, spans = _system_spans(project, gold, system, threshold, model_dir, upload)
+    name, spans = _system_spans(project, gold, system, threshold, model_dir, upload, progress)
     metrics = TabScorer(gold).evaluate(spans)
     metrics = {"system": name, "threshold": threshold, **metrics}
     return Evaluation(name, gold, spans, metrics)
 
 
-def summary_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
-    """Return (metric, value) rows of the headline measures."""
-    return [{"metric": key, "value": evaluation.metrics[key]} for key in SUMMARY_KEYS]
+def evaluation_job_start(
+    *, project: Project, user: Any, system: str, threshold: float | None
+) -> tuple[Any, bool]:
+    """Queue an evaluation of the model or spaCy unless one of this project is active.
+
+    Returns (job, created). The system runs in the worker, never in the request: the model
+    takes seconds to load and a second or more per hundred texts.
+    """
+    from intruder.services.jobs import job_enqueue
+
+    if system not in ("model", "spacy"):
+        raise EvaluationError("only the model and spaCy run as a job")
+    if threshold is not None and not 0 <= threshold <= 1:
+        raise EvaluationError(f"threshold must be in [0, 1], got {threshold}")
+    if not project_gold(project=project, include_adjudicated=False):
+        raise EvaluationError("no submitted annotations yet: nothing to evaluate against")
+    active = evaluation_job_latest(project=project, active_only=True)
+    if active is not None:
+        return active, False
+    params = {"project": project.pk, "system": system, "threshold": threshold}
+    return job_enqueue(kind=Job.Kind.ANNOTATION_EVALUATE, params=params, created_by=user), True
 
 
-def category_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
-    """Return per-category precision, recall and F1 rows."""
+def evaluation_job_latest(*, project: Project, active_only: bool = False) -> Any:
+    """Return the project's newest evaluation job (or its active one), or None."""
+    from intruder.services.jobs import ACTIVE_STATUSES
+
+    jobs = Job.objects.filter(kind=Job.Kind.ANNOTATION_EVALUATE, params__project=project.pk)
+    if active_only:
+        jobs = jobs.filter(status__in=ACTIVE_STATUSES)
+    return jobs.order_by("-created_at", "-id").first()
+
+
+def summary_rows(metrics: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return (metric, value) rows of the headline measures of an evaluation's metrics."""
+    return [{"metric": key, "value": metrics[key]} for key in SUMMARY_KEYS]
+
+
+def category_rows(metrics: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return per-category precision, recall and F1 rows of an evaluation's metrics."""
     return [
-        {"category": category, **values}
-        for category, values in evaluation.metrics["per_category"].items()
+        {"category": category, **values} for category, values in metrics["per_category"].items()
     ]
 
 
@@ -148,8 +211,8 @@ def evaluation_write(evaluation: Evaluation, out: Path) -> list[Path]:
     dump("system_spans.json", system_output_to_json(pairs))
     dump("gold_tab.json", tab_documents_to_json(evaluation.gold))
     for name, rows in (
-        ("summary.csv", summary_rows(evaluation)),
-        ("per_category.csv", category_rows(evaluation)),
+        ("summary.csv", summary_rows(evaluation.metrics)),
+        ("per_category.csv", category_rows(evaluation.metrics)),
     ):
         path = out / name
         with path.open("w", newline="", encoding="utf-8") as sink:

@@ -22,6 +22,8 @@ from intruder.annotation.evaluation import (
     EvaluationError,
     category_rows,
     evaluate_project,
+    evaluation_job_latest,
+    evaluation_job_start,
     summary_rows,
 )
 from intruder.annotation.exports import (
@@ -41,7 +43,9 @@ from intruder.enrolment import (
     prolific_completion_url,
 )
 from intruder.models import Study
-from intruder.selectors.access import studies_visible_to
+from intruder.selectors.access import owns_study_less_job, studies_visible_to
+from intruder.selectors.jobs import no_worker_note
+from intruder.selectors.report_cache import cached_for_inputs
 from intruder.views.model_bounds import bounded_formfield
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -328,7 +332,9 @@ def agreement(request: HttpRequest, slug: str) -> HttpResponse:
         )
         response["Content-Disposition"] = f'attachment; filename="{slug}-agreement.{fmt}"'
         return response
-    result = project_agreement(selectors.project_gold(project=project, include_adjudicated=False))
+    gold = selectors.project_gold(project=project, include_adjudicated=False)
+    # Seconds of per-character statistics: computed once per state of the annotations.
+    result = cached_for_inputs("agreement", gold, lambda: project_agreement(gold))
     return render(request, "annotation/agreement.html", {"project": project, "result": result})
 
 
@@ -393,30 +399,50 @@ def adjudicate(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def evaluate(request: HttpRequest, slug: str) -> HttpResponse:
-    """Evaluate the anonymizer, spaCy or an uploaded system output with TAB's metrics."""
+    """Evaluate the anonymizer or spaCy (a background job with a progress bar) or an uploaded
+    system output (scored in the request) with TAB's metrics."""
     project, _ = _project(request, slug)
     form = EvaluateForm(request.POST or None, request.FILES or None)
-    context = {"project": project, "form": form}
+    context: dict[str, Any] = {"project": project, "form": form}
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         upload = data.get("file")
         try:
+            if data["system"] != "file":
+                job, created = evaluation_job_start(
+                    project=project,
+                    user=request.user,
+                    system=data["system"],
+                    threshold=data.get("threshold"),
+                )
+                if not created:
+                    messages.info(request, f"Evaluation job {job.pk} is already running.")
+                return redirect(reverse("annotation-evaluate", args=[project.slug]))
             evaluation = evaluate_project(
                 project=project,
-                system=upload.name if data["system"] == "file" and upload else data["system"],
-                threshold=data.get("threshold"),
+                system=upload.name if upload else "file",
                 upload=upload.read() if upload else None,
             )
         except EvaluationError as error:
             form.add_error(None, str(error))
-        except (FileNotFoundError, OSError) as error:
-            form.add_error(None, f"the model could not be loaded: {error}")
         else:
+            context["metrics"] = evaluation.metrics
+    elif request.method == "GET":
+        job = evaluation_job_latest(project=project)
+        if job is not None:
+            job.waiting_note = no_worker_note(job)
             context |= {
-                "evaluation": evaluation,
-                "summary": summary_rows(evaluation),
-                "categories": category_rows(evaluation),
+                "job": job,
+                "job_rows": [job],
+                "can_edit": owns_study_less_job(request.user, job),
             }
+            if job.status == job.Status.SUCCEEDED:
+                context["metrics"] = job.result
+    if context.get("metrics"):
+        context |= {
+            "summary": summary_rows(context["metrics"]),
+            "categories": category_rows(context["metrics"]),
+        }
     return render(request, "annotation/evaluate.html", context)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -211,25 +212,38 @@ def standalone_html(report: RiskReport, title: str) -> str:
     )
 
 
-def pdf_bytes(report: RiskReport, title: str) -> bytes:
-    """Return the report as a PDF: summary page, plots, then the main tables."""
+def pdf_bytes(
+    report: RiskReport, title: str, progress: Callable[[int, int, str], None] | None = None
+) -> bytes:
+    """Return the report as a PDF: summary page, plots, then the main tables.
+
+    `progress(done, total, message)` is told after each part (the PDF job's progress bar).
+    """
     import matplotlib.pyplot as plt
     from matplotlib.backends.backend_pdf import PdfPages
+
+    tables = [n for n in PDF_TABLES if report.tables.get(n) is not None]
+    tables = [n for n in tables if not report.tables[n].empty]
+    total = 2 + len(tables)
+
+    def told(done: int, message: str) -> None:
+        if progress is not None:
+            progress(done, total, message)
 
     buffer = io.BytesIO()
     with plain_text(), PdfPages(buffer) as pdf:
         pdf.savefig(_text_page(report, title))
+        told(1, "summary page")
         for name, figure in risk_figures(report).items():
             figure.suptitle(PLOT_TITLES[name], fontsize=10)
             pdf.savefig(figure, bbox_inches="tight")
             plt.close(figure)
-        for name in PDF_TABLES:
-            frame = report.tables.get(name)
-            if frame is None or frame.empty:
-                continue
-            for page in _table_pages(frame, name):
+        told(2, "plots")
+        for done, name in enumerate(tables, 3):
+            for page in _table_pages(report.tables[name], name):
                 pdf.savefig(page)
                 plt.close(page)
+            told(done, f"table {name}")
     return buffer.getvalue()
 
 

@@ -16,21 +16,23 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from intruder.models import AttackRun, Study
+from intruder.models import AttackRun, Job, ReportFile, Study
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.risk.methods import method_label
 from intruder.risk.rendering import (
-    pdf_bytes,
     report_context,
     standalone_html,
     summary_json,
     table_json,
 )
 from intruder.risk.report import RISK_TABLE_TITLES
-from intruder.risk.selectors import latest_run, run_report
+from intruder.risk.selectors import latest_run
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.frontier import frontier_context
+from intruder.selectors.jobs import no_worker_note
+from intruder.selectors.report_cache import cached_for_study
+from intruder.services import report_files
 from intruder.views.access import study_for
 
 
@@ -99,6 +101,10 @@ def _run_for(study: Study, run_id: Any) -> AttackRun:
         raise Http404("no such attack run") from None
 
 
+def _report_parts(run: AttackRun) -> dict[str, Any]:
+    return {**report_context(report_files.cached_run_report(run)), **frontier_context(run)}
+
+
 @login_required
 @require_GET
 def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
@@ -115,9 +121,29 @@ def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
         "table_links": f"{run.pk}/" if run else "",
     }
     if run is not None and run.results.exists():
-        context.update(report_context(run_report(run)))
-        context.update(frontier_context(run))
+        # Seconds of statistics and plotting, computed once per version of the study's data.
+        context.update(cached_for_study(study, "risk-page", (run.pk,), lambda: _report_parts(run)))
+        pdf_job = report_files.report_pdf_job(run)
+        if pdf_job is not None:
+            pdf_job.waiting_note = no_worker_note(pdf_job)
+        context |= {
+            "pdf_file": report_files.report_pdf_current(run),
+            "pdf_job": pdf_job,
+            "pdf_jobs": [pdf_job] if pdf_job and pdf_job.status != Job.Status.SUCCEEDED else [],
+        }
     return render(request, "risk/risk_page.html", context)
+
+
+@login_required
+@require_POST
+def risk_pdf_start(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    """Queue the PDF of a run's report (seconds of drawing); the page shows its progress."""
+    study, _ = study_for(request, slug)
+    run = _run_for(study, run_id)
+    job, created = report_files.report_pdf_job_start(run=run, user=request.user)
+    if not created:
+        messages.info(request, f"A PDF job ({job.pk}) is already {job.status} for this study.")
+    return redirect(f"{reverse('risk-page', args=[study.slug])}?run={run.pk}#report")
 
 
 @login_required
@@ -186,13 +212,23 @@ def risk_download(request: HttpRequest, slug: str, run_id: int, name: str) -> Ht
     study, _ = study_for(request, slug)
     run = _run_for(study, run_id)
     stem, _, fmt = name.rpartition(".")
-    report = run_report(run)
-    title = f"Human vs machine re-identification risk: {study.title} (run {run.pk})"
     filename = f"{study.slug}-risk-{run.pk}-{name}"
+    if name == report_files.PDF_NAME:
+        stored = report_files.report_pdf_current(run)
+        if stored is not None:
+            content = ReportFile.objects.values_list("content", flat=True).get(pk=stored.pk)
+        else:  # a direct download (the page queues a job): drawn now, and kept
+            _, content = report_files.report_pdf_make(run=run)
+        response = HttpResponse(bytes(content), content_type="application/pdf")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+    report = report_files.cached_run_report(run)
+    title = report_files.report_title(run)
     if name == "report.html":
-        response = HttpResponse(standalone_html(report, title), content_type="text/html")
-    elif name == "report.pdf":
-        response = HttpResponse(pdf_bytes(report, title), content_type="application/pdf")
+        html = cached_for_study(
+            study, "risk-html", (run.pk,), lambda: standalone_html(report, title)
+        )
+        response = HttpResponse(html, content_type="text/html")
     elif name == "summary.json":
         response = HttpResponse(summary_json(report), content_type="application/json")
     elif stem in RISK_TABLE_TITLES and fmt in ("csv", "json"):

@@ -98,11 +98,6 @@ def anonymize_study_descriptions(
     resumes where the crashed one stopped. A retrained model (`model_dir`) saves its texts
     under a method of its own, beside the earlier ones, for review and release.
     """
-    if anonymizer is None and model_dir:
-        from anonymize import Anonymizer
-
-        anonymizer = Anonymizer.load(model_dir)
-    anonymizer = anonymizer or get_anonymizer()
     # A description whose flags a researcher confirmed (pasted or machine-written) is
     # excluded before anonymization: it never becomes a text for intruders.
     descriptions = study.descriptions.exclude(flag_review=Description.Review.CONFIRMED).order_by(
@@ -113,7 +108,13 @@ def anonymize_study_descriptions(
     done = total - len(pending)
     skipped = done
     created = 0
-    progress(done, total, "already anonymized")
+    # Loading the model takes seconds: the bar says so instead of sitting at 0/0.
+    progress(done, total, "loading the anonymizer" if pending else "already anonymized")
+    if anonymizer is None and model_dir:
+        from anonymize import Anonymizer
+
+        anonymizer = Anonymizer.load(model_dir)
+    anonymizer = anonymizer or get_anonymizer()
     for start in range(0, len(pending), batch_size):
         batch = pending[start : start + batch_size]
         results = anonymizer.anonymize_many(

@@ -30,6 +30,7 @@ from intruder.rendering.plots import PLOT_TEXT, report_plots
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.analysis import study_report
 from intruder.selectors.jobs import study_jobs
+from intruder.selectors.report_cache import cached_for_study
 from intruder.services.analysis_jobs import (
     CONSTRUCT_TABLES,
     construct_loss_job_start,
@@ -64,17 +65,9 @@ def html_table(frame: pd.DataFrame) -> SafeString:
     return mark_safe(html)
 
 
-@login_required
-@require_GET
-def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
-    """Show every analysis of the study, with plots and downloads."""
-    study, role = study_for(request, slug)
-    try:
-        report, construct_job = _report_with_construct_loss(study)
-    except AnalysisInputError as error:
-        return render(
-            request, "analysis/study_analysis_error.html", {"study": study, "error": error}
-        )
+def _page_parts(study: Study) -> dict[str, Any]:
+    """Return the computed part of the analysis page (cached per study data version)."""
+    report, construct_job = _report_with_construct_loss(study)
     sections = [
         {
             "name": name,
@@ -94,15 +87,31 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
         {"name": name, "title": PLOT_TEXT[name][0], "svg": mark_safe(svg)}
         for name, svg in report_plots(report).items()
     ]
-    summary = report.summary()
-    context: dict[str, Any] = {
-        "study": study,
+    return {
         "report": report,
-        "summary": summary,
+        "summary": report.summary(),
         "sections": sections,
         "layouts": layouts,
         "plots": plots,
         "construct_job": construct_job,
+    }
+
+
+@login_required
+@require_GET
+def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show every analysis of the study, with plots and downloads."""
+    study, role = study_for(request, slug)
+    try:
+        parts = cached_for_study(study, "analysis-page", (), lambda: _page_parts(study))
+    except AnalysisInputError as error:
+        return render(
+            request, "analysis/study_analysis_error.html", {"study": study, "error": error}
+        )
+    report = parts["report"]
+    context: dict[str, Any] = {
+        "study": study,
+        **parts,
         "construct_jobs": study_jobs(study, limit=3, kinds=(Job.Kind.CONSTRUCT_LOSS,)),
         "can_edit": role_can_edit(role),
         "paper_agreement": PAPER_AGREEMENT.get(report.paper_match.study)
@@ -120,7 +129,7 @@ def analysis_table(request: HttpRequest, slug: str, table: str, fmt: str) -> Htt
     if fmt not in ("csv", "json") or (table not in TABLE_TITLES and table != "summary"):
         raise Http404("no such table")
     try:
-        report, _ = _report_with_construct_loss(study)
+        report = cached_for_study(study, "analysis-page", (), lambda: _page_parts(study))["report"]
     except AnalysisInputError as error:
         return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
     if table == "summary":

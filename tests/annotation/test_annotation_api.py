@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from intruder.annotation import services
 from intruder.annotation.models import ProjectMember, Task
+from intruder.models import Job
 from tests.annotation.conftest import make_project, mention
 from tests.intruder.factories import logged_in, make_user
 
@@ -171,12 +172,55 @@ def test_evaluate_page_scores_an_uploaded_system_file(fake_anonymizer):
         {"system": "file", "file": SimpleUploadedFile("sys.json", system.encode())},
     )
     assert response.status_code == 200
-    assert response.context["evaluation"].metrics["token_recall"] == 1.0
+    assert response.context["metrics"]["token_recall"] == 1.0
+    assert not Job.objects.filter(kind="annotation_evaluate").exists()  # no model: no job
     broken = logged_in(project.owner).post(
         reverse("annotation-evaluate", kwargs={"slug": project.slug}),
         {"system": "file", "file": SimpleUploadedFile("sys.json", b'{"x": [[0, 1]]}')},
     )
     assert "not in the project" in broken.content.decode()
+
+
+def test_evaluating_the_model_runs_as_a_job_whose_progress_and_result_the_page_shows(
+    fake_anonymizer,
+):
+    from intruder.services.jobs import job_execute
+
+    project = make_project()
+    task = own_task(project, project.owner)
+    text = task.document.text
+    services.task_save(task=task, revision=0, mentions=[mention(text, text.split()[0])])
+    services.task_submit(task=task)
+    client = logged_in(project.owner)
+    url = reverse("annotation-evaluate", kwargs={"slug": project.slug})
+    response = client.post(url, {"system": "model", "threshold": "0.5"})
+    assert response.status_code == 302  # the model runs in the worker, not in the request
+    job = Job.objects.get(kind="annotation_evaluate")
+    assert job.status == Job.Status.QUEUED and job.params["threshold"] == 0.5
+    page = client.get(url).content.decode()
+    status_url = reverse("researcher-job-status", args=[job.pk])
+    assert f'data-job-url="{status_url}"' in page and 'id="summary"' not in page
+    # A second click while it waits queues nothing new.
+    client.post(url, {"system": "model"})
+    assert Job.objects.filter(kind="annotation_evaluate").count() == 1
+    job = job_execute(job.pk, heartbeat_interval_s=None)
+    assert job.status == Job.Status.SUCCEEDED
+    assert job.progress_total > 0 and job.progress_done == job.progress_total
+    response = client.get(url)
+    assert response.context["metrics"]["system"].endswith("@ threshold 0.5")
+    assert 'id="summary"' in response.content.decode()
+    # The job status a progress bar polls is the starter's: another user gets a 404.
+    assert logged_in(make_user()).get(status_url).status_code == 404
+
+
+def test_evaluating_without_annotations_says_so_and_queues_nothing(fake_anonymizer):
+    project = make_project()
+    response = logged_in(project.owner).post(
+        reverse("annotation-evaluate", kwargs={"slug": project.slug}), {"system": "spacy"}
+    )
+    assert response.status_code == 200
+    assert "no submitted annotations yet" in response.content.decode()
+    assert not Job.objects.filter(kind="annotation_evaluate").exists()
 
 
 def test_a_studys_psi_annotators_annotate_projects_over_its_texts(fake_anonymizer):

@@ -20,6 +20,7 @@ from intruder.selectors.monitoring import (
     study_is_full,
     study_progress,
 )
+from intruder.selectors.report_cache import cached_for_inputs
 from intruder.views.access import study_for
 
 MAX_ROWS = 500
@@ -40,12 +41,15 @@ def study_participants(request: HttpRequest, slug: str) -> HttpResponse:
     progress = study_progress(study)
     plots = []
     # matplotlib's SVG writer escapes its text; no participant-written text is plotted.
-    for made in (
-        recruitment_plot(recruitment_times(study)),
-        judgments_histogram(judgments_per_text(study), study.judgments_per_text)
-        if study.kind == "intruder"
-        else None,
-    ):
+    # Drawn once per state of their inputs (half a second of matplotlib each).
+    times = recruitment_times(study)
+    made_plots = [cached_for_inputs("recruitment", times, lambda: recruitment_plot(times))]
+    if study.kind == "intruder":
+        counts = (judgments_per_text(study), study.judgments_per_text)
+        made_plots.append(
+            cached_for_inputs("judgments-histogram", counts, lambda: judgments_histogram(*counts))
+        )
+    for made in made_plots:
         if made is not None:
             plots.append({"svg": mark_safe(made[0]), "alt": made[1]})
     context = {

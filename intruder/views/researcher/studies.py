@@ -125,12 +125,15 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """Show a study: settings, progress, import, anonymization jobs, review, export."""
     study, role = study_for(request, slug)
     entry = request.build_absolute_uri(reverse("participant-entry", kwargs={"slug": study.slug}))
+    recent_jobs = study_jobs(study)
     context = {
         "study": study,
         "role": role,
         "can_edit": role_can_edit(role),
         "progress": study_progress(study),
-        "jobs": study_jobs(study),
+        "jobs": recent_jobs,
+        # Shown at the top too, where the page opens after starting one.
+        "active_jobs": [j for j in recent_jobs if j.status in jobs.ACTIVE_STATUSES],
         "import_form": ImportForm(),
         "entry_url": entry_link(entry),
         "full": study_is_full(study),

@@ -63,8 +63,14 @@ def test_created_from_a_collection_it_takes_descriptions_then_anonymizes(collect
     assert list(study.source_studies.all()) == [collection]
     page = client.get(reverse("researcher-study", args=["intruders"])).content.decode()
     assert "1</strong> new description" in page
-    client.post(reverse("researcher-study-anonymize", args=["intruders"]))
-    job = job_execute(Job.objects.get(study=study).pk, heartbeat_interval_s=None)
+    page = client.post(reverse("researcher-study-anonymize", args=["intruders"]), follow=True)
+    queued = Job.objects.get(study=study)
+    # The page opens at the top: the new job's progress bar is there, before the settings.
+    body = page.content.decode()
+    status_url = reverse("researcher-job-status", args=[queued.pk])
+    assert body.index('id="active-jobs"') < body.index("<h2>Progress</h2>")
+    assert body.index(status_url) < body.index("<h2>Progress</h2>")
+    job = job_execute(queued.pk, heartbeat_interval_s=None)
     assert job.status == "succeeded", job.error
     assert job.result["taken_from_sources"] == 1
     copy = study.descriptions.get()

@@ -31,7 +31,36 @@ def test_risk_page_shows_the_report_with_plots_and_downloads(study_with_run):
     body = response.content.decode()
     assert "Persons most at risk" in body and "<svg" in body
     assert "Spearman" in body or "kappa" in body
-    assert reverse("risk-download", args=[study.slug, run.pk, "report.pdf"]) in body
+    # The PDF takes seconds to draw: the page offers a job, not a slow link.
+    assert reverse("risk-pdf-start", args=[study.slug, run.pk]) in body
+    assert reverse("risk-download", args=[study.slug, run.pk, "report.pdf"]) not in body
+
+
+def test_the_pdf_is_made_by_a_job_and_linked_until_the_data_change(study_with_run):
+    from intruder.models import ReportFile
+
+    study, run = study_with_run
+    client = logged_in(study.owner)
+    page_url = reverse("risk-page", args=[study.slug]) + f"?run={run.pk}"
+    response = client.post(reverse("risk-pdf-start", args=[study.slug, run.pk]))
+    assert response.status_code == 302 and response["Location"].endswith("#report")
+    job = Job.objects.get(kind="risk_report_pdf")
+    body = client.get(page_url).content.decode()
+    assert reverse("researcher-job-status", args=[job.pk]) in body  # its progress bar
+    client.post(reverse("risk-pdf-start", args=[study.slug, run.pk]))  # a double click
+    assert Job.objects.filter(kind="risk_report_pdf").count() == 1
+    job = jobs.job_execute(job.pk, heartbeat_interval_s=None)
+    assert job.status == "succeeded" and job.progress_done == job.progress_total > 2
+    pdf_url = reverse("risk-download", args=[study.slug, run.pk, "report.pdf"])
+    assert pdf_url in client.get(page_url).content.decode()
+    stored = ReportFile.objects.get(run=run)
+    download = client.get(pdf_url)
+    assert download.content == bytes(stored.content) and download.content.startswith(b"%PDF")
+    # New data (here a changed setting) make the stored PDF outdated: no link, a new job.
+    study.identification_threshold = 0.9
+    study.save()
+    body = client.get(page_url).content.decode()
+    assert pdf_url not in body and reverse("risk-pdf-start", args=[study.slug, run.pk]) in body
 
 
 @pytest.mark.parametrize(

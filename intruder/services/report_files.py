@@ -1,0 +1,84 @@
+"""The risk report's PDF, made by a background job and kept per version of the study's data.
+
+Drawing the PDF (a summary page, the plots and every main table as pages) takes seconds,
+longer than a page may take, so the risk page queues `risk_report_pdf` and links the file
+once it is made. A file is served only for the data version it was made from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from intruder.models import AttackRun, Job, ReportFile
+from intruder.selectors.report_cache import cached_for_study, study_data_version
+from intruder.services.jobs import JobAlreadyActive, job_enqueue
+
+PDF_NAME = "report.pdf"
+
+
+def report_title(run: AttackRun) -> str:
+    """Return the title of a run's report (HTML, PDF)."""
+    return f"Human vs machine re-identification risk: {run.study.title} (run {run.pk})"
+
+
+def cached_run_report(run: AttackRun) -> Any:
+    """Return the run's report for the study's current data, computed once per data version."""
+    from intruder.risk.selectors import run_report
+
+    return cached_for_study(run.study, "risk-report", (run.pk,), lambda: run_report(run))
+
+
+def report_pdf_current(run: AttackRun) -> ReportFile | None:
+    """Return the run's PDF made from the study's current data (without its bytes), or None."""
+    version = study_data_version(run.study)
+    files = run.report_files.filter(name=PDF_NAME, data_version=version).defer("content")
+    return files.first()
+
+
+def report_pdf_job(run: AttackRun) -> Job | None:
+    """Return the newest PDF job of the run, or None."""
+    jobs = Job.objects.filter(study=run.study, kind=Job.Kind.RISK_REPORT_PDF, params__run=run.pk)
+    return jobs.order_by("-created_at", "-id").first()
+
+
+def report_pdf_job_start(*, run: AttackRun, user: Any) -> tuple[Job, bool]:
+    """Queue the run's PDF unless a PDF job of the study is active; return (job, created)."""
+    try:
+        job = job_enqueue(
+            kind=Job.Kind.RISK_REPORT_PDF, study=run.study, params={"run": run.pk}, created_by=user
+        )
+    except JobAlreadyActive as active:
+        if active.job is None:  # it finished in between: queue this one
+            return report_pdf_job_start(run=run, user=user)
+        return active.job, False
+    return job, True
+
+
+def report_pdf_make(
+    *, run: AttackRun, progress: Callable[..., None] | None = None
+) -> tuple[ReportFile | None, bytes]:
+    """Draw the run's PDF from the study's current data and store it (older versions go).
+
+    Returns the stored file (None when a retried job had stored it already) and the bytes.
+    """
+    from intruder.risk.rendering import pdf_bytes
+
+    version = study_data_version(run.study)
+    if progress is not None:
+        progress(0, 1, "computing the report")
+    report = cached_run_report(run)
+    content = pdf_bytes(report, report_title(run), progress=progress)
+    stored = None
+    with transaction.atomic():
+        run.report_files.filter(name=PDF_NAME).exclude(data_version=version).delete()
+        try:
+            with transaction.atomic():
+                stored = ReportFile.objects.create(
+                    run=run, name=PDF_NAME, data_version=version, content=content
+                )
+        except IntegrityError:
+            pass  # a retried job (or a download) made it already, from the same data
+    return stored, content
