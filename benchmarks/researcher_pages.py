@@ -102,10 +102,10 @@ def test_client_pass(repeats: int, only: list[str] | None = None) -> dict[str, A
     from django.core.cache.backends.dummy import DummyCache
     from django.test import Client
     from django.test.utils import setup_test_environment
-    from intruder.risk.rendering import pdf_bytes
-    from intruder.risk.selectors import run_report
 
     from intruder.models import AttackRun
+    from intruder.risk.rendering import pdf_bytes
+    from intruder.risk.selectors import run_report
     from intruder.selectors import report_cache
     from intruder.services import report_files
 
