@@ -55,6 +55,7 @@ from attacks.strongest import (  # noqa: E402
 )
 from benchmarks.human_vs_machine_textwash import TRIA_BENCHMARK_CONFIG  # noqa: E402
 from guard import GuardConfig, GuardItem, fit_attacks, guard_texts  # noqa: E402
+from guard.evidence import PersonEvidence  # noqa: E402
 from research_data import textwash_study_dir  # noqa: E402
 
 GUARD_ATTACKS = ("tfidf", "bm25")
@@ -257,6 +258,13 @@ def main() -> int:
         help="guard also against its attacks fitted on this many random halves of its background",
     )
     parser.add_argument(
+        "--evidence-z",
+        type=float,
+        default=0.0,
+        help="first mask the person's generalizing evidence: words whose log-odds z for the "
+        "person across the guard half's texts is at least this (guard.evidence; 0 = off)",
+    )
+    parser.add_argument(
         "--masked-lm",
         default=None,
         help="local masked-LM folder for TPI (paper: bert-base-uncased); default TPI-wordfreq",
@@ -366,7 +374,9 @@ def main() -> int:
             checkpoints=guard_ks,
             stop_words=not args.no_stop_words,
             rare_zipf=rare_zipf,
+            evidence_z=args.evidence_z or None,
         )
+        evidence = PersonEvidence.fit(guard_background) if args.evidence_z else None
         with neural_precision() if "dense" in guard_attack_names else contextlib.nullcontext():
             results = guard_texts(
                 items,
@@ -374,6 +384,7 @@ def main() -> int:
                 guard_config,
                 progress=lambda done, total: done % 50 == 0 and log(f"  guarded {done}/{total}"),
                 verify=False,
+                evidence=evidence,
             )
         guard_seconds = time.perf_counter() - tick
         for k in guard_ks:
@@ -533,6 +544,7 @@ def main() -> int:
             "stop_words": not args.no_stop_words,
             "rare_zipf": rare_zipf,
             "resamples": args.resamples,
+            "evidence_z": args.evidence_z or None,
         },
         "rules": list(RULE_ORDER),
         "model_thresholds": list(MODEL_THRESHOLDS),
