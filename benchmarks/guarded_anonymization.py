@@ -552,6 +552,7 @@ def main() -> int:
         "tpi_masking": "original words the method does not keep unchanged (difflib word alignment)",
         "machine_shared": "2 cores shared by 9 sessions: seconds are inflated, compare within run",
         "methods": summary_methods,
+        "targets": issue23_targets(summary_methods, guard_ks),
         "seconds_total": round(time.perf_counter() - started, 1),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
     }
@@ -591,6 +592,56 @@ def dominated_by(methods: dict[str, Any]) -> dict[str, list[str]]:
         ]
         for method, entry in methods.items()
     }
+
+
+# Issue 23's targets for the guard at k = 5 (held-out attackers), stated here to be checked,
+# never tuned: strongest <= 25 % at <= 40 % of words masked, each attack <= 15 %, and a
+# transfer gap (held-out minus the guard's own strongest) <= 15 points per attack.
+TARGET_K = 5
+TARGET_STRONGEST_PCT = 25.0
+TARGET_WORDS_MASKED_PCT = 40.0
+TARGET_EACH_ATTACK_PCT = 15.0
+TARGET_GAP_PTS = 15.0
+
+
+def issue23_targets(methods: dict[str, Any], ks: tuple[int, ...]) -> dict[str, Any]:
+    """Return each target of issue 23 with the measured value and whether it is met.
+
+    "The guard dominates": at every k, no method other than the guard's own rows has both a
+    lower held-out strongest TRIR and a higher TPI.
+    """
+    checks: dict[str, Any] = {}
+    guard = methods.get(f"guarded_k{TARGET_K}")
+    if guard is not None:
+        attacks = {a: v for a, v in guard["trir"].items() if a != STRONGEST}
+        gaps = {a: v for a, v in guard["transfer_gap_pts"].items() if a != STRONGEST}
+        checks[f"k{TARGET_K}_strongest_le_{TARGET_STRONGEST_PCT:g}"] = {
+            "value": guard["trir"][STRONGEST],
+            "met": guard["trir"][STRONGEST] <= TARGET_STRONGEST_PCT,
+        }
+        checks[f"k{TARGET_K}_words_masked_le_{TARGET_WORDS_MASKED_PCT:g}"] = {
+            "value": guard["words_masked_pct"],
+            "met": guard["words_masked_pct"] <= TARGET_WORDS_MASKED_PCT,
+        }
+        checks[f"k{TARGET_K}_each_attack_le_{TARGET_EACH_ATTACK_PCT:g}"] = {
+            "value": attacks,
+            "met": all(v <= TARGET_EACH_ATTACK_PCT for v in attacks.values()),
+        }
+        checks[f"k{TARGET_K}_transfer_gap_le_{TARGET_GAP_PTS:g}"] = {
+            "value": gaps,
+            "met": all(v <= TARGET_GAP_PTS for v in gaps.values()),
+        }
+    dominates = {}
+    for k in ks:
+        for method in (f"guarded_k{k}", f"guarded_k{k}_neutral"):
+            if method in methods:
+                rivals = [m for m in methods[method]["dominated_by"] if "guarded" not in m]
+                dominates[method] = {"met": not rivals, "dominated_by": rivals}
+    checks["guard_dominates"] = {
+        "value": dominates,
+        "met": all(entry["met"] for entry in dominates.values()),
+    }
+    return checks
 
 
 def frontier_markdown(methods: dict[str, Any]) -> str:
