@@ -352,6 +352,124 @@ def main() -> int:
     }
     guard_rows: list[dict] = []
     attack_seconds: dict[str, float] = {a: 0.0 for a in eval_attacks}
+
+    from anonymize.information import information_source
+    from anonymize.tpi import TPIScorer, masked_ranges_from_texts
+
+    tpi_scorer = TPIScorer(information_source(args.masked_lm))
+
+    def summarize(ids: list[str], folds_run: list[int]) -> tuple[dict[str, Any], dict]:
+        """Score the texts of the folds done so far; return (summary, methods' entries)."""
+        summary_methods: dict[str, Any] = {}
+        persons = len(set(target.values()))
+        for method in methods:
+            by_attack = predictions_by[method]
+            hits = reidentified_by(by_attack)
+            entry: dict[str, Any] = {
+                "trir": {
+                    **{a: round(trir(p).trir_pct, 2) for a, p in by_attack.items()},
+                    STRONGEST: round(trir(strongest_adversary(by_attack)).trir_pct, 2),
+                },
+                "mean_true_rank": {a: trir(p).mean_true_rank for a, p in by_attack.items()},
+                # Texts only this attack re-identifies: what it adds to the strongest.
+                "only_this_attack_pct": {
+                    a: round(100.0 * sum(h == [a] for h in hits.values()) / len(ids), 2)
+                    for a in by_attack
+                },
+                "chance": chance_levels(by_attack, persons, args.seed),
+            }
+            masked = total = 0
+            for i in ids:
+                m, n = words_masked_share(by_id[i]["original"], texts[method][i])
+                masked, total = masked + m, total + n
+            entry["words_masked_pct"] = round(100.0 * masked / max(total, 1), 2)
+            tick = time.perf_counter()
+            corpus_tpi = tpi_scorer.corpus(
+                (
+                    i,
+                    by_id[i]["original"],
+                    masked_ranges_from_texts(by_id[i]["original"], texts[method][i]),
+                )
+                for i in ids
+            )
+            entry["tpi"] = round(100.0 * corpus_tpi.tpi, 2)
+            entry["tpi_metric"] = corpus_tpi.metric
+            entry["tpi_ic_source"] = corpus_tpi.ic_source
+            entry["tpi_documents_without_information"] = corpus_tpi.undefined
+            log(f"{method}: {corpus_tpi.metric} {entry['tpi']} ({time.perf_counter() - tick:.0f}s)")
+            entry["strongest_null_pct"] = entry["chance"]["strongest_label_permutation_mean_pct"]
+            entry["strongest_null_p95_pct"] = entry["chance"]["strongest_label_permutation_p95_pct"]
+            if method in guard_predictions:
+                own = guard_predictions[method]
+                entry["trir_guard"] = {
+                    **{a: round(trir(p).trir_pct, 2) for a, p in own.items()},
+                    STRONGEST: round(trir(strongest_adversary(own)).trir_pct, 2),
+                }
+                # Held-out TRIR minus the guard's own strongest (its attacks on its half).
+                entry["transfer_gap_pts"] = {
+                    a: round(v - entry["trir_guard"][STRONGEST], 2)
+                    for a, v in entry["trir"].items()
+                }
+                k = int(method.removeprefix("guarded_k").removesuffix("_neutral"))
+                mine = [r for r in guard_rows if r["k"] == k]
+                entry["flagged_pct"] = round(100.0 * sum(r["flagged"] for r in mine) / len(mine), 2)
+                entry["guard_words_pct"] = round(
+                    100.0 * sum(r["words_masked_by_guard"] for r in mine) / max(total, 1), 2
+                )
+            if method == "textwash":
+                entry["seconds_note"] = "Textwash's published outputs: not re-run, no time"
+            else:
+                entry["seconds"] = round(seconds[method], 1)
+            summary_methods[method] = entry
+
+        for method, rivals in dominated_by(summary_methods).items():
+            summary_methods[method]["dominated_by"] = rivals
+        summary = {
+            "data": str(data.name),
+            "texts": len(ids),
+            "persons": persons,
+            "chance_trir_pct": round(100.0 / persons, 2),
+            "folds": args.folds,
+            "folds_run": folds_run,
+            "background": (
+                "(b) k-fold over the study's own descriptions (attacks.background); each fold's "
+                "background split per person into a guard half and an evaluation half"
+            ),
+            "guard_attacks": list(guard_attack_names),
+            "eval_attacks": list(eval_attacks),
+            "eval_attack_seconds": {a: round(t, 1) for a, t in attack_seconds.items()},
+            # TRIA is fine-tuned once per fold on the evaluation half with a trimmed schedule
+            # (as the human-vs-machine benchmark): the deviations from the reference are these.
+            "tria_deviations": TRIA_BENCHMARK_CONFIG if "tria" in eval_attacks else None,
+            "dense_precision": "bf16 autocast" if _bf16() else "fp32",
+            # False: placeholders curate to tokens of their own ("_PRONOUN"); before this key
+            # existed they were curated like words ("pronoun"), as the reference does.
+            "placeholders_as_words": config.placeholders_as_words,
+            "guard": {
+                "ks": list(guard_ks),
+                "budget": args.budget,
+                "phrases": True,
+                "stop_words": not args.no_stop_words,
+                "rare_zipf": rare_zipf,
+                "resamples": args.resamples,
+                "evidence_z": args.evidence_z or None,
+            },
+            "rules": list(RULE_ORDER),
+            "model_thresholds": list(MODEL_THRESHOLDS),
+            "robust_trir_pct": ROBUST_TRIR_PCT,
+            "tpi_masking": (
+                "original words the method does not keep unchanged (difflib word alignment)"
+            ),
+            "machine_shared": (
+                "2 cores shared by 9 sessions: seconds are inflated, compare within run"
+            ),
+            "methods": summary_methods,
+            "targets": issue23_targets(summary_methods, guard_ks),
+            "seconds_total": round(time.perf_counter() - started, 1),
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        }
+        return summary, summary_methods
+
     for fold in folds:
         guard_background, eval_background = fold_halves(fold, by_id, args.seed)
         log(f"fold {fold.index}: {len(fold.test_ids)} texts; fitting guard attacks")
@@ -442,120 +560,23 @@ def main() -> int:
                     prediction.doc_id = i
                     predictions_by[method][name].append(prediction)
         log(f"fold {fold.index}: held-out attacks done")
+        if fold is not folds[-1]:
+            # A long run leaves what it has measured: the folds done so far, scored alone.
+            done = folds[: folds.index(fold) + 1]
+            partial, _ = summarize([i for f in done for i in f.test_ids], [f.index for f in done])
+            partial["partial"] = "only the folds in folds_run: the run went on after this"
+            (out / "summary_partial.json").write_text(
+                json.dumps(partial, indent=1) + "\n", encoding="utf-8"
+            )
+            log(f"fold {fold.index}: wrote {out / 'summary_partial.json'}")
 
     # 3. Scores.
-    summary_methods: dict[str, Any] = {}
     frequencies = None
     if not args.no_construct_loss:
         from intruder.analysis.construct_loss import load_pos_pipeline, pos_frequencies
 
         frequencies = pos_frequencies([by_id[i]["original"] for i in ids], load_pos_pipeline())
-    persons = len(set(target.values()))
-    from anonymize.information import information_source
-    from anonymize.tpi import TPIScorer, masked_ranges_from_texts
-
-    tpi_scorer = TPIScorer(information_source(args.masked_lm))
-    for method in methods:
-        by_attack = predictions_by[method]
-        hits = reidentified_by(by_attack)
-        entry: dict[str, Any] = {
-            "trir": {
-                **{a: round(trir(p).trir_pct, 2) for a, p in by_attack.items()},
-                STRONGEST: round(trir(strongest_adversary(by_attack)).trir_pct, 2),
-            },
-            "mean_true_rank": {a: trir(p).mean_true_rank for a, p in by_attack.items()},
-            # Texts only this attack re-identifies: what it adds to the strongest.
-            "only_this_attack_pct": {
-                a: round(100.0 * sum(h == [a] for h in hits.values()) / len(ids), 2)
-                for a in by_attack
-            },
-            "chance": chance_levels(by_attack, persons, args.seed),
-        }
-        masked = total = 0
-        for i in ids:
-            m, n = words_masked_share(by_id[i]["original"], texts[method][i])
-            masked, total = masked + m, total + n
-        entry["words_masked_pct"] = round(100.0 * masked / max(total, 1), 2)
-        tick = time.perf_counter()
-        corpus_tpi = tpi_scorer.corpus(
-            (
-                i,
-                by_id[i]["original"],
-                masked_ranges_from_texts(by_id[i]["original"], texts[method][i]),
-            )
-            for i in ids
-        )
-        entry["tpi"] = round(100.0 * corpus_tpi.tpi, 2)
-        entry["tpi_metric"] = corpus_tpi.metric
-        entry["tpi_ic_source"] = corpus_tpi.ic_source
-        entry["tpi_documents_without_information"] = corpus_tpi.undefined
-        log(f"{method}: {corpus_tpi.metric} {entry['tpi']} ({time.perf_counter() - tick:.0f}s)")
-        entry["strongest_null_pct"] = entry["chance"]["strongest_label_permutation_mean_pct"]
-        entry["strongest_null_p95_pct"] = entry["chance"]["strongest_label_permutation_p95_pct"]
-        if method in guard_predictions:
-            own = guard_predictions[method]
-            entry["trir_guard"] = {
-                **{a: round(trir(p).trir_pct, 2) for a, p in own.items()},
-                STRONGEST: round(trir(strongest_adversary(own)).trir_pct, 2),
-            }
-            # Held-out TRIR minus the guard's own strongest (its attacks on its half).
-            entry["transfer_gap_pts"] = {
-                a: round(v - entry["trir_guard"][STRONGEST], 2) for a, v in entry["trir"].items()
-            }
-            k = int(method.removeprefix("guarded_k").removesuffix("_neutral"))
-            mine = [r for r in guard_rows if r["k"] == k]
-            entry["flagged_pct"] = round(100.0 * sum(r["flagged"] for r in mine) / len(mine), 2)
-            entry["guard_words_pct"] = round(
-                100.0 * sum(r["words_masked_by_guard"] for r in mine) / max(total, 1), 2
-            )
-        if method == "textwash":
-            entry["seconds_note"] = "Textwash's published outputs: not re-run, no time"
-        else:
-            entry["seconds"] = round(seconds[method], 1)
-        summary_methods[method] = entry
-
-    for method, rivals in dominated_by(summary_methods).items():
-        summary_methods[method]["dominated_by"] = rivals
-    summary = {
-        "data": str(data.name),
-        "texts": len(ids),
-        "persons": persons,
-        "chance_trir_pct": round(100.0 / persons, 2),
-        "folds": args.folds,
-        "folds_run": [f.index for f in folds],
-        "background": (
-            "(b) k-fold over the study's own descriptions (attacks.background); each fold's "
-            "background split per person into a guard half and an evaluation half"
-        ),
-        "guard_attacks": list(guard_attack_names),
-        "eval_attacks": list(eval_attacks),
-        "eval_attack_seconds": {a: round(t, 1) for a, t in attack_seconds.items()},
-        # TRIA is fine-tuned once per fold on the evaluation half with a trimmed schedule
-        # (as the human-vs-machine benchmark): the deviations from the reference are these.
-        "tria_deviations": TRIA_BENCHMARK_CONFIG if "tria" in eval_attacks else None,
-        "dense_precision": "bf16 autocast" if _bf16() else "fp32",
-        # False: placeholders curate to tokens of their own ("_PRONOUN"); before this key
-        # existed they were curated like words ("pronoun"), as the reference does.
-        "placeholders_as_words": config.placeholders_as_words,
-        "guard": {
-            "ks": list(guard_ks),
-            "budget": args.budget,
-            "phrases": True,
-            "stop_words": not args.no_stop_words,
-            "rare_zipf": rare_zipf,
-            "resamples": args.resamples,
-            "evidence_z": args.evidence_z or None,
-        },
-        "rules": list(RULE_ORDER),
-        "model_thresholds": list(MODEL_THRESHOLDS),
-        "robust_trir_pct": ROBUST_TRIR_PCT,
-        "tpi_masking": "original words the method does not keep unchanged (difflib word alignment)",
-        "machine_shared": "2 cores shared by 9 sessions: seconds are inflated, compare within run",
-        "methods": summary_methods,
-        "targets": issue23_targets(summary_methods, guard_ks),
-        "seconds_total": round(time.perf_counter() - started, 1),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-    }
+    summary, summary_methods = summarize(ids, [f.index for f in folds])
     # Written before the construct-loss stage, so a failure there keeps the attack results.
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     if frequencies is not None:
@@ -712,6 +733,16 @@ def plot(methods: dict[str, Any], chance: float, path: Path) -> None:
             linewidth=1,
             label=f"paper 002's robust level ({ROBUST_TRIR_PCT:g}%, one attacker)",
         )
+        if key == "words_masked_pct":
+            # Issue 23's k = 5 target: at most 25 % strongest with at most 40 % masked.
+            axes.fill_between(
+                [0, TARGET_WORDS_MASKED_PCT],
+                0,
+                TARGET_STRONGEST_PCT,
+                color="tab:green",
+                alpha=0.08,
+                label="issue 23's k = 5 target region",
+            )
         axes.set_xlabel(label)
         axes.legend(loc="upper left" if key == "tpi" else "upper right", fontsize=7)
     panels[0].set_ylabel("TRIR, strongest held-out attacker (%)")
