@@ -55,6 +55,7 @@ from attacks.strongest import (  # noqa: E402
 )
 from benchmarks.human_vs_machine_textwash import TRIA_BENCHMARK_CONFIG  # noqa: E402
 from guard import GuardConfig, GuardItem, fit_attacks, guard_texts  # noqa: E402
+from guard.evidence import PersonEvidence  # noqa: E402
 from research_data import textwash_study_dir  # noqa: E402
 from research_data.json_lines import read_json_lines  # noqa: E402
 
@@ -258,6 +259,13 @@ def main() -> int:
         help="guard also against its attacks fitted on this many random halves of its background",
     )
     parser.add_argument(
+        "--evidence-z",
+        type=float,
+        default=0.0,
+        help="first mask the person's generalizing evidence: words whose log-odds z for the "
+        "person across the guard half's texts is at least this (guard.evidence; 0 = off)",
+    )
+    parser.add_argument(
         "--masked-lm",
         default=None,
         help="local masked-LM folder for TPI (paper: bert-base-uncased); default TPI-wordfreq",
@@ -345,6 +353,124 @@ def main() -> int:
     }
     guard_rows: list[dict] = []
     attack_seconds: dict[str, float] = {a: 0.0 for a in eval_attacks}
+
+    from anonymize.information import information_source
+    from anonymize.tpi import TPIScorer, masked_ranges_from_texts
+
+    tpi_scorer = TPIScorer(information_source(args.masked_lm))
+
+    def summarize(ids: list[str], folds_run: list[int]) -> tuple[dict[str, Any], dict]:
+        """Score the texts of the folds done so far; return (summary, methods' entries)."""
+        summary_methods: dict[str, Any] = {}
+        persons = len(set(target.values()))
+        for method in methods:
+            by_attack = predictions_by[method]
+            hits = reidentified_by(by_attack)
+            entry: dict[str, Any] = {
+                "trir": {
+                    **{a: round(trir(p).trir_pct, 2) for a, p in by_attack.items()},
+                    STRONGEST: round(trir(strongest_adversary(by_attack)).trir_pct, 2),
+                },
+                "mean_true_rank": {a: trir(p).mean_true_rank for a, p in by_attack.items()},
+                # Texts only this attack re-identifies: what it adds to the strongest.
+                "only_this_attack_pct": {
+                    a: round(100.0 * sum(h == [a] for h in hits.values()) / len(ids), 2)
+                    for a in by_attack
+                },
+                "chance": chance_levels(by_attack, persons, args.seed),
+            }
+            masked = total = 0
+            for i in ids:
+                m, n = words_masked_share(by_id[i]["original"], texts[method][i])
+                masked, total = masked + m, total + n
+            entry["words_masked_pct"] = round(100.0 * masked / max(total, 1), 2)
+            tick = time.perf_counter()
+            corpus_tpi = tpi_scorer.corpus(
+                (
+                    i,
+                    by_id[i]["original"],
+                    masked_ranges_from_texts(by_id[i]["original"], texts[method][i]),
+                )
+                for i in ids
+            )
+            entry["tpi"] = round(100.0 * corpus_tpi.tpi, 2)
+            entry["tpi_metric"] = corpus_tpi.metric
+            entry["tpi_ic_source"] = corpus_tpi.ic_source
+            entry["tpi_documents_without_information"] = corpus_tpi.undefined
+            log(f"{method}: {corpus_tpi.metric} {entry['tpi']} ({time.perf_counter() - tick:.0f}s)")
+            entry["strongest_null_pct"] = entry["chance"]["strongest_label_permutation_mean_pct"]
+            entry["strongest_null_p95_pct"] = entry["chance"]["strongest_label_permutation_p95_pct"]
+            if method in guard_predictions:
+                own = guard_predictions[method]
+                entry["trir_guard"] = {
+                    **{a: round(trir(p).trir_pct, 2) for a, p in own.items()},
+                    STRONGEST: round(trir(strongest_adversary(own)).trir_pct, 2),
+                }
+                # Held-out TRIR minus the guard's own strongest (its attacks on its half).
+                entry["transfer_gap_pts"] = {
+                    a: round(v - entry["trir_guard"][STRONGEST], 2)
+                    for a, v in entry["trir"].items()
+                }
+                k = int(method.removeprefix("guarded_k").removesuffix("_neutral"))
+                mine = [r for r in guard_rows if r["k"] == k]
+                entry["flagged_pct"] = round(100.0 * sum(r["flagged"] for r in mine) / len(mine), 2)
+                entry["guard_words_pct"] = round(
+                    100.0 * sum(r["words_masked_by_guard"] for r in mine) / max(total, 1), 2
+                )
+            if method == "textwash":
+                entry["seconds_note"] = "Textwash's published outputs: not re-run, no time"
+            else:
+                entry["seconds"] = round(seconds[method], 1)
+            summary_methods[method] = entry
+
+        for method, rivals in dominated_by(summary_methods).items():
+            summary_methods[method]["dominated_by"] = rivals
+        summary = {
+            "data": str(data.name),
+            "texts": len(ids),
+            "persons": persons,
+            "chance_trir_pct": round(100.0 / persons, 2),
+            "folds": args.folds,
+            "folds_run": folds_run,
+            "background": (
+                "(b) k-fold over the study's own descriptions (attacks.background); each fold's "
+                "background split per person into a guard half and an evaluation half"
+            ),
+            "guard_attacks": list(guard_attack_names),
+            "eval_attacks": list(eval_attacks),
+            "eval_attack_seconds": {a: round(t, 1) for a, t in attack_seconds.items()},
+            # TRIA is fine-tuned once per fold on the evaluation half with a trimmed schedule
+            # (as the human-vs-machine benchmark): the deviations from the reference are these.
+            "tria_deviations": TRIA_BENCHMARK_CONFIG if "tria" in eval_attacks else None,
+            "dense_precision": "bf16 autocast" if _bf16() else "fp32",
+            # False: placeholders curate to tokens of their own ("_PRONOUN"); before this key
+            # existed they were curated like words ("pronoun"), as the reference does.
+            "placeholders_as_words": config.placeholders_as_words,
+            "guard": {
+                "ks": list(guard_ks),
+                "budget": args.budget,
+                "phrases": True,
+                "stop_words": not args.no_stop_words,
+                "rare_zipf": rare_zipf,
+                "resamples": args.resamples,
+                "evidence_z": args.evidence_z or None,
+            },
+            "rules": list(RULE_ORDER),
+            "model_thresholds": list(MODEL_THRESHOLDS),
+            "robust_trir_pct": ROBUST_TRIR_PCT,
+            "tpi_masking": (
+                "original words the method does not keep unchanged (difflib word alignment)"
+            ),
+            "machine_shared": (
+                "2 cores shared by 9 sessions: seconds are inflated, compare within run"
+            ),
+            "methods": summary_methods,
+            "targets": issue23_targets(summary_methods, guard_ks),
+            "seconds_total": round(time.perf_counter() - started, 1),
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        }
+        return summary, summary_methods
+
     for fold in folds:
         guard_background, eval_background = fold_halves(fold, by_id, args.seed)
         log(f"fold {fold.index}: {len(fold.test_ids)} texts; fitting guard attacks")
@@ -367,7 +493,9 @@ def main() -> int:
             checkpoints=guard_ks,
             stop_words=not args.no_stop_words,
             rare_zipf=rare_zipf,
+            evidence_z=args.evidence_z or None,
         )
+        evidence = PersonEvidence.fit(guard_background) if args.evidence_z else None
         with neural_precision() if "dense" in guard_attack_names else contextlib.nullcontext():
             results = guard_texts(
                 items,
@@ -375,6 +503,7 @@ def main() -> int:
                 guard_config,
                 progress=lambda done, total: done % 50 == 0 and log(f"  guarded {done}/{total}"),
                 verify=False,
+                evidence=evidence,
             )
         guard_seconds = time.perf_counter() - tick
         for k in guard_ks:
@@ -432,118 +561,23 @@ def main() -> int:
                     prediction.doc_id = i
                     predictions_by[method][name].append(prediction)
         log(f"fold {fold.index}: held-out attacks done")
+        if fold is not folds[-1]:
+            # A long run leaves what it has measured: the folds done so far, scored alone.
+            done = folds[: folds.index(fold) + 1]
+            partial, _ = summarize([i for f in done for i in f.test_ids], [f.index for f in done])
+            partial["partial"] = "only the folds in folds_run: the run went on after this"
+            (out / "summary_partial.json").write_text(
+                json.dumps(partial, indent=1) + "\n", encoding="utf-8"
+            )
+            log(f"fold {fold.index}: wrote {out / 'summary_partial.json'}")
 
     # 3. Scores.
-    summary_methods: dict[str, Any] = {}
     frequencies = None
     if not args.no_construct_loss:
         from intruder.analysis.construct_loss import load_pos_pipeline, pos_frequencies
 
         frequencies = pos_frequencies([by_id[i]["original"] for i in ids], load_pos_pipeline())
-    persons = len(set(target.values()))
-    from anonymize.information import information_source
-    from anonymize.tpi import TPIScorer, masked_ranges_from_texts
-
-    tpi_scorer = TPIScorer(information_source(args.masked_lm))
-    for method in methods:
-        by_attack = predictions_by[method]
-        hits = reidentified_by(by_attack)
-        entry: dict[str, Any] = {
-            "trir": {
-                **{a: round(trir(p).trir_pct, 2) for a, p in by_attack.items()},
-                STRONGEST: round(trir(strongest_adversary(by_attack)).trir_pct, 2),
-            },
-            "mean_true_rank": {a: trir(p).mean_true_rank for a, p in by_attack.items()},
-            # Texts only this attack re-identifies: what it adds to the strongest.
-            "only_this_attack_pct": {
-                a: round(100.0 * sum(h == [a] for h in hits.values()) / len(ids), 2)
-                for a in by_attack
-            },
-            "chance": chance_levels(by_attack, persons, args.seed),
-        }
-        masked = total = 0
-        for i in ids:
-            m, n = words_masked_share(by_id[i]["original"], texts[method][i])
-            masked, total = masked + m, total + n
-        entry["words_masked_pct"] = round(100.0 * masked / max(total, 1), 2)
-        tick = time.perf_counter()
-        corpus_tpi = tpi_scorer.corpus(
-            (
-                i,
-                by_id[i]["original"],
-                masked_ranges_from_texts(by_id[i]["original"], texts[method][i]),
-            )
-            for i in ids
-        )
-        entry["tpi"] = round(100.0 * corpus_tpi.tpi, 2)
-        entry["tpi_metric"] = corpus_tpi.metric
-        entry["tpi_ic_source"] = corpus_tpi.ic_source
-        entry["tpi_documents_without_information"] = corpus_tpi.undefined
-        log(f"{method}: {corpus_tpi.metric} {entry['tpi']} ({time.perf_counter() - tick:.0f}s)")
-        entry["strongest_null_pct"] = entry["chance"]["strongest_label_permutation_mean_pct"]
-        entry["strongest_null_p95_pct"] = entry["chance"]["strongest_label_permutation_p95_pct"]
-        if method in guard_predictions:
-            own = guard_predictions[method]
-            entry["trir_guard"] = {
-                **{a: round(trir(p).trir_pct, 2) for a, p in own.items()},
-                STRONGEST: round(trir(strongest_adversary(own)).trir_pct, 2),
-            }
-            # Held-out TRIR minus the guard's own strongest (its attacks on its half).
-            entry["transfer_gap_pts"] = {
-                a: round(v - entry["trir_guard"][STRONGEST], 2) for a, v in entry["trir"].items()
-            }
-            k = int(method.removeprefix("guarded_k").removesuffix("_neutral"))
-            mine = [r for r in guard_rows if r["k"] == k]
-            entry["flagged_pct"] = round(100.0 * sum(r["flagged"] for r in mine) / len(mine), 2)
-            entry["guard_words_pct"] = round(
-                100.0 * sum(r["words_masked_by_guard"] for r in mine) / max(total, 1), 2
-            )
-        if method == "textwash":
-            entry["seconds_note"] = "Textwash's published outputs: not re-run, no time"
-        else:
-            entry["seconds"] = round(seconds[method], 1)
-        summary_methods[method] = entry
-
-    for method, rivals in dominated_by(summary_methods).items():
-        summary_methods[method]["dominated_by"] = rivals
-    summary = {
-        "data": str(data.name),
-        "texts": len(ids),
-        "persons": persons,
-        "chance_trir_pct": round(100.0 / persons, 2),
-        "folds": args.folds,
-        "folds_run": [f.index for f in folds],
-        "background": (
-            "(b) k-fold over the study's own descriptions (attacks.background); each fold's "
-            "background split per person into a guard half and an evaluation half"
-        ),
-        "guard_attacks": list(guard_attack_names),
-        "eval_attacks": list(eval_attacks),
-        "eval_attack_seconds": {a: round(t, 1) for a, t in attack_seconds.items()},
-        # TRIA is fine-tuned once per fold on the evaluation half with a trimmed schedule
-        # (as the human-vs-machine benchmark): the deviations from the reference are these.
-        "tria_deviations": TRIA_BENCHMARK_CONFIG if "tria" in eval_attacks else None,
-        "dense_precision": "bf16 autocast" if _bf16() else "fp32",
-        # False: placeholders curate to tokens of their own ("_PRONOUN"); before this key
-        # existed they were curated like words ("pronoun"), as the reference does.
-        "placeholders_as_words": config.placeholders_as_words,
-        "guard": {
-            "ks": list(guard_ks),
-            "budget": args.budget,
-            "phrases": True,
-            "stop_words": not args.no_stop_words,
-            "rare_zipf": rare_zipf,
-            "resamples": args.resamples,
-        },
-        "rules": list(RULE_ORDER),
-        "model_thresholds": list(MODEL_THRESHOLDS),
-        "robust_trir_pct": ROBUST_TRIR_PCT,
-        "tpi_masking": "original words the method does not keep unchanged (difflib word alignment)",
-        "machine_shared": "2 cores shared by 9 sessions: seconds are inflated, compare within run",
-        "methods": summary_methods,
-        "seconds_total": round(time.perf_counter() - started, 1),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-    }
+    summary, summary_methods = summarize(ids, [f.index for f in folds])
     # Written before the construct-loss stage, so a failure there keeps the attack results.
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     if frequencies is not None:
@@ -580,6 +614,56 @@ def dominated_by(methods: dict[str, Any]) -> dict[str, list[str]]:
         ]
         for method, entry in methods.items()
     }
+
+
+# Issue 23's targets for the guard at k = 5 (held-out attackers), stated here to be checked,
+# never tuned: strongest <= 25 % at <= 40 % of words masked, each attack <= 15 %, and a
+# transfer gap (held-out minus the guard's own strongest) <= 15 points per attack.
+TARGET_K = 5
+TARGET_STRONGEST_PCT = 25.0
+TARGET_WORDS_MASKED_PCT = 40.0
+TARGET_EACH_ATTACK_PCT = 15.0
+TARGET_GAP_PTS = 15.0
+
+
+def issue23_targets(methods: dict[str, Any], ks: tuple[int, ...]) -> dict[str, Any]:
+    """Return each target of issue 23 with the measured value and whether it is met.
+
+    "The guard dominates": at every k, no method other than the guard's own rows has both a
+    lower held-out strongest TRIR and a higher TPI.
+    """
+    checks: dict[str, Any] = {}
+    guard = methods.get(f"guarded_k{TARGET_K}")
+    if guard is not None:
+        attacks = {a: v for a, v in guard["trir"].items() if a != STRONGEST}
+        gaps = {a: v for a, v in guard["transfer_gap_pts"].items() if a != STRONGEST}
+        checks[f"k{TARGET_K}_strongest_le_{TARGET_STRONGEST_PCT:g}"] = {
+            "value": guard["trir"][STRONGEST],
+            "met": guard["trir"][STRONGEST] <= TARGET_STRONGEST_PCT,
+        }
+        checks[f"k{TARGET_K}_words_masked_le_{TARGET_WORDS_MASKED_PCT:g}"] = {
+            "value": guard["words_masked_pct"],
+            "met": guard["words_masked_pct"] <= TARGET_WORDS_MASKED_PCT,
+        }
+        checks[f"k{TARGET_K}_each_attack_le_{TARGET_EACH_ATTACK_PCT:g}"] = {
+            "value": attacks,
+            "met": all(v <= TARGET_EACH_ATTACK_PCT for v in attacks.values()),
+        }
+        checks[f"k{TARGET_K}_transfer_gap_le_{TARGET_GAP_PTS:g}"] = {
+            "value": gaps,
+            "met": all(v <= TARGET_GAP_PTS for v in gaps.values()),
+        }
+    dominates = {}
+    for k in ks:
+        for method in (f"guarded_k{k}", f"guarded_k{k}_neutral"):
+            if method in methods:
+                rivals = [m for m in methods[method]["dominated_by"] if "guarded" not in m]
+                dominates[method] = {"met": not rivals, "dominated_by": rivals}
+    checks["guard_dominates"] = {
+        "value": dominates,
+        "met": all(entry["met"] for entry in dominates.values()),
+    }
+    return checks
 
 
 def frontier_markdown(methods: dict[str, Any]) -> str:
@@ -650,6 +734,16 @@ def plot(methods: dict[str, Any], chance: float, path: Path) -> None:
             linewidth=1,
             label=f"paper 002's robust level ({ROBUST_TRIR_PCT:g}%, one attacker)",
         )
+        if key == "words_masked_pct":
+            # Issue 23's k = 5 target: at most 25 % strongest with at most 40 % masked.
+            axes.fill_between(
+                [0, TARGET_WORDS_MASKED_PCT],
+                0,
+                TARGET_STRONGEST_PCT,
+                color="tab:green",
+                alpha=0.08,
+                label="issue 23's k = 5 target region",
+            )
         axes.set_xlabel(label)
         axes.legend(loc="upper left" if key == "tpi" else "upper right", fontsize=7)
     panels[0].set_ylabel("TRIR, strongest held-out attacker (%)")

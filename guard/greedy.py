@@ -28,6 +28,7 @@ import numpy as np
 
 from anonymize import Span
 from guard.document import GuardDocument, Unit
+from guard.evidence import PersonEvidence
 from guard.scorers import PredictScorer, Scorer
 
 GuardProgress = Callable[[int, int], None]
@@ -62,6 +63,14 @@ class GuardConfig:
             "Zipf frequency in English (wordfreq) is below this (None: off)"
         },
     )
+    evidence_z: float | None = field(
+        default=None,
+        metadata={
+            "help": "first mask every clear word whose association with the person across the "
+            "background's texts (guard.evidence z) is at least this, within the budget "
+            "(None: off)"
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.k < 2:
@@ -72,6 +81,8 @@ class GuardConfig:
             raise ValueError(f"shortlist must be at least 1, got {self.shortlist}")
         if self.rare_zipf is not None and not 0.0 < self.rare_zipf <= 8.0:
             raise ValueError(f"rare_zipf is a Zipf frequency in (0, 8], got {self.rare_zipf}")
+        if self.evidence_z is not None and self.evidence_z <= 0:
+            raise ValueError(f"evidence_z must be a positive z, got {self.evidence_z}")
 
 
 @dataclass
@@ -235,10 +246,40 @@ def rare_unseen_units(
     return rare
 
 
+def generalizing_units(
+    document: GuardDocument,
+    evidence: PersonEvidence,
+    threshold: float,
+    masked: frozenset[int],
+    budget_words: int,
+) -> list[Unit]:
+    """Return the words that mark the person across the background's texts, within budget.
+
+    Highest z first; a word that would overrun the budget is skipped, a shorter one may fit.
+    """
+    chosen, spent = [], len(masked)
+    for _, unit in evidence.units(document, threshold):
+        newly = len(unit.tokens - masked)
+        if newly and spent + newly <= budget_words:
+            chosen.append(unit)
+            spent += newly
+    return chosen
+
+
 def guard_document(
-    document: GuardDocument, scorers: Sequence[Scorer], config: GuardConfig
+    document: GuardDocument,
+    scorers: Sequence[Scorer],
+    config: GuardConfig,
+    evidence: PersonEvidence | None = None,
 ) -> GuardResult:
-    """Mask `document` greedily until every scorer ranks its target at >= k, or flag it."""
+    """Mask `document` greedily until every scorer ranks its target at >= k, or flag it.
+
+    Words taken whatever the ranks come first, as one step each kind: rare words no
+    background holds (`config.rare_zipf`), then the person's generalizing evidence
+    (`config.evidence_z`, scored by `evidence`).
+    """
+    if config.evidence_z is not None and evidence is None:
+        raise ValueError("evidence_z is set: pass the PersonEvidence fitted on the background")
     started = time.perf_counter()
     masked: frozenset[int] = frozenset()
     # No background for the person: the attack cannot rank them, nothing to guard against.
@@ -250,16 +291,25 @@ def guard_document(
     steps: list[GuardStep] = []
     step_masks: list[frozenset[int]] = []
     fixed_steps = 0
-    if active and config.rare_zipf is not None:
-        rare = rare_unseen_units(document, active, config.rare_zipf)
-        if rare:
-            masked = frozenset().union(*(u.tokens for u in rare))
-            current, _ = _ranks(active, document, masked)
-            ranks = _predicted_ranks(active, document, masked)
-            value = "rare, unseen: " + ", ".join(sorted(u.value for u in rare))
-            steps.append(GuardStep(value, len(masked), dict(ranks)))
-            step_masks.append(masked)
-            fixed_steps = 1
+    for label in ("rare, unseen", "generalizing"):
+        if not active:
+            break
+        if label == "rare, unseen" and config.rare_zipf is not None:
+            units = rare_unseen_units(document, active, config.rare_zipf)
+        elif label == "generalizing" and evidence is not None and config.evidence_z is not None:
+            units = generalizing_units(document, evidence, config.evidence_z, masked, budget_words)
+        else:
+            continue
+        newly = frozenset().union(*(u.tokens for u in units)) - masked
+        if not newly:
+            continue
+        masked = masked | newly
+        current, _ = _ranks(active, document, masked)
+        ranks = _predicted_ranks(active, document, masked)
+        value = f"{label}: " + ", ".join(sorted(u.value for u in units))
+        steps.append(GuardStep(value, len(newly), dict(ranks)))
+        step_masks.append(masked)
+        fixed_steps += 1
     reason = "rank >= k under every attack"
     flagged = False
     low = min(ranks.values(), default=config.k)
@@ -392,8 +442,13 @@ def guard_texts(
     config: GuardConfig,
     progress: GuardProgress | None = None,
     verify: bool = True,
+    evidence: PersonEvidence | None = None,
 ) -> list[GuardResult]:
-    """Guard every item against the fitted `attacks` (name -> attack); progress(done, total)."""
+    """Guard every item against the fitted `attacks` (name -> attack); progress(done, total).
+
+    `evidence` (`PersonEvidence.fit` on the attacks' background) is needed with
+    `config.evidence_z`.
+    """
     from guard.document import prepare_documents
     from guard.scorers import scorer_for
 
@@ -403,7 +458,7 @@ def guard_texts(
     )
     results = []
     for done, document in enumerate(documents, 1):
-        results.append(guard_document(document, scorers, config))
+        results.append(guard_document(document, scorers, config, evidence))
         if progress:
             progress(done, len(documents))
     if verify and results:
