@@ -712,7 +712,7 @@ def trir_table(run: AttackRun) -> dict[str, dict[str, dict[str, Any]]]:
 
 def prediction_of(result: AttackResult) -> Any:
     """Return a stored result as an `attacks.Prediction` (doc id = description id)."""
-    from attacks.base import Prediction
+    from attacks.prediction import Prediction
 
     return Prediction(
         doc_id=str(result.description_id),

@@ -111,7 +111,7 @@ def _strongest(frame: pd.DataFrame) -> tuple[list[Any], pd.DataFrame]:
     the `attacks` CLI use too: the attack that ranks the true person best (then the higher
     probability of the true person), and the attacks that rank the true person first.
     """
-    from attacks.base import Prediction
+    from attacks.prediction import Prediction
     from attacks.strongest import reidentified_by, strongest_adversary
 
     chosen: list[Any] = []

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from anonymize import Span
-from attacks.base import predictions_from_scores
+from attacks.prediction import predictions_from_scores
 from guard import GuardConfig, GuardItem, guard_texts
 from guard.evidence import PersonEvidence, log_odds_z
 
