@@ -62,6 +62,7 @@ class PredictedRisk:
     fitted_candidates: int | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     why_not: str = ""
+    validation: str = ""
 
 
 def predicted_risk(run: AttackRun | None) -> PredictedRisk | None:
@@ -75,6 +76,7 @@ def predicted_risk(run: AttackRun | None) -> PredictedRisk | None:
         load_calibration,
         predict_with_intervals,
         text_evidence,
+        validation_text,
     )
     from intruder.risk.report import _default_human_method, machine_per_text
     from intruder.risk.selectors import calibration_path, machine_side, run_results
@@ -92,6 +94,7 @@ def predicted_risk(run: AttackRun | None) -> PredictedRisk | None:
         found.why_not = "no calibration is shipped"
         return found
     found.fitted_on, found.fitted_candidates = calibration.fitted_on, calibration.n_candidates
+    found.validation = validation_text(calibration)
     fitted = calibration.n_candidates or candidates
     if not fitted / 2 <= candidates <= fitted * 2:
         found.why_not = (

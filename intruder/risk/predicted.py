@@ -48,6 +48,8 @@ class Calibration:
     familiarity: dict[str, float]
     # (a, b) refitted on persons resampled with replacement: the intervals of predictions.
     draws: list[list[float]] | None = None
+    # How it held up out of sample where it was fitted (e.g. leave-one-person-out rho, MAE).
+    validation: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -226,6 +228,17 @@ def predict_with_intervals(
     return pd.DataFrame(rows)
 
 
+def validation_text(calibration: Calibration) -> str:
+    """Return how the calibration held up out of sample, in words ('' where unknown)."""
+    lopo = (calibration.validation or {}).get("study2_lopo") or {}
+    if not lopo:
+        return ""
+    return (
+        f"leave-one-person-out on its {lopo['n']} persons: Spearman rho = {lopo['rho']:.2f}, "
+        f"mean absolute error {lopo['mae_pp']:.1f} percentage points"
+    )
+
+
 def save_calibrations(
     calibrations: Sequence[Calibration],
     path: Path | None = None,
@@ -236,7 +249,8 @@ def save_calibrations(
     validation: N -> the validation numbers of the calibration at that N.
     """
     entries = [
-        {**c.to_dict(), "validation": (validation or {}).get(c.n_candidates)} for c in calibrations
+        {**c.to_dict(), "validation": (validation or {}).get(c.n_candidates, c.validation)}
+        for c in calibrations
     ]
     path = path or CALIBRATION_PATH
     path.write_text(json.dumps({"calibrations": entries}, indent=1) + "\n", encoding="utf-8")

@@ -30,6 +30,7 @@ import pandas as pd
 
 from attacks.strongest import STRONGEST
 from intruder.risk.methods import is_baseline
+from intruder.risk.predicted import validation_text
 from intruder.risk.rules import DEFAULT_RULE, IDENTIFIED_RULES
 from intruder.risk.stats import (
     NOT_ENOUGH,
@@ -593,6 +594,7 @@ def build_report(
     report.tables.update(predicted)
     report.settings["predicted_human"] = (
         f"fitted on {calibration.fitted_on} at N = {calibration.n_candidates}"
+        + (f"; {validation_text(calibration)}" if validation_text(calibration) else "")
         if predicted
         else f"not shown: {why_not}"
     )
