@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from intruder.models import AttackResult, AttackRun, Study
+from intruder.models import AttackResult, AttackRun, PersonGroup, Study
 
 
 @dataclass
@@ -110,6 +110,7 @@ def predicted_risk(run: AttackRun | None) -> PredictedRisk | None:
     part["evidence"] = text_evidence(part, calibration.attacks).to_numpy()
     part["scope"] = "all texts"
     table = predict_with_intervals(calibration, part, ["group"]).rename(columns={"group": "scope"})
+    table["scope"] = table["scope"].map(lambda g: PersonGroup(g).label if g in PersonGroup else g)
     overall = predict_with_intervals(calibration, part, ["scope"])
     found.rows = [*table.to_dict("records"), *overall.to_dict("records")]
     return found

@@ -222,7 +222,7 @@ def check_predicted_human_risk_beside_the_flags(client, study, run, tmp_path, mo
     near = risk_predicted.Calibration(**{**far.to_dict(), "n_candidates": 4, "fitted_on": "near"})
     risk_predicted.save_calibrations([far, near], path)
     body = client.get(page).content.decode()
-    assert "<td>fictitious</td><td>12</td><td>0.0 %</td>" in body  # nobody knows them
+    assert "<td>Fictitious</td><td>12</td><td>0.0 %</td>" in body  # nobody knows them
     study.targets.update(group="famous")
     body = client.get(page).content.decode()
     method = run.methods[0] if len(run.methods) == 1 else "textwash-model"
