@@ -172,7 +172,8 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     page.wait_for_load_state("load")
     Job.objects.filter(study=study).update(created_at=study.created_at - timedelta(minutes=3))
     page.reload()
-    expect(page.locator("tr.job-waiting")).to_contain_text("No worker")
+    # The job shows at the top of the page ("Running now") and in the jobs list.
+    expect(page.locator("#active-jobs tr.job-waiting")).to_contain_text("No worker")
     look_at(page, "03-no-worker")
     assert [job.status for job in run_jobs()] == ["succeeded"]
     page.reload()

@@ -16,7 +16,9 @@
         row.querySelector(".progress")?.setAttribute("aria-valuenow", Math.round(j.progress_pct));
         const counts = j.progress_total ? `${j.progress_done}/${j.progress_total} ` : "";
         row.querySelector('[data-field="message"]').textContent = counts + j.message;
-        const waiting = document.getElementById("job-waiting-" + j.id);
+        // The row after a job's row says why it waits (a page may list a job twice).
+        const next = row.nextElementSibling;
+        const waiting = next && next.classList.contains("job-waiting") ? next : null;
         if (waiting) {
           waiting.querySelector("p").textContent = j.waiting_note;
           waiting.hidden = !j.waiting_note;
