@@ -275,36 +275,32 @@ def job_status_json(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(job_status(_job_for(request, pk)))
 
 
+def _job_action(request: HttpRequest, pk: int, action: Any, done: str) -> HttpResponse:
+    """Apply a job service (retry, cancel) for an editor and go back to the job's page."""
+    job = _job_for(request, pk, edit=True)
+    try:
+        action(job=job)
+    except jobs.JobError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Job {job.pk} {done}.")
+    if job.study is None:
+        return redirect("researcher-studies")
+    return redirect("researcher-study", slug=job.study.slug)
+
+
 @login_required
 @require_POST
 def job_retry(request: HttpRequest, pk: int) -> HttpResponse:
     """Queue a failed job again; it resumes from the results already stored."""
-    job = _job_for(request, pk, edit=True)
-    try:
-        jobs.job_retry(job=job)
-    except jobs.JobError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"Job {job.pk} queued again.")
-    if job.study is None:
-        return redirect("researcher-studies")
-    return redirect("researcher-study", slug=job.study.slug)
+    return _job_action(request, pk, jobs.job_retry, "queued again")
 
 
 @login_required
 @require_POST
 def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     """Cancel a queued or running job (what it stored so far stays)."""
-    job = _job_for(request, pk, edit=True)
-    try:
-        jobs.job_cancel(job=job)
-    except jobs.JobError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"Job {job.pk} cancelled.")
-    if job.study is None:
-        return redirect("researcher-studies")
-    return redirect("researcher-study", slug=job.study.slug)
+    return _job_action(request, pk, jobs.job_cancel, "cancelled")
 
 
 @login_required
