@@ -18,10 +18,13 @@
 #   TEST_SKIP_LINT=1             skip ruff (quick local runs)
 #   TEST_PG_MARKERS="not slow or redis"   marker expression of the PostgreSQL pass (see below)
 #   TEST_PASS_TIMEOUT=40m        hard limit per pytest pass, so CI never hangs
+#   TEST_WORKERS=N               pytest-xdist workers per pass (default: the CPU count, at most
+#                                4; 1 runs the tests in this process)
 #
-# The PostgreSQL pass skips `slow` tests by default: most load the real models and research
-# data, which does not depend on the database, and running them twice would double the CI
-# time on 2 cores. Everything that touches the database (services, assignment under
+# The PostgreSQL pass runs only the tests that can reach the database
+# (INTRUDER_TEST_DATABASE_ONLY=1, see tests/conftest.py): the others would only repeat what
+# the SQLite pass proved. It also skips `slow` tests by default: most load the real models
+# and research data. Everything that touches the database (services, assignment under
 # concurrency, API, browser flows, and the `redis` tests: real RQ workers sharing a database)
 # runs on both databases.
 set -euo pipefail
@@ -157,8 +160,12 @@ else
 fi
 export INTRUDER_TEST_REDIS_URL=$REDIS_URL INTRUDER_REQUIRE_REDIS=1
 
-log "pytest on SQLite"
-env -u DATABASE_URL timeout "$TIMEOUT" python -m pytest "$@"
+CPUS=$(nproc 2>/dev/null || echo 1)
+WORKERS=${TEST_WORKERS:-$(( CPUS < 4 ? CPUS : 4 ))}
+if [ "$WORKERS" -gt 1 ]; then XDIST=(-n "$WORKERS"); else XDIST=(-p no:xdist); fi
+
+log "pytest on SQLite (${WORKERS} worker(s))"
+env -u DATABASE_URL timeout "$TIMEOUT" python -m pytest "${XDIST[@]}" "$@"
 
 if [ "${TEST_SKIP_PG:-0}" = 1 ]; then
     log "PostgreSQL pass skipped (TEST_SKIP_PG=1)"
@@ -171,5 +178,6 @@ else
     start_postgres
 fi
 PG_MARKERS=${TEST_PG_MARKERS:-not slow or redis}
-log "pytest on PostgreSQL ($PG_URL, -m \"$PG_MARKERS\")"
-DATABASE_URL=$PG_URL timeout "$TIMEOUT" python -m pytest -m "$PG_MARKERS" "$@"
+log "pytest on PostgreSQL ($PG_URL, -m \"$PG_MARKERS\", database tests only)"
+DATABASE_URL=$PG_URL INTRUDER_TEST_DATABASE_ONLY=1 timeout "$TIMEOUT" \
+    python -m pytest "${XDIST[@]}" -m "$PG_MARKERS" "$@"

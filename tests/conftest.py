@@ -1,12 +1,54 @@
 """Shared fixtures: the public research data (read by path, never copied), a tiny BERT, and
 the settings every test runs under."""
 
+import os
 from pathlib import Path
 
 import pytest
 
 from research_data import missing_reason, shared_data_dir
 from tests.tiny_models import tiny_encoder
+
+
+# Fixtures through which a test reaches the database. pytest-django refuses database access to
+# any test without one of them (or the django_db marker), so the set is exact, not a guess.
+DATABASE_FIXTURES = frozenset(
+    {
+        "db",
+        "transactional_db",
+        "django_db_reset_sequences",
+        "django_db_serialized_rollback",
+        "live_server",
+        "admin_user",
+        "admin_client",
+        "django_user_model",
+    }
+)
+
+
+def touches_database(item: pytest.Item) -> bool:
+    """Whether the test can reach the database: through pytest-django, or in child processes
+    that share it (the `redis` tests' workers)."""
+    return (
+        item.get_closest_marker("django_db") is not None
+        or item.get_closest_marker("redis") is not None
+        or not DATABASE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a second database (INTRUDER_TEST_DATABASE_ONLY=1), run only the tests that touch it.
+
+    scripts/test.sh runs the suite on SQLite, then again on PostgreSQL; a test that never
+    reaches the database would only repeat what the first pass proved.
+    """
+    if os.environ.get("INTRUDER_TEST_DATABASE_ONLY") != "1":
+        return
+    kept = [item for item in items if touches_database(item)]
+    dropped = [item for item in items if not touches_database(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")
