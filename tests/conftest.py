@@ -9,7 +9,6 @@ import pytest
 from research_data import missing_reason, shared_data_dir
 from tests.tiny_models import tiny_encoder
 
-
 # Fixtures through which a test reaches the database. pytest-django refuses database access to
 # any test without one of them (or the django_db marker), so the set is exact, not a guess.
 DATABASE_FIXTURES = frozenset(
