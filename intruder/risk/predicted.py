@@ -73,6 +73,20 @@ def predict_texts(
     return familiarity * _sigmoid(calibration.a + calibration.b * np.asarray(evidence, float))
 
 
+def _mean_predictions_per_draw(
+    calibration: Calibration, evidence: np.ndarray, groups: Sequence[str]
+) -> np.ndarray:
+    """Return the mean predicted probability of the texts under each resampled (a, b).
+
+    One array operation over all draws: a Python loop over them made the risk page's first
+    view take seconds.
+    """
+    params = np.asarray(calibration.draws or [], float).reshape(-1, 2)
+    familiarity = np.asarray([calibration.familiarity.get(g, 0.0) for g in groups])
+    logits = params[:, :1] + params[:, 1:] * np.asarray(evidence, float)[None, :]
+    return (familiarity[None, :] * _sigmoid(logits)).mean(axis=1)
+
+
 def _person_probs(params: np.ndarray, evidence: list[np.ndarray], familiarity: np.ndarray):
     return np.asarray(
         [
@@ -207,15 +221,8 @@ def predict_with_intervals(
         key = key if isinstance(key, tuple) else (key,)
         groups = part["group"].tolist()
         point = predict_texts(calibration, part["evidence"], groups).mean()
-        draws = [
-            predict_texts(
-                Calibration(**{**calibration.to_dict(), "a": a, "b": b, "draws": None}),
-                part["evidence"],
-                groups,
-            ).mean()
-            for a, b in (calibration.draws or [])
-        ]
-        low, high = np.percentile(draws, [2.5, 97.5]) if draws else (np.nan, np.nan)
+        draws = _mean_predictions_per_draw(calibration, part["evidence"], groups)
+        low, high = np.percentile(draws, [2.5, 97.5]) if len(draws) else (np.nan, np.nan)
         rows.append(
             {
                 **dict(zip(by, key, strict=True)),
