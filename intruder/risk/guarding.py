@@ -40,6 +40,8 @@ MAX_FOLDS = 20
 class GuardRunError(IntruderError, ValueError):
     """Settings a guard run cannot use; the message says which and why."""
 
+    api_field = "non_field_errors"
+
 
 @dataclass
 class _Unit:

@@ -208,3 +208,33 @@ def test_guard_jobs_made_before_runs_existed_become_runs():
     assert job.params["run"] == run.pk
     # A job with no rows (failed, or still queued) gets its run too, so it can be retried.
     assert GuardRun.objects.get(job=queued).k == 2
+
+
+def test_the_api_lists_guard_runs_and_their_rows_to_the_studys_readers(
+    django_assert_max_num_queries,
+):
+    from rest_framework.test import APIClient
+
+    from tests.intruder.factories import make_member, make_user
+
+    study = study_with_guardable_texts()
+    run = guarded_run(study, status=Job.Status.SUCCEEDED)
+    viewer = APIClient()
+    viewer.force_authenticate(make_member(study=study))
+    listed = viewer.get("/api/guard-runs/", {"study": study.pk}).json()
+    (shown,) = listed["results"]
+    assert (shown["id"], shown["k"], shown["job_status"]) == (run.pk, 2, "succeeded")
+    assert shown["summary"]["guarded"] == 12 and "background_documents" not in shown
+    assert viewer.get(f"/api/guard-runs/{run.pk}/").json()["id"] == run.pk
+    with django_assert_max_num_queries(6):  # no query per row
+        rows = viewer.get("/api/guard-results/", {"run": run.pk, "page_size": 50}).json()
+    assert rows["count"] == 12
+    zora = [row for row in rows["results"] if row["target_key"] == "zora"]
+    assert zora and all(row["masked_words"] == ["origami"] for row in zora)
+    assert {"rank_before", "rank_after", "residual_words", "flagged", "reason"} <= set(zora[0])
+    flagged = viewer.get("/api/guard-results/", {"run": run.pk, "flagged": "true"}).json()
+    assert flagged["count"] == run.summary["flagged"]
+    outsider = APIClient()
+    outsider.force_authenticate(make_user())
+    assert outsider.get(f"/api/guard-runs/{run.pk}/").status_code == 404
+    assert outsider.get("/api/guard-results/", {"run": run.pk}).json()["count"] == 0
