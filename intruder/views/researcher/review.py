@@ -38,7 +38,7 @@ from intruder.risk.guarding import (
 )
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
-from intruder.services import anonymization, review
+from intruder.services import anonymization, jobs, review
 from intruder.views.access import study_for
 from intruder.views.researcher.forms import GuardForm
 
@@ -436,7 +436,8 @@ def study_guard_rows(request: HttpRequest, slug: str) -> JsonResponse:
             "job": run.job_id,
             "run": run.pk,
             "status": status,
-            "finished": status in (Job.Status.SUCCEEDED, Job.Status.FAILED),
+            # A cancelled job stops too: the page stops polling (its rows so far stay).
+            "finished": status not in jobs.ACTIVE_STATUSES,
             "progress_done": guard_job.progress_done if guard_job is not None else len(rows),
             "progress_total": guard_job.progress_total if guard_job is not None else len(rows),
             "message": guard_job.message if guard_job is not None else "",

@@ -145,3 +145,15 @@ def test_rows_endpoint_is_for_the_study_members_only():
     url = reverse("researcher-study-guard-rows", args=[study.slug])
     assert logged_in(make_user()).get(url).status_code == 404
     assert Client().get(url).status_code == 302  # to the login page
+
+
+def test_a_cancelled_run_keeps_its_rows_and_the_page_stops_polling():
+    study = study_with_guardable_texts()
+    run = guarded_run(study, status=Job.Status.CANCELLED, folds=2)
+    run.results.filter(pk__in=list(run.results.values_list("pk", flat=True)[:4])).delete()
+    client = logged_in(study.owner)
+    data = client.get(reverse("researcher-study-guard-rows", args=[study.slug])).json()
+    assert data["status"] == "cancelled" and data["finished"] and len(data["rows"]) == 8
+    html = client.get(reverse("researcher-review", args=[study.slug])).content.decode()
+    assert 'id="guard-status"' in html and 'data-finished="1"' in html
+    assert "not guarded" in html and "waiting" not in html
