@@ -238,3 +238,21 @@ def test_the_api_lists_guard_runs_and_their_rows_to_the_studys_readers(
     outsider.force_authenticate(make_user())
     assert outsider.get(f"/api/guard-runs/{run.pk}/").status_code == 404
     assert outsider.get("/api/guard-results/", {"run": run.pk}).json()["count"] == 0
+
+
+def test_the_admin_shows_guard_runs_and_rows_read_only():
+    from django.test import Client
+    from django.urls import reverse
+
+    from tests.intruder.factories import make_user
+
+    study = study_with_guardable_texts()
+    run = guarded_run(study, status=Job.Status.SUCCEEDED, background_documents={"a": "b"})
+    row = run.results.first()
+    client = Client()
+    client.force_login(make_user(is_staff=True, is_superuser=True))
+    for model, obj in (("guardrun", run), ("guardresult", row)):
+        assert client.get(reverse(f"admin:intruder_{model}_changelist")).status_code == 200
+        page = client.get(reverse(f"admin:intruder_{model}_change", args=[obj.pk]))
+        assert page.status_code == 200 and 'name="_save"' not in page.content.decode()
+        assert client.get(reverse(f"admin:intruder_{model}_add")).status_code == 403
