@@ -44,13 +44,21 @@ class AttackResultFilter(filters.FilterSet):
         return queryset.filter(true_rank=1) if value else queryset.exclude(true_rank=1)
 
 
+class RunSerializer(serializers.ModelSerializer):
+    """A run (attack or guard) with its job's status and progress; the job may be gone."""
+
+    job_status = serializers.CharField(source="job.status", read_only=True, default=None)
+    progress_done = serializers.IntegerField(source="job.progress_done", default=0)
+    progress_total = serializers.IntegerField(source="job.progress_total", default=0)
+
+
+RUN_FIELDS = ["id", "study", "job", "job_status", "progress_done", "progress_total"]
+
+
 class AttackRunListApi(StudyScopedListApi):
     """List the attack runs (and risk checks) of the user's studies, with their job's progress."""
 
-    class OutputSerializer(serializers.ModelSerializer):
-        job_status = serializers.CharField(source="job.status", read_only=True, default=None)
-        progress_done = serializers.IntegerField(source="job.progress_done", default=0)
-        progress_total = serializers.IntegerField(source="job.progress_total", default=0)
+    class OutputSerializer(RunSerializer):
         trir = serializers.JSONField(source="summary.trir", default=dict, read_only=True)
         distractors = serializers.SerializerMethodField(
             help_text="Count of distractor candidates (persons outside the study)."
@@ -63,12 +71,7 @@ class AttackRunListApi(StudyScopedListApi):
             model = AttackRun
             ref_name = "AttackRun"
             fields = [
-                "id",
-                "study",
-                "job",
-                "job_status",
-                "progress_done",
-                "progress_total",
+                *RUN_FIELDS,
                 "purpose",
                 "attacks",
                 "methods",
@@ -214,21 +217,12 @@ class GuardResultFilter(filters.FilterSet):
 class GuardRunListApi(StudyScopedListApi):
     """List the guard runs of the user's studies: settings, counts and their job's progress."""
 
-    class OutputSerializer(serializers.ModelSerializer):
-        job_status = serializers.CharField(source="job.status", read_only=True, default=None)
-        progress_done = serializers.IntegerField(source="job.progress_done", default=0)
-        progress_total = serializers.IntegerField(source="job.progress_total", default=0)
-
+    class OutputSerializer(RunSerializer):
         class Meta:
             model = GuardRun
             ref_name = "GuardRun"
             fields = [
-                "id",
-                "study",
-                "job",
-                "job_status",
-                "progress_done",
-                "progress_total",
+                *RUN_FIELDS,
                 "k",
                 "attacks",
                 "budget",
