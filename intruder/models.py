@@ -977,3 +977,99 @@ class ImportBatch(models.Model):
 
     def __str__(self) -> str:
         return f"import into {self.study} by {self.worker}"
+
+
+class GuardRun(models.Model):
+    """One run of the guard on a study: its settings and counts; per text, GuardResult.
+
+    The run's job writes a result row per text as it guards it (a batch at a time, with the
+    text's new spans, in one transaction), so the review page fills in while it runs and a
+    retried job skips the texts this run has a row for.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="guard_runs")
+    job = models.OneToOneField(
+        Job, on_delete=models.SET_NULL, null=True, blank=True, related_name="guard_run"
+    )
+    k = models.PositiveIntegerField(help_text="Mask until every attack ranks the person >= k.")
+    attacks = models.JSONField(default=list, help_text="Attacks consulted, e.g. ['tfidf', 'bm25'].")
+    budget = models.FloatField(help_text="Most words the guard may mask, as a share of a text's.")
+    background = models.CharField(
+        max_length=20,
+        choices=AttackRun.Background.choices,
+        default=AttackRun.Background.CROSS_VALIDATED,
+    )
+    background_documents = models.JSONField(
+        default=dict, blank=True, help_text="Uploaded background: target key -> text."
+    )
+    folds = models.PositiveSmallIntegerField(default=5, help_text="k of the k-fold background.")
+    seed = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(
+        default=dict, blank=True, help_text="Counts: guarded, changed, flagged, skipped by reason."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        # The ranges `guard.GuardConfig` and the review page's form accept.
+        constraints = [
+            models.CheckConstraint(condition=Q(k__gte=2), name="guard_run_k_at_least_2"),
+            models.CheckConstraint(
+                condition=Q(budget__gt=0) & Q(budget__lte=1), name="guard_run_budget_share"
+            ),
+            models.CheckConstraint(condition=Q(folds__gte=2), name="guard_run_folds_at_least_2"),
+        ]
+
+    def __str__(self) -> str:
+        return f"guard run {self.pk} on {self.study} (k = {self.k})"
+
+
+class GuardResult(models.Model):
+    """The guard's outcome for one anonymized text: each attack's rank of the person before
+    and after, and the words masked and those the attacks still lean on."""
+
+    run = models.ForeignKey(GuardRun, on_delete=models.CASCADE, related_name="results")
+    anonymized_text = models.ForeignKey(
+        AnonymizedText, on_delete=models.CASCADE, related_name="guard_results"
+    )
+    description = models.ForeignKey(Description, on_delete=models.CASCADE, related_name="+")
+    target = models.CharField(max_length=100, help_text="The true person's target key.")
+    rank_before = models.JSONField(
+        default=dict, help_text="Attack -> the person's 1-based rank before guarding."
+    )
+    rank_after = models.JSONField(default=dict, help_text="Attack -> the rank after guarding.")
+    masked_words = models.JSONField(default=list, blank=True)
+    guard_spans = models.JSONField(
+        default=list, blank=True, help_text="The texts of the spans the guard added."
+    )
+    residual_words = models.JSONField(
+        default=list, blank=True, help_text="Unmasked words the attacks still lean on most."
+    )
+    changed = models.BooleanField(default=False, help_text="The guard stored new spans.")
+    flagged = models.BooleanField(
+        default=False, help_text="An attack still ranks the person better than k-th."
+    )
+    reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "anonymized_text"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "anonymized_text"], name="guard_result_once_per_run_and_text"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"guard of text {self.anonymized_text_id} in run {self.run_id}"
+
+    @property
+    def ranks(self) -> list[tuple[str, int | None, int | None]]:
+        """Return (attack, rank before, rank after) per attack, as the review table shows."""
+        return [
+            (attack, before, self.rank_after.get(attack))
+            for attack, before in self.rank_before.items()
+        ]

@@ -12,7 +12,7 @@ from typing import Any
 
 from intruder.annotation import services as annotation
 from intruder.annotation.models import Project
-from intruder.models import AttackRun, Job
+from intruder.models import AttackRun, GuardRun, Job
 from intruder.risk import attack_runs, guarding
 from intruder.services import analysis_jobs, anonymization, llm_jobs, sources
 from intruder.services.jobs import Progress, register_task
@@ -102,24 +102,11 @@ def risk_report_pdf(job: Job, progress: Progress) -> dict[str, Any]:
 
 @register_task(Job.Kind.GUARD_STUDY)
 def guard_study(job: Job, progress: Progress) -> dict[str, Any]:
-    """Mask the study's unreleased model anonymizations until the attacks rank the person >= k."""
-    from guard import DEFAULT_ATTACKS, GuardConfig
-
-    if job.study is None:
-        raise ValueError("guard_study needs a study")
-    params = job.params or {}
-    return guarding.guard_study_texts(
-        study=job.study,
-        progress=progress,
-        k=int(params.get("k", GuardConfig.k)),
-        attacks=tuple(params.get("attacks", DEFAULT_ATTACKS)),
-        budget=float(params.get("budget", GuardConfig.budget)),
-        background=str(params.get("background", "cross_validated")),
-        background_documents=params.get("background_documents") or None,
-        folds=int(params.get("folds", 5)),
-        # Rows so far, stored as they are made: the review page shows them while it runs.
-        publish=lambda summary: Job.objects.filter(pk=job.pk).update(result=summary),
-    )
+    """Mask the study's unreleased model anonymizations until the attacks rank the person >= k,
+    storing a row per text as made (the review page shows them while it runs); a retry
+    resumes. The job's result is the run's counts."""
+    run = GuardRun.objects.select_related("study").get(job=job)
+    return guarding.execute_guard_run(run=run, progress=progress)
 
 
 @register_task(Job.Kind.LLM_INTRUDER_STUDY)

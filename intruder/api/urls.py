@@ -32,6 +32,9 @@ from intruder.risk.apis import (
     AttackRunCreateApi,
     AttackRunDetailApi,
     AttackRunListApi,
+    GuardResultListApi,
+    GuardRunDetailApi,
+    GuardRunListApi,
 )
 from intruder.throttles import TokenObtainThrottle
 
@@ -84,6 +87,9 @@ urlpatterns = [
     path("attack-runs/create/", AttackRunCreateApi.as_view(), name="attack-run-create"),
     path("attack-runs/<id:pk>/", AttackRunDetailApi.as_view(), name="attack-run-detail"),
     path("attack-results/", AttackResultListApi.as_view(), name="attack-result-list"),
+    path("guard-runs/", GuardRunListApi.as_view(), name="guard-run-list"),
+    path("guard-runs/<id:pk>/", GuardRunDetailApi.as_view(), name="guard-run-detail"),
+    path("guard-results/", GuardResultListApi.as_view(), name="guard-result-list"),
     path("jobs/", JobListApi.as_view(), name="job-list"),
     path("jobs/<id:pk>/", JobDetailApi.as_view(), name="job-detail"),
     path("jobs/<id:pk>/retry/", JobRetryApi.as_view(), name="job-retry"),

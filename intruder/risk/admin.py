@@ -1,10 +1,10 @@
-"""Admin of attack runs and their results (imported by intruder/admin.py)."""
+"""Admin of attack runs, guard runs and their results (imported by intruder/admin.py)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from intruder.models import AttackResult, AttackRun, ReportFile
+from intruder.models import AttackResult, AttackRun, GuardResult, GuardRun, ReportFile
 
 
 @admin.register(AttackRun)
@@ -35,3 +35,32 @@ class ReportFileAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+class _ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows a job writes: shown, never added or changed by hand (a change would make the
+    review page disagree with the texts' spans); deleting goes with the study."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(GuardRun)
+class GuardRunAdmin(_ReadOnlyAdmin):
+    list_display = ["id", "study", "k", "budget", "background", "folds", "job", "created_at"]
+    list_filter = ["background"]
+    search_fields = ["study__slug"]
+    exclude = ["background_documents"]  # whole documents: not for a list page's form
+    raw_id_fields = ["study", "job", "created_by"]
+
+
+@admin.register(GuardResult)
+class GuardResultAdmin(_ReadOnlyAdmin):
+    list_display = ["id", "run", "anonymized_text", "target", "changed", "flagged", "reason"]
+    list_filter = ["flagged", "changed"]
+    list_select_related = ["run__study", "anonymized_text__description"]
+    search_fields = ["target", "run__study__slug"]
+    raw_id_fields = ["run", "anonymized_text", "description"]

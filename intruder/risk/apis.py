@@ -1,4 +1,5 @@
-"""Attack runs and their per-text results: list, detail, start, and the results to page through."""
+"""Attack runs and their per-text results: list, detail, start, and the results to page through;
+guard runs and their per-text results, read-only (the review page starts them)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from rest_framework.views import APIView
 from intruder.api.access import can_edit_study, studies_visible_to
 from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
 from intruder.api.filters import IdFilter
-from intruder.models import AttackResult, AttackRun
+from intruder.models import AttackResult, AttackRun, GuardResult, GuardRun
 from intruder.risk import attack_runs
 
 
@@ -43,13 +44,21 @@ class AttackResultFilter(filters.FilterSet):
         return queryset.filter(true_rank=1) if value else queryset.exclude(true_rank=1)
 
 
+class RunSerializer(serializers.ModelSerializer):
+    """A run (attack or guard) with its job's status and progress; the job may be gone."""
+
+    job_status = serializers.CharField(source="job.status", read_only=True, default=None)
+    progress_done = serializers.IntegerField(source="job.progress_done", default=0)
+    progress_total = serializers.IntegerField(source="job.progress_total", default=0)
+
+
+RUN_FIELDS = ["id", "study", "job", "job_status", "progress_done", "progress_total"]
+
+
 class AttackRunListApi(StudyScopedListApi):
     """List the attack runs (and risk checks) of the user's studies, with their job's progress."""
 
-    class OutputSerializer(serializers.ModelSerializer):
-        job_status = serializers.CharField(source="job.status", read_only=True, default=None)
-        progress_done = serializers.IntegerField(source="job.progress_done", default=0)
-        progress_total = serializers.IntegerField(source="job.progress_total", default=0)
+    class OutputSerializer(RunSerializer):
         trir = serializers.JSONField(source="summary.trir", default=dict, read_only=True)
         distractors = serializers.SerializerMethodField(
             help_text="Count of distractor candidates (persons outside the study)."
@@ -62,12 +71,7 @@ class AttackRunListApi(StudyScopedListApi):
             model = AttackRun
             ref_name = "AttackRun"
             fields = [
-                "id",
-                "study",
-                "job",
-                "job_status",
-                "progress_done",
-                "progress_total",
+                *RUN_FIELDS,
                 "purpose",
                 "attacks",
                 "methods",
@@ -188,4 +192,90 @@ class AttackResultListApi(StudyScopedListApi):
     base_queryset = AttackResult.objects.select_related("description__target")
     filterset_class = AttackResultFilter
     ordering_fields = ["id", "true_rank", "true_prob"]
+    serializer_class = OutputSerializer
+
+
+class GuardRunFilter(filters.FilterSet):
+    study = IdFilter(field_name="study_id")
+
+    class Meta:
+        model = GuardRun
+        fields = ["study"]
+
+
+class GuardResultFilter(filters.FilterSet):
+    run = IdFilter(field_name="run_id")
+    study = IdFilter(field_name="run__study_id")
+    anonymized_text = IdFilter(field_name="anonymized_text_id")
+    flagged = filters.BooleanFilter(help_text="An attack still ranks the person better than k-th.")
+
+    class Meta:
+        model = GuardResult
+        fields = ["run", "study", "anonymized_text", "flagged"]
+
+
+class GuardRunListApi(StudyScopedListApi):
+    """List the guard runs of the user's studies: settings, counts and their job's progress."""
+
+    class OutputSerializer(RunSerializer):
+        class Meta:
+            model = GuardRun
+            ref_name = "GuardRun"
+            fields = [
+                *RUN_FIELDS,
+                "k",
+                "attacks",
+                "budget",
+                "background",
+                "folds",
+                "seed",
+                "summary",
+                "created_by",
+                "created_at",
+            ]
+
+    base_queryset = GuardRun.objects.select_related("job")
+    filterset_class = GuardRunFilter
+    ordering_fields = ["id", "created_at"]
+    serializer_class = OutputSerializer
+
+
+class GuardRunDetailApi(StudyScopedDetailApi):
+    """Show one guard run: settings, progress and counts."""
+
+    base_queryset = GuardRunListApi.base_queryset
+    serializer_class = GuardRunListApi.OutputSerializer
+
+
+class GuardResultListApi(StudyScopedListApi):
+    """List per-text guard results: each attack's rank of the person before and after, the
+    words masked and those the attacks still lean on (stored as the job makes them)."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        target_key = serializers.CharField(source="target", read_only=True)
+
+        class Meta:
+            model = GuardResult
+            ref_name = "GuardResult"
+            fields = [
+                "id",
+                "run",
+                "anonymized_text",
+                "description",
+                "target_key",
+                "rank_before",
+                "rank_after",
+                "masked_words",
+                "guard_spans",
+                "residual_words",
+                "changed",
+                "flagged",
+                "reason",
+                "created_at",
+            ]
+
+    study_lookup = "run__study"
+    base_queryset = GuardResult.objects.all()
+    filterset_class = GuardResultFilter
+    ordering_fields = ["id"]
     serializer_class = OutputSerializer

@@ -1,6 +1,10 @@
 """Mask a study's texts until the machine attackers rank the person k-th or worse: the
 `guard` library as a study job (a rank promise against the attacks consulted, not k-anonymity).
 
+Each run is a `GuardRun` row with its job; the job stores a `GuardResult` row per text as it
+guards it (a batch at a time, with the text's new spans, in one transaction), so the review
+page fills in while it runs and a retried job skips the texts the run has a row for.
+
 The attack's background is one of the risk report's two: (b) the study's own descriptions,
 cross-validated (`attacks.background`: each text is guarded against attacks fitted on the
 other folds, so a text never meets itself or its writer's other text about the same person),
@@ -16,16 +20,27 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
+from django.db.models import Count, Q
+
 from guard import DEFAULT_ATTACKS, GuardConfig
-from intruder.models import AnonymizedText, Job, Study
+from intruder.exceptions import IntruderError
+from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Job, Study
+from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD, span_to_dict
-from intruder.services.jobs import job_start
 from intruder.services.review import StaleRevisionError, anonymized_text_set_spans
 
-# Texts guarded per batch: each batch's spans are stored and its rows published before the
-# next starts, so the review page fills in while the job runs and a crash loses one batch.
+# Texts guarded per batch: each batch's spans and result rows are stored before the next
+# starts, so the review page fills in while the job runs and a crash loses one batch.
 GUARD_BATCH = 8
-BACKGROUNDS = ("cross_validated", "uploaded")
+BACKGROUNDS = tuple(AttackRun.Background.values)
+MAX_FOLDS = 20
+
+
+class GuardRunError(IntruderError, ValueError):
+    """Settings a guard run cannot use; the message says which and why."""
+
+    api_field = "non_field_errors"
 
 
 @dataclass
@@ -66,69 +81,150 @@ def _units(
     ]
 
 
-def guard_study_texts(
+def guard_run_start(
     *,
     study: Study,
-    progress: Callable[..., None],
+    user: Any,
     k: int = GuardConfig.k,
-    attacks: Sequence[str] = DEFAULT_ATTACKS,
     budget: float = GuardConfig.budget,
-    background: str = "cross_validated",
+    background: str = AttackRun.Background.CROSS_VALIDATED,
     background_documents: dict[str, str] | None = None,
     folds: int = 5,
     seed: int = 0,
-    publish: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Guard every unreleased model anonymization of `study`; return per-text ranks and words.
+    attacks: Sequence[str] = DEFAULT_ATTACKS,
+) -> tuple[GuardRun, bool]:
+    """Store a guard run and queue its job, unless one is queued or running; (run, created).
 
-    `background`: "cross_validated" (the study's own other descriptions, k-fold) or "uploaded"
-    (`background_documents`, target key -> text), the risk report's two options. `publish`
-    receives the summary so far after every batch of texts (the job stores it, the review page
-    polls it). A retry simply runs again: texts guarded before start from their stored spans,
-    already rank >= k, and are left unchanged.
+    `background`: "cross_validated" (the study's own other descriptions, k-fold) or
+    "uploaded" (`background_documents`, target key -> text), the risk report's two options.
+    A run already at work is handed back instead (one at a time per study).
+    """
+    _validate(
+        k=k,
+        budget=budget,
+        background=background,
+        documents=background_documents,
+        folds=folds,
+        attacks=attacks,
+    )
+    active = _active_run(study)
+    if active is not None:
+        return active, False
+    try:
+        return (
+            _guard_run_create(
+                study=study,
+                user=user,
+                k=int(k),
+                budget=float(budget),
+                background=background,
+                background_documents=background_documents or {},
+                folds=int(folds),
+                seed=int(seed),
+                attacks=list(attacks),
+            ),
+            True,
+        )
+    except jobs.JobAlreadyActive as busy:  # a double click lost the race
+        active = _active_run(study)
+        if active is None:
+            raise GuardRunError(str(busy)) from None
+        return active, False
+
+
+def _validate(
+    *,
+    k: int,
+    budget: float,
+    background: str,
+    documents: dict[str, str] | None,
+    folds: int,
+    attacks: Sequence[str],
+) -> None:
+    if background not in BACKGROUNDS:
+        raise GuardRunError(f"background must be one of {BACKGROUNDS}, got {background!r}")
+    if background == AttackRun.Background.UPLOADED and len(documents or {}) < 2:
+        raise GuardRunError("an uploaded background needs documents for at least two persons")
+    if not 2 <= int(folds) <= MAX_FOLDS:
+        raise GuardRunError(f"k (folds) must lie between 2 and {MAX_FOLDS}, got {folds}")
+    if not attacks:
+        raise GuardRunError("choose at least one attack")
+    try:
+        GuardConfig(k=int(k), budget=float(budget))
+    except ValueError as error:
+        raise GuardRunError(str(error)) from None
+
+
+def _active_run(study: Study) -> GuardRun | None:
+    """Return the study's guard run whose job is queued or running, if any."""
+    return (
+        GuardRun.objects.filter(study=study, job__status__in=jobs.ACTIVE_STATUSES)
+        .select_related("job")
+        .first()
+    )
+
+
+@transaction.atomic
+def _guard_run_create(*, study: Study, user: Any, **fields: Any) -> GuardRun:
+    """Store the run and queue its job in one transaction (both or neither)."""
+    run = GuardRun(study=study, created_by=user, **fields)
+    run.full_clean()
+    run.save()
+    # The settings are the run's; the job names its run (and the settings, for the jobs list).
+    params = {
+        "run": run.pk,
+        "k": run.k,
+        "budget": run.budget,
+        "background": run.background,
+        "folds": run.folds,
+    }
+    run.job = jobs.job_enqueue(
+        kind=Job.Kind.GUARD_STUDY, study=study, params=params, created_by=user
+    )
+    run.save(update_fields=["job"])
+    return run
+
+
+def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[str, Any]:
+    """Guard every unreleased model anonymization of the run's study; store a row per text.
+
+    Each batch's spans (stored on the text like a researcher's edit, revision-checked) and
+    result rows are written in one transaction. A retry skips the texts the run has a row
+    for, so none is guarded twice or counted twice. Return the run's counts (the job's
+    result).
     """
     from anonymize import Span
-    from anonymize.labels import GUARD_CATEGORY
     from guard import GuardItem, fit_attacks, guard_texts
     from guard.residual import residual_words
 
-    if background not in BACKGROUNDS:
-        raise ValueError(f"background must be one of {BACKGROUNDS}, got {background!r}")
-    if background == "uploaded" and len(background_documents or {}) < 2:
-        raise ValueError("an uploaded background needs documents for at least two persons")
-    config = GuardConfig(k=k, budget=budget)
-    descriptions = list(study.descriptions.select_related("target").order_by("id"))
+    config = GuardConfig(k=run.k, budget=run.budget)
+    attacks = list(run.attacks)
+    descriptions = list(run.study.descriptions.select_related("target").order_by("id"))
     texts = {
         str(t.description_id): t
         for t in AnonymizedText.objects.filter(
-            description__study=study, method=MODEL_METHOD
+            description__study=run.study, method=MODEL_METHOD
         ).select_related("description__target")
     }
     total = len(texts)
-    summary: dict[str, Any] = {
-        "k": k,
-        "attacks": list(attacks),
-        "budget": budget,
-        "background": background,
-        "guarded": 0,
-        "changed": 0,
-        "flagged": 0,
-        "skipped": {},
-        "texts": [],
-    }
+    stored = set(run.results.values_list("anonymized_text_id", flat=True))
+    skipped: dict[str, int] = {}
 
     def skip(reason: str) -> None:
-        summary["skipped"][reason] = summary["skipped"].get(reason, 0) + 1
+        skipped[reason] = skipped.get(reason, 0) + 1
 
     done = 0
-    progress(done, total, "building the background")
-    for unit in _units(descriptions, background, background_documents, folds, seed):
+    progress(done, total, "resuming" if stored else "building the background")
+    units = _units(descriptions, run.background, run.background_documents, run.folds, run.seed)
+    for unit in units:
         chosen = []
         for description_id in unit.text_ids:
             text = texts.get(description_id)
             if text is None:
                 continue
-            if text.status == AnonymizedText.Status.RELEASED:
+            if text.pk in stored:  # guarded by an earlier attempt of this run
+                done += 1
+            elif text.status == AnonymizedText.Status.RELEASED:
                 skip("released")
                 done += 1
             elif text.description.target.key not in unit.background:
@@ -144,7 +240,7 @@ def guard_study_texts(
                 skip("fewer than two persons in the background")
             done += len(chosen)
             continue
-        fitted = fit_attacks(unit.background, list(attacks))
+        fitted = fit_attacks(unit.background, attacks)
         for first in range(0, len(chosen), GUARD_BATCH):
             batch = chosen[first : first + GUARD_BATCH]
             items = [
@@ -158,48 +254,80 @@ def guard_study_texts(
             ]
             results = guard_texts(items, fitted, config)
             residual = residual_words(results, fitted)
-            for text, result, words in zip(batch, results, residual, strict=True):
-                done += 1
-                added = [s.text for s in result.spans if s.category == GUARD_CATEGORY]
-                changed = len(result.spans) != len(text.spans)
-                if changed:
-                    try:
-                        anonymized_text_set_spans(
-                            text=text,
-                            spans=[span_to_dict(s) for s in result.spans],
-                            expected_revision=text.revision,
-                            user=None,
-                        )
-                    except StaleRevisionError:
-                        skip("edited by a researcher meanwhile")
-                        continue
-                summary["guarded"] += 1
-                summary["changed"] += changed
-                summary["flagged"] += result.flagged
-                summary["texts"].append(
-                    {
-                        "text_id": text.pk,
-                        "description_id": text.description_id,
-                        "target": result.target,
-                        "rank_before": result.ranks_before,
-                        "rank_after": result.ranks_after,
-                        "masked_words": result.masked_words,
-                        "guard_spans": added,
-                        # What the attacks still lean on: the researcher may mask more.
-                        "residual_words": words,
-                        "flagged": result.flagged,
-                        "reason": result.reason,
-                    }
-                )
-            if publish is not None:
-                publish(summary)
+            for reason in _store_batch(run, batch, results, residual):
+                skip(reason)
+            done += len(batch)
             progress(done, total, f"{unit.label}: guarded")
-    return summary
+    return guard_run_finish(run, skipped)
 
 
-def guard_job_start(*, study: Study, user: Any, params: dict[str, Any]) -> tuple[Job, bool]:
-    """Queue the guard on the study unless it is queued or running; (job, created).
+def _store_batch(
+    run: GuardRun, batch: list[AnonymizedText], results: list[Any], residual: list[list[str]]
+) -> list[str]:
+    """Store one batch's new spans and result rows together; return the skip reasons."""
+    from anonymize.labels import GUARD_CATEGORY
 
-    `params` are those of `guard_study_texts` (k, attacks, budget, background, ...).
-    """
-    return job_start(kind=Job.Kind.GUARD_STUDY, study=study, params=params, created_by=user)
+    rows, skipped = [], []
+    with transaction.atomic():
+        for text, result, words in zip(batch, results, residual, strict=True):
+            changed = len(result.spans) != len(text.spans)
+            if changed:
+                try:
+                    anonymized_text_set_spans(
+                        text=text,
+                        spans=[span_to_dict(s) for s in result.spans],
+                        expected_revision=text.revision,
+                        user=None,
+                    )
+                except StaleRevisionError:
+                    skipped.append("edited by a researcher meanwhile")
+                    continue
+            rows.append(
+                GuardResult(
+                    run=run,
+                    anonymized_text=text,
+                    description_id=text.description_id,
+                    target=result.target,
+                    rank_before=result.ranks_before,
+                    rank_after=result.ranks_after,
+                    masked_words=result.masked_words,
+                    guard_spans=[s.text for s in result.spans if s.category == GUARD_CATEGORY],
+                    # What the attacks still lean on: the researcher may mask more.
+                    residual_words=words,
+                    changed=changed,
+                    flagged=result.flagged,
+                    reason=result.reason,
+                )
+            )
+        # A twin worker of the same run (a stale job re-queued) may have stored a row first.
+        GuardResult.objects.bulk_create(rows, ignore_conflicts=True)
+    return skipped
+
+
+def guard_run_finish(run: GuardRun, skipped: dict[str, int]) -> dict[str, Any]:
+    """Store the run's counts, from its rows (earlier attempts' included); return them."""
+    counts = run.results.aggregate(
+        guarded=Count("pk"),
+        changed=Count("pk", filter=Q(changed=True)),
+        flagged=Count("pk", filter=Q(flagged=True)),
+    )
+    run.summary = {**counts, "skipped": skipped}
+    run.save(update_fields=["summary"])
+    return {
+        "run": run.pk,
+        "k": run.k,
+        "attacks": run.attacks,
+        "budget": run.budget,
+        "background": run.background,
+        **run.summary,
+    }
+
+
+def latest_guard_run(study: Study) -> GuardRun | None:
+    """Return the study's latest guard run, with its job."""
+    return study.guard_runs.select_related("job").first()
+
+
+def guard_run_results(run: GuardRun) -> dict[int, GuardResult]:
+    """Return the run's rows so far, by anonymized text id (one query)."""
+    return {row.anonymized_text_id: row for row in run.results.order_by("pk")}

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from intruder.models import AnonymizedText, Job
+from intruder.models import AnonymizedText, GuardRun, Job
 from tests.browser import screenshots
 from tests.intruder.risk_fixtures import study_with_guardable_texts
 
@@ -31,8 +31,13 @@ def test_researcher_guards_drafts_and_sees_ranks_and_masked_words(page, viewport
     assert "queued" in page.inner_text("#guard-status")
     call_command("run_worker", "--once")  # the worker's code path, in-process
     assert Job.objects.get(kind="guard_study").status == Job.Status.SUCCEEDED
-    # No manual reload: the page polls the job and reloads itself once it has ended.
+    # No manual reload: the page polls the job and reloads itself once it has ended. Wait for
+    # the reloaded page's summary (the poll shows "succeeded" before it reloads: a click then
+    # could be lost in the reload).
     expect(page.locator("#guard-status")).to_contain_text("succeeded", timeout=20_000)
+    expect(page.locator("#guard-status")).to_contain_text("changed", timeout=20_000)
+    run = GuardRun.objects.get()
+    assert run.results.count() == 12 and "texts" not in run.job.result
     assert "origami" in page.inner_text("table")
     # Named for what it does, never "k-anonymous".
     expect(page.locator("#guard-form h2")).to_have_text(

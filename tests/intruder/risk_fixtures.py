@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from intruder.models import AnonymizedText, AttackRun, Study
+from intruder.models import AnonymizedText, AttackRun, GuardRun, Job, Study
 from intruder.services.anonymization import MODEL_METHOD
 from tests.intruder.factories import make_description, make_study, make_target
 
@@ -116,3 +116,23 @@ def study_with_guardable_texts(status: str = AnonymizedText.Status.DRAFT) -> Stu
                 status=status,
             )
     return study
+
+
+def guard_run_of(study: Study, *, status: str | None = None, **settings: Any) -> GuardRun:
+    """Return a guard run of `study` (k = 2, 3 folds unless given), with a job row of
+    `status` if given (no worker runs it: the test calls `execute_guard_run` itself)."""
+    from tests.intruder.factories import make_job
+
+    fields: dict[str, Any] = {"k": 2, "budget": 0.3, "folds": 3, "attacks": ["tfidf", "bm25"]}
+    fields.update(settings)
+    job = make_job(study=study, kind=Job.Kind.GUARD_STUDY, status=status) if status else None
+    return GuardRun.objects.create(study=study, job=job, created_by=study.owner, **fields)
+
+
+def guarded_run(study: Study, *, status: str | None = None, **settings: Any) -> GuardRun:
+    """Return a guard run of `study` (as `guard_run_of`) executed to the end in-process."""
+    from intruder.risk.guarding import execute_guard_run
+
+    run = guard_run_of(study, status=status, **settings)
+    execute_guard_run(run=run, progress=lambda *a, **kw: None)
+    return run

@@ -29,7 +29,15 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from intruder.annotation import services as annotation
 from intruder.annotation.models import ProjectMember, Task
-from intruder.models import AnonymizedText, AttackRun, Job, StudyMember, TargetPerson
+from intruder.models import (
+    AnonymizedText,
+    AttackRun,
+    GuardResult,
+    GuardRun,
+    Job,
+    StudyMember,
+    TargetPerson,
+)
 from intruder.services import anonymization
 from tests.annotation import test_access_matrix as annotation_matrix
 from tests.annotation.conftest import make_project
@@ -76,6 +84,10 @@ def _build() -> World:
     job = f.make_job(study=study, created_by=owner, status=Job.Status.FAILED)
     running = f.make_job(study=study, created_by=owner, kind="construct_loss")
     run = AttackRun.objects.create(study=study, attacks=["tfidf"], methods=["clear"])
+    guard_run = GuardRun.objects.create(study=study, k=2, budget=0.3, attacks=["tfidf"])
+    guard_result = GuardResult.objects.create(
+        run=guard_run, anonymized_text=draft, description=draft.description, target="t"
+    )
     users = {
         "owner": owner,
         "editor": f.make_member(study=study, role=StudyMember.Role.EDITOR),
@@ -118,6 +130,8 @@ def _build() -> World:
         "job": job.pk,
         "running_job": running.pk,
         "run": run.pk,
+        "guard_run": guard_run.pk,
+        "guard_result": guard_result.pk,
         "editor_id": users["editor"].pk,
         "project": project.slug,
         "task": tasks["annotator"],
@@ -275,6 +289,9 @@ ROWS: dict[str, Row] = {
     "api:attack-run-create": Row("post", none, RESEARCHERS, api=True),
     "api:attack-run-detail": Row("get", of("run"), READERS, api=True),
     "api:attack-result-list": Row("get", none, RESEARCHERS, api=True),
+    "api:guard-run-list": Row("get", none, RESEARCHERS, api=True),
+    "api:guard-run-detail": Row("get", of("guard_run"), READERS, api=True),
+    "api:guard-result-list": Row("get", none, RESEARCHERS, api=True),
     "api:job-list": Row("get", none, RESEARCHERS, api=True),
     "api:job-detail": Row("get", of("job"), READERS, api=True),
     "api:job-retry": Row("post", of("job"), EDITORS, api=True),
@@ -396,6 +413,8 @@ LISTS = {
     "api:participant-list": "participant",
     "api:judgment-list": "judgment",
     "api:attack-run-list": "run",
+    "api:guard-run-list": "guard_run",
+    "api:guard-result-list": "guard_result",
     "api:job-list": "job",
 }
 

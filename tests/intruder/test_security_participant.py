@@ -160,6 +160,7 @@ def poke_risk_pages_and_api(recorder: Recorder, study: Study) -> None:
         )
     ]
     urls += ["/api/attack-runs/", f"/api/attack-results/?run={run.pk}", "/api/attack-results/"]
+    urls += ["/api/guard-runs/", "/api/guard-results/"]
     for url in urls:
         assert recorder.get(url).status_code in (302, 401, 403), url
     for url in (reverse("risk-check-start", args=[slug]), reverse("risk-run-start", args=[slug])):

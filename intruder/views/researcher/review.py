@@ -28,12 +28,17 @@ from intruder.analysis.leak_checks import (
     blocking_leaks,
     text_leak_findings,
 )
-from intruder.models import AnonymizedText, AttackRun, Job, Study
+from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Job, Study
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
-from intruder.risk.guarding import guard_job_start
+from intruder.risk.guarding import (
+    GuardRunError,
+    guard_run_results,
+    guard_run_start,
+    latest_guard_run,
+)
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
-from intruder.services import anonymization, review
+from intruder.services import anonymization, jobs, review
 from intruder.views.access import study_for
 from intruder.views.researcher.forms import GuardForm
 
@@ -75,7 +80,7 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     total = len(texts)
     page = _page_number(request.GET.get("page", "1"), total)
     page_texts = texts[(page - 1) * REVIEW_PAGE_SIZE : page * REVIEW_PAGE_SIZE]
-    guard_job, guarded = latest_guard_results(study)
+    guard_run, guard_job, guarded = latest_guard_results(study)
     rows = [
         {"text": t, "findings": text_leak_findings(t), "guard": guarded.get(t.pk)}
         for t in page_texts
@@ -104,24 +109,24 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
             "total": total,
             "flagged_drafts": flagged,
             "unreviewed": len(review_texts(study, UNREVIEWED)),
+            "guard_run": guard_run,
             "guard_job": guard_job,
             "guard_form": GuardForm(),
         },
     )
 
 
-def latest_guard_results(study: Study) -> tuple[Job | None, dict[int, dict[str, Any]]]:
-    """Return the study's latest guard job and its row per text id, so far while it runs."""
-    guard_job = study.jobs.filter(kind=Job.Kind.GUARD_STUDY).order_by("-created_at").first()
-    guarded: dict[int, dict[str, Any]] = {}
-    if guard_job is not None and guard_job.status != Job.Status.FAILED:
-        for row in (guard_job.result or {}).get("texts", []):
-            ranks = [
-                (attack, before, row["rank_after"].get(attack))
-                for attack, before in row["rank_before"].items()
-            ]
-            guarded[row["text_id"]] = {**row, "ranks": ranks}
-    return guard_job, guarded
+def latest_guard_results(
+    study: Study,
+) -> tuple[GuardRun | None, Job | None, dict[int, GuardResult]]:
+    """Return the study's latest guard run, its job and its rows by text id, so far while it
+    runs (none for a failed job: the page shows its error, and a retry resumes)."""
+    run = latest_guard_run(study)
+    if run is None:
+        return None, None, {}
+    if run.job is not None and run.job.status == Job.Status.FAILED:
+        return run, run.job, {}
+    return run, run.job, guard_run_results(run)
 
 
 def highlight_original(original: str, spans: list[dict[str, Any]]) -> SafeString:
@@ -393,41 +398,49 @@ def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
             )
             return redirect("researcher-review", slug=study.slug)
         params["background_documents"] = documents
-    job, created = guard_job_start(study=study, user=request.user, params=params)
+    try:
+        run, created = guard_run_start(study=study, user=request.user, **params)
+    except GuardRunError as error:
+        messages.error(request, f"Not queued: {error}")
+        return redirect("researcher-review", slug=study.slug)
     if created:
-        messages.success(request, f"Guard job {job.pk} queued; a worker runs it.")
+        messages.success(request, f"Guard job {run.job_id} queued; a worker runs it.")
     else:
-        messages.info(request, f"Guard job {job.pk} is already {job.status}.")
+        messages.info(request, f"Guard job {run.job_id} is already {run.job.status}.")
     return redirect("researcher-review", slug=study.slug)
 
 
 @login_required
 @require_GET
 def study_guard_rows(request: HttpRequest, slug: str) -> JsonResponse:
-    """Return the latest guard job's progress and its per-text rows so far (polled live)."""
+    """Return the latest guard run's progress and its per-text rows so far (polled live)."""
     study, _ = study_for(request, slug)
-    guard_job, guarded = latest_guard_results(study)
-    if guard_job is None:
+    run, guard_job, guarded = latest_guard_results(study)
+    if run is None:
         return JsonResponse({"job": None, "rows": {}})
     rows = {
         str(text_id): {
-            "ranks": row["ranks"],
-            "masked_words": row["masked_words"],
-            "residual_words": row.get("residual_words", []),
+            "ranks": row.ranks,
+            "masked_words": row.masked_words,
+            "residual_words": row.residual_words,
             "review_url": reverse("researcher-review-text", args=[study.slug, text_id]),
-            "flagged": row["flagged"],
-            "reason": row["reason"],
+            "flagged": row.flagged,
+            "reason": row.reason,
         }
         for text_id, row in guarded.items()
     }
+    # A run whose job is gone (never deleted by the app) counts as finished.
+    status = guard_job.status if guard_job is not None else Job.Status.SUCCEEDED
     return JsonResponse(
         {
-            "job": guard_job.pk,
-            "status": guard_job.status,
-            "finished": guard_job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED),
-            "progress_done": guard_job.progress_done,
-            "progress_total": guard_job.progress_total,
-            "message": guard_job.message,
+            "job": run.job_id,
+            "run": run.pk,
+            "status": status,
+            # A cancelled job stops too: the page stops polling (its rows so far stay).
+            "finished": status not in jobs.ACTIVE_STATUSES,
+            "progress_done": guard_job.progress_done if guard_job is not None else len(rows),
+            "progress_total": guard_job.progress_total if guard_job is not None else len(rows),
+            "message": guard_job.message if guard_job is not None else "",
             "rows": rows,
         }
     )

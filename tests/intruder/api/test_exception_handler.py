@@ -31,6 +31,7 @@ from intruder.prolific.services import ProlificActionRefused
 from intruder.prolific.webhooks import DeliveryRefused
 from intruder.risk.attack_runs import AttackRunBusy, AttackRunError
 from intruder.risk.background_uploads import BackgroundUploadError
+from intruder.risk.guarding import GuardRunError
 from intruder.services.assignment import AssignmentBusy
 from intruder.services.jobs import (
     ImproperlyConfiguredBackend,
@@ -77,6 +78,7 @@ ANSWERS: list[tuple[IntruderError, int, dict[str, Any]]] = [
     ),
     (LLMJobError("LLM_BASE_URL is not set"), 400, {"detail": "LLM_BASE_URL is not set"}),
     (AttackRunError("unknown attack 'x'"), 400, {"non_field_errors": ["unknown attack 'x'"]}),
+    (GuardRunError("k must be at least 2"), 400, {"non_field_errors": ["k must be at least 2"]}),
     (
         AttackRunBusy("attack run job 4 is still queued"),
         409,

@@ -1,4 +1,5 @@
-"""The guard as a study job: background (b) from the study itself, spans stored like an edit."""
+"""The guard as a study job: background (b) from the study itself, spans stored like an edit,
+a result row per text."""
 
 from __future__ import annotations
 
@@ -6,43 +7,53 @@ import pytest
 from django.urls import reverse
 
 from intruder import tasks
-from intruder.models import AnonymizedText, Job
-from intruder.risk.guarding import guard_study_texts
+from intruder.models import AnonymizedText, GuardRun, Job
+from intruder.risk.guarding import execute_guard_run
 from intruder.services import jobs
 from tests.intruder.factories import (
     logged_in,
-    make_job,
     make_member,
     make_user,
 )
-from tests.intruder.risk_fixtures import study_with_guardable_texts
+from tests.intruder.risk_fixtures import guard_run_of, guarded_run, study_with_guardable_texts
 
 pytestmark = pytest.mark.django_db
 
 
 def test_guard_job_masks_the_telling_word_and_reports_ranks():
     study = study_with_guardable_texts()
+    run = guard_run_of(study)
     calls = []
-    result = guard_study_texts(study=study, progress=lambda *a, **kw: calls.append(a), k=2, folds=3)
-    assert result["guarded"] == 12
+    summary = execute_guard_run(run=run, progress=lambda *a, **kw: calls.append(a))
+    rows = list(run.results.all())
+    assert summary["guarded"] == len(rows) == 12
     # Persons early in name order win ties (as the attacks rank ties); their texts can run out
     # of budget and are flagged, never passed as safe.
-    assert all(row["flagged"] == (row["reason"] == "budget spent") for row in result["texts"])
-    assert result["flagged"] == sum(row["flagged"] for row in result["texts"])
-    zora = [row for row in result["texts"] if row["target"] == "zora"]
-    assert all(row["masked_words"] == ["origami"] for row in zora)
-    assert all(row["rank_before"]["tfidf"] == 1 for row in zora)
-    assert all(rank >= 2 for row in zora for rank in row["rank_after"].values())
-    stored = AnonymizedText.objects.get(pk=zora[0]["text_id"])
+    assert all(row.flagged == (row.reason == "budget spent") for row in rows)
+    assert summary["flagged"] == sum(row.flagged for row in rows)
+    assert summary["changed"] == sum(row.changed for row in rows)
+    zora = [row for row in rows if row.target == "zora"]
+    assert all(row.masked_words == ["origami"] for row in zora)
+    assert all(row.guard_spans == ["origami"] and row.changed for row in zora)
+    assert all(row.rank_before["tfidf"] == 1 for row in zora)
+    assert all(rank >= 2 for row in zora for rank in row.rank_after.values())
+    assert all(row.description_id == row.anonymized_text.description_id for row in zora)
+    stored = AnonymizedText.objects.get(pk=zora[0].anonymized_text_id)
     assert "origami" not in stored.text and "REIDENTIFYING_1" in stored.text
     assert stored.revision == 2
     assert calls[-1][:2] == (12, 12)
+    run.refresh_from_db()
+    assert run.summary == {
+        key: summary[key] for key in ("guarded", "changed", "flagged", "skipped")
+    }
 
 
 def test_guard_job_leaves_released_texts_alone():
     study = study_with_guardable_texts(status=AnonymizedText.Status.RELEASED)
-    result = guard_study_texts(study=study, progress=lambda *a, **kw: None, k=2, folds=3)
-    assert result["guarded"] == 0 and result["skipped"] == {"released": 12}
+    run = guard_run_of(study)
+    summary = execute_guard_run(run=run, progress=lambda *a, **kw: None)
+    assert summary["guarded"] == 0 and summary["skipped"] == {"released": 12}
+    assert not run.results.exists()
     assert not AnonymizedText.objects.filter(revision__gt=1).exists()
 
 
@@ -57,10 +68,20 @@ def test_review_page_queues_the_guard_job_with_its_settings():
     response = client.post(url, {"k": "3", "budget": "0.25"})
     assert response.status_code == 302
     job = Job.objects.get(kind="guard_study")
-    assert job.study == study
-    assert job.params == {"k": 3, "budget": 0.25, "background": "cross_validated", "folds": 5}
+    run = GuardRun.objects.get()
+    assert job.study == study and run.job == job and run.study == study
+    assert (run.k, run.budget, run.background, run.folds) == (3, 0.25, "cross_validated", 5)
+    assert run.attacks == ["tfidf", "bm25"] and run.created_by == study.owner
+    assert job.params == {
+        "run": run.pk,
+        "k": 3,
+        "budget": 0.25,
+        "background": "cross_validated",
+        "folds": 5,
+    }
     client.post(url, {"k": "3", "budget": "0.25"})
     assert Job.objects.filter(kind="guard_study").count() == 1  # one at a time
+    assert GuardRun.objects.count() == 1
 
 
 @pytest.mark.parametrize("k", ["1", "x", ""])
@@ -77,14 +98,15 @@ def test_review_page_refuses_a_bad_k_without_queuing(k):
 
 def test_review_page_shows_ranks_before_and_after_and_the_masked_words():
     study = study_with_guardable_texts()
-    result = guard_study_texts(study=study, progress=lambda *a, **kw: None, k=2, folds=3)
-    make_job(study=study, kind="guard_study", status=Job.Status.SUCCEEDED, result=result)
+    run = guarded_run(study, status=Job.Status.SUCCEEDED)
     page = logged_in(study.owner).get(reverse("researcher-review", args=[study.slug]))
     html = page.content.decode()
     assert "Mask until the machine attackers rank the person k-th or worse" in html
     assert "k-anonymous" not in html
     assert "Machine rank before → after" in html and "origami" in html
     assert "tfidf 1 → " in html
+    run.refresh_from_db()
+    assert f"k = 2, {run.summary['changed']} texts changed" in html
 
 
 def test_guard_job_needs_edit_rights():
