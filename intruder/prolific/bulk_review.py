@@ -16,8 +16,8 @@ from intruder.prolific.client import ProlificClient
 from intruder.prolific.services import (
     ProlificActionRefused,
     flag_lines,
-    review_one,
     review_refusal,
+    reviews_send,
 )
 from intruder.selectors.flags import (
     CONFIRMED_WITHOUT_FLAG,
@@ -192,19 +192,7 @@ def bulk_review(
         if refusal:
             raise ProlificActionRefused(f"{candidate.prolific_pid}: {refusal}")
         plan.append((candidate.prolific_pid, reason, category))
-    actions = []
-    for pid, reason, category in plan:
-        action = review_one(
-            study=study,
-            client=client,
-            pid=pid,
-            kind=kind,
-            user=user,
-            reason=reason,
-            category=category,
-        )
-        if action is not None:
-            actions.append(action)
+    actions = reviews_send(study=study, client=client, kind=kind, plan=plan, user=user)
     selected = {c.prolific_pid for c in current}
     return BulkOutcome(actions=actions, skipped=sorted(chosen - selected))
 

@@ -295,8 +295,25 @@ def submissions_review(
     refusal = review_refusal(kind, reason, category)
     if refusal:
         raise ProlificActionRefused(refusal)
-    done = []
-    for pid in pids:
+    plan = [(pid, reason, category) for pid in pids]
+    return reviews_send(study=study, client=client, kind=kind, plan=plan, user=user)
+
+
+def reviews_send(
+    *,
+    study: Study,
+    client: ProlificClient,
+    kind: str,
+    plan: list[tuple[str, str, str]],
+    user=None,
+) -> list[ProlificAction]:
+    """Send each planned (pid, reason, category) review in turn; return the recorded actions.
+
+    The plan is checked beforehand (`review_refusal`); each review goes through `review_one`,
+    so a participant is never reviewed twice. Dry-run mode records nothing.
+    """
+    actions = []
+    for pid, reason, category in plan:
         action = review_one(
             study=study,
             client=client,
@@ -307,8 +324,8 @@ def submissions_review(
             category=category,
         )
         if action is not None:
-            done.append(action)
-    return done
+            actions.append(action)
+    return actions
 
 
 def review_one(
