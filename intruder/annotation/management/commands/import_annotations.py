@@ -12,6 +12,7 @@ from anonymize.annotations.formats import FormatError
 from intruder.annotation.exports import parse_annotation_file
 from intruder.annotation.models import Project
 from intruder.annotation.services import annotations_import
+from intruder.management.lookup import by_slug
 
 
 class Command(BaseCommand):
@@ -30,9 +31,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no annotation project {options['project']!r}")
+        project = by_slug(Project, options["project"], "annotation project")
         path = Path(options["file"])
         if not path.is_file():
             raise CommandError(f"no file {path}")
