@@ -230,31 +230,39 @@ def study_anonymize(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def study_anonymize_llm(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a background job that anonymizes the descriptions with an LLM prompt."""
-    study, _ = study_for(request, slug, edit=True)
-    try:
-        job = llm_jobs.llm_anonymization_start(
-            study=study, user=request.user, prompt=request.POST.get("prompt", "")
-        )
-    except llm_jobs.LLMJobError as error:
-        messages.error(request, f"Nothing queued: {error}")
-    else:
-        messages.success(request, f"LLM anonymization job {job.pk} queued.")
-    return redirect("researcher-study", slug=study.slug)
+    return _llm_job_queue(
+        request,
+        slug,
+        "LLM anonymization",
+        llm_jobs.llm_anonymization_start,
+        prompt=request.POST.get("prompt", ""),
+    )
 
 
 @login_required
 @require_POST
 def study_llm_intruder(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue the open-world LLM intruder on the study's anonymized texts."""
+    return _llm_job_queue(
+        request,
+        slug,
+        "LLM intruder",
+        llm_jobs.llm_intruder_start,
+        methods=request.POST.getlist("methods"),
+    )
+
+
+def _llm_job_queue(
+    request: HttpRequest, slug: str, label: str, start: Any, **params: Any
+) -> HttpResponse:
+    """Queue an LLM job through its start service for an editor; say so on the study page."""
     study, _ = study_for(request, slug, edit=True)
     try:
-        job = llm_jobs.llm_intruder_start(
-            study=study, user=request.user, methods=request.POST.getlist("methods")
-        )
+        job = start(study=study, user=request.user, **params)
     except llm_jobs.LLMJobError as error:
         messages.error(request, f"Nothing queued: {error}")
     else:
-        messages.success(request, f"LLM intruder job {job.pk} queued.")
+        messages.success(request, f"{label} job {job.pk} queued.")
     return redirect("researcher-study", slug=study.slug)
 
 
