@@ -26,6 +26,7 @@ from intruder.models import (
     Study,
 )
 from intruder.prolific.client import ProlificClient, ProlificError, StudyDraft
+from intruder.selectors.counts import count_by
 from intruder.selectors.flags import ParticipantFlags, participant_flag_summary
 from intruder.selectors.monitoring import participant_rows
 from intruder.services.flags import FLAG_LABELS
@@ -509,12 +510,6 @@ def prolific_monitor_state(study: Study) -> ProlificStudyState | None:
     state = ProlificStudyState.objects.filter(study=study).first()
     if state is None:
         return None
-    known = dict(
-        ProlificSubmission.objects.filter(study=study)
-        .order_by()
-        .values("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
-    )
+    known = count_by(ProlificSubmission.objects.filter(study=study), "status")
     state.counts = known or state.counts
     return state

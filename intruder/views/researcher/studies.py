@@ -16,7 +16,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -31,6 +30,7 @@ from intruder.selectors.access import (
     studies_visible_to,
     study_role,
 )
+from intruder.selectors.counts import count_by
 from intruder.selectors.jobs import job_status, study_jobs
 from intruder.selectors.linked import studies_linked
 from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
@@ -147,12 +147,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         **_linked_context(study, request.user),
         "llm_prompts": llm_prompt_choices(),
         "llm_open_world": open_world_llm_results(study),
-        "targets_by_group": dict(
-            study.targets.order_by()
-            .values("group")
-            .annotate(n=Count("id"))
-            .values_list("group", "n")
-        ),
+        "targets_by_group": count_by(study.targets.all(), "group"),
     }
     return render(request, "researcher/study_detail.html", context)
 
