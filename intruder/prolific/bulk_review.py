@@ -15,7 +15,7 @@ from intruder.models import Participant, ProlificAction, ProlificSubmission, Stu
 from intruder.prolific.client import ProlificClient
 from intruder.prolific.services import (
     ProlificActionRefused,
-    flag_lines,
+    SubmissionFacts,
     review_refusal,
     reviews_send,
 )
@@ -47,25 +47,12 @@ FLAG_CATEGORIES: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class BulkCandidate:
+@dataclass(frozen=True, kw_only=True)
+class BulkCandidate(SubmissionFacts):
     """A participant a bulk rule would act on, with what the preview shows."""
 
-    prolific_pid: str
-    submission_id: str
-    prolific_status: str
-    platform_status: str
-    items_done: int
-    items_total: int
-    time_spent: str
-    flags: ParticipantFlags | None
     reason: str = ""
     category: str = ""
-
-    @property
-    def flag_lines(self) -> list[tuple[str, str, bool]]:
-        """(label, reasons, excludes) per flag code, for the preview table."""
-        return flag_lines(self.flags)
 
 
 def _label(code: str) -> str:
@@ -132,13 +119,7 @@ def _awaiting_candidates(study: Study) -> list[BulkCandidate]:
         excluded = flags is not None and flags.excluded
         found.append(
             BulkCandidate(
-                prolific_pid=row.prolific_pid,
-                submission_id=sub.submission_id,
-                prolific_status=sub.status,
-                platform_status=row.status,
-                items_done=row.items_done,
-                items_total=row.items_total,
-                time_spent=row.time_spent_text,
+                **SubmissionFacts.fields(row, sub),
                 flags=flags,
                 reason=rejection_reason(study, flags) if excluded else "",
                 category=rejection_category(flags) if excluded else "",
