@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, TextIO
@@ -175,22 +175,32 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
         operator=args.operator,
     )
     if args.input_dir is not None:
-        output_dir = Path(args.output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
-        for name, result in zip(names, results, strict=True):
-            (output_dir / name).write_text(result.text, encoding="utf-8")
+        _write_folder(args.output_dir, zip(names, (r.text for r in results), strict=True))
     else:
         lines = [
             json.dumps({**record, **result.to_dict()}, ensure_ascii=False) + "\n"
             for record, result in zip(records, results, strict=True)
         ]
-        if args.output in (None, "-"):
-            stdout.writelines(lines)
-        else:
-            with Path(args.output).open("w", encoding="utf-8") as sink:
-                sink.writelines(lines)
+        _write_lines(lines, args.output, stdout)
     _report_skipped(errors, stderr)
     return 0
+
+
+def _write_folder(output_dir: str, files: Iterable[tuple[str, str]]) -> None:
+    """Write each (file name, text) into `output_dir`, creating the folder."""
+    folder = Path(output_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files:
+        (folder / name).write_text(text, encoding="utf-8")
+
+
+def _write_lines(lines: list[str], output: str | None, stdout: TextIO) -> None:
+    """Write JSON lines to the --output file, or to stdout where it is absent or "-"."""
+    if output in (None, "-"):
+        stdout.writelines(lines)
+    else:
+        with Path(output).open("w", encoding="utf-8") as sink:
+            sink.writelines(lines)
 
 
 def _run_llm(
@@ -234,21 +244,14 @@ def _run_llm(
         usage = client.usage.to_dict()
     method = anonymizer.method
     if names is not None:
-        output_dir = Path(args.output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
-        for name, outcome in zip(names, outcomes, strict=True):
-            if outcome.ok:
-                (output_dir / name).write_text(outcome.text or "", encoding="utf-8")
+        done = zip(names, outcomes, strict=True)
+        _write_folder(args.output_dir, ((name, o.text or "") for name, o in done if o.ok))
     else:
         lines = [
             json.dumps({**record, **outcome.to_dict(), "method": method}, ensure_ascii=False) + "\n"
             for record, outcome in zip(records, outcomes, strict=True)
         ]
-        if args.output in (None, "-"):
-            stdout.writelines(lines)
-        else:
-            with Path(args.output).open("w", encoding="utf-8") as sink:
-                sink.writelines(lines)
+        _write_lines(lines, args.output, stdout)
     _report_skipped(errors, stderr)
     failed = [(i, o) for i, o in enumerate(outcomes) if not o.ok]
     print(

@@ -108,6 +108,20 @@ class Attack(ABC):
         }
         (directory / ATTACK_FILE).write_text(json.dumps(payload, indent=2), encoding="utf-8")
 
+    def _save_state(self, directory: str | Path, filename: str, state: Any) -> None:
+        """Save `state` as JSON in `filename`, then attack.json (last: it marks a whole save)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / filename).write_text(json.dumps(state), encoding="utf-8")
+        self._write_attack_file(directory)
+
+    @classmethod
+    def _load_state(cls, directory: str | Path, filename: str) -> tuple[Self, Any]:
+        """Return the attack restored from attack.json and the state `_save_state` wrote."""
+        directory = Path(directory)
+        attack = cls._restore(directory)
+        return attack, json.loads((directory / filename).read_text(encoding="utf-8"))
+
     @staticmethod
     def _read_attack_file(directory: Path) -> dict[str, Any]:
         """Read attack.json from a saved attack directory."""

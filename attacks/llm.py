@@ -19,7 +19,6 @@ The prompts are this project's (the RAG reader's own are not published with the 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -254,17 +253,12 @@ class LLMAttack(Attack):
 
     def save(self, directory: str | Path) -> None:
         """Save the chunks and attack.json (the BM25 index is rebuilt on load)."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / CHUNKS_FILE).write_text(json.dumps(self.chunks), encoding="utf-8")
-        self._write_attack_file(directory)
+        self._save_state(directory, CHUNKS_FILE, self.chunks)
 
     @classmethod
     def load(cls, directory: str | Path) -> LLMAttack:
         """Load an LLM attack saved by `save`."""
-        directory = Path(directory)
-        attack = cls._restore(directory)
-        chunks = json.loads((directory / CHUNKS_FILE).read_text(encoding="utf-8"))
+        attack, chunks = cls._load_state(directory, CHUNKS_FILE)
         attack.chunks = [(name, chunk) for name, chunk in chunks]
         attack._index()
         return attack

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from abc import abstractmethod
 from pathlib import Path
@@ -88,17 +87,13 @@ class RetrievalAttack(Attack):
 
     def save(self, directory: str | Path) -> None:
         """Save the profiles and attack.json; the index is rebuilt on load."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / CORPUS_FILE).write_text(json.dumps(self.profiles), encoding="utf-8")
-        self._write_attack_file(directory)
+        self._save_state(directory, CORPUS_FILE, self.profiles)
 
     @classmethod
     def load(cls, directory: str | Path) -> RetrievalAttack:
         """Load a retrieval attack saved by ``save`` and rebuild its index."""
-        directory = Path(directory)
-        attack = cls._restore(directory)
-        attack.profiles = json.loads((directory / CORPUS_FILE).read_text(encoding="utf-8"))
+        attack, profiles = cls._load_state(directory, CORPUS_FILE)
+        attack.profiles = profiles
         attack.names = list(attack.profiles)  # the index's column order
         attack._index(None)
         return attack

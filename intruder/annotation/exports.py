@@ -6,6 +6,8 @@ import io
 import json
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
+
 from anonymize.annotations.agreement import agreement_rows, project_agreement
 from anonymize.annotations.formats import (
     CSV_FIELDS,
@@ -66,3 +68,12 @@ def parse_annotation_file(*, project: Project, name: str, data: bytes) -> list[A
     if suffix == ".csv":
         return read_csv(data, dict(project.documents.values_list("doc_id", "text")))
     raise FormatError(0, f"{name}: use .json (TAB), .jsonl (doccano) or .csv")
+
+
+# What an import of annotations or texts refuses with: an unreadable file, or a check failed.
+IMPORT_ERRORS = (FormatError, ValidationError)
+
+
+def import_error_text(error: FormatError | ValidationError) -> str:
+    """Say why an import wrote nothing: the file's line and reason, or the failed checks."""
+    return "; ".join(error.messages) if isinstance(error, ValidationError) else str(error)

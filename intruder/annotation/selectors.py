@@ -19,6 +19,7 @@ from intruder.annotation.models import (
 )
 from intruder.models import AnonymizedText, Description, StudyMember
 from intruder.selectors.access import READ_ROLES
+from intruder.selectors.counts import count_by
 
 
 def _study_annotator_projects(user: Any) -> Q:
@@ -209,13 +210,9 @@ def suggestion_decision_counts(*, project: Project) -> dict[str, int]:
     """Return how often suggestions were accepted, corrected, rejected (automation bias)."""
     from intruder.annotation.models import SuggestionDecision
 
-    counts = (
-        SuggestionDecision.objects.filter(task__document__project=project)
-        .values("decision")
-        .annotate(n=Count("id"))
-    )
+    decisions = SuggestionDecision.objects.filter(task__document__project=project)
     result = {d: 0 for d in ("accepted", "corrected", "rejected")}
-    result |= {row["decision"]: row["n"] for row in counts}
+    result |= count_by(decisions, "decision")
     suggested = sum(
         len(s)
         # Imported layers never saw the suggestions: only work done on the platform counts.

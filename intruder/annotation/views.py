@@ -15,7 +15,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from anonymize.annotations.agreement import project_agreement
-from anonymize.annotations.formats import FormatError, read_documents
+from anonymize.annotations.formats import read_documents
 from anonymize.annotations.schema import CONFIDENTIAL_STATUSES, DIRECT_BY_DEFAULT, IDENTIFIER_TYPES
 from intruder.annotation import adjudication, selectors, services
 from intruder.annotation.evaluation import (
@@ -28,8 +28,10 @@ from intruder.annotation.evaluation import (
 )
 from intruder.annotation.exports import (
     FORMATS,
+    IMPORT_ERRORS,
     agreement_export,
     export_bytes,
+    import_error_text,
     parse_annotation_file,
 )
 from intruder.annotation.models import Project, ProjectMember, Task
@@ -199,10 +201,8 @@ def project_add_texts(request: HttpRequest, slug: str) -> HttpResponse:
             )
         else:
             raise ValidationError("choose a study or a file")
-    except FormatError as error:
-        messages.error(request, f"Nothing imported: {error}")
-    except ValidationError as error:
-        messages.error(request, f"Nothing imported: {'; '.join(error.messages)}")
+    except IMPORT_ERRORS as error:
+        messages.error(request, f"Nothing imported: {import_error_text(error)}")
     else:
         messages.success(request, f"Texts: {counts['created']} added, {counts['skipped']} known.")
         if project.pre_annotate and project.documents.filter(suggestions=[]).exists():
@@ -239,10 +239,8 @@ def project_import(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         documents = parse_annotation_file(project=project, name=upload.name, data=upload.read())
         counts = services.annotations_import(project=project, documents=documents)
-    except FormatError as error:
-        messages.error(request, f"{upload.name}: {error}. Nothing imported.")
-    except ValidationError as error:
-        messages.error(request, f"{upload.name}: {'; '.join(error.messages)}. Nothing imported.")
+    except IMPORT_ERRORS as error:
+        messages.error(request, f"{upload.name}: {import_error_text(error)}. Nothing imported.")
     else:
         messages.success(request, f"Imported {counts}.")
     return redirect("annotation-project", slug=project.slug)

@@ -63,15 +63,20 @@ class JobDetailApi(generics.RetrieveAPIView):
         return jobs_visible_to(self.request.user)
 
 
+def _job_to_edit(request: Request, pk: int, verb: str) -> Job:
+    """Return the visible job `pk`; 403 unless the user may change its study's jobs."""
+    job = get_object_or_404(jobs_visible_to(request.user), pk=pk)
+    if not can_retry_job(request.user, job):
+        raise PermissionDenied(f"only the study's owner or editors can {verb} its jobs")
+    return job
+
+
 class JobCancelApi(APIView):
     """Cancel a queued or running job; a running one stops at its next progress report."""
 
     @extend_schema(request=None, responses={200: JobListApi.OutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        job = get_object_or_404(jobs_visible_to(request.user), pk=pk)
-        if not can_retry_job(request.user, job):
-            raise PermissionDenied("only the study's owner or editors can cancel its jobs")
-        job = job_services.job_cancel(job=job)
+        job = job_services.job_cancel(job=_job_to_edit(request, pk, "cancel"))
         return Response(JobListApi.OutputSerializer(job).data)
 
 
@@ -80,8 +85,5 @@ class JobRetryApi(APIView):
 
     @extend_schema(request=None, responses={200: JobListApi.OutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        job = get_object_or_404(jobs_visible_to(request.user), pk=pk)
-        if not can_retry_job(request.user, job):
-            raise PermissionDenied("only the study's owner or editors can retry its jobs")
-        job = job_services.job_retry(job=job)
+        job = job_services.job_retry(job=_job_to_edit(request, pk, "retry"))
         return Response(JobListApi.OutputSerializer(job).data)

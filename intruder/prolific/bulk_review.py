@@ -15,9 +15,9 @@ from intruder.models import Participant, ProlificAction, ProlificSubmission, Stu
 from intruder.prolific.client import ProlificClient
 from intruder.prolific.services import (
     ProlificActionRefused,
-    flag_lines,
-    review_one,
+    SubmissionFacts,
     review_refusal,
+    reviews_send,
 )
 from intruder.selectors.flags import (
     CONFIRMED_WITHOUT_FLAG,
@@ -47,25 +47,12 @@ FLAG_CATEGORIES: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class BulkCandidate:
+@dataclass(frozen=True, kw_only=True)
+class BulkCandidate(SubmissionFacts):
     """A participant a bulk rule would act on, with what the preview shows."""
 
-    prolific_pid: str
-    submission_id: str
-    prolific_status: str
-    platform_status: str
-    items_done: int
-    items_total: int
-    time_spent: str
-    flags: ParticipantFlags | None
     reason: str = ""
     category: str = ""
-
-    @property
-    def flag_lines(self) -> list[tuple[str, str, bool]]:
-        """(label, reasons, excludes) per flag code, for the preview table."""
-        return flag_lines(self.flags)
 
 
 def _label(code: str) -> str:
@@ -132,13 +119,7 @@ def _awaiting_candidates(study: Study) -> list[BulkCandidate]:
         excluded = flags is not None and flags.excluded
         found.append(
             BulkCandidate(
-                prolific_pid=row.prolific_pid,
-                submission_id=sub.submission_id,
-                prolific_status=sub.status,
-                platform_status=row.status,
-                items_done=row.items_done,
-                items_total=row.items_total,
-                time_spent=row.time_spent_text,
+                **SubmissionFacts.fields(row, sub),
                 flags=flags,
                 reason=rejection_reason(study, flags) if excluded else "",
                 category=rejection_category(flags) if excluded else "",
@@ -192,19 +173,7 @@ def bulk_review(
         if refusal:
             raise ProlificActionRefused(f"{candidate.prolific_pid}: {refusal}")
         plan.append((candidate.prolific_pid, reason, category))
-    actions = []
-    for pid, reason, category in plan:
-        action = review_one(
-            study=study,
-            client=client,
-            pid=pid,
-            kind=kind,
-            user=user,
-            reason=reason,
-            category=category,
-        )
-        if action is not None:
-            actions.append(action)
+    actions = reviews_send(study=study, client=client, kind=kind, plan=plan, user=user)
     selected = {c.prolific_pid for c in current}
     return BulkOutcome(actions=actions, skipped=sorted(chosen - selected))
 

@@ -26,8 +26,9 @@ from intruder.models import (
     Study,
 )
 from intruder.prolific.client import ProlificClient, ProlificError, StudyDraft
+from intruder.selectors.counts import count_by
 from intruder.selectors.flags import ParticipantFlags, participant_flag_summary
-from intruder.selectors.monitoring import participant_rows
+from intruder.selectors.monitoring import ParticipantRow, participant_rows
 from intruder.services.flags import FLAG_LABELS
 
 TRANSITIONS = {"publish": "PUBLISH", "pause": "PAUSE", "resume": "START", "stop": "STOP"}
@@ -166,9 +167,10 @@ def study_sync(*, study: Study, client: ProlificClient) -> ProlificStudyState | 
 # --- review -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SubmissionRow:
-    """One participant as the review list shows them."""
+@dataclass(frozen=True, kw_only=True)
+class SubmissionFacts:
+    """A participant's Prolific submission beside their progress here: what the review list
+    and the bulk preview both show."""
 
     prolific_pid: str
     submission_id: str
@@ -177,19 +179,38 @@ class SubmissionRow:
     items_done: int
     items_total: int
     time_spent: str
+    flags: ParticipantFlags | None = None
+
+    @classmethod
+    def fields(cls, row: ParticipantRow, sub: ProlificSubmission | None) -> dict[str, object]:
+        """Return these fields from a participant's row and their submission (or None)."""
+        return {
+            "prolific_pid": row.prolific_pid,
+            "submission_id": sub.submission_id if sub else "",
+            "prolific_status": sub.status if sub else "",
+            "platform_status": row.status,
+            "items_done": row.items_done,
+            "items_total": row.items_total,
+            "time_spent": row.time_spent_text,
+        }
+
+    @property
+    def flag_lines(self) -> list[tuple[str, str, bool]]:
+        """(label, reasons, excludes) per flag code, for the tables."""
+        return flag_lines(self.flags)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubmissionRow(SubmissionFacts):
+    """One participant as the review list shows them."""
+
     identified: int
     actions: tuple[str, ...]
-    flags: ParticipantFlags | None = None
 
     @property
     def excluded(self) -> bool:
         """At least one answer is excluded by the study's rules (or a confirmed review)."""
         return self.flags is not None and self.flags.excluded
-
-    @property
-    def flag_lines(self) -> list[tuple[str, str, bool]]:
-        """(label, reasons, excludes) per flag code."""
-        return flag_lines(self.flags)
 
     @property
     def approvable(self) -> bool:
@@ -231,13 +252,7 @@ def submission_rows(study: Study) -> list[SubmissionRow]:
         sub = subs.get(row.prolific_pid)
         rows.append(
             SubmissionRow(
-                prolific_pid=row.prolific_pid,
-                submission_id=sub.submission_id if sub else "",
-                prolific_status=sub.status if sub else "",
-                platform_status=row.status,
-                items_done=row.items_done,
-                items_total=row.items_total,
-                time_spent=row.time_spent_text,
+                **SubmissionFacts.fields(row, sub),
                 identified=identified.get(row.prolific_pid, 0),
                 actions=tuple(actions.get(row.prolific_pid, ())),
                 flags=summary.get(row.pk),
@@ -295,8 +310,25 @@ def submissions_review(
     refusal = review_refusal(kind, reason, category)
     if refusal:
         raise ProlificActionRefused(refusal)
-    done = []
-    for pid in pids:
+    plan = [(pid, reason, category) for pid in pids]
+    return reviews_send(study=study, client=client, kind=kind, plan=plan, user=user)
+
+
+def reviews_send(
+    *,
+    study: Study,
+    client: ProlificClient,
+    kind: str,
+    plan: list[tuple[str, str, str]],
+    user=None,
+) -> list[ProlificAction]:
+    """Send each planned (pid, reason, category) review in turn; return the recorded actions.
+
+    The plan is checked beforehand (`review_refusal`); each review goes through `review_one`,
+    so a participant is never reviewed twice. Dry-run mode records nothing.
+    """
+    actions = []
+    for pid, reason, category in plan:
         action = review_one(
             study=study,
             client=client,
@@ -307,8 +339,8 @@ def submissions_review(
             category=category,
         )
         if action is not None:
-            done.append(action)
-    return done
+            actions.append(action)
+    return actions
 
 
 def review_one(
@@ -492,12 +524,6 @@ def prolific_monitor_state(study: Study) -> ProlificStudyState | None:
     state = ProlificStudyState.objects.filter(study=study).first()
     if state is None:
         return None
-    known = dict(
-        ProlificSubmission.objects.filter(study=study)
-        .order_by()
-        .values("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
-    )
+    known = count_by(ProlificSubmission.objects.filter(study=study), "status")
     state.counts = known or state.counts
     return state

@@ -11,12 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from django.db.models import Count, Q
+from django.db.models import Q
 
 from intruder.analysis import report as analysis_report
 from intruder.analysis.frames import JUDGMENT_COLUMNS, TEXT_COLUMNS
 from intruder.models import AnonymizedText, Judgment, Study
 from intruder.scoring import score_guess
+from intruder.selectors.counts import count_by
 from intruder.selectors.flags import answer_flag_status
 from intruder.selectors.participant import intruder_text_pool
 from intruder.services.flags import study_rules
@@ -102,13 +103,7 @@ def study_judgments(study: Study) -> pd.DataFrame:
 def missing_texts_note(study: Study) -> str:
     """Say what a study without analysable texts holds and what it still needs."""
     descriptions = study.descriptions.count()
-    by_status = dict(
-        AnonymizedText.objects.filter(description__study=study)
-        .order_by()
-        .values("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
-    )
+    by_status = count_by(AnonymizedText.objects.filter(description__study=study), "status")
     anonymized = sum(by_status.values())
     if not descriptions:
         return (

@@ -17,19 +17,24 @@ from intruder.models import Participant, Study, TargetPerson
 
 def studies_linked(*, study: Study) -> QuerySet[Study]:
     """Return the studies of the other kind that share a target name with `study`."""
+    return (
+        Study.objects.exclude(pk=study.pk)
+        .exclude(kind=study.kind)
+        .filter(_shares_targets(study))
+        .distinct()
+    )
+
+
+def _shares_targets(study: Study) -> Q:
+    """Match the studies with a target named as one of `study`'s (case ignored), and the
+    studies that feed an intruder test or take its descriptions."""
     names = TargetPerson.objects.filter(study=study).annotate(lower=Lower("name")).values("lower")
     shared = (
         TargetPerson.objects.filter(study=OuterRef("pk"))
         .annotate(lower=Lower("name"))
         .filter(lower__in=names)
     )
-    fed = Q(source_studies=study) | Q(fed_studies=study)  # an intruder test and its sources
-    return (
-        Study.objects.exclude(pk=study.pk)
-        .exclude(kind=study.kind)
-        .filter(Q(Exists(shared)) | fed)
-        .distinct()
-    )
+    return Q(Exists(shared)) | Q(source_studies=study) | Q(fed_studies=study)
 
 
 def studies_linked_open(*, study: Study) -> QuerySet[Study]:
@@ -61,14 +66,7 @@ def participant_in_linked_study(*, study: Study, prolific_pid: str) -> bool:
 
 def studies_same_targets(*, study: Study) -> QuerySet[Study]:
     """Return `study` and every study, of either kind, over one of its target persons."""
-    names = TargetPerson.objects.filter(study=study).annotate(lower=Lower("name")).values("lower")
-    shared = (
-        TargetPerson.objects.filter(study=OuterRef("pk"))
-        .annotate(lower=Lower("name"))
-        .filter(lower__in=names)
-    )
-    fed = Q(source_studies=study) | Q(fed_studies=study)
-    return Study.objects.filter(Q(pk=study.pk) | Q(Exists(shared)) | fed).distinct()
+    return Study.objects.filter(Q(pk=study.pk) | _shares_targets(study)).distinct()
 
 
 def _original_refs(*, studies: QuerySet[Study]) -> QuerySet:

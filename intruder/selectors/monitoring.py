@@ -16,6 +16,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet, Sum
 
 from intruder.models import AnonymizedText, Assignment, Participant, Study
+from intruder.selectors.counts import count_by
 from intruder.selectors.participant import intruder_text_pool
 
 IN_PROGRESS_STEPS = ("consent", "instructions", "write", "judge")
@@ -172,20 +173,14 @@ def study_is_full(study: Study) -> bool:
     return bool(counts) and min(counts) >= study.judgments_per_text
 
 
-def _count_by(queryset: QuerySet, field: str) -> dict[str, int]:
-    """Return {value: number of rows} of one field."""
-    rows = queryset.order_by().values(field).annotate(n=Count("id")).values_list(field, "n")
-    return dict(rows)
-
-
 def study_progress(study: Study) -> dict[str, Any]:
     """Return the live progress figures of one study."""
-    by_status = _count_by(Participant.objects.filter(study=study), "status")
+    by_status = count_by(Participant.objects.filter(study=study), "status")
     participants = {status: by_status.get(status, 0) for status in Participant.Status.values}
     # "started" counts those still working; people waiting at the debrief are apart.
     participants["at_debrief"] = step_counts(study).get("debrief", 0)
     participants[Participant.Status.STARTED] -= participants["at_debrief"]
-    text_status = _count_by(AnonymizedText.objects.filter(description__study=study), "status")
+    text_status = count_by(AnonymizedText.objects.filter(description__study=study), "status")
     judgments_per_text = list(
         intruder_text_pool(study=study).annotate(n=Count("judgments")).values_list("n", flat=True)
     )

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from intruder.analysis.frames import AnalysisInputError
+from intruder.management.lookup import by_slug
 from intruder.models import Study
 from intruder.rendering.report_files import write_report
 from intruder.selectors.analysis import study_report
@@ -37,10 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-plots", action="store_true", help="Write no SVG plots.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            study = Study.objects.get(slug=options["slug"])
-        except Study.DoesNotExist:
-            raise CommandError(f"no study with slug {options['slug']!r}") from None
+        study = by_slug(Study, options["slug"], "study")
         threshold = options["threshold"]
         if threshold is not None and not 0.0 <= threshold <= 1.0:
             raise CommandError(f"--threshold must lie in [0, 1], got {threshold}")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from intruder.exchange.exports import FORMATS, export_study
+from intruder.management.lookup import by_slug
 from intruder.models import Study
 
 
@@ -23,10 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=FORMATS, help="Only this format.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            study = Study.objects.get(slug=options["slug"])
-        except Study.DoesNotExist:
-            raise CommandError(f"no study {options['slug']!r}") from None
+        study = by_slug(Study, options["slug"], "study")
         formats = (options["format"],) if options["format"] else FORMATS
         for path in export_study(study, options["out"], formats):
             self.stdout.write(str(path))

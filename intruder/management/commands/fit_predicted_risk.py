@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from intruder.management.lookup import by_slug
 from intruder.models import Study
 from intruder.risk import predicted
 from intruder.risk.calibration import CalibrationError, calibration_fit
@@ -27,10 +28,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         studies = []
         for slug in options["slugs"]:
-            try:
-                studies.append(Study.objects.get(slug=slug))
-            except Study.DoesNotExist:
-                raise CommandError(f"no study with slug {slug!r}") from None
+            studies.append(by_slug(Study, slug, "study"))
         try:
             calibration = calibration_fit(studies, seed=options["seed"])
         except CalibrationError as error:

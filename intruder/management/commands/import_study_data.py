@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from intruder.exchange.imports import ImportValidationError, detect_format, import_study_data
+from intruder.management.lookup import by_slug
 from intruder.models import Study
 
 
@@ -23,10 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["csv", "jsonl"], help="Override the suffix.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            study = Study.objects.get(slug=options["slug"])
-        except Study.DoesNotExist:
-            raise CommandError(f"no study {options['slug']!r}") from None
+        study = by_slug(Study, options["slug"], "study")
         path: Path = options["path"]
         if not path.is_file():
             raise CommandError(f"no file {path}")

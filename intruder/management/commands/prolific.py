@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from intruder.management.lookup import by_slug
 from intruder.models import ProlificAction, Study
 from intruder.prolific.client import ProlificError, client_from_settings
 from intruder.prolific.services import (
@@ -88,9 +89,7 @@ class Command(BaseCommand):
         if action == "subscribe":
             self._subscribe(options, client)
             return
-        study = Study.objects.filter(slug=options["study"]).first()
-        if study is None:
-            raise CommandError(f"no study with slug {options['study']!r}")
+        study = by_slug(Study, options["study"], "study")
         if action == "draft":
             created = study_draft_create(
                 study=study,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from intruder.management.lookup import by_slug
 from intruder.models import Study
 from intruder.services.assignment import studies_release_expired, study_release_expired
 
@@ -23,9 +24,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["study"]:
-            study = Study.objects.filter(slug=options["study"]).first()
-            if study is None:
-                raise CommandError(f"no study with slug {options['study']!r}")
+            study = by_slug(Study, options["study"], "study")
             sweep = study_release_expired(study=study)
         else:
             sweep = studies_release_expired()

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from intruder.management.lookup import by_slug
 from intruder.models import AttackRun, Study
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_upload
@@ -56,10 +57,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-pdf", action="store_true", help="Skip report.pdf.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            study = Study.objects.get(slug=options["slug"])
-        except Study.DoesNotExist:
-            raise CommandError(f"no study with slug {options['slug']!r}") from None
+        study = by_slug(Study, options["slug"], "study")
         if options["attack"]:
             run = self._attack(study, options)
         elif options["run"]:

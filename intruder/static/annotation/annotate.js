@@ -94,22 +94,17 @@
     document.getElementById("undo").disabled = !past.length;
     document.getElementById("redo").disabled = !future.length;
   }
-  function undo() {
-    if (!past.length) return;
-    future.push(snapshot());
-    restore(past.pop());
+  // Undo and redo: take the last state of one stack, keeping the present one on the other.
+  function travel(from, to, hint) {
+    if (!from.length) return;
+    to.push(snapshot());
+    restore(from.pop());
     current = snapshot();
     persist();
-    statusHint("Undone");
+    statusHint(hint);
   }
-  function redo() {
-    if (!future.length) return;
-    past.push(snapshot());
-    restore(future.pop());
-    current = snapshot();
-    persist();
-    statusHint("Redone");
-  }
+  function undo() { travel(past, future, "Undone"); }
+  function redo() { travel(future, past, "Redone"); }
   function findWords() {
     words = [];
     let start = null;

@@ -35,36 +35,34 @@ from intruder.views.access import study_for
 MAX_ROWS = 500
 
 
+def _rule_field(rule: str, label: str) -> forms.Field:
+    """Return the form field of one flag threshold, bounded by `RULE_BOUNDS`; a whole number
+    where the default is one."""
+    low, high = RULE_BOUNDS[rule]
+    if isinstance(DEFAULT_RULES[rule], int):
+        return forms.IntegerField(label=label, min_value=int(low), max_value=int(high))
+    return forms.FloatField(label=label, min_value=low, max_value=high)
+
+
 class ExclusionRulesForm(forms.Form):
     """The exclusion rules: which flags exclude an answer, and the flags' thresholds."""
 
     exclude = forms.MultipleChoiceField(
         choices=list(FLAG_LABELS.items()), required=False, widget=forms.CheckboxSelectMultiple
     )
-    min_judgment_ms = forms.IntegerField(
-        label="Too fast: a judgment made in less than (ms)",
-        min_value=int(RULE_BOUNDS["min_judgment_ms"][0]),
-        max_value=int(RULE_BOUNDS["min_judgment_ms"][1]),
+    min_judgment_ms = _rule_field("min_judgment_ms", "Too fast: a judgment made in less than (ms)")
+    max_away_seconds = _rule_field(
+        "max_away_seconds", "Long time away: more than (seconds, per text)"
     )
-    max_away_seconds = forms.IntegerField(
-        label="Long time away: more than (seconds, per text)",
-        min_value=int(RULE_BOUNDS["max_away_seconds"][0]),
-        max_value=int(RULE_BOUNDS["max_away_seconds"][1]),
+    min_keystroke_ratio = _rule_field(
+        "min_keystroke_ratio",
+        "Few keystrokes: fewer keystrokes than this share of the answer's characters",
     )
-    min_keystroke_ratio = forms.FloatField(
-        label="Few keystrokes: fewer keystrokes than this share of the answer's characters",
-        min_value=RULE_BOUNDS["min_keystroke_ratio"][0],
-        max_value=RULE_BOUNDS["min_keystroke_ratio"][1],
+    min_chars_for_keystrokes = _rule_field(
+        "min_chars_for_keystrokes", "... for answers of at least (characters)"
     )
-    min_chars_for_keystrokes = forms.IntegerField(
-        label="... for answers of at least (characters)",
-        min_value=int(RULE_BOUNDS["min_chars_for_keystrokes"][0]),
-        max_value=int(RULE_BOUNDS["min_chars_for_keystrokes"][1]),
-    )
-    max_writer_chars_per_minute = forms.IntegerField(
-        label="Writers too fast: more than (characters per minute)",
-        min_value=int(RULE_BOUNDS["max_writer_chars_per_minute"][0]),
-        max_value=int(RULE_BOUNDS["max_writer_chars_per_minute"][1]),
+    max_writer_chars_per_minute = _rule_field(
+        "max_writer_chars_per_minute", "Writers too fast: more than (characters per minute)"
     )
 
 

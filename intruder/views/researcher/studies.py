@@ -16,7 +16,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -31,6 +30,7 @@ from intruder.selectors.access import (
     studies_visible_to,
     study_role,
 )
+from intruder.selectors.counts import count_by
 from intruder.selectors.jobs import job_status, study_jobs
 from intruder.selectors.linked import studies_linked
 from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
@@ -147,12 +147,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         **_linked_context(study, request.user),
         "llm_prompts": llm_prompt_choices(),
         "llm_open_world": open_world_llm_results(study),
-        "targets_by_group": dict(
-            study.targets.order_by()
-            .values("group")
-            .annotate(n=Count("id"))
-            .values_list("group", "n")
-        ),
+        "targets_by_group": count_by(study.targets.all(), "group"),
     }
     return render(request, "researcher/study_detail.html", context)
 
@@ -230,31 +225,39 @@ def study_anonymize(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def study_anonymize_llm(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a background job that anonymizes the descriptions with an LLM prompt."""
-    study, _ = study_for(request, slug, edit=True)
-    try:
-        job = llm_jobs.llm_anonymization_start(
-            study=study, user=request.user, prompt=request.POST.get("prompt", "")
-        )
-    except llm_jobs.LLMJobError as error:
-        messages.error(request, f"Nothing queued: {error}")
-    else:
-        messages.success(request, f"LLM anonymization job {job.pk} queued.")
-    return redirect("researcher-study", slug=study.slug)
+    return _llm_job_queue(
+        request,
+        slug,
+        "LLM anonymization",
+        llm_jobs.llm_anonymization_start,
+        prompt=request.POST.get("prompt", ""),
+    )
 
 
 @login_required
 @require_POST
 def study_llm_intruder(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue the open-world LLM intruder on the study's anonymized texts."""
+    return _llm_job_queue(
+        request,
+        slug,
+        "LLM intruder",
+        llm_jobs.llm_intruder_start,
+        methods=request.POST.getlist("methods"),
+    )
+
+
+def _llm_job_queue(
+    request: HttpRequest, slug: str, label: str, start: Any, **params: Any
+) -> HttpResponse:
+    """Queue an LLM job through its start service for an editor; say so on the study page."""
     study, _ = study_for(request, slug, edit=True)
     try:
-        job = llm_jobs.llm_intruder_start(
-            study=study, user=request.user, methods=request.POST.getlist("methods")
-        )
+        job = start(study=study, user=request.user, **params)
     except llm_jobs.LLMJobError as error:
         messages.error(request, f"Nothing queued: {error}")
     else:
-        messages.success(request, f"LLM intruder job {job.pk} queued.")
+        messages.success(request, f"{label} job {job.pk} queued.")
     return redirect("researcher-study", slug=study.slug)
 
 

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from intruder.annotation.evaluation import EvaluationError, evaluate_project, evaluation_write
 from intruder.annotation.models import Project
+from intruder.management.lookup import by_slug
 
 
 class Command(BaseCommand):
@@ -32,9 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, help="folder for the results")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no annotation project {options['project']!r}")
+        project = by_slug(Project, options["project"], "annotation project")
         system = options["system"]
         upload = None
         if system not in ("model", "spacy"):

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from intruder.annotation.exports import FORMATS, agreement_export, export_bytes
 from intruder.annotation.models import Project
+from intruder.management.lookup import by_slug
 
 
 class Command(BaseCommand):
@@ -23,9 +24,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no annotation project {options['project']!r}")
+        project = by_slug(Project, options["project"], "annotation project")
         data = export_bytes(project=project, fmt=options["format"])
         Path(options["out"]).write_bytes(data)
         self.stdout.write(f"wrote {options['out']} ({len(data)} bytes, {options['format']})")

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from anonymize.annotations.formats import FormatError
-from intruder.annotation.exports import parse_annotation_file
+from intruder.annotation.exports import IMPORT_ERRORS, import_error_text, parse_annotation_file
 from intruder.annotation.models import Project
 from intruder.annotation.services import annotations_import
+from intruder.management.lookup import by_slug
 
 
 class Command(BaseCommand):
@@ -30,9 +29,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no annotation project {options['project']!r}")
+        project = by_slug(Project, options["project"], "annotation project")
         path = Path(options["file"])
         if not path.is_file():
             raise CommandError(f"no file {path}")
@@ -43,8 +40,7 @@ class Command(BaseCommand):
             counts = annotations_import(
                 project=project, documents=documents, replace=options["replace"]
             )
-        except FormatError as error:
-            raise CommandError(f"{path.name}: {error}; nothing imported") from None
-        except ValidationError as error:
-            raise CommandError(f"{path.name}: {'; '.join(error.messages)}") from None
+        except IMPORT_ERRORS as error:
+            reason = import_error_text(error)
+            raise CommandError(f"{path.name}: {reason}; nothing imported") from None
         self.stdout.write(f"imported {counts}")

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from intruder.management.lookup import by_slug
 from intruder.models import Study
 from intruder.services import jobs
 from intruder.services.anonymization import anonymization_job_start
@@ -32,9 +33,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        study = Study.objects.filter(slug=options["study"]).first()
-        if study is None:
-            raise CommandError(f"no study {options['study']!r}")
+        study = by_slug(Study, options["study"], "study")
         model_dir = Path(options["model_dir"])
         if not (model_dir / "config.json").exists():
             raise CommandError(f"no model at {model_dir} (config.json missing)")
