@@ -4,13 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Count, Max
+
 from intruder.analysis.frontier import FRONTIER_TITLE, frontier_table, plot_frontier
 from intruder.models import AttackRun
 from intruder.risk.methods import method_label
+from intruder.selectors.report_cache import cached_for_inputs
 
 
 def frontier_context(run: AttackRun) -> dict[str, Any]:
-    """Return the template context of the frontier section (`risk/_frontier.html`)."""
+    """Return the template context of the frontier section (`risk/_frontier.html`).
+
+    Cached per run and its rows: the section reads machine results and TPI only, so a new
+    judgment, which changes the rest of the report, does not redraw it.
+    """
+    results = run.results.aggregate(n=Count("pk"), last=Max("pk"))
+    inputs = (run.pk, results["n"], results["last"], run.seed, run.methods, run.summary.get("tpi"))
+    return cached_for_inputs("frontier", inputs, lambda: _frontier_context(run))
+
+
+def _frontier_context(run: AttackRun) -> dict[str, Any]:
     from django.utils.safestring import mark_safe
 
     from intruder.rendering.plots import to_svg
