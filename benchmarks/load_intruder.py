@@ -291,6 +291,7 @@ def create_study(cfg: Config, *, participants: int, title: str) -> dict[str, Any
         judgments_per_text=cfg.judgments_per_text,
         consent_text="Benchmark consent.",
         completion_code="LOADBENCH",
+        is_open=True,  # studies start closed (issue 26)
     )
     targets = TargetPerson.objects.bulk_create(
         TargetPerson(study=study, key=f"{group}_{i}", name=f"Person {group} {i}", group=group)

@@ -9,6 +9,9 @@ from intruder.converters import DatabaseIdConverter
 register_converter(DatabaseIdConverter, "id")
 
 urlpatterns = [
+    # First: the participant pages take most of the requests during a launch, and the
+    # resolver tries the patterns in order (none of the others overlaps them).
+    path("", include("intruder.views.participant_urls")),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("r/", include("intruder.views.researcher.urls")),
@@ -18,7 +21,6 @@ urlpatterns = [
     path("api/", include("intruder.api.urls")),
     path("", include("intruder.prolific.urls")),
     path("", include("intruder.annotation.urls")),
-    path("", include("intruder.views.participant_urls")),
     # The bare site address leads researchers to their pages (login first); participants
     # always arrive on a study's entry link.
     path("", RedirectView.as_view(pattern_name="researcher-studies"), name="home"),

@@ -228,6 +228,7 @@ def intruder_progress(*, participant: Participant) -> IntruderProgress:
             "status",
             "assigned_at",
             "shown_at",
+            "canary",  # the text page hides it in the text: deferred, it cost a query per page
             "text__id",
             "text__text",
             "text__spans",

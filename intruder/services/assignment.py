@@ -9,7 +9,8 @@ Policy:
 - Each text has `study.judgments_per_text` slots; an active or completed assignment holds one.
   The database's partial unique constraint on (text, slot) makes over-assignment impossible:
   two participants racing for the last slot both try to insert it, one insert fails, and the
-  loser re-reads the pool and tries again (inside a savepoint, so the failure is harmless).
+  loser re-reads the pool and tries again (a lone INSERT in autocommit, or a savepoint inside
+  a caller's transaction, so the failure is harmless).
 - Nobody sees the same text twice (unique (participant, text)), nor two anonymizations of the
   same description, nor (unless `study.allow_same_target`) two texts about the same person:
   judgments of one person by one intruder are not independent, and the second is not a fresh
@@ -28,12 +29,13 @@ from __future__ import annotations
 import logging
 import random
 from collections import defaultdict
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, FilteredRelation, OuterRef, Q
 from django.utils import timezone
 
 from intruder.exceptions import IntruderError
@@ -244,14 +246,18 @@ def assignment_candidates(
             "text__description__target_id", flat=True
         )
         pool = pool.exclude(description__target_id__in=seen_targets)
-    targets = dict(pool.values_list("id", "description__target_id"))
+    # One query: each text with the slots held on it (a text with none comes once, slot None).
+    # Joined here rather than asked as `text_id IN (...)`: that list changes length with
+    # every page, so PostgreSQL would plan it afresh each time.
+    held = FilteredRelation("assignments", condition=Q(assignments__status__in=HELD_STATUSES))
+    targets: dict[int, int] = {}
     taken: dict[int, set[int]] = defaultdict(set)
-    for text_id, slot in (
-        Assignment.objects.filter(text_id__in=list(targets), status__in=HELD_STATUSES)
-        .order_by()  # the default ordering would join the participants for nothing
-        .values_list("text_id", "slot")
+    for text_id, target_id, slot in pool.annotate(held=held).values_list(
+        "id", "description__target_id", "held__slot"
     ):
-        taken[text_id].add(slot)
+        targets[text_id] = target_id
+        if slot is not None:
+            taken[text_id].add(slot)
     open_texts = [
         (text_id, taken[text_id])
         for text_id in targets
@@ -271,6 +277,16 @@ def free_slot(*, taken: set[int], judgments_per_text: int) -> int:
     Looks at len(taken) + 1 numbers at most, never at all `judgments_per_text` of them.
     """
     return next(slot for slot in range(1, judgments_per_text + 1) if slot not in taken)
+
+
+def _savepoint_if_in_transaction() -> AbstractContextManager:
+    """Return a savepoint inside a caller's transaction, else nothing.
+
+    The claim is one INSERT. In autocommit (a participant's page) a failed insert leaves
+    nothing to undo, so BEGIN and COMMIT would be two round trips for nothing; inside a
+    transaction the savepoint keeps that transaction usable after the IntegrityError.
+    """
+    return transaction.atomic() if transaction.get_connection().in_atomic_block else nullcontext()
 
 
 def assignment_next(
@@ -325,7 +341,7 @@ def assignment_next(
         text_id, taken, target_id = candidates[0]
         slot = free_slot(taken=taken, judgments_per_text=study.judgments_per_text)
         try:
-            with transaction.atomic():
+            with _savepoint_if_in_transaction():
                 # Shown as soon as it is claimed: the claim happens when the page is built.
                 return Assignment.objects.create(
                     participant=participant,

@@ -104,6 +104,16 @@ def _late_answer_admissible(*, assignment: Assignment, participant: Participant)
     )
 
 
+# What judging reads of an assignment and its text: never the texts themselves (the original
+# description above all), whose columns would only cost the request their decoding.
+JUDGED_ASSIGNMENT_FIELDS = (
+    *(field.name for field in Assignment._meta.concrete_fields),
+    "text__status",
+    "text__description__target__name",
+    "text__description__target__aliases",
+)
+
+
 def judgment_submit(
     *,
     participant: Participant,
@@ -133,6 +143,7 @@ def judgment_submit(
     now = now or timezone.now()
     assignment = (
         Assignment.objects.select_related("text__description__target")
+        .only(*JUDGED_ASSIGNMENT_FIELDS)
         .filter(pk=assignment_id, participant=participant)
         .first()
     )

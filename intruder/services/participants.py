@@ -189,6 +189,18 @@ def participant_enroll(
     return Enrolment(participant=participant, created=True)
 
 
+# A participant's study never changes, so a reload keeps the study already loaded with it
+# (`refresh_from_db()` without fields would drop it, and the next page would read it again).
+PARTICIPANT_STATE_FIELDS = tuple(
+    field.attname for field in Participant._meta.concrete_fields if field.attname != "study_id"
+)
+
+
+def participant_reload(participant: Participant) -> None:
+    """Re-read the participant's own row (status, group, times), keeping its loaded study."""
+    participant.refresh_from_db(fields=PARTICIPANT_STATE_FIELDS)
+
+
 def _intruder_claim_group(*, participant: Participant, now: datetime | None = None) -> None:
     """Set a new intruder's group under the study lock, or refuse them as FULL.
 
@@ -229,7 +241,7 @@ def intruder_group_assign(*, participant: Participant, now: datetime | None = No
             Participant.objects.filter(
                 pk=participant.pk, status=Participant.Status.STARTED, group=""
             ).update(group=group)
-    participant.refresh_from_db()
+    participant_reload(participant)
     return participant.group
 
 
@@ -256,7 +268,9 @@ def participant_consent_give(
     Raises EnrolmentRefused(CLOSED) for a writer whose study has closed since enrolment.
     """
     now = now or timezone.now()
-    participant.study.refresh_from_db(fields=["is_open"])
+    if participant.study.kind == Study.Kind.COLLECTION:
+        # Only a writer's consent depends on the study being open (writer_consent_closed).
+        participant.study.refresh_from_db(fields=["is_open"])
     if writer_consent_closed(participant=participant):
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
     with transaction.atomic():
@@ -265,7 +279,7 @@ def participant_consent_give(
         ).update(consented_at=now, last_seen_at=now)
         if changed and participant.study.kind == Study.Kind.COLLECTION:
             writing_tasks_assign(participant=participant, rng=rng)
-    participant.refresh_from_db()
+    participant_reload(participant)
     if changed and participant_needs_group(participant=participant):
         intruder_group_assign(participant=participant, now=now)
 
@@ -276,7 +290,7 @@ def participant_consent_decline(*, participant: Participant, now: datetime | Non
     Participant.objects.filter(
         pk=participant.pk, status=Participant.Status.STARTED, consented_at__isnull=True
     ).update(status=Participant.Status.RETURNED, last_seen_at=now)
-    participant.refresh_from_db()
+    participant_reload(participant)
 
 
 def participant_instructions_confirm(
@@ -284,13 +298,16 @@ def participant_instructions_confirm(
 ) -> None:
     """Record that an intruder has read the instructions."""
     now = now or timezone.now()
-    Participant.objects.filter(
+    confirmed = Participant.objects.filter(
         pk=participant.pk,
         status=Participant.Status.STARTED,
         consented_at__isnull=False,
         instructions_seen_at__isnull=True,
     ).update(instructions_seen_at=now, last_seen_at=now)
-    participant.refresh_from_db()
+    if confirmed:  # the row is what the update wrote: no need to read it back
+        participant.instructions_seen_at = participant.last_seen_at = now
+    else:
+        participant_reload(participant)
 
 
 def participant_current_step(
@@ -329,7 +346,7 @@ def participant_current_step(
         assignment_mark_shown(assignment=assignment, now=now)
         # Positions count up from 1 and the text in progress comes after every judged one.
         return CurrentStep(step=step, assignment=assignment, completed=assignment.position - 1)
-    participant.refresh_from_db()
+    participant_reload(participant)
     if participant.status != Participant.Status.STARTED:
         return CurrentStep(step=participant_step(participant=participant))
     completed = assignment_completed_count(participant=participant)
@@ -346,7 +363,7 @@ def participant_complete(*, participant: Participant, now: datetime | None = Non
     cannot skip items.
     """
     now = now or timezone.now()
-    participant.refresh_from_db()
+    participant_reload(participant)
     if participant.status == Participant.Status.COMPLETED:
         return True
     if participant_current_step(participant=participant, now=now).step != Step.DEBRIEF:
@@ -354,5 +371,5 @@ def participant_complete(*, participant: Participant, now: datetime | None = Non
     Participant.objects.filter(pk=participant.pk, status=Participant.Status.STARTED).update(
         status=Participant.Status.COMPLETED, completed_at=now, last_seen_at=now
     )
-    participant.refresh_from_db()
+    participant_reload(participant)
     return participant.status == Participant.Status.COMPLETED
