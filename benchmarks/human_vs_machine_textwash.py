@@ -14,7 +14,8 @@ Usage::
 
 DIR gets report.html (both studies), study1/ and study2/ (each a full report: HTML, PDF,
 tables as CSV/JSON, plots) and summary.json: spearman_rho per study, trir
-(method -> attack -> %), the per-person and per-type tables, wall_seconds per stage, and:
+(method -> attack -> %), the per-person and per-type tables, wall_seconds and cpu_seconds per
+stage, the load average during the run (machine.load_average_1m), and:
 
 - threat_model: the human side (the paper's design) and the machine side per study
   (candidates and chance_pct for each N of the ladder, strongest_null_pct by permutation);
@@ -78,7 +79,8 @@ def parse_args() -> argparse.Namespace:
         "--cache-dir",
         type=Path,
         default=None,
-        help="spaCy pretreatment cache (default: DIR/cache, i.e. a cold start).",
+        help="Pretreatment and dense-embedding cache; name one to rerun warm "
+        "(default: DIR/cache, emptied each run, i.e. a cold start).",
     )
     parser.add_argument(
         "--limit",

@@ -52,7 +52,8 @@ def main() -> int:
     parser.add_argument(
         "--cache-dir",
         default="",
-        help="spaCy pretreatment cache shared by the checks (default: none, as the platform).",
+        help="Pretreatment and dense-embedding cache shared by the checks and later runs "
+        "(default: none, as the platform).",
     )
     parser.add_argument("--keep-db", action="store_true", help="Reuse DIR's database.")
     parser.add_argument(
