@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from attacks.base import ProgressCallback
+from attacks.embedding_store import EmbeddingStore, open_embedding_store
 from attacks.retrieval import RetrievalAttack
 from attacks.runtime import resolve_device
 from model_runtime.base_model import default_base_model
@@ -52,18 +53,38 @@ class DenseAttack(RetrievalAttack):
             self.encoder = SentenceTransformer(path, device=str(resolve_device()))
         return self.encoder
 
+    def _store(self) -> EmbeddingStore:
+        """Return the on-disk embeddings of this encoder under ``config.cache_dir``."""
+        if getattr(self, "_disk", None) is None:
+            self._disk = open_embedding_store(
+                self.config.cache_dir,
+                self.config.base_model_name or default_base_model(),
+                device=resolve_device().type,
+            )
+        return self._disk
+
     def _embed(self, texts: list[str]) -> np.ndarray:
-        """Embed texts, each distinct text once per attack instance (refits reuse them)."""
+        """Embed texts, each distinct text once per attack instance (refits reuse them).
+
+        With a ``cache_dir`` the vectors also go to disk, so a later run of the same encoder
+        (another process, another day) reads them instead of encoding again.
+        """
         cache: dict[str, np.ndarray] = self.__dict__.setdefault("_embeddings", {})
         missing = list(dict.fromkeys(t for t in texts if t not in cache))
         if missing and len(cache) + len(missing) > EMBEDDING_CACHE_LIMIT:
             cache.clear()
             missing = list(dict.fromkeys(texts))
         if missing:
-            vectors = self._encoder().encode(
-                missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
-            )
-            cache.update(zip(missing, vectors, strict=True))
+            store = self._store()
+            stored = store.get_many(missing)
+            cache.update(stored)
+            to_encode = [t for t in missing if t not in stored]
+            if to_encode:
+                vectors = self._encoder().encode(
+                    to_encode, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+                )
+                cache.update(zip(to_encode, vectors, strict=True))
+                store.put_many(to_encode, vectors)
         if not texts:
             return np.zeros((0, self._encoder().get_sentence_embedding_dimension()))
         return np.vstack([cache[t] for t in texts])

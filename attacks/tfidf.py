@@ -20,6 +20,7 @@ class TFIDFAttack(RetrievalAttack):
 
         self.vectorizer = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=1)
         self.matrix = self.vectorizer.fit_transform([self.profiles[n] for n in self.names])
+        self._terms: np.ndarray | None = None
 
     def _scores(self, texts: list[str], progress: ProgressCallback | None) -> np.ndarray:
         if not texts:
@@ -38,7 +39,11 @@ class TFIDFAttack(RetrievalAttack):
         document = self.vectorizer.transform(self._pretreat([text], None))
         profile = self.matrix[self.names.index(name)]
         contributions = document.multiply(profile).tocoo()
-        terms = self.vectorizer.get_feature_names_out()
+        if getattr(self, "_terms", None) is None:
+            # Built once per fit: the vocabulary (with bigrams) is large, and a risk run asks
+            # for the terms of every correct match.
+            self._terms = self.vectorizer.get_feature_names_out()
+        terms = self._terms
         cells = zip(contributions.col, contributions.data, strict=True)
         pairs = sorted(((str(terms[j]), float(v)) for j, v in cells), key=lambda pair: -pair[1])
         return pairs[:top]

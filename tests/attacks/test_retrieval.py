@@ -133,3 +133,13 @@ def test_tfidf_shared_terms_sum_to_the_cosine(synthetic_json: Path, tmp_path: Pa
     assert "glassblower" in {term for term, _ in terms}
     with pytest.raises(KeyError):
         attack.shared_terms(text, "Nobody Known")
+
+
+def test_tfidf_shared_terms_follow_a_refit():
+    """The term names kept between calls are those of the latest fit's vocabulary."""
+    attack = get_attack("tfidf", AttackConfig(use_document_curation=False, cache_dir=""))
+    attack.config.anonymize_background_knowledge = False
+    attack.fit({"p": "glassblower quellmar", "q": "beekeeper marsh"})
+    assert [t for t, _ in attack.shared_terms("glassblower", "p")] == ["glassblower"]
+    attack.fit({"p": "cartographer trench", "q": "beekeeper marsh"})
+    assert [t for t, _ in attack.shared_terms("cartographer", "p")] == ["cartographer"]
