@@ -179,7 +179,7 @@ def main() -> None:
     parser.add_argument("--roberta", action="store_true", help="add the roberta-sized tagger")
     parser.add_argument("--machine-note", default="", help="e.g. how shared the machine was")
     parser.add_argument(
-        "--output", type=Path, default=REPO / "benchmarks/results/anonymize_speed.json"
+        "--output", type=Path, default=REPO / "benchmarks/results/anonymize_speed_issue25.json"
     )
     args = parser.parse_args()
 
