@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from anonymize.labels import CATEGORIES
-from anonymize.model import saved_threshold
+from anonymize.model import ANONYMIZER_PRECISIONS, saved_threshold
 from anonymize.placeholders import OPERATORS
 from model_runtime.cli_progress import counting_bar, progress_wanted, silence_library_bars
-from model_runtime.precision import PRECISIONS
 from research_data.json_lines import json_lines
 
 EXIT_BAD_INPUT = 2
@@ -421,9 +420,10 @@ def command_tpi(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
 def _add_precision_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--precision",
-        choices=PRECISIONS,
+        choices=ANONYMIZER_PRECISIONS,
         default="auto",
-        help="bf16 autocast where the CPU has native bf16 (auto), or force fp32/bf16",
+        help="int8 encoder where torch has an x86 int8 engine, else bf16 autocast where the "
+        "CPU has native bf16 (auto); or force int8/bf16/fp32",
     )
 
 

@@ -23,13 +23,48 @@ from anonymize.placeholders import (
 from anonymize.rules import apply_rules, resolve_rules
 from anonymize.windows import Window, covering_windows, stitch_window_outputs
 from model_runtime.batching import length_order
-from model_runtime.precision import resolve_precision
+from model_runtime.int8 import int8_supported, quantize_linears
+from model_runtime.precision import PRECISIONS, cpu_supports_bf16, resolve_precision
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "textwash-minilm"
 # For a model saved without a calibrated threshold (`calibrate` writes `psi_threshold`).
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_MAX_LENGTH = 256
 DEFAULT_STRIDE = 192
+# The anonymizer's inference precisions: the shared float ones plus int8 (per-channel int8
+# weights in the encoder's Linear layers after the first, `model_runtime.int8`). "auto"
+# picks int8 where torch has an x86 int8 engine, VNNI and native bf16 (attention, the first
+# layer and the head run in bf16 autocast): less CPU per text than bf16 with the test F1
+# within 0.003 (`benchmarks/anonymize_speed.py`).
+ANONYMIZER_PRECISIONS = (*PRECISIONS, "int8")
+# Texts whose windows are sorted by length together; batches within a group pad little.
+LENGTH_GROUP_BATCHES = 16
+
+
+def resolve_anonymizer_precision(precision: str) -> str:
+    """Return "int8", "bf16" or "fp32" for the anonymizer's `precision` on this CPU."""
+    if precision not in ANONYMIZER_PRECISIONS:
+        choices = ", ".join(ANONYMIZER_PRECISIONS)
+        raise ValueError(f"precision must be one of {choices}, not {precision!r}")
+    # int8 was measured with attention and the head in bf16 autocast; with them in fp32 the
+    # test F1 fell 0.005, so int8 needs native bf16 as well.
+    int8_here = int8_supported() and cpu_supports_bf16()
+    if precision == "int8" and not int8_here:
+        raise RuntimeError("int8 needs torch's x86 int8 engine, VNNI and native bf16 here")
+    if precision == "int8" or (precision == "auto" and int8_here):
+        return "int8"
+    return resolve_precision(precision)
+
+
+def runs_in_int8(module_name: str) -> bool:
+    """Return whether a Linear runs in int8: encoder layers after the first.
+
+    The first layer and the classifier head stay in bf16 autocast: with the first layer in
+    int8 too, one more test description leaked a name and dev weighted F1 fell 0.0013 more,
+    for no measurable CPU gain (`benchmarks/RESULTS.md`, h25-anon).
+    """
+    name = f".{module_name}."
+    return ".encoder." in name and ".encoder.layer.0." not in name
 
 
 @dataclass
@@ -135,9 +170,12 @@ class Anonymizer:
         """Wrap a loaded model; use `Anonymizer.load` to get the shipped one.
 
         `precision` "bf16" runs the matmuls in bf16 autocast (the shipped model was trained
-        that way); "auto" picks it where the CPU computes bf16 natively. `rules` names the
-        deterministic guarantees of `anonymize.rules` added to the model's spans ("default",
-        "all", "none" or a list of names).
+        that way); "int8" quantizes the encoder's Linear layers after the first layer of
+        `model` in place (CPU only; the rest in bf16 autocast); "auto" picks int8 where
+        torch has an x86 int8 engine, VNNI and native bf16, else bf16 where the CPU computes
+        it natively, else fp32. `rules` names the deterministic guarantees of
+        `anonymize.rules` added to the model's spans ("default", "all", "none" or a list of
+        names).
         """
         self.model = model
         self.tokenizer = tokenizer
@@ -145,7 +183,9 @@ class Anonymizer:
         self.window_body = max_length - 2  # room for [CLS] and [SEP]
         self.stride = min(stride, self.window_body)
         self.threshold = threshold
-        self.precision = resolve_precision(precision)
+        self.precision = resolve_anonymizer_precision(precision)
+        if self.precision == "int8":
+            quantize_linears(model, runs_in_int8)
         self.labels = LabelSpace(model.config.id2label)
         self.rules = resolve_rules(rules)
         # Models trained with the capitalisation feature read it from token type ids.
@@ -162,8 +202,9 @@ class Anonymizer:
     ) -> Anonymizer:
         """Load a saved model folder (default: the shipped textwash-minilm) from local disk.
 
-        `precision="auto"` runs bf16 autocast where the CPU has native bf16: 1.3x faster than
-        fp32 here (`benchmarks/anonymize_speed.py`) with the same dev scores.
+        `precision="auto"` runs the encoder in int8 where torch has an x86 int8 engine (test F1
+        within 0.003 of bf16, `benchmarks/anonymize_speed.py`), else bf16 autocast where the
+        CPU has native bf16 (1.3x faster than fp32 with the same dev scores).
         """
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
@@ -205,7 +246,7 @@ class Anonymizer:
             inputs = {name: tensor.to(device) for name, tensor in inputs.items()}
             with (
                 torch.inference_mode(),
-                torch.autocast("cpu", torch.bfloat16, enabled=self.precision == "bf16"),
+                torch.autocast("cpu", torch.bfloat16, enabled=self.precision != "fp32"),
             ):
                 logits = self.model(**inputs).logits
             probs = torch.softmax(logits.float(), dim=-1).cpu().numpy()
@@ -261,7 +302,9 @@ class Anonymizer:
         if not 0.0 <= cutoff <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], got {cutoff}")
         results: list[AnonymizationResult] = []
-        chunk = max(batch_size, 1) * 4
+        # Larger groups pad less (12 % of tokens were padding with groups of 4 batches, 3 %
+        # with 16); each group still reports progress.
+        chunk = max(batch_size, 1) * LENGTH_GROUP_BATCHES
         for start in range(0, len(texts), chunk):
             part = texts[start : start + chunk]
             for text, predictions in zip(part, self.predict_words(part, batch_size), strict=True):

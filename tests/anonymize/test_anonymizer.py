@@ -206,3 +206,66 @@ def test_numbers_keep_ordinal_and_unit_suffixes_outside_the_placeholder():
         render(text, kept)
         == "He came NUMERIC_1th in the NUMERIC_2m at NUMERIC_3 ft, in the DATE_1."
     )
+
+
+def test_int8_is_chosen_by_auto_only_with_an_int8_engine_and_native_bf16(monkeypatch):
+    from anonymize import model
+
+    monkeypatch.setattr(model, "int8_supported", lambda: True)
+    monkeypatch.setattr(model, "cpu_supports_bf16", lambda: True)
+    assert model.resolve_anonymizer_precision("auto") == "int8"
+    assert model.resolve_anonymizer_precision("bf16") == "bf16"
+    assert model.resolve_anonymizer_precision("fp32") == "fp32"
+    monkeypatch.setattr(model, "cpu_supports_bf16", lambda: False)
+    with pytest.raises(RuntimeError, match="native bf16"):
+        model.resolve_anonymizer_precision("int8")
+    monkeypatch.setattr(model, "int8_supported", lambda: False)
+    monkeypatch.setattr(model, "cpu_supports_bf16", lambda: True)
+    assert model.resolve_anonymizer_precision("auto") == "bf16"
+    with pytest.raises(ValueError, match="precision must be one of"):
+        model.resolve_anonymizer_precision("int4")
+
+
+def two_layer_tagger(vocab_size: int):
+    import torch
+    from transformers import BertForTokenClassification
+
+    from anonymize.labels import ID2LABEL, LABEL2ID
+    from tests.tiny_models import tiny_bert_config
+
+    torch.manual_seed(0)
+    config = tiny_bert_config(
+        vocab_size,
+        num_hidden_layers=2,
+        num_labels=len(ID2LABEL),
+        id2label=ID2LABEL,
+        label2id=LABEL2ID,
+    )
+    return BertForTokenClassification(config).eval()
+
+
+def test_int8_quantizes_the_encoder_after_its_first_layer(minilm_tokenizer):
+    import torch
+
+    from anonymize.model import Anonymizer, resolve_anonymizer_precision
+
+    try:
+        resolve_anonymizer_precision("int8")
+    except RuntimeError as error:
+        pytest.skip(str(error))
+    texts = ["Mara Quillfeather is a baker from Lisbon.", "Tobin flies to Oslo in 1970."]
+    vocab = minilm_tokenizer.vocab_size
+    reference = Anonymizer(two_layer_tagger(vocab), minilm_tokenizer, "t", precision="bf16")
+    int8 = Anonymizer(two_layer_tagger(vocab), minilm_tokenizer, "t", precision="int8")
+    kinds = {
+        name: type(module).__name__
+        for name, module in int8.model.named_modules()
+        if isinstance(module, torch.nn.Linear) or type(module).__name__ == "Int8Linear"
+    }
+    assert kinds.pop("classifier") == "Linear"
+    first = {kind for name, kind in kinds.items() if ".layer.0." in name}
+    later = {kind for name, kind in kinds.items() if ".layer.1." in name}
+    assert (first, later) == ({"Linear"}, {"Int8Linear"})
+    for ours, theirs in zip(int8.predict_words(texts), reference.predict_words(texts), strict=True):
+        assert ours.probabilities.shape == theirs.probabilities.shape
+        assert abs(ours.probabilities - theirs.probabilities).max() < 0.05
