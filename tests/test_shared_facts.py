@@ -89,7 +89,7 @@ def test_both_libraries_offer_the_same_precisions_and_base_model():
 
     # The anonymizer adds int8, an inference-only path (model_runtime.int8); the shared
     # choices come from model_runtime and keep their order.
-    assert anonymize_model.ANONYMIZER_PRECISIONS == (*precision.PRECISIONS, "int8")
+    assert (*precision.PRECISIONS, "int8") == anonymize_model.ANONYMIZER_PRECISIONS
     assert attack_config.PRECISIONS is precision.PRECISIONS
     assert train.default_base_model is base_model.default_base_model
     assert tria_model.default_base_model is base_model.default_base_model
