@@ -37,11 +37,23 @@ def resolve_device() -> torch.device:
     return torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
 
 
+def _omp_threads() -> int:
+    try:
+        return max(int(os.environ.get("OMP_NUM_THREADS", "")), 0)
+    except ValueError:
+        return 0
+
+
 def configure_threads(num_threads: int) -> int:
-    """Use ``num_threads`` CPU threads (0 = all cores) and return the number used."""
+    """Use ``num_threads`` CPU threads and return the number used.
+
+    0 means all cores, unless the environment sets OMP_NUM_THREADS (as torch's own default
+    honours it): several processes sharing the cores (test workers, two attack workers on
+    one host) would otherwise each start a thread per core and slow one another down.
+    """
     import torch
 
-    threads = num_threads or os.cpu_count() or 1
+    threads = num_threads or _omp_threads() or os.cpu_count() or 1
     torch.set_num_threads(threads)
     return threads
 

@@ -233,6 +233,10 @@ INTRUDER_JOB_STALE_MINUTES = float(os.environ.get("INTRUDER_JOB_STALE_MINUTES", 
 INTRUDER_JOB_MAX_ATTEMPTS = int(os.environ.get("INTRUDER_JOB_MAX_ATTEMPTS", "3"))
 # Model folder the anonymization jobs load; empty = the shipped anonymize/models/ model.
 INTRUDER_ANONYMIZER_MODEL = os.environ.get("INTRUDER_ANONYMIZER_MODEL", "")
+# Where attack runs keep their cache (pretreated texts, pre-trained encoders, embeddings,
+# shared by every run of the same settings) and each run's working files (fine-tuning
+# checkpoints). Workers that share it reuse each other's work.
+INTRUDER_ATTACK_DIR = Path(os.environ.get("INTRUDER_ATTACK_DIR", VAR_DIR / "attacks"))
 # A lab's own predicted-human-risk calibration (`manage.py fit_predicted_risk`); empty: the
 # one shipped in intruder/risk/, fitted on the public Textwash study 2.
 INTRUDER_PREDICTED_CALIBRATION = os.environ.get("INTRUDER_PREDICTED_CALIBRATION", "")

@@ -19,7 +19,8 @@
 #   TEST_PG_MARKERS="not slow or redis"   marker expression of the PostgreSQL pass (see below)
 #   TEST_PASS_TIMEOUT=40m        hard limit per pytest pass, so CI never hangs
 #   TEST_WORKERS=N               pytest-xdist workers per pass (default: the CPU count, at most
-#                                4; 1 runs the tests in this process)
+#                                4; 1 runs the tests in this process); each gets
+#                                OMP_NUM_THREADS = CPUs / N torch threads unless it is set
 #
 # The PostgreSQL pass runs only the tests that can reach the database
 # (INTRUDER_TEST_DATABASE_ONLY=1, see tests/conftest.py): the others would only repeat what
@@ -162,7 +163,15 @@ export INTRUDER_TEST_REDIS_URL=$REDIS_URL INTRUDER_REQUIRE_REDIS=1
 
 CPUS=$(nproc 2>/dev/null || echo 1)
 WORKERS=${TEST_WORKERS:-$(( CPUS < 4 ? CPUS : 4 ))}
-if [ "$WORKERS" -gt 1 ]; then XDIST=(-n "$WORKERS"); else XDIST=(-p no:xdist); fi
+# Each test file stays on one worker (its module fixtures, such as the trained TRIA rig, are
+# built once, not once per worker), and each worker's torch gets its share of the cores:
+# a thread per core in every worker made the tiny-model tests 4.7x costlier in CPU.
+if [ "$WORKERS" -gt 1 ]; then
+    XDIST=(-n "$WORKERS" --dist loadfile)
+    export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( CPUS / WORKERS > 0 ? CPUS / WORKERS : 1 ))}
+else
+    XDIST=(-p no:xdist)
+fi
 
 log "pytest on SQLite (${WORKERS} worker(s))"
 env -u DATABASE_URL timeout "$TIMEOUT" python -m pytest "${XDIST[@]}" "$@"

@@ -94,6 +94,12 @@ def no_rate_limits(settings) -> None:
 
 
 @pytest.fixture(autouse=True)
+def attack_dir(settings, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Keep attack runs' cache and working files out of the checkout's var/ folder."""
+    settings.INTRUDER_ATTACK_DIR = tmp_path_factory.getbasetemp() / "attacks"
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hasher(settings) -> None:
     """Hash test passwords with MD5: PBKDF2's deliberate slowness dominates test time."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

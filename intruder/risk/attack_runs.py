@@ -22,8 +22,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 
@@ -58,6 +60,16 @@ SERVER_CONFIG_KEYS = frozenset(
 )
 
 AttackFactory = Callable[[str, Any], Any]
+
+
+def _server_paths(run: AttackRun) -> dict[str, str]:
+    """Return the run's cache and working folders under INTRUDER_ATTACK_DIR (not the worker's
+    current folder): the cache is shared by every run, the working folder is the run's own."""
+    root = Path(settings.INTRUDER_ATTACK_DIR)
+    return {
+        "cache_dir": str(root / "cache"),
+        "output_folder_path": str(root / "runs" / str(run.pk)),
+    }
 
 
 class AttackRunError(IntruderError, ValueError):
@@ -441,7 +453,7 @@ def execute_attack_run(
     total = expected_results(run, texts, key_of)
     stored = run.results.count()
     progress(stored, total, "resuming" if stored else "starting")
-    config = AttackConfig.from_dict(run.config)
+    config = AttackConfig.from_dict({**_server_paths(run), **run.config})
     prepared = PreparedTexts(config)
     done_pairs = {
         (row["fold"], row["attack"], row["method"]): row["n"]

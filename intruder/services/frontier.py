@@ -7,8 +7,22 @@ and keeps it in `AttackRun.summary["tpi"]` for the report's frontier section.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
+
+# One scorer per worker process: spaCy loads once, and each original's term ICs (keyed by
+# the text itself, so never stale) are computed once for every later run on the same texts.
+_SCORER_LOCK = threading.Lock()
+
+
+@cache
+def _scorer() -> Any:
+    from anonymize.information import information_source
+    from anonymize.tpi import TPIScorer
+
+    return TPIScorer(information_source())
 
 
 def method_tpi(
@@ -19,10 +33,9 @@ def method_tpi(
     The offline IC source (wordfreq: `TPI-wordfreq`, docs/decisions/tpi.md); a masked word is
     an original word the method's text does not keep unchanged.
     """
-    from anonymize.information import information_source
-    from anonymize.tpi import TPIScorer, masked_ranges_from_texts
+    from anonymize.tpi import masked_ranges_from_texts
 
-    scorer = TPIScorer(information_source())
+    scorer = _scorer()
     values: dict[str, float | None] = {}
     counts: dict[str, int] = {}
     for method, texts in texts_by_method.items():
@@ -30,7 +43,8 @@ def method_tpi(
             (str(i), originals[i], masked_ranges_from_texts(originals[i], text))
             for i, text in texts.items()
         )
-        result = scorer.corpus(items)
+        with _SCORER_LOCK:  # a spaCy pipeline is not safe to share between threads
+            result = scorer.corpus(items)
         values[method] = None if result.tpi is None else round(100.0 * result.tpi, 2)
         counts[method] = len(result.documents) - result.undefined
     return {

@@ -102,6 +102,36 @@ def test_a_crashed_run_resumes_without_losing_or_duplicating_results():
     assert crashed.results.count() == len(complete)
 
 
+def test_a_runs_cache_and_working_files_live_under_the_attack_dir_not_the_workers_folder(
+    settings, tmp_path
+):
+    settings.INTRUDER_ATTACK_DIR = tmp_path
+    study = risk_study()
+    seen = []
+
+    def factory(name, config):
+        seen.append((config.cache_dir, config.output_folder_path))
+        return get_attack(name, config)
+
+    from intruder.services.jobs import JobProgress
+
+    config = {k: v for k, v in FAST_CONFIG.items() if k != "cache_dir"}
+    run = start(study, config=config)
+    attack_runs.execute_attack_run(
+        run=run, progress=JobProgress(jobs.job_claim_next()), attack_factory=factory
+    )
+    Job.objects.filter(pk=run.job.pk).update(status=Job.Status.SUCCEEDED)
+    assert set(seen) == {(str(tmp_path / "cache"), str(tmp_path / "runs" / str(run.pk)))}
+    # An operator's own cache folder (CLI, benchmark) still wins.
+    seen.clear()
+    run = start(study, config={**config, "cache_dir": str(tmp_path / "mine")})
+    attack_runs.execute_attack_run(
+        run=run, progress=JobProgress(jobs.job_claim_next()), attack_factory=factory
+    )
+    Job.objects.filter(pk=run.job.pk).update(status=Job.Status.SUCCEEDED)
+    assert {cache for cache, _ in seen} == {str(tmp_path / "mine")}
+
+
 def test_a_run_is_one_job_per_fold_and_a_failed_fold_is_retried_with_the_run(monkeypatch):
     study = risk_study()
     complete = start(study)
