@@ -16,7 +16,7 @@
 #   TEST_REDIS_URL=redis://...   use this Redis server instead of starting one
 #   TEST_SKIP_PG=1               run the SQLite pass only (quick local runs)
 #   TEST_SKIP_LINT=1             skip ruff (quick local runs)
-#   TEST_PG_MARKERS="not slow or redis"   marker expression of the PostgreSQL pass (see below)
+#   TEST_PG_MARKERS="not slow or redis or postgres"   marker expression of the PostgreSQL pass (see below)
 #   TEST_PASS_TIMEOUT=40m        hard limit per pytest pass, so CI never hangs
 #   TEST_WORKERS=N               pytest-xdist workers per pass (default: the CPU count, at most
 #                                4; 1 runs the tests in this process); each gets
@@ -24,10 +24,10 @@
 #
 # The PostgreSQL pass runs only the tests that can reach the database
 # (INTRUDER_TEST_DATABASE_ONLY=1, see tests/conftest.py): the others would only repeat what
-# the SQLite pass proved. It also skips `slow` tests by default: most load the real models
-# and research data. Everything that touches the database (services, assignment under
-# concurrency, API, browser flows, and the `redis` tests: real RQ workers sharing a database)
-# runs on both databases.
+# the SQLite pass proved. It also skips `slow` tests by default (most load the real models
+# and research data) except those marked `postgres` or `redis`. Everything that touches the
+# database (services, assignment under concurrency, API and its fuzzing, browser flows, and
+# the `redis` tests: real RQ workers sharing a database) runs on both databases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -163,11 +163,12 @@ export INTRUDER_TEST_REDIS_URL=$REDIS_URL INTRUDER_REQUIRE_REDIS=1
 
 CPUS=$(nproc 2>/dev/null || echo 1)
 WORKERS=${TEST_WORKERS:-$(( CPUS < 4 ? CPUS : 4 ))}
-# Each test file stays on one worker (its module fixtures, such as the trained TRIA rig, are
-# built once, not once per worker), and each worker's torch gets its share of the cores:
-# a thread per core in every worker made the tiny-model tests 4.7x costlier in CPU.
+# The tests of a file that share a module fixture (the trained TRIA rig, a built wheel) stay
+# on one worker, so it is built once (tests/conftest.py groups them; the rest go to whichever
+# worker is free), and each worker's torch gets its share of the cores: a thread per core in
+# every worker made the tiny-model tests 4.7x costlier in CPU.
 if [ "$WORKERS" -gt 1 ]; then
-    XDIST=(-n "$WORKERS" --dist loadfile)
+    XDIST=(-n "$WORKERS" --dist loadgroup)
     export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( CPUS / WORKERS > 0 ? CPUS / WORKERS : 1 ))}
 else
     XDIST=(-p no:xdist)
@@ -186,7 +187,7 @@ else
     log "starting a throwaway PostgreSQL server"
     start_postgres
 fi
-PG_MARKERS=${TEST_PG_MARKERS:-not slow or redis}
+PG_MARKERS=${TEST_PG_MARKERS:-not slow or redis or postgres}
 log "pytest on PostgreSQL ($PG_URL, -m \"$PG_MARKERS\", database tests only)"
 DATABASE_URL=$PG_URL INTRUDER_TEST_DATABASE_ONLY=1 timeout "$TIMEOUT" \
     python -m pytest "${XDIST[@]}" -m "$PG_MARKERS" "$@"

@@ -35,12 +35,31 @@ def touches_database(item: pytest.Item) -> bool:
     )
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On a second database (INTRUDER_TEST_DATABASE_ONLY=1), run only the tests that touch it.
+def shares_a_module_fixture(item: pytest.Item) -> bool:
+    """Whether the test uses a module-scoped fixture (a trained model, a built wheel)."""
+    fixtures = getattr(item, "_fixtureinfo", None)
+    if fixtures is None:
+        return False
+    return any(
+        definition.scope == "module"
+        for definitions in fixtures.name2fixturedefs.values()
+        for definition in definitions
+    )
 
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep a module's tests on one xdist worker where they share a module fixture; on a
+    second database (INTRUDER_TEST_DATABASE_ONLY=1), run only the tests that touch it.
+
+    Under `--dist loadgroup` (scripts/test.sh) every other test goes to whichever worker is
+    free, while an expensive module fixture is built once rather than once per worker.
     scripts/test.sh runs the suite on SQLite, then again on PostgreSQL; a test that never
     reaches the database would only repeat what the first pass proved.
     """
+    for item in items:
+        if shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     if os.environ.get("INTRUDER_TEST_DATABASE_ONLY") != "1":
         return
     kept = [item for item in items if touches_database(item)]

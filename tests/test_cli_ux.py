@@ -43,6 +43,9 @@ VERBS = [
     ("attacks", "predict"),
     ("guard", "guard"),
 ]
+# Every test here runs the CLI in a child process that imports the model stack (seconds).
+pytestmark = pytest.mark.slow
+
 BAR_MARKS = ("Loading weights", "it/s]", "s/it]", "%|")
 
 

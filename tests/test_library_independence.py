@@ -50,6 +50,7 @@ def _loaded_after_importing(package: str) -> dict:
 
 
 @pytest.mark.parametrize(("package", "other"), [("anonymize", "attacks"), ("attacks", "anonymize")])
+@pytest.mark.slow  # a child process imports the library and its model stack
 def test_library_imports_without_django_intruder_or_the_other_library(package, other):
     result = _loaded_after_importing(package)
     assert len(result["modules"]) > 5  # every module was imported, not just the package

@@ -108,6 +108,7 @@ def test_window_logits_come_back_in_window_order_despite_length_grouping(tiny, t
     np.testing.assert_allclose(logits, np.stack(direct), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow  # trains twice, with a crash between
 def test_crashed_finetuning_resumes_from_its_last_checkpoint(tiny, tmp_path):
     from transformers import TrainerCallback
 

@@ -63,6 +63,8 @@ def researcher_headers(transactional_db) -> dict[str, str]:
     return {"Authorization": f"Token {Token.objects.create(user=owner).key}"}
 
 
+@pytest.mark.slow  # thousands of generated requests to a live server
+@pytest.mark.postgres
 def test_no_api_request_gives_a_server_error(live_server, researcher_headers) -> None:
     schema = schemathesis.openapi.from_url(
         f"{live_server.url}/api/schema/?format=json",

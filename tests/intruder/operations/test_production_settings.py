@@ -56,6 +56,7 @@ def manage(*args: str, env: dict[str, str], tmp_path: Path) -> subprocess.Comple
     )
 
 
+@pytest.mark.slow  # a child Django process
 def test_check_deploy_is_clean_with_the_production_environment(tmp_path) -> None:
     result = manage(
         "check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_ENV, tmp_path=tmp_path
@@ -64,6 +65,7 @@ def test_check_deploy_is_clean_with_the_production_environment(tmp_path) -> None
     assert "no issues" in result.stdout
 
 
+@pytest.mark.slow  # a child Django process
 def test_check_deploy_names_what_is_missing_without_it(tmp_path) -> None:
     result = manage("check", "--deploy", env={}, tmp_path=tmp_path)
     out = result.stdout + result.stderr
@@ -72,6 +74,7 @@ def test_check_deploy_names_what_is_missing_without_it(tmp_path) -> None:
     assert "intruder.E001" in out and result.returncode != 0
 
 
+@pytest.mark.slow  # a child Django process
 def test_the_server_refuses_to_start_on_the_public_secret_key(tmp_path) -> None:
     code = "import intruder.wsgi"
     env = {"INTRUDER_VAR_DIR": str(tmp_path), "PYTHONPATH": str(REPO), "PATH": os.environ["PATH"]}
@@ -181,6 +184,7 @@ def test_the_demo_password_works_only_in_the_demo(settings) -> None:
     assert client.post(reverse("login"), form).status_code == 302
 
 
+@pytest.mark.slow  # a child Django process
 def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(tmp_path) -> None:
     code = (
         "import django; django.setup()\n"

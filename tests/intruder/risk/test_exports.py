@@ -70,6 +70,8 @@ def test_provenance_names_version_commit_model_seed_and_counts(majority_run):
     assert provenance["counts"]["texts_judged"] == 12
 
 
+@pytest.mark.slow  # draws the PDF
+@pytest.mark.postgres
 def test_a_tex_like_target_name_renders_as_typed_on_the_page_and_in_every_file(majority_run):
     run = majority_run
     name = r"$\frac{a}$ Orlena_1 ^2"

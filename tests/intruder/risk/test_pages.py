@@ -36,6 +36,8 @@ def test_risk_page_shows_the_report_with_plots_and_downloads(study_with_run):
     assert reverse("risk-download", args=[study.slug, run.pk, "report.pdf"]) not in body
 
 
+@pytest.mark.slow  # draws the PDF
+@pytest.mark.postgres
 def test_the_pdf_is_made_by_a_job_and_linked_until_the_data_change(study_with_run):
     from intruder.models import ReportFile
 
@@ -321,6 +323,8 @@ def test_api_hides_other_researchers_runs_and_refuses_viewers(study_with_run):
     assert refused.status_code == 403
 
 
+@pytest.mark.slow  # draws the PDF
+@pytest.mark.postgres
 def test_risk_report_command_writes_html_pdf_tables_and_summary(study_with_run, tmp_path):
     study, _ = study_with_run
     call_command("risk_report", study.slug, "--out", str(tmp_path))
