@@ -57,8 +57,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     scripts/test.sh runs the suite on SQLite, then again on PostgreSQL; a test that never
     reaches the database would only repeat what the first pass proved.
     """
+    grouping = config.pluginmanager.has_plugin("xdist")
     for item in items:
-        if shares_a_module_fixture(item):
+        if grouping and shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     if os.environ.get("INTRUDER_TEST_DATABASE_ONLY") != "1":
         return

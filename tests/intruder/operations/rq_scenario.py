@@ -2,6 +2,8 @@
 
     python -m tests.intruder.operations.rq_scenario start   -> {"run": .., "job": ..}
     python -m tests.intruder.operations.rq_scenario state RUN -> the run's jobs and results
+    python -m tests.intruder.operations.rq_scenario wait RUN S -> the state once the run's job
+                                                                 ended (or after S seconds)
     python -m tests.intruder.operations.rq_scenario worker  -> `manage.py run_worker`
 
 The database and the backend come from the environment (DATABASE_URL,
@@ -84,6 +86,19 @@ def state(run_id: int) -> dict[str, Any]:
     }
 
 
+def wait(run_id: int, seconds: float) -> dict[str, Any]:
+    """Return the run's state once its job succeeded or failed, or after `seconds`.
+
+    One process polls (a process per poll would start Django every half second).
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        current = state(run_id)
+        if current["job"]["status"] in ("succeeded", "failed") or time.monotonic() > deadline:
+            return current
+        time.sleep(0.25)
+
+
 def _slow_attacks() -> None:
     """Install the test hooks (see the module docstring) on the attack registry."""
     import attacks.registry
@@ -119,6 +134,8 @@ def main(argv: list[str]) -> None:
         print(json.dumps(start()))
     elif command == "state":
         print(json.dumps(state(int(argv[1]))))
+    elif command == "wait":
+        print(json.dumps(wait(int(argv[1]), float(argv[2]))))
     elif command == "worker":
         from django.core.management import call_command
 

@@ -169,13 +169,13 @@ def wait_for(check: Callable[[], Any], what: str, workers: Workers) -> Any:
     pytest.fail(f"timed out waiting for {what}; worker logs:\n{workers.logs()}")
 
 
-def finished(env: dict[str, str], run: int) -> Callable[[], dict[str, Any] | None]:
-    def check() -> dict[str, Any] | None:
-        state = scenario(env, "state", str(run))
-        assert state["job"]["status"] != "failed", state["job"]["error"]
-        return state if state["job"]["status"] == "succeeded" else None
-
-    return check
+def finished(env: dict[str, str], run: int, workers: Workers) -> dict[str, Any]:
+    """Return the run's state once its job succeeded; fail with the worker logs otherwise."""
+    state = scenario(env, "wait", str(run), str(WAIT_S - 10))
+    status = state["job"]["status"]
+    if status != "succeeded":
+        pytest.fail(f"run {run} ended {status}: {state['job']['error']}\n{workers.logs()}")
+    return state
 
 
 def comparable(state: dict[str, Any]) -> dict[str, Any]:
@@ -195,7 +195,7 @@ def test_two_rq_workers_share_an_attack_run_by_fold_with_the_embedded_workers_ou
     for _ in range(2):
         workers.start(env, INTRUDER_TEST_FIT_DELAY="0.5")
     started = scenario(env, "start")
-    shared = wait_for(finished(env, started["run"]), "the run on two RQ workers", workers)
+    shared = finished(env, started["run"], workers)
 
     folds = shared["folds"]
     assert [f["fold"] for f in folds] == [0, 1, 2, 3]
@@ -242,7 +242,7 @@ def test_a_killed_rq_workers_run_is_retried_by_another_and_resumes_without_dupli
     # A fresh worker sees the stale heartbeats (after 3 s here), re-queues the jobs onto the
     # RQ queue and runs them, skipping what the dead worker stored.
     workers.start(env, INTRUDER_JOB_STALE_MINUTES="0.05")
-    after = wait_for(finished(env, started["run"]), "the retried run", workers)
+    after = finished(env, started["run"], workers)
 
     assert after["job"]["attempts"] == 2
     keys = [tuple(row[:3]) for row in after["rows"]]
