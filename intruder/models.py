@@ -666,6 +666,7 @@ class Job(models.Model):
         LLM_INTRUDER_STUDY = "llm_intruder_study", "Open-world LLM intruder"
         ANNOTATION_EVALUATE = "annotation_evaluate", "Evaluate an anonymizer on annotations"
         RISK_REPORT_PDF = "risk_report_pdf", "Draw a risk report's PDF"
+        REFRESH_REPORTS = "refresh_reports", "Refresh the study's reports"
 
     kind = models.CharField(max_length=50, choices=Kind.choices)
     study = models.ForeignKey(
@@ -849,6 +850,42 @@ class ReportFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} of run {self.run_id}"
+
+
+class ComputedReport(models.Model):
+    """The newest computed report behind a researcher page (risk, analysis) of a study.
+
+    Computing one takes seconds, so the `refresh_reports` job makes it and web and worker
+    processes share it here; `data_version` (`study_data_version`) says which data it was
+    computed from, so a page tells a current report from an older one, which it shows
+    labelled while the job computes the fresh one. One row per report, replaced in place.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="computed_reports")
+    name = models.CharField(max_length=50, help_text="The report, e.g. risk-page.")
+    args = models.CharField(max_length=200, blank=True, help_text="Its arguments (a run id).")
+    data_version = models.CharField(
+        max_length=64, help_text="intruder.selectors.report_cache.study_data_version"
+    )
+    content = models.BinaryField(help_text="The computed report, pickled.")
+    judgments = models.PositiveIntegerField(
+        default=0, help_text="How many judgments the study had when it was computed."
+    )
+    computed_at = models.DateTimeField()
+    compute_ms = models.PositiveIntegerField(default=0)
+    requested_at = models.DateTimeField(
+        null=True, blank=True, help_text="A page asked for a fresh one (the job clears it)."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "name", "args"], name="computed_report_once_per_study"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}{self.args} of study {self.study_id}"
 
 
 class ProlificStudyState(models.Model):

@@ -39,9 +39,9 @@ REPORT_CACHE_SECONDS = 6 * 3600
 T = TypeVar("T")
 
 
-# Jobs that only render what the reports compute (the PDF) and feed none of them: their
-# rows must not change the version their output is stored under.
-OUTPUT_JOB_KINDS = (Job.Kind.RISK_REPORT_PDF,)
+# Jobs that only render or store what the reports compute (the PDF, the stored page reports)
+# and feed none of them: their rows must not change the version their output is stored under.
+OUTPUT_JOB_KINDS = (Job.Kind.RISK_REPORT_PDF, Job.Kind.REFRESH_REPORTS)
 # Columns that change without changing any report: a participant's last request (every page
 # they load) and the resubmission form state, a running job's heartbeat and host.
 VOLATILE_COLUMNS = {"last_seen_at", "form_state", "heartbeat_at", "worker"}
