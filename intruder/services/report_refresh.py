@@ -36,8 +36,8 @@ from intruder.services.jobs import Progress, job_start
 # Rounds of the job: data that keep changing while it computes get at most this many passes
 # (the page queues another job when it finds the result behind again).
 MAX_ROUNDS = 3
-# Finished refresh jobs kept per study (for the job list); older ones are deleted.
-KEEP_FINISHED_JOBS = 3
+# Refresh jobs kept per study (for the job list); older finished ones are deleted.
+KEEP_JOBS = 3
 
 
 @dataclass
@@ -213,10 +213,8 @@ def _parse_args(text: str) -> tuple[Any, ...]:
 
 def _forget_old_jobs(study: Study) -> None:
     """Delete the study's finished refresh jobs but the newest few (one per data change)."""
-    finished = Job.objects.filter(study=study, kind=Job.Kind.REFRESH_REPORTS).exclude(
+    refreshes = Job.objects.filter(study=study, kind=Job.Kind.REFRESH_REPORTS)
+    newest = list(refreshes.order_by("-created_at", "-pk").values_list("pk", flat=True)[:KEEP_JOBS])
+    refreshes.exclude(pk__in=newest).exclude(
         status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
-    )
-    keep = list(
-        finished.order_by("-created_at", "-pk").values_list("pk", flat=True)[:KEEP_FINISHED_JOBS]
-    )
-    finished.exclude(pk__in=keep).delete()
+    ).delete()
