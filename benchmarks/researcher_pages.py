@@ -11,14 +11,15 @@ percentile.
 Test client, in one process, interleaved per repeat: each page once with the report caches
 off ("recompute": every request computes its report, plots and agreement, as every request
 did before the caches) and once with them on ("cached"). "first" is a page's first request
-in a process whose own cache is empty (the risk and analysis pages read the report the
-database stores; the agreement computes).
+in a process whose own cache is empty (the risk, analysis and agreement pages read the
+report the database stores).
 
-First view after a data change (`refresh_pass`, the risk and analysis pages): a rescoring
-flips one judgment (rolled back after), then the request that computes the report (the path
-before issue 25 target 2) is timed against the request that shows the stored older report,
-labelled, and queues the `refresh_reports` job; the job's compute and the next view are
-timed too. Wall and CPU time.
+First view after a data change (`refresh_pass`, the risk, analysis and agreement pages): a
+rescoring flips one judgment, or one submitted annotation is reopened (rolled back after);
+then the request that computes the report (the path before issue 25 target 2) is timed
+against the request that shows the stored older report, labelled, and queues the
+`refresh_reports` job; the job's compute and the next view are timed too. Wall and CPU.
+
 The PDF row times what the `risk_report_pdf` job draws (and what the download did in the
 request before), beside the download of the stored file.
 
@@ -189,6 +190,16 @@ def _flip_one_judgment() -> None:
     )
 
 
+def _reopen_one_annotation() -> None:
+    """Change the demo annotation project's data: one submitted annotation is reopened."""
+    from intruder.annotation.models import Task
+
+    first = Task.objects.filter(document__project__slug=DEMO_PROJECT, status="submitted")
+    Task.objects.filter(pk__in=list(first.order_by("pk").values_list("pk", flat=True)[:1])).update(
+        status="active"
+    )
+
+
 def _timed(action: Any) -> tuple[Any, float, float]:
     """Return action(), its wall and CPU milliseconds."""
     wall, cpu = time.perf_counter(), time.process_time()
@@ -198,6 +209,9 @@ def _timed(action: Any) -> tuple[Any, float, float]:
 
 def refresh_pass(repeats: int) -> dict[str, Any]:
     """Time the first view of each report page after a data change, before and after.
+
+    The change: a rescoring flips one judgment of the demo study (risk, analysis), one
+    submitted annotation of the demo project is reopened (agreement).
 
     Before (as every first view after a change was until issue 25 target 2, and as a report's
     very first view still is): the request computes the report. After: the request shows the
@@ -212,6 +226,7 @@ def refresh_pass(repeats: int) -> dict[str, Any]:
     from django.test import Client
     from django.test.utils import setup_test_environment
 
+    from intruder.annotation.models import Project
     from intruder.models import ComputedReport, Job, Study
     from intruder.services.jobs import job_execute
 
@@ -220,7 +235,15 @@ def refresh_pass(repeats: int) -> dict[str, Any]:
     client = Client()
     client.force_login(get_user_model().objects.get(username="researcher"))
     study = Study.objects.get(slug=DEMO_STUDY)
-    urls = {n: u for n, u in pages().items() if n in ("analysis", "risk")}
+    project = Project.objects.get(slug=DEMO_PROJECT)
+    urls = {n: u for n, u in pages().items() if n in ("analysis", "risk", "agreement")}
+    owners = {
+        "analysis": {"study": study},
+        "risk": {"study": study},
+        "agreement": {"project": project},
+    }
+    changes = {"analysis": _flip_one_judgment, "risk": _flip_one_judgment}
+    changes["agreement"] = _reopen_one_annotation
     steps = ("compute in the request", "view after the change", "job computes", "next view")
     times = {n: {step: {"wall": [], "cpu": []} for step in steps} for n in urls}
 
@@ -235,16 +258,16 @@ def refresh_pass(repeats: int) -> dict[str, Any]:
             for mode in ("before", "after") if repeat % 2 else ("after", "before"):
                 try:
                     with transaction.atomic():
-                        _flip_one_judgment()
+                        changes[name]()
                         if mode == "before":
-                            ComputedReport.objects.filter(study=study).delete()
+                            ComputedReport.objects.filter(**owners[name]).delete()
                             response, wall, cpu = _timed(lambda u=url: client.get(u))
                             record(name, steps[0], wall, cpu)
                             raise _RollBack
                         response, wall, cpu = _timed(lambda u=url: client.get(u))
                         assert "Not yet updated" in response.content.decode(), name
                         record(name, steps[1], wall, cpu)
-                        job = Job.objects.get(study=study, kind="refresh_reports", status="queued")
+                        job = Job.objects.get(kind="refresh_reports", status="queued")
                         job, wall, cpu = _timed(lambda j=job: job_execute(j.pk))
                         assert job.status == "succeeded", job.error
                         record(name, steps[2], wall, cpu)

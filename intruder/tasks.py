@@ -102,11 +102,9 @@ def risk_report_pdf(job: Job, progress: Progress) -> dict[str, Any]:
 
 @register_task(Job.Kind.REFRESH_REPORTS)
 def refresh_reports(job: Job, progress: Progress) -> dict[str, Any]:
-    """Recompute the study's report pages that a page found behind the data, and store them
-    where every web process reads them."""
-    if job.study is None:
-        raise ValueError("refresh_reports needs a study")
-    return report_refresh.reports_refresh(study=job.study, progress=progress)
+    """Recompute the report pages of the job's study (or annotation project) that a page
+    found behind the data, and store them where every web process reads them."""
+    return report_refresh.reports_refresh_job(job=job, progress=progress)
 
 
 @register_task(Job.Kind.GUARD_STUDY)

@@ -83,6 +83,15 @@ def study_data_version(study: Study) -> str:
     return digest.hexdigest()
 
 
+def project_data_version(project: Any) -> str:
+    """Return a digest of what an annotation project's agreement reads: every submitted
+    annotation of its annotators (the adjudicated gold layer left out, as agreement does)."""
+    from intruder.annotation.selectors import project_gold
+
+    gold = project_gold(project=project, include_adjudicated=False)
+    return hashlib.sha256(f"v{REPORT_CACHE_VERSION}|{gold!r}".encode()).hexdigest()
+
+
 def cached_for_inputs(name: str, inputs: Any, compute: Callable[[], T]) -> T:
     """Return `compute()`, cached under a digest of `inputs` (dataclasses and plain values
     whose repr shows every field): the key is the input itself, so it cannot go stale."""

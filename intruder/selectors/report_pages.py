@@ -1,4 +1,4 @@
-"""The computed part of the researcher report pages (risk, analysis), by report name.
+"""The computed part of the researcher report pages (risk, analysis, annotation agreement).
 
 Each is a pure function of the study's rows and its arguments that costs seconds of
 statistics and plotting; `intruder.services.report_refresh` runs them in the request (a
@@ -24,6 +24,7 @@ from intruder.services.analysis_jobs import construct_loss_latest
 
 ANALYSIS_PAGE = "analysis-page"
 RISK_PAGE = "risk-page"
+AGREEMENT_PAGE = "agreement-page"
 # Tables shown folded on the analysis page (long, or for downloading more than reading).
 FOLDED_TABLES = frozenset({"per_text", "anonymisability_features", "rates_target"})
 
@@ -97,10 +98,19 @@ def risk_page_parts(study: Study, args: tuple[Any, ...]) -> dict[str, Any]:
     return {**report_context(cached_run_report(run)), **frontier_context(run)}
 
 
-# name -> compute(study, args): every report the refresh job can make.
-PAGE_REPORTS: dict[str, Callable[[Study, tuple[Any, ...]], dict[str, Any]]] = {
+def agreement_page_result(project: Any, args: tuple[Any, ...] = ()) -> dict[str, Any]:
+    """Return an annotation project's inter-annotator agreement (the gold layer left out)."""
+    from anonymize.annotations.agreement import project_agreement
+    from intruder.annotation.selectors import project_gold
+
+    return project_agreement(project_gold(project=project, include_adjudicated=False))
+
+
+# name -> compute(study or annotation project, args): every report the refresh job can make.
+PAGE_REPORTS: dict[str, Callable[[Any, tuple[Any, ...]], dict[str, Any]]] = {
     ANALYSIS_PAGE: analysis_page_parts,
     RISK_PAGE: risk_page_parts,
+    AGREEMENT_PAGE: agreement_page_result,
 }
 
 # A report whose arguments name a row that is gone (a deleted run) is dropped, not failed.

@@ -19,7 +19,7 @@ from tests.intruder.risk_fixtures import add_judgments, finished_cheap_run, risk
 pytestmark = pytest.mark.django_db
 
 STALE_LABEL = "Not yet updated"
-CURRENT_LABEL = "the study's current data"
+CURRENT_LABEL = "the current data"
 
 
 @pytest.fixture
@@ -43,6 +43,11 @@ def run_refresh_jobs() -> list[Job]:
     return [jobs.job_execute(job.pk, heartbeat_interval_s=None) for job in queued]
 
 
+def start_refresh(study) -> tuple[Job, bool]:
+    """Queue the study's refresh job as a page does (the only one while it is active)."""
+    return report_refresh.reports_refresh_start(owner=report_refresh.ReportOwner(study=study))
+
+
 def test_a_refresh_job_does_not_change_the_data_version(judged_study):
     before = study_data_version(judged_study)
     make_job(study=judged_study, kind=Job.Kind.REFRESH_REPORTS)
@@ -52,7 +57,7 @@ def test_a_refresh_job_does_not_change_the_data_version(judged_study):
 def test_a_first_view_computes_and_stores_the_report(judged_study):
     shown = report_refresh.page_report(study=judged_study, name=report_pages.ANALYSIS_PAGE)
     assert shown.current and shown.job is None
-    assert shown.judgments_then == Judgment.objects.filter(participant__study=judged_study).count()
+    assert shown.count_then == Judgment.objects.filter(participant__study=judged_study).count()
     row = ComputedReport.objects.get(study=judged_study)
     assert row.data_version == study_data_version(judged_study)
     assert not Job.objects.filter(kind=Job.Kind.REFRESH_REPORTS).exists()
@@ -72,14 +77,14 @@ def test_after_a_change_the_older_report_is_shown_and_one_job_computes_the_curre
 
     monkeypatch.setitem(report_pages.PAGE_REPORTS, name, no_compute)
     stale = report_refresh.page_report(study=judged_study, name=name)
-    assert not stale.current and stale.new_judgments == 1
+    assert not stale.current and stale.count_new == 1
     assert stale.value["summary"]["overall"]["n_judgments"] == n_before
     assert stale.job is not None and stale.job.status == Job.Status.QUEUED
 
     # A burst of changes and views queues no second job: the queued one computes them all.
     add_one_judgment(judged_study)
     again = report_refresh.page_report(study=judged_study, name=name)
-    assert again.job.pk == stale.job.pk and again.new_judgments == 2
+    assert again.job.pk == stale.job.pk and again.count_new == 2
     assert Job.objects.filter(kind=Job.Kind.REFRESH_REPORTS).count() == 1
 
     monkeypatch.undo()
@@ -101,7 +106,7 @@ def test_the_job_computes_only_reports_a_page_asked_for_and_drops_a_deleted_runs
     report_refresh.page_report(study=judged_study, name=report_pages.ANALYSIS_PAGE)
     add_one_judgment(judged_study)
     # Nobody looked since the change: the job has nothing to do for the analysis page.
-    job, created = report_refresh.reports_refresh_start(study=judged_study)
+    job, created = start_refresh(judged_study)
     assert created
     assert jobs.job_execute(job.pk, heartbeat_interval_s=None).result == {
         "computed": [],
@@ -116,7 +121,7 @@ def test_the_job_computes_only_reports_a_page_asked_for_and_drops_a_deleted_runs
         computed_at=job.created_at,
         requested_at=job.created_at,
     )
-    job, _ = report_refresh.reports_refresh_start(study=judged_study)
+    job, _ = start_refresh(judged_study)
     result = jobs.job_execute(job.pk, heartbeat_interval_s=None).result
     assert result["dropped"] == ["risk-page(987654,)"]
     assert not ComputedReport.objects.filter(pk=gone.pk).exists()
@@ -124,7 +129,7 @@ def test_the_job_computes_only_reports_a_page_asked_for_and_drops_a_deleted_runs
 
 def test_old_refresh_jobs_are_forgotten(judged_study):
     for _ in range(report_refresh.KEEP_JOBS + 2):
-        job, _ = report_refresh.reports_refresh_start(study=judged_study)
+        job, _ = start_refresh(judged_study)
         jobs.job_execute(job.pk, heartbeat_interval_s=None)
     kept = Job.objects.filter(study=judged_study, kind=Job.Kind.REFRESH_REPORTS)
     assert kept.count() == report_refresh.KEEP_JOBS
@@ -171,7 +176,7 @@ def test_risk_page_labels_an_older_report_and_its_downloads_stay_current():
     study.identification_threshold = 0.1
     study.save()
     body = client.get(url).content.decode()
-    assert STALE_LABEL in body and "the study's data changed since" in body
+    assert STALE_LABEL in body and "the data changed since" in body
     assert "Persons most at risk" in body  # the older report, not a blank page
     assert client.get(summary_url).content != before  # the download is of the current data
     [job] = run_refresh_jobs()
