@@ -335,8 +335,6 @@ def agreement(request: HttpRequest, slug: str) -> HttpResponse:
     shown = page_report(project=project, name=AGREEMENT_PAGE, user=request.user)
     if shown.job is not None and not owns_study_less_job(request.user, shown.job):
         shown.job = None  # its progress is its starter's to poll; the label still shows
-    if shown.job is not None:
-        shown.job.waiting_note = no_worker_note(shown.job)
     context = {"project": project, "result": shown.value, "shown": shown}
     return render(request, "annotation/agreement.html", context)
 

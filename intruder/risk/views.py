@@ -115,8 +115,6 @@ def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
     if run is not None and run.results.exists():
         # Seconds of statistics and plots: stored per data version, refreshed by a job.
         shown = page_report(study=study, name=RISK_PAGE, args=(run.pk,), user=request.user)
-        if shown.job is not None:
-            shown.job.waiting_note = no_worker_note(shown.job)
         context |= {**shown.value, "shown": shown}
         pdf_job = report_files.report_pdf_job(run)
         if pdf_job is not None:

@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from intruder.annotation.models import Project, Task
 from intruder.models import ComputedReport, Job, Judgment, Study
+from intruder.selectors.jobs import no_worker_note
 from intruder.selectors.report_cache import (
     REPORT_CACHE_SECONDS,
     project_data_version,
@@ -236,6 +237,7 @@ def page_report(
     # Always the newest request: the job keeps a report requested while it was computing.
     ComputedReport.objects.filter(pk=row.pk).update(requested_at=timezone.now())
     job, _ = reports_refresh_start(owner=owner, user=user)
+    job.waiting_note = no_worker_note(job)  # "no worker has picked this job up", if so
     return PageReport(
         _load(row), False, row.computed_at, row.judgments, owner.count(), owner.noun, job
     )

@@ -23,7 +23,7 @@ from intruder.analysis.paper import PAPER_AGREEMENT
 from intruder.analysis.report import TABLE_TITLES, records
 from intruder.models import Job
 from intruder.selectors.access import role_can_edit
-from intruder.selectors.jobs import no_worker_note, study_jobs
+from intruder.selectors.jobs import study_jobs
 from intruder.selectors.report_pages import ANALYSIS_PAGE
 from intruder.services.analysis_jobs import CONSTRUCT_TABLES, construct_loss_job_start
 from intruder.services.report_refresh import page_report, report_current
@@ -38,8 +38,6 @@ def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     # Seconds of statistics and plots: stored per data version, refreshed by a job.
     shown = page_report(study=study, name=ANALYSIS_PAGE, user=request.user)
     parts = shown.value
-    if shown.job is not None:
-        shown.job.waiting_note = no_worker_note(shown.job)
     if "input_error" in parts:
         return render(
             request,
