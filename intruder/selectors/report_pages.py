@@ -25,6 +25,7 @@ from intruder.services.analysis_jobs import construct_loss_latest
 ANALYSIS_PAGE = "analysis-page"
 RISK_PAGE = "risk-page"
 AGREEMENT_PAGE = "agreement-page"
+RISK_REPORT = "risk-report"  # not a page: the report behind the risk page and its downloads
 # Tables shown folded on the analysis page (long, or for downloading more than reading).
 FOLDED_TABLES = frozenset({"per_text", "anonymisability_features", "rates_target"})
 
@@ -106,10 +107,18 @@ def agreement_page_result(project: Any, args: tuple[Any, ...] = ()) -> dict[str,
     return project_agreement(project_gold(project=project, include_adjudicated=False))
 
 
+def risk_report(study: Study, args: tuple[Any, ...]) -> Any:
+    """Return the human-vs-machine report of the run `args[0]` (the risk downloads' source)."""
+    from intruder.risk.selectors import run_report
+
+    return run_report(study.attack_runs.select_related("job", "study").get(pk=args[0]))
+
+
 # name -> compute(study or annotation project, args): every report the refresh job can make.
-PAGE_REPORTS: dict[str, Callable[[Any, tuple[Any, ...]], dict[str, Any]]] = {
+PAGE_REPORTS: dict[str, Callable[[Any, tuple[Any, ...]], Any]] = {
     ANALYSIS_PAGE: analysis_page_parts,
     RISK_PAGE: risk_page_parts,
+    RISK_REPORT: risk_report,
     AGREEMENT_PAGE: agreement_page_result,
 }
 

@@ -37,6 +37,10 @@ def add_one_judgment(study) -> Judgment:
     return make_judgment(participant=participant, text=text, slot=slot, cosine=0.0)
 
 
+def no_compute(*args, **kwargs):
+    raise AssertionError("a report was computed in the request")
+
+
 def run_refresh_jobs() -> list[Job]:
     """Run every queued refresh job as the worker would, in this process."""
     queued = Job.objects.filter(kind=Job.Kind.REFRESH_REPORTS, status=Job.Status.QUEUED)
@@ -72,9 +76,6 @@ def test_after_a_change_the_older_report_is_shown_and_one_job_computes_the_curre
     add_one_judgment(judged_study)
 
     # The request computes nothing: the older report comes back, labelled, with the job.
-    def no_compute(*args, **kwargs):
-        raise AssertionError("the page computed a report in the request")
-
     monkeypatch.setitem(report_pages.PAGE_REPORTS, name, no_compute)
     stale = report_refresh.page_report(study=judged_study, name=name)
     assert not stale.current and stale.count_new == 1
@@ -164,7 +165,7 @@ def test_analysis_downloads_use_the_current_data_while_the_page_is_behind(judged
     assert json.loads(client.get(summary_url).content)["overall"]["n_judgments"] == n_before + 1
 
 
-def test_risk_page_labels_an_older_report_and_its_downloads_stay_current():
+def test_risk_page_labels_an_older_report_and_its_downloads_stay_current(monkeypatch):
     run = finished_cheap_run(["textwash-model", "clear"])
     study = run.study
     client = logged_in(study.owner)
@@ -178,9 +179,14 @@ def test_risk_page_labels_an_older_report_and_its_downloads_stay_current():
     body = client.get(url).content.decode()
     assert STALE_LABEL in body and "the data changed since" in body
     assert "Persons most at risk" in body  # the older report, not a blank page
-    assert client.get(summary_url).content != before  # the download is of the current data
+    current_summary = client.get(summary_url).content
+    assert current_summary != before  # the download is of the current data
     [job] = run_refresh_jobs()
     assert job.status == Job.Status.SUCCEEDED, job.error
     assert job.result["computed"] == [f"risk-page({run.pk},)"]
     body = client.get(url).content.decode()
     assert CURRENT_LABEL in body and STALE_LABEL not in body
+    # The job stored the run's report too: a download in another process reads it.
+    cache.clear()
+    monkeypatch.setitem(report_pages.PAGE_REPORTS, report_pages.RISK_REPORT, no_compute)
+    assert client.get(summary_url).content == current_summary
