@@ -89,14 +89,14 @@ def analysis_page_parts(study: Study, args: tuple[Any, ...] = ()) -> dict[str, A
     }
 
 
-def risk_page_parts(study: Study, args: tuple[Any, ...]) -> dict[str, Any]:
-    """Return the computed part of the risk page for the run `args[0]` of the study."""
+def risk_page_parts(study: Study, args: tuple[Any, ...], report: Any) -> dict[str, Any]:
+    """Return the computed part of the risk page for the run `args[0]` of the study, drawn
+    from that run's `report` (DRAWN_FROM)."""
     from intruder.risk.rendering import report_context
     from intruder.selectors.frontier import frontier_context
-    from intruder.services.report_files import cached_run_report
 
     run = study.attack_runs.select_related("job", "study").get(pk=args[0])
-    return {**report_context(cached_run_report(run)), **frontier_context(run)}
+    return {**report_context(report), **frontier_context(run)}
 
 
 def agreement_page_result(project: Any, args: tuple[Any, ...] = ()) -> dict[str, Any]:
@@ -114,13 +114,18 @@ def risk_report(study: Study, args: tuple[Any, ...]) -> Any:
     return run_report(study.attack_runs.select_related("job", "study").get(pk=args[0]))
 
 
-# name -> compute(study or annotation project, args): every report the refresh job can make.
-PAGE_REPORTS: dict[str, Callable[[Any, tuple[Any, ...]], Any]] = {
+# name -> compute(study or annotation project, args[, report]): every report the refresh job
+# can make.
+PAGE_REPORTS: dict[str, Callable[..., Any]] = {
     ANALYSIS_PAGE: analysis_page_parts,
     RISK_PAGE: risk_page_parts,
     RISK_REPORT: risk_report,
     AGREEMENT_PAGE: agreement_page_result,
 }
+
+# A page drawn from another stored report (same arguments) gets it as a third argument, so
+# the report behind the risk page is stored too and the downloads read it.
+DRAWN_FROM = {RISK_PAGE: RISK_REPORT}
 
 # A report whose arguments name a row that is gone (a deleted run) is dropped, not failed.
 GONE_ERRORS: tuple[type[Exception], ...] = (AttackRun.DoesNotExist,)

@@ -37,7 +37,7 @@ from intruder.selectors.report_cache import (
     project_data_version,
     study_data_version,
 )
-from intruder.selectors.report_pages import GONE_ERRORS, PAGE_REPORTS
+from intruder.selectors.report_pages import DRAWN_FROM, GONE_ERRORS, PAGE_REPORTS
 from intruder.services.jobs import JobAlreadyActive, Progress, job_enqueue, job_start
 
 # Rounds of the job: data that keep changing while it computes get at most this many passes
@@ -149,7 +149,9 @@ def _compute_and_store(
     version = owner.version()
     count = owner.count()
     start = time.perf_counter()
-    value = PAGE_REPORTS[name](owner.subject, args)
+    source = DRAWN_FROM.get(name)
+    drawn_from = [report_current(owner.study, source, args)] if source else []
+    value = PAGE_REPORTS[name](owner.subject, args, *drawn_from)
     fields = {
         "data_version": version,
         "content": pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL),
