@@ -10,8 +10,16 @@ percentile.
 
 Test client, in one process, interleaved per repeat: each page once with the report caches
 off ("recompute": every request computes its report, plots and agreement, as every request
-did before the caches) and once with them on ("cached"). The first cached request of a page
-computes and stores (the cost after any change of the study's data; reported as "first").
+did before the caches) and once with them on ("cached"). "first" is a page's first request
+in a process whose own cache is empty (the risk, analysis and agreement pages read the
+report the database stores).
+
+First view after a data change (`refresh_pass`, the risk, analysis and agreement pages): a
+rescoring flips one judgment, or one submitted annotation is reopened (rolled back after);
+then the request that computes the report (the path before issue 25 target 2) is timed
+against the request that shows the stored older report, labelled, and queues the
+`refresh_reports` job; the job's compute and the next view are timed too. Wall and CPU.
+
 The PDF row times what the `risk_report_pdf` job draws (and what the download did in the
 request before), beside the download of the stored file.
 
@@ -23,6 +31,7 @@ after one warm-up pass, timed at the client (loopback adds about a millisecond).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -107,7 +116,7 @@ def test_client_pass(repeats: int, only: list[str] | None = None) -> dict[str, A
     from intruder.risk.rendering import pdf_bytes
     from intruder.risk.selectors import run_report
     from intruder.selectors import report_cache
-    from intruder.services import report_files
+    from intruder.services import report_files, report_refresh
 
     setup_test_environment()
     client = Client()
@@ -116,6 +125,7 @@ def test_client_pass(repeats: int, only: list[str] | None = None) -> dict[str, A
     run = AttackRun.objects.filter(study__slug=DEMO_STUDY, purpose="report").order_by("-pk")[0]
     report_files.report_pdf_make(run=run)  # the download serves the stored file
     real_cache, dummy = report_cache.cache, DummyCache("dummy", {})
+    real_stored = report_refresh._stored
     times: dict[str, dict[str, list[float]]] = {n: {"recompute": [], "cached": []} for n in urls}
     first: dict[str, float] = {}
     statuses: dict[str, int] = {}
@@ -131,12 +141,16 @@ def test_client_pass(repeats: int, only: list[str] | None = None) -> dict[str, A
     for repeat in range(repeats):
         for name, url in urls.items():
             for mode in ("recompute", "cached") if repeat % 2 else ("cached", "recompute"):
-                report_cache.cache = dummy if mode == "recompute" else real_cache
+                recompute = mode == "recompute"
+                report_cache.cache = report_refresh.cache = dummy if recompute else real_cache
+                # Recompute: as if no report were stored (a first view computes in the request).
+                report_refresh._stored = (lambda *a: None) if recompute else real_stored
                 start = time.perf_counter()
                 response = client.get(url)
                 times[name][mode].append(1000 * (time.perf_counter() - start))
                 statuses[name] = response.status_code
-    report_cache.cache = real_cache
+    report_cache.cache = report_refresh.cache = real_cache
+    report_refresh._stored = real_stored
     pdf: dict[str, list[float]] = {"in the request before (report + draw)": [], "job draws": []}
     for _ in range(0 if only else max(1, repeats // 5)):
         start = time.perf_counter()
@@ -157,6 +171,122 @@ def test_client_pass(repeats: int, only: list[str] | None = None) -> dict[str, A
             for name, url in urls.items()
         },
         "pdf_drawing": {k: summary(v) for k, v in pdf.items() if v},
+    }
+
+
+class _RollBack(Exception):
+    """Undo one measured data change (the benchmark leaves the demo's data as they were)."""
+
+
+def _flip_one_judgment() -> None:
+    """Change the demo study's data as a rescoring does: one judgment's outcome flips."""
+    from django.db.models import Case, Value, When
+
+    from intruder.models import Judgment
+
+    first = Judgment.objects.filter(participant__study__slug=DEMO_STUDY).order_by("pk")[:1]
+    Judgment.objects.filter(pk__in=list(first.values_list("pk", flat=True))).update(
+        identified=Case(When(identified=True, then=Value(False)), default=Value(True))
+    )
+
+
+def _reopen_one_annotation() -> None:
+    """Change the demo annotation project's data: one submitted annotation is reopened."""
+    from intruder.annotation.models import Task
+
+    first = Task.objects.filter(document__project__slug=DEMO_PROJECT, status="submitted")
+    Task.objects.filter(pk__in=list(first.order_by("pk").values_list("pk", flat=True)[:1])).update(
+        status="active"
+    )
+
+
+def _timed(action: Any) -> tuple[Any, float, float]:
+    """Return action(), its wall and CPU milliseconds."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    value = action()
+    return value, 1000 * (time.perf_counter() - wall), 1000 * (time.process_time() - cpu)
+
+
+def refresh_pass(repeats: int) -> dict[str, Any]:
+    """Time the first view of each report page after a data change, before and after.
+
+    The change: a rescoring flips one judgment of the demo study (risk, analysis), one
+    submitted annotation of the demo project is reopened (agreement).
+
+    Before (as every first view after a change was until issue 25 target 2, and as a report's
+    very first view still is): the request computes the report. After: the request shows the
+    stored older report, labelled, and queues the refresh job; the job's compute (run here in
+    process, as `run_worker` does) and the next view, in a process whose own cache is empty
+    (it reads the job's report from the shared store), are timed too. Interleaved per repeat;
+    each change is rolled back.
+    """
+    from django.contrib.auth import get_user_model
+    from django.core.cache import cache
+    from django.db import transaction
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+
+    from intruder.annotation.models import Project
+    from intruder.models import ComputedReport, Job, Study
+    from intruder.services.jobs import job_execute
+
+    with contextlib.suppress(RuntimeError):  # the test client pass set it up already
+        setup_test_environment()
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="researcher"))
+    study = Study.objects.get(slug=DEMO_STUDY)
+    project = Project.objects.get(slug=DEMO_PROJECT)
+    urls = {n: u for n, u in pages().items() if n in ("analysis", "risk", "agreement")}
+    owners = {
+        "analysis": {"study": study},
+        "risk": {"study": study},
+        "agreement": {"project": project},
+    }
+    changes = {"analysis": _flip_one_judgment, "risk": _flip_one_judgment}
+    changes["agreement"] = _reopen_one_annotation
+    steps = ("compute in the request", "view after the change", "job computes", "next view")
+    times = {n: {step: {"wall": [], "cpu": []} for step in steps} for n in urls}
+
+    def record(name: str, step: str, wall: float, cpu: float) -> None:
+        times[name][step]["wall"].append(wall)
+        times[name][step]["cpu"].append(cpu)
+
+    for url in urls.values():  # stored reports of the current data, as after any view
+        client.get(url)
+    for repeat in range(repeats):
+        for name, url in urls.items():
+            for mode in ("before", "after") if repeat % 2 else ("after", "before"):
+                try:
+                    with transaction.atomic():
+                        changes[name]()
+                        if mode == "before":
+                            ComputedReport.objects.filter(**owners[name]).delete()
+                            response, wall, cpu = _timed(lambda u=url: client.get(u))
+                            record(name, steps[0], wall, cpu)
+                            raise _RollBack
+                        response, wall, cpu = _timed(lambda u=url: client.get(u))
+                        assert "Not yet updated" in response.content.decode(), name
+                        record(name, steps[1], wall, cpu)
+                        job = Job.objects.get(kind="refresh_reports", status="queued")
+                        job, wall, cpu = _timed(lambda j=job: job_execute(j.pk))
+                        assert job.status == "succeeded", job.error
+                        record(name, steps[2], wall, cpu)
+                        cache.clear()
+                        response, wall, cpu = _timed(lambda u=url: client.get(u))
+                        assert "current data" in response.content.decode(), name
+                        record(name, steps[3], wall, cpu)
+                        raise _RollBack
+                except _RollBack:
+                    cache.clear()
+    return {
+        "what": refresh_pass.__doc__.split("\n\n")[0],
+        "pages": {
+            name: {
+                step: {"wall": summary(t["wall"]), "cpu_median_ms": summary(t["cpu"])["median_ms"]}
+                for step, t in times[name].items()
+            }
+            for name in urls
+        },
     }
 
 
@@ -235,6 +365,12 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=20, help="Timed requests per page.")
     parser.add_argument("--output", type=Path, default=None, help="JSON file to write.")
     parser.add_argument("--no-server", action="store_true", help="Test client only.")
+    parser.add_argument(
+        "--no-refresh", action="store_true", help="Skip the first view after a change."
+    )
+    parser.add_argument(
+        "--refresh-repeats", type=int, default=10, help="Data changes timed per page and mode."
+    )
     parser.add_argument("--only", default="", help="Comma-separated page names (test client only).")
     parser.add_argument(
         "--machine-note", default="", help="What else ran on the machine (kept in the JSON)."
@@ -260,6 +396,8 @@ def main() -> int:
         },
         "test_client": test_client_pass(args.repeats, [n for n in args.only.split(",") if n]),
     }
+    if not args.no_refresh and not args.only:
+        result["first_view_after_a_change"] = refresh_pass(args.refresh_repeats)
     if not args.no_server and not args.only:
         result["server"] = server_pass(args.var_dir, args.repeats)
     result["machine"]["load_average_at_end"] = os.getloadavg()

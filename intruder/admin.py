@@ -8,6 +8,7 @@ from intruder.models import (
     AnonymizedText,
     Assignment,
     AttentionCheck,
+    ComputedReport,
     Description,
     ImportBatch,
     Job,
@@ -138,6 +139,17 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(ComputedReport)
+class ComputedReportAdmin(ReadOnlyAdmin):
+    """Stored report pages: read-only (the refresh job writes them, a data change retires them;
+    deleting one makes its page compute it again)."""
+
+    list_display = ["id", "study", "project", "name", "args", "computed_at", "compute_ms"]
+    list_filter = ["name"]
+    exclude = ["content"]  # a pickled report: not a form field
+    raw_id_fields = ["study", "project"]
 
 
 @admin.register(ProlificStudyState)

@@ -14,7 +14,7 @@ from intruder.annotation import services as annotation
 from intruder.annotation.models import Project
 from intruder.models import AttackRun, GuardRun, Job
 from intruder.risk import attack_runs, guarding
-from intruder.services import analysis_jobs, anonymization, llm_jobs, sources
+from intruder.services import analysis_jobs, anonymization, llm_jobs, report_refresh, sources
 from intruder.services.jobs import Progress, register_task
 
 
@@ -98,6 +98,13 @@ def risk_report_pdf(job: Job, progress: Progress) -> dict[str, Any]:
     run = AttackRun.objects.select_related("study", "job").get(pk=job.params["run"])
     _, content = report_pdf_make(run=run, progress=progress)
     return {"run": run.pk, "bytes": len(content)}
+
+
+@register_task(Job.Kind.REFRESH_REPORTS)
+def refresh_reports(job: Job, progress: Progress) -> dict[str, Any]:
+    """Recompute the report pages of the job's study (or annotation project) that a page
+    found behind the data, and store them where every web process reads them."""
+    return report_refresh.reports_refresh_job(job=job, progress=progress)
 
 
 @register_task(Job.Kind.GUARD_STUDY)

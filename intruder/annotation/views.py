@@ -14,7 +14,6 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from anonymize.annotations.agreement import project_agreement
 from anonymize.annotations.formats import read_documents
 from anonymize.annotations.schema import CONFIDENTIAL_STATUSES, DIRECT_BY_DEFAULT, IDENTIFIER_TYPES
 from intruder.annotation import adjudication, selectors, services
@@ -47,7 +46,8 @@ from intruder.enrolment import (
 from intruder.models import Study
 from intruder.selectors.access import owns_study_less_job, studies_visible_to
 from intruder.selectors.jobs import no_worker_note
-from intruder.selectors.report_cache import cached_for_inputs
+from intruder.selectors.report_pages import AGREEMENT_PAGE
+from intruder.services.report_refresh import page_report
 from intruder.views.model_bounds import bounded_formfield
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -330,10 +330,13 @@ def agreement(request: HttpRequest, slug: str) -> HttpResponse:
         )
         response["Content-Disposition"] = f'attachment; filename="{slug}-agreement.{fmt}"'
         return response
-    gold = selectors.project_gold(project=project, include_adjudicated=False)
-    # Seconds of per-character statistics: computed once per state of the annotations.
-    result = cached_for_inputs("agreement", gold, lambda: project_agreement(gold))
-    return render(request, "annotation/agreement.html", {"project": project, "result": result})
+    # Seconds of per-character statistics: stored per state of the annotations, refreshed
+    # by a job; an older result is shown labelled meanwhile.
+    shown = page_report(project=project, name=AGREEMENT_PAGE, user=request.user)
+    if shown.job is not None and not owns_study_less_job(request.user, shown.job):
+        shown.job = None  # its progress is its starter's to poll; the label still shows
+    context = {"project": project, "result": shown.value, "shown": shown}
+    return render(request, "annotation/agreement.html", context)
 
 
 def _annotator_choice(project: Project, value: str | None) -> Any:

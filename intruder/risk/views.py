@@ -20,19 +20,15 @@ from intruder.models import AttackRun, Job, ReportFile, Study
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.risk.methods import method_label
-from intruder.risk.rendering import (
-    report_context,
-    standalone_html,
-    summary_json,
-    table_json,
-)
+from intruder.risk.rendering import standalone_html, summary_json, table_json
 from intruder.risk.report import RISK_TABLE_TITLES
 from intruder.risk.selectors import latest_run
 from intruder.selectors.access import role_can_edit
-from intruder.selectors.frontier import frontier_context
 from intruder.selectors.jobs import no_worker_note
 from intruder.selectors.report_cache import cached_for_study
+from intruder.selectors.report_pages import RISK_PAGE
 from intruder.services import report_files
+from intruder.services.report_refresh import page_report
 from intruder.views.access import study_for
 
 
@@ -101,10 +97,6 @@ def _run_for(study: Study, run_id: Any) -> AttackRun:
         raise Http404("no such attack run") from None
 
 
-def _report_parts(run: AttackRun) -> dict[str, Any]:
-    return {**report_context(report_files.cached_run_report(run)), **frontier_context(run)}
-
-
 @login_required
 @require_GET
 def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
@@ -121,8 +113,9 @@ def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
         "table_links": f"{run.pk}/" if run else "",
     }
     if run is not None and run.results.exists():
-        # Seconds of statistics and plotting, computed once per version of the study's data.
-        context.update(cached_for_study(study, "risk-page", (run.pk,), lambda: _report_parts(run)))
+        # Seconds of statistics and plots: stored per data version, refreshed by a job.
+        shown = page_report(study=study, name=RISK_PAGE, args=(run.pk,), user=request.user)
+        context |= {**shown.value, "shown": shown}
         pdf_job = report_files.report_pdf_job(run)
         if pdf_job is not None:
             pdf_job.waiting_note = no_worker_note(pdf_job)

@@ -39,9 +39,9 @@ REPORT_CACHE_SECONDS = 6 * 3600
 T = TypeVar("T")
 
 
-# Jobs that only render what the reports compute (the PDF) and feed none of them: their
-# rows must not change the version their output is stored under.
-OUTPUT_JOB_KINDS = (Job.Kind.RISK_REPORT_PDF,)
+# Jobs that only render or store what the reports compute (the PDF, the stored page reports)
+# and feed none of them: their rows must not change the version their output is stored under.
+OUTPUT_JOB_KINDS = (Job.Kind.RISK_REPORT_PDF, Job.Kind.REFRESH_REPORTS)
 # Columns that change without changing any report: a participant's last request (every page
 # they load) and the resubmission form state, a running job's heartbeat and host.
 VOLATILE_COLUMNS = {"last_seen_at", "form_state", "heartbeat_at", "worker"}
@@ -81,6 +81,15 @@ def study_data_version(study: Study) -> str:
     results = AttackResult.objects.filter(run__study=study).aggregate(n=Count("pk"), last=Max("pk"))
     _digest_rows(digest, "attack_results", [(results["n"], results["last"])])
     return digest.hexdigest()
+
+
+def project_data_version(project: Any) -> str:
+    """Return a digest of what an annotation project's agreement reads: every submitted
+    annotation of its annotators (the adjudicated gold layer left out, as agreement does)."""
+    from intruder.annotation.selectors import project_gold
+
+    gold = project_gold(project=project, include_adjudicated=False)
+    return hashlib.sha256(f"v{REPORT_CACHE_VERSION}|{gold!r}".encode()).hexdigest()
 
 
 def cached_for_inputs(name: str, inputs: Any, compute: Callable[[], T]) -> T:

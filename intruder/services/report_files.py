@@ -13,7 +13,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from intruder.models import AttackRun, Job, ReportFile
-from intruder.selectors.report_cache import cached_for_study, study_data_version
+from intruder.selectors.report_cache import study_data_version
 from intruder.services.jobs import JobAlreadyActive, job_enqueue
 
 PDF_NAME = "report.pdf"
@@ -25,10 +25,13 @@ def report_title(run: AttackRun) -> str:
 
 
 def cached_run_report(run: AttackRun) -> Any:
-    """Return the run's report for the study's current data, computed once per data version."""
-    from intruder.risk.selectors import run_report
+    """Return the run's report for the study's current data, computed once per data version
+    and stored where every process reads it (the page's refresh job makes it too, so the
+    downloads after it are not computed again)."""
+    from intruder.selectors.report_pages import RISK_REPORT
+    from intruder.services.report_refresh import report_current
 
-    return cached_for_study(run.study, "risk-report", (run.pk,), lambda: run_report(run))
+    return report_current(run.study, RISK_REPORT, (run.pk,))
 
 
 def report_pdf_current(run: AttackRun) -> ReportFile | None:

@@ -12,89 +12,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pandas as pd
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from intruder.analysis.frames import AnalysisInputError
 from intruder.analysis.paper import PAPER_AGREEMENT
 from intruder.analysis.report import TABLE_TITLES, records
-from intruder.models import Job, Study
-from intruder.rendering.layouts import LAYOUT_TITLES, paper_layouts
-from intruder.rendering.plots import PLOT_TEXT, report_plots
+from intruder.models import Job
 from intruder.selectors.access import role_can_edit
-from intruder.selectors.analysis import study_report
 from intruder.selectors.jobs import study_jobs
-from intruder.selectors.report_cache import cached_for_study
-from intruder.services.analysis_jobs import (
-    CONSTRUCT_TABLES,
-    construct_loss_job_start,
-    construct_loss_latest,
-)
+from intruder.selectors.report_pages import ANALYSIS_PAGE
+from intruder.services.analysis_jobs import CONSTRUCT_TABLES, construct_loss_job_start
+from intruder.services.report_refresh import page_report, report_current
 from intruder.views.access import study_for
-
-# Tables shown folded on the page (long, or for downloading more than reading).
-FOLDED_TABLES = frozenset({"per_text", "anonymisability_features", "rates_target"})
-
-
-def _report_with_construct_loss(study: Study) -> tuple[Any, Any]:
-    """Return the study's report with the latest construct loss tables, and that job."""
-    report = study_report(study)
-    _, done, tables = construct_loss_latest(study)
-    report.tables.update(tables)
-    report.tables = {n: report.tables[n] for n in TABLE_TITLES if n in report.tables}
-    return report, done
-
-
-def html_table(frame: pd.DataFrame) -> SafeString:
-    """Return `frame` as an HTML table; every cell is escaped (participants wrote some)."""
-    html = frame.to_html(
-        index=False,
-        escape=True,
-        na_rep="—",
-        float_format=lambda value: f"{value:.4g}" if abs(value) >= 1e4 else f"{value:.2f}",
-        border=0,
-        classes="analysis-table",
-    )
-    # to_html(escape=True) escaped every cell.
-    return mark_safe(html)
-
-
-def _page_parts(study: Study) -> dict[str, Any]:
-    """Return the computed part of the analysis page (cached per study data version)."""
-    report, construct_job = _report_with_construct_loss(study)
-    sections = [
-        {
-            "name": name,
-            "title": TABLE_TITLES[name],
-            "table": html_table(table),
-            "folded": name in FOLDED_TABLES,
-            "rows": len(table),
-        }
-        for name, table in report.tables.items()
-    ]
-    layouts = [
-        {"name": name, "title": LAYOUT_TITLES[name], "table": html_table(frame)}
-        for name, frame in paper_layouts(report).items()
-    ]
-    # matplotlib's SVG writer escapes text (target names); no participant text is plotted.
-    plots = [
-        {"name": name, "title": PLOT_TEXT[name][0], "svg": mark_safe(svg)}
-        for name, svg in report_plots(report).items()
-    ]
-    return {
-        "report": report,
-        "summary": report.summary(),
-        "sections": sections,
-        "layouts": layouts,
-        "plots": plots,
-        "construct_job": construct_job,
-    }
 
 
 @login_required
@@ -102,20 +35,29 @@ def _page_parts(study: Study) -> dict[str, Any]:
 def study_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     """Show every analysis of the study, with plots and downloads."""
     study, role = study_for(request, slug)
-    try:
-        parts = cached_for_study(study, "analysis-page", (), lambda: _page_parts(study))
-    except AnalysisInputError as error:
+    # Seconds of statistics and plots: stored per data version, refreshed by a job.
+    shown = page_report(study=study, name=ANALYSIS_PAGE, user=request.user)
+    parts = shown.value
+    if "input_error" in parts:
         return render(
-            request, "analysis/study_analysis_error.html", {"study": study, "error": error}
+            request,
+            "analysis/study_analysis_error.html",
+            {
+                "study": study,
+                "error": parts["input_error"],
+                "shown": shown,
+                "can_edit": role_can_edit(role),
+            },
         )
-    report = parts["report"]
+    report = parts.get("report")
     context: dict[str, Any] = {
         "study": study,
         **parts,
+        "shown": shown,
         "construct_jobs": study_jobs(study, limit=3, kinds=(Job.Kind.CONSTRUCT_LOSS,)),
         "can_edit": role_can_edit(role),
         "paper_agreement": PAPER_AGREEMENT.get(report.paper_match.study)
-        if report.paper_match
+        if report is not None and report.paper_match
         else None,
     }
     return render(request, "analysis/study_analysis.html", context)
@@ -128,10 +70,13 @@ def analysis_table(request: HttpRequest, slug: str, table: str, fmt: str) -> Htt
     study, _ = study_for(request, slug)
     if fmt not in ("csv", "json") or (table not in TABLE_TITLES and table != "summary"):
         raise Http404("no such table")
-    try:
-        report = cached_for_study(study, "analysis-page", (), lambda: _page_parts(study))["report"]
-    except AnalysisInputError as error:
-        return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
+    # Downloads are of the current data, never an older stored report.
+    parts = report_current(study, ANALYSIS_PAGE)
+    if "input_error" in parts:
+        return HttpResponse(
+            parts["input_error"], status=409, content_type="text/plain; charset=utf-8"
+        )
+    report = parts["report"]
     if table == "summary":
         if fmt != "json":
             raise Http404("the summary is JSON only")

@@ -270,7 +270,15 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     expect(page.locator("h1")).to_contain_text("Analysis")
     assert "of 6 judged texts identified" in page.content()
     page.click("text=Compute construct loss")
+    ran = run_jobs()
+    assert "construct_loss" in [job.kind for job in ran]
+    assert {job.status for job in ran} == {"succeeded"}
+    # The finished job changed the study's data: the page shows the older report, labelled,
+    # until the report refresh job (the worker's part, here) stored the current one.
+    page.reload()
+    expect(page.locator("#report-freshness")).to_contain_text("Not yet updated")
     assert [job.status for job in run_jobs()] == ["succeeded"]
     page.reload()
+    expect(page.locator("#report-freshness")).to_contain_text("the current data")
     expect(page.locator("#construct_loss")).to_contain_text("Pronouns")
     look_at(page, "09-analysis")

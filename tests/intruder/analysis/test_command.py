@@ -161,7 +161,7 @@ def test_analysis_download_returns_csv_and_json(client, study):
 
 def test_unanalysable_data_gets_a_clear_page_not_a_crash(client, study, monkeypatch):
     from intruder.analysis.frames import AnalysisInputError
-    from intruder.views import analysis as analysis_views
+    from intruder.selectors import report_pages as analysis_views
 
     def broken(*args, **kwargs):
         raise AnalysisInputError("2 judgment(s) refer to texts not in the texts frame")
