@@ -121,13 +121,20 @@ def writing_task_counts(*, participant: Participant) -> tuple[int, int]:
 
 
 def intruder_text_pool(*, study: Study, group: str = "") -> QuerySet[AnonymizedText]:
-    """Return the released anonymized texts of `study` (of one person group, if given)."""
-    texts = AnonymizedText.objects.filter(
-        description__study=study, status=AnonymizedText.Status.RELEASED
+    """Return the released anonymized texts of `study` (of one person group, if given).
+
+    Selected through their target persons (a description's target is always of the
+    description's study: every path that stores one takes both from the same study). The
+    study's targets are then the one way in, by index, target -> description -> text,
+    whatever the planner knows; filtering the descriptions by study as well let PostgreSQL,
+    on a study's fresh tables without statistics, compare every description with every
+    target (45 ms per count of 400 texts) or intersect the study's index per target.
+    """
+    return AnonymizedText.objects.filter(
+        description__target__study=study,
+        description__target__group__in=[group] if group else study_groups(study=study),
+        status=AnonymizedText.Status.RELEASED,
     )
-    groups = study_groups(study=study)
-    texts = texts.filter(description__target__group__in=[group] if group else groups)
-    return texts
 
 
 def intruder_group_slots(*, study: Study) -> dict[str, int]:
@@ -155,14 +162,15 @@ def intruder_group_capacities(
     slots = slots if slots is not None else intruder_group_slots(study=study)
     held: dict[str, int] = {}
     completed: dict[str, int] = {}
+    # From the pool to its held assignments (by the text index), not from every held
+    # assignment of the database to the pool: enrolment runs this under the study lock.
     for group, status, n in (
-        Assignment.objects.filter(
-            text__in=intruder_text_pool(study=study), status__in=HELD_STATUSES
-        )
+        intruder_text_pool(study=study)
+        .filter(assignments__status__in=HELD_STATUSES)
         .order_by()
-        .values_list("text__description__target__group", "status")
-        .annotate(n=Count("id"))
-        .values_list("text__description__target__group", "status", "n")
+        .values_list("description__target__group", "assignments__status")
+        .annotate(n=Count("assignments__id"))
+        .values_list("description__target__group", "assignments__status", "n")
     ):
         held[group] = held.get(group, 0) + n
         if status == Assignment.Status.COMPLETED:
