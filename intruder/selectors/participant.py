@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import CharField, Count, Q, QuerySet, Value
 
 from intruder.models import (
     AnonymizedText,
@@ -21,6 +21,9 @@ from intruder.models import (
 )
 
 HELD_STATUSES = (Assignment.Status.ACTIVE, Assignment.Status.COMPLETED)
+# The two kinds of row of the capacity query: (held, completed) per text group, and
+# (started participants, their judged items) per participant group.
+_HELD, _OWED = "held", "owed"
 
 
 class Step:
@@ -155,47 +158,48 @@ def intruder_group_capacities(
 ) -> list[GroupCapacity]:
     """Return the judgment capacity of each group the study shows, in the groups' order.
 
-    Two grouped queries whatever the study's size (held assignments by their text's group,
-    started participants with their judged items by their group), plus one for the slots
-    unless `slots` is given: enrolment reads them before it takes the study lock.
+    One query whatever the study's size (held assignments by their text's group, and
+    started participants with their judged items by their group, as one UNION ALL: enrolment
+    runs it under the study lock, where every round trip keeps the next enrolment waiting),
+    plus one for the slots unless `slots` is given: enrolment reads them before the lock.
     """
     slots = slots if slots is not None else intruder_group_slots(study=study)
-    held: dict[str, int] = {}
-    completed: dict[str, int] = {}
     # From the pool to its held assignments (by the text index), not from every held
-    # assignment of the database to the pool: enrolment runs this under the study lock.
-    for group, status, n in (
+    # assignment of the database to the pool.
+    held = (
         intruder_text_pool(study=study)
         .filter(assignments__status__in=HELD_STATUSES)
         .order_by()
-        .values_list("description__target__group", "assignments__status")
-        .annotate(n=Count("assignments__id"))
-        .values_list("description__target__group", "assignments__status", "n")
-    ):
-        held[group] = held.get(group, 0) + n
-        if status == Assignment.Status.COMPLETED:
-            completed[group] = completed.get(group, 0) + n
-    owed = {
-        group: (started, judged)
-        for group, started, judged in Participant.objects.filter(
-            study=study, status=Participant.Status.STARTED
+        .values("description__target__group")
+        .annotate(
+            kind=Value(_HELD, output_field=CharField()),
+            a=Count("assignments"),
+            b=Count("assignments", filter=Q(assignments__status=Assignment.Status.COMPLETED)),
         )
+        .values_list("kind", "description__target__group", "a", "b")
+    )
+    owed = (
+        Participant.objects.filter(study=study, status=Participant.Status.STARTED)
         .exclude(group="")
         .order_by()
         .values("group")
         .annotate(
-            started=Count("id", distinct=True),
-            judged=Count("assignments", filter=Q(assignments__status=Assignment.Status.COMPLETED)),
+            kind=Value(_OWED, output_field=CharField()),
+            a=Count("id", distinct=True),
+            b=Count("assignments", filter=Q(assignments__status=Assignment.Status.COMPLETED)),
         )
-        .values_list("group", "started", "judged")
+        .values_list("kind", "group", "a", "b")
+    )
+    counts: dict[tuple[str, str], tuple[int, int]] = {
+        (kind, group): (a, b) for kind, group, a, b in held.union(owed, all=True)
     }
     return [
         GroupCapacity(
             group=group,
             slots=group_slots,
-            held=held.get(group, 0),
-            completed=completed.get(group, 0),
-            owed=_owed(owed.get(group), items=_items_in_group(study, group_slots)),
+            held=counts.get((_HELD, group), (0, 0))[0],
+            completed=counts.get((_HELD, group), (0, 0))[1],
+            owed=_owed(counts.get((_OWED, group)), items=_items_in_group(study, group_slots)),
         )
         for group, group_slots in slots.items()
     ]
