@@ -71,6 +71,8 @@ class Config:
     seed: int
     warmup: int
     pg_statements: int = 0
+    analyze: bool = False
+    note: str = ""
 
 
 @dataclass
@@ -620,10 +622,20 @@ def parse_args(argv: list[str] | None = None) -> Config:
     parser.add_argument("--threads", type=int, default=None, help="gunicorn threads per worker")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--note", default="", help="stored in the JSON as is (e.g. 'shared machine', the commit)"
+    )
+    parser.add_argument(
         "--warmup",
         type=int,
         default=20,
         help="participants run first on a separate study, unmeasured (warms workers, caches)",
+    )
+    parser.add_argument(
+        "--analyze",
+        action="store_true",
+        help="ANALYZE the database after creating the studies (the planner statistics that "
+        "autovacuum gathers about a minute after texts are stored; by default a launch right "
+        "after the texts, on tables without statistics)",
     )
     parser.add_argument(
         "--pg-statements",
@@ -652,6 +664,8 @@ def parse_args(argv: list[str] | None = None) -> Config:
         seed=args.seed,
         warmup=args.warmup,
         pg_statements=max(0, args.pg_statements),
+        analyze=args.analyze,
+        note=args.note,
     )
 
 
@@ -687,6 +701,9 @@ def main(argv: list[str] | None = None) -> int:
         call_command("migrate", verbosity=0)
         study = create_study(cfg, participants=cfg.participants, title="Load benchmark")
         warmup = create_study(cfg, participants=max(cfg.warmup, 1), title="Load warm-up")
+        if cfg.analyze and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
         server_info = {"db": connection.vendor, "db_version": connection.pg_version}
         connection.close()
         base = cfg.url
@@ -698,6 +715,7 @@ def main(argv: list[str] | None = None) -> int:
             warm_outcomes, _, _ = asyncio.run(drive(cfg, base, warmup["slug"], cfg.warmup))
         if cfg.pg_statements:
             statements_reset()
+        load_at_start = os.getloadavg()[0]
         meter = CpuMeter(
             gunicorn.pid if gunicorn is not None else None,
             postgres.postmaster_pid() if postgres is not None else None,
@@ -718,6 +736,7 @@ def main(argv: list[str] | None = None) -> int:
     total_requests = sum(o.requests for o in outcomes)
     result = {
         "benchmark": "load_intruder",
+        "note": cfg.note,
         "participants": cfg.participants,
         "completed": sum(o.completed for o in outcomes),
         "steps": steps,
@@ -749,11 +768,13 @@ def main(argv: list[str] | None = None) -> int:
             "texts": study["texts"],
             "think_ms": list(cfg.think_ms),
             "ramp_s": cfg.ramp_s,
+            "analyzed_before_run": cfg.analyze,
             "url": cfg.url or "started here (loopback)",
             **server_info,
         },
         "machine": {
             "cpus": os.cpu_count(),
+            "load_avg_1m_at_start": round(load_at_start, 2),
             "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
             "python": platform.python_version(),
             "platform": platform.platform(),
