@@ -39,6 +39,7 @@ from intruder.selectors.participant import (
     GroupCapacity,
     Step,
     assignment_completed_count,
+    intruder_capacity_query,
     intruder_group_capacities,
     intruder_group_slots,
     intruder_progress,
@@ -212,14 +213,19 @@ def _intruder_claim_group(
     Must run inside a transaction, which the participant's insert then joins: the lock is
     held until the claim is committed, so concurrent enrolments each count the ones before.
     `slots` (the groups' judgment slots, read by the refusal checks before the lock: only a
-    researcher's release or withdrawal changes them) keeps that query out of the lock.
+    researcher's release or withdrawal changes them) keeps that query out of the lock, and the
+    counts' SQL is compiled before it: under the lock run only the counts, the insert and the
+    commit.
     """
     study = participant.study
+    counts = intruder_capacity_query(study=study)
     study_lock(study=study)
-    group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+    group = least_claimed_group(intruder_group_capacities(study=study, slots=slots, query=counts))
     if not group:
         study_reclaim_slots(study=study, now=now)
-        group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+        group = least_claimed_group(
+            intruder_group_capacities(study=study, slots=slots, query=counts)
+        )
     if not group:
         raise EnrolmentRefused(EnrolmentRefused.FULL)
     participant.group = group
@@ -237,12 +243,17 @@ def intruder_group_assign(*, participant: Participant, now: datetime | None = No
     """
     study = participant.study
     slots = intruder_group_slots(study=study)
+    counts = intruder_capacity_query(study=study)
     with transaction.atomic():
         study_lock(study=study)
-        group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+        group = least_claimed_group(
+            intruder_group_capacities(study=study, slots=slots, query=counts)
+        )
         if not group:
             study_reclaim_slots(study=study, now=now)
-            group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+            group = least_claimed_group(
+                intruder_group_capacities(study=study, slots=slots, query=counts)
+            )
         if group:
             Participant.objects.filter(
                 pk=participant.pk, status=Participant.Status.STARTED, group=""
