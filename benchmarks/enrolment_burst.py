@@ -1,7 +1,7 @@
 """Enrolment burst: many intruders enrol in one study at the same moment (the study lock).
 
     python benchmarks/enrolment_burst.py --participants 100 --threads 12 --rounds 3 \
-        --out benchmarks/results/enrolment_burst.json
+        --out /tmp/enrolment_burst.json
 
 Every enrolment of an intruder study takes the study's lock to choose a group, so a crowd
 arriving at once queues there: the time each holds the lock is what the next ones wait. This
