@@ -70,6 +70,9 @@ class Config:
     threads: int | None
     seed: int
     warmup: int
+    pg_statements: int = 0
+    analyze: bool = False
+    note: str = ""
 
 
 @dataclass
@@ -179,7 +182,8 @@ def free_port() -> int:
 class ThrowawayPostgres:
     """A PostgreSQL cluster in a temp dir on a loopback port, removed on stop()."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, statements: bool = False) -> None:
+        self.statements = statements
         bindirs = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: p.parent.name)
         if not bindirs:
             raise SystemExit("PostgreSQL server binaries not found (apt-get install postgresql)")
@@ -206,7 +210,8 @@ class ThrowawayPostgres:
             "-w",
             "start",
             "-o",
-            f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c max_connections=200",
+            f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c max_connections=200"
+            + (" -c shared_preload_libraries=pg_stat_statements" if self.statements else ""),
         )
         self.run(
             str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U",
@@ -317,6 +322,50 @@ def create_study(cfg: Config, *, participants: int, title: str) -> dict[str, Any
         for d in descriptions
     )
     return {"slug": study.slug, "id": study.pk, "texts": len(descriptions)}
+
+
+def statements_reset() -> None:
+    """Create pg_stat_statements (once) and zero its counters before the measured phase."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        cursor.execute("SELECT pg_stat_statements_reset()")
+    connection.close()
+
+
+def statements_top(n: int) -> dict[str, Any]:
+    """Return the totals of pg_stat_statements and its `n` statements with the most time."""
+    from django.db import connection
+
+    columns = "calls, total_exec_time, rows, shared_blks_hit + shared_blks_read"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*), sum(calls), sum(total_exec_time) FROM pg_stat_statements")
+        kinds, calls, total_ms = cursor.fetchone()
+        cursor.execute(
+            f"SELECT {columns}, query FROM pg_stat_statements "
+            "WHERE query NOT LIKE '%%pg_stat_statements%%' "
+            "ORDER BY total_exec_time DESC LIMIT %s",
+            [n],
+        )
+        top = [
+            {
+                "calls": calls_,
+                "total_ms": round(total, 1),
+                "mean_ms": round(total / calls_, 3) if calls_ else None,
+                "rows": rows,
+                "blocks": blocks,
+                "query": " ".join(query.split())[:600],
+            }
+            for calls_, total, rows, blocks, query in cursor.fetchall()
+        ]
+    connection.close()
+    return {
+        "statements": kinds,
+        "calls": int(calls or 0),
+        "total_exec_ms": round(float(total_ms or 0), 1),
+        "top": top,
+    }
 
 
 # --------------------------------------------------------------------------- participants
@@ -573,10 +622,28 @@ def parse_args(argv: list[str] | None = None) -> Config:
     parser.add_argument("--threads", type=int, default=None, help="gunicorn threads per worker")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--note", default="", help="stored in the JSON as is (e.g. 'shared machine', the commit)"
+    )
+    parser.add_argument(
         "--warmup",
         type=int,
         default=20,
         help="participants run first on a separate study, unmeasured (warms workers, caches)",
+    )
+    parser.add_argument(
+        "--analyze",
+        action="store_true",
+        help="ANALYZE the database after creating the studies (the planner statistics that "
+        "autovacuum gathers about a minute after texts are stored; by default a launch right "
+        "after the texts, on tables without statistics)",
+    )
+    parser.add_argument(
+        "--pg-statements",
+        type=int,
+        default=0,
+        metavar="N",
+        help="load pg_stat_statements in the throwaway cluster and report the N statements "
+        "that took the most time in the measured phase",
     )
     args = parser.parse_args(argv)
     low, high = (int(x) for x in args.think_ms.split(":"))
@@ -596,6 +663,9 @@ def parse_args(argv: list[str] | None = None) -> Config:
         threads=args.threads,
         seed=args.seed,
         warmup=args.warmup,
+        pg_statements=max(0, args.pg_statements),
+        analyze=args.analyze,
+        note=args.note,
     )
 
 
@@ -605,6 +675,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg.out.parent.mkdir(parents=True, exist_ok=True)
     postgres = None
     gunicorn = None
+    statements: dict[str, Any] | None = None
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "intruder.settings")
     env["DJANGO_DEBUG"] = "0"
@@ -616,8 +687,10 @@ def main(argv: list[str] | None = None) -> int:
         if not env.get("DATABASE_URL", "").startswith("postgres"):
             if cfg.url:
                 raise SystemExit("--url needs DATABASE_URL of that server's PostgreSQL database")
-            postgres = ThrowawayPostgres()
+            postgres = ThrowawayPostgres(statements=cfg.pg_statements > 0)
             env["DATABASE_URL"] = postgres.start()
+        elif cfg.pg_statements:
+            raise SystemExit("--pg-statements needs the throwaway cluster (no DATABASE_URL)")
         os.environ.update(env)
         import django
 
@@ -628,6 +701,9 @@ def main(argv: list[str] | None = None) -> int:
         call_command("migrate", verbosity=0)
         study = create_study(cfg, participants=cfg.participants, title="Load benchmark")
         warmup = create_study(cfg, participants=max(cfg.warmup, 1), title="Load warm-up")
+        if cfg.analyze and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
         server_info = {"db": connection.vendor, "db_version": connection.pg_version}
         connection.close()
         base = cfg.url
@@ -637,12 +713,17 @@ def main(argv: list[str] | None = None) -> int:
         warm_outcomes: list[Outcome] = []
         if cfg.warmup:
             warm_outcomes, _, _ = asyncio.run(drive(cfg, base, warmup["slug"], cfg.warmup))
+        if cfg.pg_statements:
+            statements_reset()
+        load_at_start = os.getloadavg()[0]
         meter = CpuMeter(
             gunicorn.pid if gunicorn is not None else None,
             postgres.postmaster_pid() if postgres is not None else None,
         )
         outcomes, rec, wall_s = asyncio.run(drive(cfg, base, study["slug"], cfg.participants))
         cpu = meter.stop(requests=sum(o.requests for o in outcomes), wall_s=wall_s)
+        if cfg.pg_statements:
+            statements = statements_top(cfg.pg_statements)
         violations, short = check_invariants(study["id"], outcomes)
     finally:
         if gunicorn is not None:
@@ -655,6 +736,7 @@ def main(argv: list[str] | None = None) -> int:
     total_requests = sum(o.requests for o in outcomes)
     result = {
         "benchmark": "load_intruder",
+        "note": cfg.note,
         "participants": cfg.participants,
         "completed": sum(o.completed for o in outcomes),
         "steps": steps,
@@ -677,17 +759,22 @@ def main(argv: list[str] | None = None) -> int:
         # Measured phase only. other_tenants: CPU of everything else on the machine meanwhile
         # (e.g. model training by teammates), the noise these latencies include.
         "cpu": cpu,
+        # Measured phase only: PostgreSQL's own time per statement (wall time in the server,
+        # which includes waiting for locks and for a core), with --pg-statements.
+        "pg_statements": statements,
         "config": {
             "items_per_participant": cfg.items,
             "judgments_per_text": cfg.judgments_per_text,
             "texts": study["texts"],
             "think_ms": list(cfg.think_ms),
             "ramp_s": cfg.ramp_s,
+            "analyzed_before_run": cfg.analyze,
             "url": cfg.url or "started here (loopback)",
             **server_info,
         },
         "machine": {
             "cpus": os.cpu_count(),
+            "load_avg_1m_at_start": round(load_at_start, 2),
             "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
             "python": platform.python_version(),
             "platform": platform.platform(),

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db import connections
+from django.db.models import CharField, Count, Q, QuerySet, Value
 
 from intruder.models import (
     AnonymizedText,
@@ -21,6 +22,9 @@ from intruder.models import (
 )
 
 HELD_STATUSES = (Assignment.Status.ACTIVE, Assignment.Status.COMPLETED)
+# The two kinds of row of the capacity query: (held, completed) per text group, and
+# (started participants, their judged items) per participant group.
+_HELD, _OWED = "held", "owed"
 
 
 class Step:
@@ -121,13 +125,20 @@ def writing_task_counts(*, participant: Participant) -> tuple[int, int]:
 
 
 def intruder_text_pool(*, study: Study, group: str = "") -> QuerySet[AnonymizedText]:
-    """Return the released anonymized texts of `study` (of one person group, if given)."""
-    texts = AnonymizedText.objects.filter(
-        description__study=study, status=AnonymizedText.Status.RELEASED
+    """Return the released anonymized texts of `study` (of one person group, if given).
+
+    Selected through their target persons (a description's target is always of the
+    description's study: every path that stores one takes both from the same study). The
+    study's targets are then the one way in, by index, target -> description -> text,
+    whatever the planner knows; filtering the descriptions by study as well let PostgreSQL,
+    on a study's fresh tables without statistics, compare every description with every
+    target (45 ms per count of 400 texts) or intersect the study's index per target.
+    """
+    return AnonymizedText.objects.filter(
+        description__target__study=study,
+        description__target__group__in=[group] if group else study_groups(study=study),
+        status=AnonymizedText.Status.RELEASED,
     )
-    groups = study_groups(study=study)
-    texts = texts.filter(description__target__group__in=[group] if group else groups)
-    return texts
 
 
 def intruder_group_slots(*, study: Study) -> dict[str, int]:
@@ -143,51 +154,77 @@ def intruder_group_slots(*, study: Study) -> dict[str, int]:
     }
 
 
-def intruder_group_capacities(
-    *, study: Study, slots: dict[str, int] | None = None
-) -> list[GroupCapacity]:
-    """Return the judgment capacity of each group the study shows, in the groups' order.
+@dataclass(frozen=True)
+class CapacityQuery:
+    """The SQL of the capacity counts, compiled before enrolment takes the study lock.
 
-    Two grouped queries whatever the study's size (held assignments by their text's group,
-    started participants with their judged items by their group), plus one for the slots
-    unless `slots` is given: enrolment reads them before it takes the study lock.
+    Compiling it is most of what the counts cost the server (the ORM builds and compiles
+    two grouped queries and their union; PostgreSQL runs them in about a millisecond), and
+    under the lock every millisecond keeps the next enrolment waiting.
     """
-    slots = slots if slots is not None else intruder_group_slots(study=study)
-    held: dict[str, int] = {}
-    completed: dict[str, int] = {}
-    for group, status, n in (
-        Assignment.objects.filter(
-            text__in=intruder_text_pool(study=study), status__in=HELD_STATUSES
-        )
+
+    using: str
+    sql: str
+    params: tuple
+
+
+def intruder_capacity_query(*, study: Study) -> CapacityQuery:
+    """Return the compiled capacity query of `study`: held assignments by their text's group,
+    and started participants with their judged items by their group, as one UNION ALL."""
+    # From the pool to its held assignments (by the text index), not from every held
+    # assignment of the database to the pool.
+    held = (
+        intruder_text_pool(study=study)
+        .filter(assignments__status__in=HELD_STATUSES)
         .order_by()
-        .values_list("text__description__target__group", "status")
-        .annotate(n=Count("id"))
-        .values_list("text__description__target__group", "status", "n")
-    ):
-        held[group] = held.get(group, 0) + n
-        if status == Assignment.Status.COMPLETED:
-            completed[group] = completed.get(group, 0) + n
-    owed = {
-        group: (started, judged)
-        for group, started, judged in Participant.objects.filter(
-            study=study, status=Participant.Status.STARTED
+        .values("description__target__group")
+        .annotate(
+            kind=Value(_HELD, output_field=CharField()),
+            a=Count("assignments"),
+            b=Count("assignments", filter=Q(assignments__status=Assignment.Status.COMPLETED)),
         )
+        .values_list("kind", "description__target__group", "a", "b")
+    )
+    owed = (
+        Participant.objects.filter(study=study, status=Participant.Status.STARTED)
         .exclude(group="")
         .order_by()
         .values("group")
         .annotate(
-            started=Count("id", distinct=True),
-            judged=Count("assignments", filter=Q(assignments__status=Assignment.Status.COMPLETED)),
+            kind=Value(_OWED, output_field=CharField()),
+            a=Count("id", distinct=True),
+            b=Count("assignments", filter=Q(assignments__status=Assignment.Status.COMPLETED)),
         )
-        .values_list("group", "started", "judged")
-    }
+        .values_list("kind", "group", "a", "b")
+    )
+    both = held.union(owed, all=True)
+    sql, params = both.query.get_compiler(using=both.db).as_sql()
+    return CapacityQuery(using=both.db, sql=sql, params=tuple(params))
+
+
+def intruder_group_capacities(
+    *, study: Study, slots: dict[str, int] | None = None, query: CapacityQuery | None = None
+) -> list[GroupCapacity]:
+    """Return the judgment capacity of each group the study shows, in the groups' order.
+
+    One query whatever the study's size (`intruder_capacity_query`), plus one for the slots
+    unless `slots` is given. Enrolment passes both, read and compiled before the study lock,
+    so that only the counts themselves run under it.
+    """
+    slots = slots if slots is not None else intruder_group_slots(study=study)
+    query = query or intruder_capacity_query(study=study)
+    with connections[query.using].cursor() as cursor:
+        cursor.execute(query.sql, query.params)
+        counts: dict[tuple[str, str], tuple[int, int]] = {
+            (kind, group): (a, b) for kind, group, a, b in cursor.fetchall()
+        }
     return [
         GroupCapacity(
             group=group,
             slots=group_slots,
-            held=held.get(group, 0),
-            completed=completed.get(group, 0),
-            owed=_owed(owed.get(group), items=_items_in_group(study, group_slots)),
+            held=counts.get((_HELD, group), (0, 0))[0],
+            completed=counts.get((_HELD, group), (0, 0))[1],
+            owed=_owed(counts.get((_OWED, group)), items=_items_in_group(study, group_slots)),
         )
         for group, group_slots in slots.items()
     ]

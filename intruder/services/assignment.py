@@ -237,15 +237,16 @@ def assignment_candidates(
     one person).
     """
     study = participant.study
-    seen_descriptions = participant.assignments.values_list("text__description_id", flat=True)
-    pool = intruder_text_pool(study=study, group=participant.group).exclude(
-        description_id__in=seen_descriptions
-    )
-    if not study.allow_same_target:
-        seen_targets = participant.assignments.values_list(
-            "text__description__target_id", flat=True
-        )
-        pool = pool.exclude(description__target_id__in=seen_targets)
+    pool = intruder_text_pool(study=study, group=participant.group)
+    # Each exclusion is one NOT IN over the participant's own few assignments, which
+    # PostgreSQL hashes once per query (a NOT EXISTS probed the assignments once per text).
+    if study.allow_same_target:
+        seen = participant.assignments.values_list("text__description_id", flat=True)
+        pool = pool.exclude(description_id__in=seen)
+    else:
+        # A seen description's target is a seen target: this excludes both.
+        seen = participant.assignments.values_list("text__description__target_id", flat=True)
+        pool = pool.exclude(description__target_id__in=seen)
     # One query: each text with the slots held on it (a text with none comes once, slot None).
     # Joined here rather than asked as `text_id IN (...)`: that list changes length with
     # every page, so PostgreSQL would plan it afresh each time.

@@ -39,6 +39,7 @@ from intruder.selectors.participant import (
     GroupCapacity,
     Step,
     assignment_completed_count,
+    intruder_capacity_query,
     intruder_group_capacities,
     intruder_group_slots,
     intruder_progress,
@@ -104,11 +105,13 @@ def study_lock(*, study: Study) -> None:
     Study.objects.filter(pk=study.pk).update(is_open=F("is_open"))
 
 
-def _refuse_new_participant(*, study: Study) -> None:
+def _refuse_new_participant(*, study: Study) -> dict[str, int]:
     """Raise EnrolmentRefused when a new participant cannot start the study.
 
-    Whether an intruder study is full is decided later, under the study lock, when the
-    participant is created with the group that claims their items (`_intruder_create`).
+    Returns an intruder study's judgment slots per group (empty for a writer study), which
+    the group claim reuses. Whether an intruder study is full is decided later, under the
+    study lock, when the participant is created with the group that claims their items
+    (`_intruder_claim_group`).
     """
     if not study.is_open:
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
@@ -116,7 +119,7 @@ def _refuse_new_participant(*, study: Study) -> None:
         groups = study_groups(study=study)
         if not any(writer_target_pool(study=study, group=g).exists() for g in groups):
             raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
-        return
+        return {}
     if not settings.INTRUDER_DEMO and studies_linked_open(study=study).exists():
         # A writer study over the same targets is open: its writers learn the answers.
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
@@ -126,6 +129,7 @@ def _refuse_new_participant(*, study: Study) -> None:
     slots = intruder_group_slots(study=study)
     if not any(slots.values()):
         raise EnrolmentRefused(EnrolmentRefused.NOT_READY)
+    return slots
 
 
 def participant_enroll(
@@ -164,7 +168,7 @@ def participant_enroll(
         ),
         admit_new=admit_new,
     )
-    _refuse_new_participant(study=study)
+    slots = _refuse_new_participant(study=study)
     if admit_known is not None and not admit_known():
         raise EnrolmentRefused(EnrolmentRefused.UNKNOWN_TO_PROLIFIC)
     try:
@@ -178,7 +182,7 @@ def participant_enroll(
             # The study is given and the token fresh: skip the queries that would check them.
             participant.full_clean(exclude=["study", "token"], validate_constraints=False)
             if study.kind == Study.Kind.INTRUDER:
-                _intruder_claim_group(participant=participant)
+                _intruder_claim_group(participant=participant, slots=slots)
             participant.save()
     except IntegrityError:
         # The same PID enrolled in a concurrent request (double click on the Prolific link).
@@ -201,19 +205,27 @@ def participant_reload(participant: Participant) -> None:
     participant.refresh_from_db(fields=PARTICIPANT_STATE_FIELDS)
 
 
-def _intruder_claim_group(*, participant: Participant, now: datetime | None = None) -> None:
+def _intruder_claim_group(
+    *, participant: Participant, slots: dict[str, int], now: datetime | None = None
+) -> None:
     """Set a new intruder's group under the study lock, or refuse them as FULL.
 
     Must run inside a transaction, which the participant's insert then joins: the lock is
     held until the claim is committed, so concurrent enrolments each count the ones before.
+    `slots` (the groups' judgment slots, read by the refusal checks before the lock: only a
+    researcher's release or withdrawal changes them) keeps that query out of the lock, and the
+    counts' SQL is compiled before it: under the lock run only the counts, the insert and the
+    commit.
     """
     study = participant.study
-    slots = intruder_group_slots(study=study)
+    counts = intruder_capacity_query(study=study)
     study_lock(study=study)
-    group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+    group = least_claimed_group(intruder_group_capacities(study=study, slots=slots, query=counts))
     if not group:
         study_reclaim_slots(study=study, now=now)
-        group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+        group = least_claimed_group(
+            intruder_group_capacities(study=study, slots=slots, query=counts)
+        )
     if not group:
         raise EnrolmentRefused(EnrolmentRefused.FULL)
     participant.group = group
@@ -231,12 +243,17 @@ def intruder_group_assign(*, participant: Participant, now: datetime | None = No
     """
     study = participant.study
     slots = intruder_group_slots(study=study)
+    counts = intruder_capacity_query(study=study)
     with transaction.atomic():
         study_lock(study=study)
-        group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+        group = least_claimed_group(
+            intruder_group_capacities(study=study, slots=slots, query=counts)
+        )
         if not group:
             study_reclaim_slots(study=study, now=now)
-            group = least_claimed_group(intruder_group_capacities(study=study, slots=slots))
+            group = least_claimed_group(
+                intruder_group_capacities(study=study, slots=slots, query=counts)
+            )
         if group:
             Participant.objects.filter(
                 pk=participant.pk, status=Participant.Status.STARTED, group=""

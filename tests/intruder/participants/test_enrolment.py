@@ -17,6 +17,7 @@ from intruder.services.participants import (
     participant_enroll,
 )
 from tests.intruder.factories import (
+    make_assignment,
     make_judgment,
     make_participant,
     make_study,
@@ -240,3 +241,41 @@ def test_finished_participants_owe_nothing_and_started_ones_owe_their_remaining_
     assert capacities["famous"].unclaimed == 0
     assert capacities["fictitious"].unclaimed == 4
     assert least_claimed_group(intruder_group_capacities(study=study)) == PersonGroup.FICTITIOUS
+
+
+def test_capacities_count_held_work_on_released_texts_only_and_what_started_people_are_owed():
+    # The held and owed counts come from one UNION ALL query: each kind of row must count
+    # what it did as two queries, neither more (join fan-out) nor less.
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=3, judgments_per_text=3)
+    famous = make_texts(study=study, count=3, group=PersonGroup.FAMOUS)
+    fictitious = make_texts(study=study, count=2, group=PersonGroup.FICTITIOUS)
+    withdrawn = make_texts(study=study, count=1, group=PersonGroup.FAMOUS, status="withdrawn")
+    first = make_participant(study=study, group=PersonGroup.FAMOUS)
+    make_judgment(participant=first, text=famous[0])
+    make_judgment(participant=first, text=famous[1], position=2)
+    make_assignment(participant=first, text=famous[2], position=3)  # active: held
+    second = make_participant(study=study, group=PersonGroup.FAMOUS)
+    make_judgment(participant=second, text=famous[0], slot=2)
+    make_assignment(  # released: neither held nor judged
+        participant=second, text=famous[1], position=2, slot=2, status="released"
+    )
+    make_judgment(participant=second, text=withdrawn[0], position=3)  # not in the pool
+    gone = make_participant(study=study, group=PersonGroup.FICTITIOUS, status="timed_out")
+    make_judgment(participant=gone, text=fictitious[0])
+    make_participant(study=study, group=PersonGroup.FICTITIOUS)  # enrolled, nothing judged
+
+    capacities = {c.group: c for c in intruder_group_capacities(study=study)}
+
+    famous_counts = capacities[PersonGroup.FAMOUS]
+    assert (famous_counts.slots, famous_counts.held, famous_counts.completed) == (9, 4, 3)
+    # Owed: 2 started x 3 items minus the 4 items they judged (the withdrawn text's included).
+    assert famous_counts.owed == 2
+    fictitious_counts = capacities[PersonGroup.FICTITIOUS]
+    assert (fictitious_counts.slots, fictitious_counts.held, fictitious_counts.completed) == (
+        6,
+        1,
+        1,
+    )
+    # Two texts: a fictitious participant can be given 2 items, and the timed-out one owes none.
+    assert fictitious_counts.owed == 2
+    assert capacities[PersonGroup.SEMIFAMOUS].held == 0

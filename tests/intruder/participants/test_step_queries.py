@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # Step -> queries. Item pages: participant, progress, the pool with its held slots, the claim
 # (one INSERT) and the claimed text; a reload needs only participant and progress.
 EXPECTED = {
-    "entry": 14,
+    "entry": 12,
     "consent_page": 1,
     "consent_submit": 5,
     "instructions_page": 1,
