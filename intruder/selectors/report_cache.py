@@ -4,9 +4,11 @@ The risk and analysis reports are pure functions of a study's rows (judgments, t
 results, flags, settings) but cost seconds of statistics and plotting. They are cached under
 a key made of the report's name, its own arguments and `study_data_version`, a digest of
 every row of the study those reports read, so any change (a new judgment, a confirmed flag,
-a rescoring, a finished attack run, a changed setting) gives a new key and a fresh report:
-a stale report is never shown. Where Django's cache is Redis (`DJANGO_CACHE_URL`) every web
-worker shares the entries; with the default local-memory cache each process keeps its own.
+a rescoring, a finished attack run, a changed setting) gives a new key and a fresh report.
+Where Django's cache is Redis (`DJANGO_CACHE_URL`) every web worker shares the entries; with
+the default local-memory cache each process keeps its own. The report pages themselves read
+the reports stored in the database (`intruder.services.report_refresh`), which the worker
+and every web process share and which may show an older report, labelled as such.
 """
 
 from __future__ import annotations
