@@ -148,6 +148,11 @@ if [ "${TEST_SKIP_LINT:-0}" != 1 ]; then
     ruff format --check .
 fi
 
+# Python may cache the project's and the tests' bytecode (an environment that forbids it,
+# PYTHONDONTWRITEBYTECODE=1, makes every worker and child process compile them again: a
+# pytest collection took 16 s instead of 10.5).
+unset PYTHONDONTWRITEBYTECODE
+
 # CI must run the browser tests, not skip them: the browser fixture fails instead of skipping.
 export INTRUDER_REQUIRE_BROWSER=1
 TIMEOUT=${TEST_PASS_TIMEOUT:-40m}
