@@ -8,14 +8,18 @@ when it is ready; nothing else imports it, so the queue never depends on the ser
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from intruder.annotation import services as annotation
 from intruder.annotation.models import Project
 from intruder.models import AttackRun, GuardRun, Job
 from intruder.risk import attack_runs, guarding
+from intruder.selectors.report_pages import RISK_PAGE
 from intruder.services import analysis_jobs, anonymization, llm_jobs, report_refresh, sources
 from intruder.services.jobs import Progress, register_task
+
+logger = logging.getLogger(__name__)
 
 
 @register_task(Job.Kind.ANONYMIZE_STUDY)
@@ -52,7 +56,14 @@ def construct_loss(job: Job, progress: Progress) -> dict[str, Any]:
 def attack_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Run an attack run's attacks on its study's texts, resuming from stored results."""
     run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
-    return attack_runs.execute_attack_run_shared(run=run, job=job, progress=progress)
+    summary = attack_runs.execute_attack_run_shared(run=run, job=job, progress=progress)
+    # The researcher's next click is the run's report: have it stored before the job ends.
+    progress(summary.get("results", 0), summary.get("expected", 0), "storing the risk report")
+    try:
+        report_refresh.report_prepare(study=run.study, name=RISK_PAGE, args=(run.pk,))
+    except Exception:  # the run stands; the page computes the report and shows what failed
+        logger.exception("attack run %s: its risk report could not be stored", run.pk)
+    return summary
 
 
 @register_task(Job.Kind.ATTACK_FOLD)

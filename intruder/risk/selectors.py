@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 
 from intruder.analysis.per_text import per_text
 from intruder.models import (
@@ -38,6 +38,17 @@ RESULT_COLUMNS = [
     "group",
     "external_id",
 ]
+
+
+def run_finished(run: AttackRun) -> bool:
+    """Whether every fold of the run is in: its summary holds the TRIR table (the reports read
+    this, not the job's status, so a run's job can store its report before it ends)."""
+    return "trir" in (run.summary or {})
+
+
+def finished_runs(runs: QuerySet[AttackRun]) -> QuerySet[AttackRun]:
+    """The finished runs among `runs` (as `run_finished`)."""
+    return runs.filter(summary__has_key="trir")
 
 
 def latest_run(study: Study, purpose: str = AttackRun.Purpose.REPORT) -> AttackRun | None:
@@ -162,8 +173,8 @@ def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> 
     method = report.settings.get("human_method")
     runs = [run] + [
         other
-        for other in run.study.attack_runs.filter(
-            purpose=AttackRun.Purpose.REPORT, job__status="succeeded"
+        for other in finished_runs(
+            run.study.attack_runs.filter(purpose=AttackRun.Purpose.REPORT)
         ).exclude(pk=run.pk)[:10]
         if method in other.methods
     ]
@@ -204,7 +215,7 @@ def run_report(
         "seed": run.seed,
         "identification_threshold": study.identification_threshold,
         "created_at": run.created_at.isoformat(),
-        "job_status": run.job.status if run.job else None,
+        "finished": run_finished(run),
     }
     if judgments is None:
         judgments = study_judgments(study)
@@ -249,9 +260,11 @@ def run_report(
         report.warnings.insert(0, note)
     if not results.empty:
         _add_open_world(report, run, texts)
-    if run.job and run.job.status != "succeeded":
+    if not run_finished(run):
         report.warnings.insert(
-            0, f"The run is {run.job.status} ({run.job.progress_done}/{run.job.progress_total})."
+            0,
+            f"The run has not finished: {run.results.count()} results stored so far; its job "
+            "on the risk page says how far it is.",
         )
     return report
 

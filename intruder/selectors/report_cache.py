@@ -23,6 +23,7 @@ from django.db.models import Count, Max, QuerySet
 from intruder.models import (
     AnonymizedText,
     AttackResult,
+    AttackRun,
     AttentionCheck,
     Description,
     Job,
@@ -34,7 +35,7 @@ from intruder.models import (
 
 # Bump when a report's code changes what it computes from the same rows (a deployment with
 # a shared Redis cache would otherwise serve reports computed by the previous code).
-REPORT_CACHE_VERSION = 1
+REPORT_CACHE_VERSION = 2
 # Entries expire on their own too; a key for outdated data is simply never asked for again.
 REPORT_CACHE_SECONDS = 6 * 3600
 
@@ -44,6 +45,10 @@ T = TypeVar("T")
 # Jobs that only render or store what the reports compute (the PDF, the stored page reports)
 # and feed none of them: their rows must not change the version their output is stored under.
 OUTPUT_JOB_KINDS = (Job.Kind.RISK_REPORT_PDF, Job.Kind.REFRESH_REPORTS)
+# Jobs whose output the reports read from rows of their own (an attack run's results and its
+# summary, stored when every fold is in), not from the job: the run's job can then store the
+# run's report before it ends, under the version it has once it ended.
+ROW_OUTPUT_JOB_KINDS = (Job.Kind.ATTACK_STUDY, Job.Kind.ATTACK_FOLD)
 # Columns that change without changing any report: a participant's last request (every page
 # they load) and the resubmission form state, a running job's heartbeat and host.
 VOLATILE_COLUMNS = {"last_seen_at", "form_state", "heartbeat_at", "worker"}
@@ -76,7 +81,13 @@ def study_data_version(study: Study) -> str:
         ("participants", Participant.objects.filter(study=study).order_by("pk")),
         ("judgments", Judgment.objects.filter(participant__study=study).order_by("pk")),
         ("attention", AttentionCheck.objects.filter(participant__study=study).order_by("pk")),
-        ("jobs", Job.objects.filter(study=study).exclude(kind__in=OUTPUT_JOB_KINDS).order_by("pk")),
+        ("runs", AttackRun.objects.filter(study=study).order_by("pk")),
+        (
+            "jobs",
+            Job.objects.filter(study=study)
+            .exclude(kind__in=OUTPUT_JOB_KINDS + ROW_OUTPUT_JOB_KINDS)
+            .order_by("pk"),
+        ),
     ]
     for label, rows in tables:
         _digest_rows(digest, label, _columns(rows))

@@ -9,8 +9,10 @@ judgment, flag, rescoring, finished attack run, submitted annotation) the page s
 older report at once, labelled with when and from how much it was computed, and queues one
 `refresh_reports` job; the page polls the job and reloads when the fresh one is stored. A
 burst of changes queues one job: the database allows one queued or running job per study
-(or project) and kind, and the job computes from the data as they are when it runs. Only a
-report never computed before (its first view) is computed in the request.
+(or project) and kind, and the job computes from the data as they are when it runs. An
+attack run's job stores its risk report before it ends, and the demo stores its pages, so
+that only a report nobody prepared (an analysis or agreement page's very first view) is
+computed in the request.
 
 Downloads use `report_current`, which never returns an older report.
 """
@@ -188,6 +190,21 @@ def report_current(study: Study, name: str, args: tuple[Any, ...] = ()) -> Any:
     if row is not None and row.data_version == version:
         return _load(row, key)
     return _compute_and_store(owner, name, args)[0]
+
+
+def report_prepare(
+    *,
+    name: str,
+    study: Study | None = None,
+    project: Project | None = None,
+    args: tuple[Any, ...] = (),
+) -> None:
+    """Store a page's report for the current data before anyone asks for it, so that its
+    first view is a stored one (the end of an attack run, the demo); nothing when it is."""
+    owner = ReportOwner(study=study, project=project)
+    row = _stored(owner, name, args)
+    if row is None or row.data_version != owner.version():
+        _compute_and_store(owner, name, args)
 
 
 def reports_refresh_start(*, owner: ReportOwner, user: Any = None) -> tuple[Job, bool]:

@@ -190,6 +190,12 @@ def test_annotation_pages_pass_the_accessibility_audit(page, viewport) -> None:
         annotation_services.suggestions_compute(project=project)
     finally:
         anonymization.set_anonymizer(previous)
+    # Adjudication with disagreements listed (two imported layers). Made before the browser
+    # starts: the live server shares the test's SQLite connection, and a write here while
+    # the task page autosaves broke that request's transaction.
+    from tests.annotation.test_adjudication import two_layers
+
+    adjudicated, _, _ = two_layers(owner=user)
     page.set_viewport_size(viewport)
     # The first page of a session also starts the live server's first request: on 2 shared
     # cores that can take longer than the default action timeout.
@@ -217,9 +223,5 @@ def test_annotation_pages_pass_the_accessibility_audit(page, viewport) -> None:
     page.keyboard.press("Enter")
     page.wait_for_selector("#mention-fields:not([hidden])")
     problems += audit(page, "annotation-task-mention-selected")
-    # Adjudication with disagreements listed (two imported layers).
-    from tests.annotation.test_adjudication import two_layers
-
-    adjudicated, _, _ = two_layers(owner=user)
     problems += _goto_and_audit(page, f"/annotate/{adjudicated.slug}/adjudicate/", "adjudicate")
     assert not problems, "\n".join(problems)

@@ -190,3 +190,42 @@ def test_risk_page_labels_an_older_report_and_its_downloads_stay_current(monkeyp
     cache.clear()
     monkeypatch.setitem(report_pages.PAGE_REPORTS, report_pages.RISK_REPORT, no_compute)
     assert client.get(summary_url).content == current_summary
+
+
+def test_an_attack_run_stores_its_risk_report_before_its_job_ends(monkeypatch):
+    run = finished_cheap_run(["textwash-model"])
+    row = ComputedReport.objects.get(study=run.study, name=report_pages.RISK_PAGE)
+    assert row.args == repr((run.pk,)) and row.data_version == study_data_version(run.study)
+    assert run.job.message == "storing the risk report"  # the job's last step, then it ended
+    # The researcher's first view of the run reads it: nothing is computed in the request.
+    cache.clear()
+    monkeypatch.setitem(report_pages.PAGE_REPORTS, report_pages.RISK_PAGE, no_compute)
+    monkeypatch.setitem(report_pages.PAGE_REPORTS, report_pages.RISK_REPORT, no_compute)
+    client = logged_in(run.study.owner)
+    body = client.get(reverse("risk-page", args=[run.study.slug]) + f"?run={run.pk}").content
+    assert CURRENT_LABEL in body.decode() and "Persons most at risk" in body.decode()
+
+
+def test_an_attack_run_whose_report_fails_still_succeeds(monkeypatch, caplog):
+    def broken(*args, **kwargs):
+        raise RuntimeError("no report today")
+
+    monkeypatch.setitem(report_pages.PAGE_REPORTS, report_pages.RISK_PAGE, broken)
+    run = finished_cheap_run(["textwash-model"])  # asserts the job succeeded
+    assert run.results.exists()
+    assert not ComputedReport.objects.filter(name=report_pages.RISK_PAGE).exists()
+    assert "its risk report could not be stored" in caplog.text
+
+
+def test_preparing_a_current_report_computes_nothing(judged_study, monkeypatch):
+    name = report_pages.ANALYSIS_PAGE
+    report_refresh.report_prepare(study=judged_study, name=name)
+    stored = ComputedReport.objects.get(study=judged_study, name=name)
+    monkeypatch.setitem(report_pages.PAGE_REPORTS, name, no_compute)
+    report_refresh.report_prepare(study=judged_study, name=name)
+    assert ComputedReport.objects.get(pk=stored.pk).computed_at == stored.computed_at
+    add_one_judgment(judged_study)  # behind its data: prepared again
+    monkeypatch.undo()
+    report_refresh.report_prepare(study=judged_study, name=name)
+    row = ComputedReport.objects.get(pk=stored.pk)
+    assert row.data_version == study_data_version(judged_study) and row.judgments > stored.judgments

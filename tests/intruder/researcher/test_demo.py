@@ -70,6 +70,15 @@ def test_load_demo_builds_both_studies_and_releases_texts(fake_anonymizer) -> No
     assert report.anonymization_job.status == "succeeded"
     assert report.released + len(report.held_back) == 30
     assert texts.filter(status="released").count() == report.released > 0
+    # The report pages are stored for the data as loaded: their first view computes nothing.
+    from intruder.models import ComputedReport
+    from intruder.selectors.report_cache import project_data_version, study_data_version
+    from intruder.selectors.report_pages import AGREEMENT_PAGE, ANALYSIS_PAGE
+
+    analysis = ComputedReport.objects.get(study=intruder, name=ANALYSIS_PAGE)
+    assert analysis.data_version == study_data_version(intruder)
+    agreement = ComputedReport.objects.get(project=report.annotation, name=AGREEMENT_PAGE)
+    assert agreement.data_version == project_data_version(report.annotation)
 
 
 @pytest.mark.django_db
