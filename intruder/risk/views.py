@@ -30,6 +30,7 @@ from intruder.selectors.report_pages import RISK_PAGE
 from intruder.services import report_files
 from intruder.services.report_refresh import page_report
 from intruder.views.access import study_for
+from intruder.views.job_messages import job_start_message
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -134,8 +135,7 @@ def risk_pdf_start(request: HttpRequest, slug: str, run_id: int) -> HttpResponse
     study, _ = study_for(request, slug)
     run = _run_for(study, run_id)
     job, created = report_files.report_pdf_job_start(run=run, user=request.user)
-    if not created:
-        messages.info(request, f"A PDF job ({job.pk}) is already {job.status} for this study.")
+    job_start_message(request, job=job, created=created, name="PDF")
     return redirect(f"{reverse('risk-page', args=[study.slug])}?run={run.pk}#report")
 
 

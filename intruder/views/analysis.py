@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -28,6 +27,7 @@ from intruder.selectors.report_pages import ANALYSIS_PAGE
 from intruder.services.analysis_jobs import CONSTRUCT_TABLES, construct_loss_job_start
 from intruder.services.report_refresh import page_report, report_current
 from intruder.views.access import study_for
+from intruder.views.job_messages import job_start_message
 
 
 @login_required
@@ -104,8 +104,7 @@ def construct_loss_start(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue the construct loss job (spaCy over every text) unless one is under way."""
     study, _ = study_for(request, slug, edit=True)
     job, created = construct_loss_job_start(study=study, user=request.user)
-    if created:
-        messages.success(request, f"Construct loss job {job.pk} queued; progress below.")
-    else:
-        messages.info(request, f"Construct loss job {job.pk} is already {job.status}.")
+    job_start_message(
+        request, job=job, created=created, name="Construct loss", queued="progress below"
+    )
     return redirect(f"{reverse('analysis-study', kwargs={'slug': study.slug})}#construct-loss")

@@ -40,6 +40,7 @@ from intruder.selectors.access import role_can_edit
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
 from intruder.services import anonymization, jobs, review
 from intruder.views.access import study_for
+from intruder.views.job_messages import job_start_message
 from intruder.views.researcher.forms import GuardForm
 
 REVIEW_PAGE_SIZE = 50
@@ -403,10 +404,9 @@ def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
     except GuardRunError as error:
         messages.error(request, f"Not queued: {error}")
         return redirect("researcher-review", slug=study.slug)
-    if created:
-        messages.success(request, f"Guard job {run.job_id} queued; a worker runs it.")
-    else:
-        messages.info(request, f"Guard job {run.job_id} is already {run.job.status}.")
+    job_start_message(
+        request, job=run.job, created=created, name="Guard", queued="a worker runs it"
+    )
     return redirect("researcher-review", slug=study.slug)
 
 

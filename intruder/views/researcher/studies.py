@@ -43,6 +43,7 @@ from intruder.services.sources import (
     study_sources_set,
 )
 from intruder.views.access import study_for
+from intruder.views.job_messages import job_start_message
 from intruder.views.researcher.forms import ImportForm, StudyEditForm, StudyForm
 
 
@@ -212,12 +213,13 @@ def study_anonymize(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a background job that anonymizes the study's descriptions with the model."""
     study, _ = study_for(request, slug, edit=True)
     job, created = anonymization_job_start(study=study, user=request.user)
-    if created:
-        messages.success(
-            request, f"Anonymization job {job.pk} queued; a worker (manage.py run_worker) runs it."
-        )
-    else:
-        messages.info(request, f"Anonymization job {job.pk} is already {job.status}.")
+    job_start_message(
+        request,
+        job=job,
+        created=created,
+        name="Anonymization",
+        queued="a worker (manage.py run_worker) runs it",
+    )
     return redirect("researcher-study", slug=study.slug)
 
 
