@@ -237,6 +237,9 @@ INTRUDER_ANONYMIZER_MODEL = os.environ.get("INTRUDER_ANONYMIZER_MODEL", "")
 # shared by every run of the same settings) and each run's working files (fine-tuning
 # checkpoints). Workers that share it reuse each other's work.
 INTRUDER_ATTACK_DIR = Path(os.environ.get("INTRUDER_ATTACK_DIR", VAR_DIR / "attacks"))
+# Store a report before anyone asks for it (an attack run's risk report at the end of its job,
+# the demo's pages as it loads), so that its first view reads it: seconds of worker time each.
+INTRUDER_PREPARE_REPORTS = os.environ.get("INTRUDER_PREPARE_REPORTS", "1") == "1"
 # A lab's own predicted-human-risk calibration (`manage.py fit_predicted_risk`); empty: the
 # one shipped in intruder/risk/, fitted on the public Textwash study 2.
 INTRUDER_PREDICTED_CALIBRATION = os.environ.get("INTRUDER_PREDICTED_CALIBRATION", "")

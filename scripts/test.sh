@@ -16,7 +16,7 @@
 #   TEST_REDIS_URL=redis://...   use this Redis server instead of starting one
 #   TEST_SKIP_PG=1               run the SQLite pass only (quick local runs)
 #   TEST_SKIP_LINT=1             skip ruff (quick local runs)
-#   TEST_PG_MARKERS="not slow or redis or postgres"   marker expression of the PostgreSQL pass (see below)
+#   TEST_PG_MARKERS="(not slow or redis or postgres) and not markup"   marker expression of the PostgreSQL pass (see below)
 #   TEST_PASS_TIMEOUT=40m        hard limit per pytest pass, so CI never hangs
 #   TEST_WORKERS=N               pytest-xdist workers per pass (default: the CPU count, at most
 #                                4; 1 runs the tests in this process); each gets
@@ -25,7 +25,9 @@
 # The PostgreSQL pass runs only the tests that can reach the database
 # (INTRUDER_TEST_DATABASE_ONLY=1, see tests/conftest.py): the others would only repeat what
 # the SQLite pass proved. It also skips `slow` tests by default (most load the real models
-# and research data) except those marked `postgres` or `redis`. Everything that touches the
+# and research data) except those marked `postgres` or `redis`, and the `markup` tests (an
+# accessibility, CSP or offline-asset audit of rendered pages; the flows' own axe audits are
+# skipped there too: tests/browser/axe.py). Everything that touches the
 # database (services, assignment under concurrency, API and its fuzzing, browser flows, and
 # the `redis` tests: real RQ workers sharing a database) runs on both databases.
 set -euo pipefail
@@ -192,7 +194,7 @@ else
     log "starting a throwaway PostgreSQL server"
     start_postgres
 fi
-PG_MARKERS=${TEST_PG_MARKERS:-not slow or redis or postgres}
+PG_MARKERS=${TEST_PG_MARKERS:-(not slow or redis or postgres) and not markup}
 log "pytest on PostgreSQL ($PG_URL, -m \"$PG_MARKERS\", database tests only)"
 DATABASE_URL=$PG_URL INTRUDER_TEST_DATABASE_ONLY=1 timeout "$TIMEOUT" \
     python -m pytest "${XDIST[@]}" -m "$PG_MARKERS" "$@"

@@ -120,6 +120,20 @@ def attack_dir(settings, tmp_path_factory: pytest.TempPathFactory) -> None:
 
 
 @pytest.fixture(autouse=True)
+def no_prepared_reports(settings) -> None:
+    """Leave reports to their first view: storing each attack run's risk report (plots
+    included) at the end of its job cost the suite about a minute of CPU. The tests of that
+    step (tests/intruder/test_report_refresh.py, the demo's) turn it on again."""
+    settings.INTRUDER_PREPARE_REPORTS = False
+
+
+@pytest.fixture
+def prepared_reports(settings) -> None:
+    """Store reports before their first view, as the platform does by default."""
+    settings.INTRUDER_PREPARE_REPORTS = True
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hasher(settings) -> None:
     """Hash test passwords with MD5: PBKDF2's deliberate slowness dominates test time."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

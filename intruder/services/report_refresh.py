@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import QuerySet
@@ -200,7 +201,10 @@ def report_prepare(
     args: tuple[Any, ...] = (),
 ) -> None:
     """Store a page's report for the current data before anyone asks for it, so that its
-    first view is a stored one (the end of an attack run, the demo); nothing when it is."""
+    first view is a stored one (the end of an attack run, the demo); nothing when it is
+    stored, or when INTRUDER_PREPARE_REPORTS is off."""
+    if not settings.INTRUDER_PREPARE_REPORTS:
+        return
     owner = ReportOwner(study=study, project=project)
     row = _stored(owner, name, args)
     if row is None or row.data_version != owner.version():

@@ -192,7 +192,7 @@ def test_risk_page_labels_an_older_report_and_its_downloads_stay_current(monkeyp
     assert client.get(summary_url).content == current_summary
 
 
-def test_an_attack_run_stores_its_risk_report_before_its_job_ends(monkeypatch):
+def test_an_attack_run_stores_its_risk_report_before_its_job_ends(prepared_reports, monkeypatch):
     run = finished_cheap_run(["textwash-model"])
     row = ComputedReport.objects.get(study=run.study, name=report_pages.RISK_PAGE)
     assert row.args == repr((run.pk,)) and row.data_version == study_data_version(run.study)
@@ -206,7 +206,7 @@ def test_an_attack_run_stores_its_risk_report_before_its_job_ends(monkeypatch):
     assert CURRENT_LABEL in body.decode() and "Persons most at risk" in body.decode()
 
 
-def test_an_attack_run_whose_report_fails_still_succeeds(monkeypatch, caplog):
+def test_an_attack_run_whose_report_fails_still_succeeds(prepared_reports, monkeypatch, caplog):
     def broken(*args, **kwargs):
         raise RuntimeError("no report today")
 
@@ -217,7 +217,7 @@ def test_an_attack_run_whose_report_fails_still_succeeds(monkeypatch, caplog):
     assert "its risk report could not be stored" in caplog.text
 
 
-def test_preparing_a_current_report_computes_nothing(judged_study, monkeypatch):
+def test_preparing_a_current_report_computes_nothing(prepared_reports, judged_study, monkeypatch):
     name = report_pages.ANALYSIS_PAGE
     report_refresh.report_prepare(study=judged_study, name=name)
     stored = ComputedReport.objects.get(study=judged_study, name=name)
@@ -229,3 +229,9 @@ def test_preparing_a_current_report_computes_nothing(judged_study, monkeypatch):
     report_refresh.report_prepare(study=judged_study, name=name)
     row = ComputedReport.objects.get(pk=stored.pk)
     assert row.data_version == study_data_version(judged_study) and row.judgments > stored.judgments
+
+
+def test_reports_are_left_to_their_first_view_when_preparing_is_off(judged_study, settings):
+    settings.INTRUDER_PREPARE_REPORTS = False
+    report_refresh.report_prepare(study=judged_study, name=report_pages.ANALYSIS_PAGE)
+    assert not ComputedReport.objects.exists()

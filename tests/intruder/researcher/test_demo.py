@@ -56,7 +56,7 @@ def test_demo_data_has_enough_persons_and_long_descriptions() -> None:
 
 
 @pytest.mark.django_db
-def test_load_demo_builds_both_studies_and_releases_texts(fake_anonymizer) -> None:
+def test_load_demo_builds_both_studies_and_releases_texts(fake_anonymizer, prepared_reports):
     report = load_demo(password="pw-demo-test", attacks=False)
     assert authenticate(username="researcher", password="pw-demo-test") is not None
     collection = Study.objects.get(slug="demo-collection")
