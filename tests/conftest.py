@@ -7,6 +7,10 @@ from pathlib import Path
 import pytest
 
 from research_data import missing_reason, shared_data_dir
+
+# Child processes (RQ workers, CLI runs) leave reports to their first view too (see
+# `no_prepared_reports` below); a test that wants them prepared sets the variable itself.
+os.environ.setdefault("INTRUDER_PREPARE_REPORTS", "0")
 from tests.tiny_models import tiny_encoder
 
 # Fixtures through which a test reaches the database. pytest-django refuses database access to
