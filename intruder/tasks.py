@@ -58,11 +58,13 @@ def attack_study(job: Job, progress: Progress) -> dict[str, Any]:
     run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
     summary = attack_runs.execute_attack_run_shared(run=run, job=job, progress=progress)
     # The researcher's next click is the run's report: have it stored before the job ends.
-    progress(summary.get("results", 0), summary.get("expected", 0), "storing the risk report")
+    done, total = summary.get("results", 0), summary.get("expected", 0)
+    progress(done, total, "storing the risk report")
     try:
         report_refresh.report_prepare(study=run.study, name=RISK_PAGE, args=(run.pk,))
     except Exception:  # the run stands; the page computes the report and shows what failed
         logger.exception("attack run %s: its risk report could not be stored", run.pk)
+    progress(done, total, "finished")  # the run list shows the last message
     return summary
 
 

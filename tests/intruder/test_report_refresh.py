@@ -196,7 +196,7 @@ def test_an_attack_run_stores_its_risk_report_before_its_job_ends(prepared_repor
     run = finished_cheap_run(["textwash-model"])
     row = ComputedReport.objects.get(study=run.study, name=report_pages.RISK_PAGE)
     assert row.args == repr((run.pk,)) and row.data_version == study_data_version(run.study)
-    assert run.job.message == "storing the risk report"  # the job's last step, then it ended
+    assert run.job.message == "finished"  # after storing the report, its last step
     # The researcher's first view of the run reads it: nothing is computed in the request.
     cache.clear()
     monkeypatch.setitem(report_pages.PAGE_REPORTS, report_pages.RISK_PAGE, no_compute)
