@@ -11,6 +11,7 @@ from research_data import missing_reason, shared_data_dir
 # Child processes (RQ workers, CLI runs) leave reports to their first view too (see
 # `no_prepared_reports` below); a test that wants them prepared sets the variable itself.
 os.environ.setdefault("INTRUDER_PREPARE_REPORTS", "0")
+from tests.passes import SECOND_DATABASE_PASS
 from tests.tiny_models import tiny_encoder
 
 # Fixtures through which a test reaches the database. pytest-django refuses database access to
@@ -65,7 +66,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if grouping and shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
-    if os.environ.get("INTRUDER_TEST_DATABASE_ONLY") != "1":
+    if not SECOND_DATABASE_PASS:
         return
     kept = [item for item in items if touches_database(item)]
     dropped = [item for item in items if not touches_database(item)]

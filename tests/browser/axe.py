@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser import screenshots
+from tests.passes import SECOND_DATABASE_PASS
 
 AXE_JS = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 FAILING_IMPACTS = ("serious", "critical")
@@ -31,7 +32,7 @@ def axe_available() -> None:
 
 # The PostgreSQL pass of scripts/test.sh (INTRUDER_TEST_DATABASE_ONLY=1) runs the browser flows
 # again for what the database does; the markup they render was audited in the SQLite pass.
-AUDITED_IN_THE_FIRST_PASS = os.environ.get("INTRUDER_TEST_DATABASE_ONLY") == "1"
+AUDITED_IN_THE_FIRST_PASS = SECOND_DATABASE_PASS
 
 
 def audit(page, name: str) -> list[str]:
