@@ -139,9 +139,15 @@ cleanup() {
 
 trap cleanup EXIT
 
+# Python may cache the project's and the tests' bytecode (an environment that forbids it,
+# PYTHONDONTWRITEBYTECODE=1, makes every worker and child process compile them again: a
+# pytest collection took 16 s instead of 10.5). So setup need not compile every installed
+# file up front (SETUP_BYTECODE=lazy, scripts/setup.sh): imports compile what they use, once.
+unset PYTHONDONTWRITEBYTECODE
+
 install_system_packages
 log "python environment (scripts/setup.sh --dev)"
-scripts/setup.sh --dev
+SETUP_BYTECODE=lazy scripts/setup.sh --dev
 . .venv/bin/activate
 
 if [ "${TEST_SKIP_LINT:-0}" != 1 ]; then
@@ -149,11 +155,6 @@ if [ "${TEST_SKIP_LINT:-0}" != 1 ]; then
     ruff check .
     ruff format --check .
 fi
-
-# Python may cache the project's and the tests' bytecode (an environment that forbids it,
-# PYTHONDONTWRITEBYTECODE=1, makes every worker and child process compile them again: a
-# pytest collection took 16 s instead of 10.5).
-unset PYTHONDONTWRITEBYTECODE
 
 # CI must run the browser tests, not skip them: the browser fixture fails instead of skipping.
 export INTRUDER_REQUIRE_BROWSER=1

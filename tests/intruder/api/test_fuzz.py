@@ -1,11 +1,13 @@
 """Fuzz the REST API from its own OpenAPI schema: no input may give a server error.
 
-Schemathesis reads `/api/schema/` from a live server on loopback, generates requests for
+Schemathesis reads `/api/schema/` from the site's WSGI application, generates requests for
 every operation (valid and invalid bodies, query strings and path ids; the annotation task
-APIs and attack runs included) and sends them with a
-researcher's token; the one check is `not_a_server_error`. Bounded for CI: a fixed number of
-examples per operation and mode (`INTRUDER_FUZZ_EXAMPLES`, default 25), derandomised so a
-run is repeatable, with a 10 s timeout per request. The issue's run found 275 server errors, all
+APIs and attack runs included) and sends them with a researcher's token through the whole
+WSGI stack, middleware included; the one check is `not_a_server_error`. In process, not
+through a live server on loopback: no HTTP hop (41 s to 36 s), and more of the generated
+paths reach a view instead of a 404. Bounded for CI: a fixed number of examples per
+operation and mode (`INTRUDER_FUZZ_EXAMPLES`, default 25), derandomised so a run is
+repeatable. The issue's run found 275 server errors, all
 from integer filters of 2**63 and more; this keeps that class (and any other) out.
 """
 
@@ -17,6 +19,7 @@ from collections import Counter
 
 import pytest
 import schemathesis
+from django.core.wsgi import get_wsgi_application
 from hypothesis import HealthCheck, given, settings
 from rest_framework.authtoken.models import Token
 from schemathesis import GenerationMode
@@ -63,13 +66,11 @@ def researcher_headers(transactional_db) -> dict[str, str]:
     return {"Authorization": f"Token {Token.objects.create(user=owner).key}"}
 
 
-@pytest.mark.slow  # thousands of generated requests to a live server
+@pytest.mark.slow  # thousands of generated requests
 @pytest.mark.postgres
-def test_no_api_request_gives_a_server_error(live_server, researcher_headers) -> None:
-    schema = schemathesis.openapi.from_url(
-        f"{live_server.url}/api/schema/?format=json",
-        headers=researcher_headers,
-        timeout=120,  # building the schema takes seconds on a loaded CI machine
+def test_no_api_request_gives_a_server_error(researcher_headers) -> None:
+    schema = schemathesis.openapi.from_wsgi(
+        "/api/schema/?format=json", get_wsgi_application(), headers=researcher_headers
     )
     statuses: Counter[int] = Counter()
     failures: list[str] = []
@@ -85,7 +86,7 @@ def test_no_api_request_gives_a_server_error(live_server, researcher_headers) ->
             suppress_health_check=list(HealthCheck),
         )
         def fuzz(case) -> None:
-            response = case.call(base_url=live_server.url, headers=researcher_headers, timeout=10)
+            response = case.call(headers=researcher_headers)
             statuses[response.status_code] += 1
             case.validate_response(response, checks=[not_a_server_error])
 
