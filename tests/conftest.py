@@ -11,9 +11,10 @@ from research_data import missing_reason, shared_data_dir
 # Child processes (RQ workers, CLI runs) leave reports to their first view too (see
 # `no_prepared_reports` below); a test that wants them prepared sets the variable itself.
 os.environ.setdefault("INTRUDER_PREPARE_REPORTS", "0")
-from tests.passes import SECOND_DATABASE_PASS
+from tests.passes import LIBRARY_TEST_DIRS, SECOND_DATABASE_PASS
 from tests.tiny_models import tiny_encoder
 
+TESTS = Path(__file__).resolve().parent
 # Fixtures through which a test reaches the database. pytest-django refuses database access to
 # any test without one of them (or the django_db marker), so the set is exact, not a guess.
 DATABASE_FIXTURES = frozenset(
@@ -40,6 +41,11 @@ def touches_database(item: pytest.Item) -> bool:
     )
 
 
+def runs_long(item: pytest.Item) -> bool:
+    """Whether the test is one of the long ones: a real browser, child processes, models."""
+    return any(item.get_closest_marker(name) for name in ("slow", "browser", "redis"))
+
+
 def shares_a_module_fixture(item: pytest.Item) -> bool:
     """Whether the test uses a module-scoped fixture (a trained model, a built wheel)."""
     fixtures = getattr(item, "_fixtureinfo", None)
@@ -50,6 +56,17 @@ def shares_a_module_fixture(item: pytest.Item) -> bool:
         for definitions in fixtures.name2fixturedefs.values()
         for definition in definitions
     )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """On the second database, leave the plain libraries' test folders uncollected."""
+    if (
+        SECOND_DATABASE_PASS
+        and collection_path.parent == TESTS
+        and collection_path.name in LIBRARY_TEST_DIRS
+    ):
+        return True
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
@@ -66,6 +83,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if grouping and shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    if grouping:
+        # Long tests first (a stable sort): xdist hands tests out in this order, and a worker
+        # that draws a 40 s test last leaves the other idle while it runs.
+        items.sort(key=lambda item: not runs_long(item))
     if not SECOND_DATABASE_PASS:
         return
     kept = [item for item in items if touches_database(item)]
