@@ -16,7 +16,7 @@
 #   TEST_REDIS_URL=redis://...   use this Redis server instead of starting one
 #   TEST_SKIP_PG=1               run the SQLite pass only (quick local runs)
 #   TEST_SKIP_LINT=1             skip ruff (quick local runs)
-#   TEST_PG_MARKERS="(not slow or redis or postgres) and not markup"   marker expression of the PostgreSQL pass (see below)
+#   TEST_PG_MARKERS="not (slow or browser) or redis or postgres"   marker expression of the PostgreSQL pass (see below)
 #   TEST_PASS_TIMEOUT=40m        hard limit per pytest pass, so CI never hangs
 #   TEST_WORKERS=N               pytest-xdist workers per pass (default: the CPU count, at most
 #                                4; 1 runs the tests in this process); each gets
@@ -24,12 +24,14 @@
 #
 # The PostgreSQL pass runs only the tests that can reach the database
 # (INTRUDER_TEST_DATABASE_ONLY=1, see tests/conftest.py): the others would only repeat what
-# the SQLite pass proved. It also skips `slow` tests by default (most load the real models
-# and research data) except those marked `postgres` or `redis`, and the `markup` tests (an
-# accessibility, CSP or offline-asset audit of rendered pages; the flows' own axe audits are
-# skipped there too: tests/browser/axe.py). Everything that touches the
-# database (services, assignment under concurrency, API and its fuzzing, browser flows, and
-# the `redis` tests: real RQ workers sharing a database) runs on both databases.
+# the SQLite pass proved. Of those it skips the `slow` tests (most load the real models and
+# research data) and the `browser` tests (what a browser does with a page: keys, layout,
+# telemetry, audits; the server's side of it is tested through Django's test client on
+# both databases), except those marked `postgres` or `redis`: the browser flows where the
+# engine can change the outcome (the live server's threads and the test write the same rows
+# on their own connections, which SQLite's shared in-memory database never does), the RQ
+# workers sharing a database, the API fuzzing. Services, assignment under concurrency, the
+# API and the views all run on both databases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -195,7 +197,7 @@ else
     log "starting a throwaway PostgreSQL server"
     start_postgres
 fi
-PG_MARKERS=${TEST_PG_MARKERS:-(not slow or redis or postgres) and not markup}
+PG_MARKERS=${TEST_PG_MARKERS:-not (slow or browser) or redis or postgres}
 log "pytest on PostgreSQL ($PG_URL, -m \"$PG_MARKERS\", database tests only)"
 DATABASE_URL=$PG_URL INTRUDER_TEST_DATABASE_ONLY=1 timeout "$TIMEOUT" \
     python -m pytest "${XDIST[@]}" -m "$PG_MARKERS" "$@"

@@ -14,7 +14,7 @@ from intruder.models import AnonymizedText, PersonGroup, Study
 from tests.browser.axe import audit, axe_available
 from tests.intruder import factories as f
 
-pytestmark = [pytest.mark.browser, pytest.mark.markup, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 375, "height": 740}
 DESKTOP = {"width": 1280, "height": 900}

@@ -123,6 +123,7 @@ def test_work_done_offline_is_saved_when_the_connection_returns(page, project):
     expect(page.locator(".mark.mention", has_text="nurse")).to_have_count(1)
 
 
+@pytest.mark.postgres  # two tabs write one document: the version check runs in the database
 def test_an_edit_from_a_stale_tab_shows_the_conflict_instead_of_overwriting(page, project):
     login(page)
     page.goto(f"/annotate/{project.slug}/work/")

@@ -9,7 +9,8 @@ from intruder.models import GuardResult, Job
 from tests.browser import screenshots
 from tests.intruder.risk_fixtures import guarded_run, study_with_guardable_texts
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# postgres: the page polls while the job's rows are written on another connection.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def test_guard_rows_appear_as_the_job_progresses(page) -> None:

@@ -13,7 +13,8 @@ from tests.annotation.conftest import make_project, mention
 from tests.browser import screenshots
 from tests.intruder.fake_anonymizer import FakeAnonymizer
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# postgres: the page polls while the job's progress is written on another connection.
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 PASSWORD = "pw-browser-jobs"
 
 

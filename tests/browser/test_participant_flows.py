@@ -15,7 +15,8 @@ from playwright.sync_api import expect
 from intruder.models import AnonymizedText, Description, Judgment, Participant, PersonGroup, Study
 from tests.intruder import factories as f
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# postgres: the participant flows on the live server, texts assigned under the study lock.
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 PID = "60a1b2c3d4e5f6a7b8c9d0e1"
 

@@ -39,6 +39,7 @@ def writer_study() -> Study:
     return study
 
 
+@pytest.mark.postgres  # the rejected answer waits in a JSON column (jsonb on PostgreSQL)
 def test_back_and_reload_after_a_validation_error_never_resend_the_answer(page) -> None:
     study = writer_study()
     page.goto(f"/s/{study.slug}/?PROLIFIC_PID={PID}&STUDY_ID=S1&SESSION_ID=X1")
@@ -95,6 +96,7 @@ def test_unsent_draft_survives_a_reload_and_is_forgotten_once_stored(page) -> No
     )
 
 
+@pytest.mark.postgres  # the late answer races the assignment's expiry
 def test_countdown_warns_then_a_late_answer_is_kept_while_nobody_else_has_the_text(page) -> None:
     study = f.make_study(items_per_participant=2, judgments_per_text=1, time_limit_minutes=10)
     f.make_texts(study=study, count=2)

@@ -14,7 +14,8 @@ from tests.browser import screenshots
 from tests.intruder.factories import make_judgment, make_participant
 from tests.intruder.risk_fixtures import add_judgments, risk_study
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# postgres: the page polls while a job stores the report on another connection.
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 PASSWORD = "correct horse 42"
 WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}

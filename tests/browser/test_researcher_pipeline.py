@@ -25,7 +25,8 @@ from tests.browser.axe import AXE_JS, audit
 from tests.intruder import factories as f
 from tests.intruder.fake_anonymizer import FakeAnonymizer
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# postgres: the whole design on the production engine, jobs writing beside the live server.
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 PASSWORD = "correct horse 42"
 WRITERS = {

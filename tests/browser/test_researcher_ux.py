@@ -96,7 +96,6 @@ def busy_study(researcher):
     return study
 
 
-@pytest.mark.markup
 def test_no_researcher_or_annotation_page_violates_the_csp(page, researcher, busy_study):
     previous = anonymization.set_anonymizer(FakeAnonymizer())
     try:

@@ -65,7 +65,6 @@ def test_researcher_runs_a_risk_check_and_sees_flags_on_the_review_page(page, de
     screenshots.keep(page, "risk_page_phone")
 
 
-@pytest.mark.markup
 def test_risk_pages_pass_the_accessibility_audit(page, demo_study):
     axe_available()
     run = attack_runs.risk_check_start(
