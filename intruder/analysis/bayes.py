@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import integrate, optimize
 
 DEFAULT_PRIOR_SCALE = 0.707
 # exp() of more than this overflows a float64: such BF10 are reported as a bound.
@@ -43,6 +42,10 @@ def jzs_log_bf10(t: float, n: int, r: float = DEFAULT_PRIOR_SCALE) -> float:
         raise ValueError(f"a t-test needs n >= 2, got {n}")
     if not math.isfinite(t):
         raise ValueError(f"t must be finite, got {t}")
+    # Imported here, like scipy.stats in construct_loss: every Django process imports this
+    # module (the report pages, through the job registry) and most never test anything.
+    from scipy import integrate, optimize
+
     df = n - 1
     peak = optimize.minimize_scalar(
         lambda u: -_log_integrand(u, t, n, df, r), bounds=(-60.0, 60.0), method="bounded"

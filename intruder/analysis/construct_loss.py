@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from anonymize.baseline_spacy import SPACY_MODEL
 from intruder.analysis.bayes import bf10_from_log, jzs_log_bf10
@@ -132,6 +131,10 @@ def paired_log_bayes_factor(
         if differences[0] == 0:
             return np.nan, np.nan, "identical in every text: no test"
         return np.nan, np.nan, "the same difference in every text: t undefined"
+    # Imported here, like scipy's integrate in bayes: every Django process imports this
+    # module (the report pages, through the job registry) and most never test anything.
+    from scipy import stats
+
     t = float(stats.ttest_rel(original, anonymized).statistic)
     return t, jzs_log_bf10(t, n), ""
 
