@@ -43,7 +43,7 @@ def jzs_log_bf10(t: float, n: int, r: float = DEFAULT_PRIOR_SCALE) -> float:
     if not math.isfinite(t):
         raise ValueError(f"t must be finite, got {t}")
     # Imported here, like scipy.stats in construct_loss: every Django process imports this
-    # module (the report pages, through the job registry) and most never test anything.
+    # module (the report pages, through the job registry), and few ever compute a BF10.
     from scipy import integrate, optimize
 
     df = n - 1

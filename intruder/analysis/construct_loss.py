@@ -132,7 +132,7 @@ def paired_log_bayes_factor(
             return np.nan, np.nan, "identical in every text: no test"
         return np.nan, np.nan, "the same difference in every text: t undefined"
     # Imported here, like scipy's integrate in bayes: every Django process imports this
-    # module (the report pages, through the job registry) and most never test anything.
+    # module (the report pages, through the job registry), and few ever run this t-test.
     from scipy import stats
 
     t = float(stats.ttest_rel(original, anonymized).statistic)
