@@ -14,24 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from model_runtime.hardware import cpu_features
+
 # Quantized engines that run int8 matmuls on x86 vector units (fbgemm, oneDNN).
 _X86_ENGINES = frozenset({"x86", "fbgemm", "onednn"})
 
-
-# CPU flags of int8 dot-product units that accumulate in int32 (no int16 saturation).
-_VNNI_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
-
-
-def cpu_has_vnni() -> bool:
-    """Return whether this CPU lists a VNNI/AMX-int8 flag (Linux /proc/cpuinfo; else False)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("flags"):
-                    return bool(_VNNI_FLAGS & set(line.split(":", 1)[1].split()))
-    except OSError:
-        pass
-    return False
 
 
 def int8_supported() -> bool:
@@ -39,7 +26,7 @@ def int8_supported() -> bool:
     import torch
 
     engines = set(torch.backends.quantized.supported_engines)
-    return bool(_X86_ENGINES & engines) and cpu_has_vnni()
+    return bool(_X86_ENGINES & engines) and cpu_features().vnni
 
 
 def _int8_linear_class():

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
+from model_runtime.hardware import cpu_features
+
 # "auto" = bf16 autocast where the device computes bf16 natively, fp32 elsewhere.
 PRECISIONS = ("auto", "fp32", "bf16")
 
 
 def cpu_supports_bf16() -> bool:
     """Return whether this CPU computes bf16 matmuls natively (AVX512-BF16 or AMX)."""
-    import torch
-
-    return torch.backends.mkldnn.is_available() and bool(
-        torch.ops.mkldnn._is_mkldnn_bf16_supported()
-    )
+    return cpu_features().bf16
 
 
 def bf16_supported(device_type: str = "cpu") -> bool:

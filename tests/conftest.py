@@ -11,6 +11,10 @@ from research_data import missing_reason, shared_data_dir
 # Child processes (RQ workers, CLI runs) leave reports to their first view too (see
 # `no_prepared_reports` below); a test that wants them prepared sets the variable itself.
 os.environ.setdefault("INTRUDER_PREPARE_REPORTS", "0")
+# The tests choose the precision path, never the host's CPU: by default they claim no native
+# bf16 or int8 unit (the fp32 path, child processes included); a test of the bf16 or int8 path
+# claims those units with `claim_cpu`, which runs everywhere (torch emulates a missing unit).
+os.environ.setdefault("MODEL_RUNTIME_CPU", "none")
 from tests.passes import LIBRARY_TEST_DIRS, SECOND_DATABASE_PASS
 from tests.tiny_models import tiny_encoder
 
@@ -209,3 +213,14 @@ def llm_settings(llm_server, tmp_path):
         concurrency=2,
         cache_dir=str(tmp_path / "llm-cache"),
     )
+
+
+@pytest.fixture
+def claim_cpu(monkeypatch):
+    """Return a function that makes `model_runtime` see the named CPU units ("bf16,vnni")."""
+    from model_runtime.hardware import CPU_OVERRIDE_VARIABLE
+
+    def claim(features: str) -> None:
+        monkeypatch.setenv(CPU_OVERRIDE_VARIABLE, features)
+
+    return claim

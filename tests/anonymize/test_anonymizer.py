@@ -170,16 +170,16 @@ def test_hyphen_rule_leaves_other_categories_alone():
     assert join_hyphenated_names(text, spans) == spans
 
 
-def test_precision_is_validated_and_auto_follows_the_cpu(monkeypatch):
+def test_precision_is_validated_and_auto_follows_the_cpu(claim_cpu):
     from model_runtime import precision
 
     with pytest.raises(ValueError, match="precision must be one of"):
         precision.resolve_precision("fp16")
-    monkeypatch.setattr(precision, "cpu_supports_bf16", lambda: False)
+    claim_cpu("none")
     assert precision.resolve_precision("auto") == "fp32"
     with pytest.raises(RuntimeError, match="no native bf16"):
         precision.resolve_precision("bf16")
-    monkeypatch.setattr(precision, "cpu_supports_bf16", lambda: True)
+    claim_cpu("bf16")
     assert precision.resolve_precision("auto") == "bf16"
     assert precision.resolve_precision("fp32") == "fp32"
 
@@ -208,20 +208,21 @@ def test_numbers_keep_ordinal_and_unit_suffixes_outside_the_placeholder():
     )
 
 
-def test_int8_is_chosen_by_auto_only_with_an_int8_engine_and_native_bf16(monkeypatch):
+def test_int8_is_chosen_by_auto_only_with_vnni_and_native_bf16(claim_cpu):
     from anonymize import model
 
-    monkeypatch.setattr(model, "int8_supported", lambda: True)
-    monkeypatch.setattr(model, "cpu_supports_bf16", lambda: True)
+    claim_cpu("bf16,vnni")
     assert model.resolve_anonymizer_precision("auto") == "int8"
     assert model.resolve_anonymizer_precision("bf16") == "bf16"
     assert model.resolve_anonymizer_precision("fp32") == "fp32"
-    monkeypatch.setattr(model, "cpu_supports_bf16", lambda: False)
+    claim_cpu("vnni")
     with pytest.raises(RuntimeError, match="native bf16"):
         model.resolve_anonymizer_precision("int8")
-    monkeypatch.setattr(model, "int8_supported", lambda: False)
-    monkeypatch.setattr(model, "cpu_supports_bf16", lambda: True)
+    assert model.resolve_anonymizer_precision("auto") == "fp32"
+    claim_cpu("bf16")
     assert model.resolve_anonymizer_precision("auto") == "bf16"
+    claim_cpu("none")
+    assert model.resolve_anonymizer_precision("auto") == "fp32"
     with pytest.raises(ValueError, match="precision must be one of"):
         model.resolve_anonymizer_precision("int4")
 
@@ -244,15 +245,12 @@ def two_layer_tagger(vocab_size: int):
     return BertForTokenClassification(config).eval()
 
 
-def test_int8_quantizes_the_encoder_after_its_first_layer(minilm_tokenizer):
+def test_int8_quantizes_the_encoder_after_its_first_layer(minilm_tokenizer, claim_cpu):
     import torch
 
-    from anonymize.model import Anonymizer, resolve_anonymizer_precision
+    from anonymize.model import Anonymizer
 
-    try:
-        resolve_anonymizer_precision("int8")
-    except RuntimeError as error:
-        pytest.skip(str(error))
+    claim_cpu("bf16,vnni")
     texts = ["Mara Quillfeather is a baker from Lisbon.", "Tobin flies to Oslo in 1970."]
     vocab = minilm_tokenizer.vocab_size
     reference = Anonymizer(two_layer_tagger(vocab), minilm_tokenizer, "t", precision="bf16")

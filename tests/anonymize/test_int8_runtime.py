@@ -7,10 +7,16 @@ import pytest
 from model_runtime.int8 import int8_supported, quantize_linears
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.skipif(not int8_supported(), reason="torch has no x86 int8 engine")
 
 
-def test_only_included_linears_are_quantized_and_outputs_stay_close():
+@pytest.fixture(autouse=True)
+def int8_units(claim_cpu):
+    """Claim VNNI, so the int8 path runs whatever the host (torch builds ship fbgemm)."""
+    claim_cpu("vnni")
+    assert int8_supported(), "this torch build has no x86 int8 engine"
+
+
+def test_only_included_linears_are_quantized_and_outputs_stay_close(claim_cpu):
     torch.manual_seed(0)
     model = torch.nn.Sequential(
         torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 5)
@@ -23,7 +29,11 @@ def test_only_included_linears_are_quantized_and_outputs_stay_close():
     assert model[0].weight().qscheme() in (torch.per_channel_affine, torch.per_channel_symmetric)
     got = model(inputs)
     assert got.dtype == torch.float32
-    assert (got - expected).abs().max() < 0.05 * expected.abs().max()
+    close = bool((got - expected).abs().max() < 0.05 * expected.abs().max())
+    # Full 8-bit activations are exact only on VNNI (int32 accumulation); older kernels saturate
+    # at int16. Either this host computes them closely, or the real CPU never offers int8.
+    claim_cpu("host")
+    assert close or not int8_supported(), "int8 is offered on a CPU whose kernels saturate"
 
 
 def test_int8_linear_accepts_bf16_input_from_autocast_regions():

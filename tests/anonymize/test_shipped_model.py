@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from anonymize import Anonymizer
+from model_runtime.hardware import CPU_OVERRIDE_VARIABLE
 
 pytestmark = pytest.mark.slow
 
@@ -15,9 +18,27 @@ DESCRIPTION = (
 )
 
 
-@pytest.fixture(scope="session")
-def shipped() -> Anonymizer:
-    return Anonymizer.load()
+def load_claiming(features: str, precision: str) -> Anonymizer:
+    """Load the shipped model as on a CPU with `features` (the tests pick the path, not the host)."""
+    before = os.environ.get(CPU_OVERRIDE_VARIABLE)
+    os.environ[CPU_OVERRIDE_VARIABLE] = features
+    try:
+        return Anonymizer.load(precision=precision)
+    finally:
+        if before is None:
+            del os.environ[CPU_OVERRIDE_VARIABLE]
+        else:
+            os.environ[CPU_OVERRIDE_VARIABLE] = before
+
+
+# Each quality test runs on both paths a machine can take: fp32 (no native bf16 or VNNI) and
+# "auto" on an AVX512-BF16 + VNNI CPU (int8 encoder, bf16 autocast).
+@pytest.fixture(scope="session", params=["fp32", "int8"])
+def shipped(request) -> Anonymizer:
+    features = "none" if request.param == "fp32" else "bf16,vnni"
+    anonymizer = load_claiming(features, "auto")
+    assert anonymizer.precision == request.param
+    return anonymizer
 
 
 def test_shipped_model_removes_the_persons_name_and_places(shipped):
@@ -54,13 +75,9 @@ def test_stricter_threshold_masks_at_least_as_much(shipped):
     assert sum(s.end - s.start for s in strict.spans) >= sum(s.end - s.start for s in loose.spans)
 
 
-def test_bf16_and_fp32_inference_find_the_same_spans(shipped):
-    from model_runtime.precision import cpu_supports_bf16
-
-    if not cpu_supports_bf16():
-        pytest.skip("this CPU has no native bf16 (AVX512-BF16/AMX)")
-    fp32 = Anonymizer.load(precision="fp32")
-    bf16 = Anonymizer.load(precision="bf16")
+def test_bf16_and_fp32_inference_find_the_same_spans():
+    fp32 = load_claiming("none", "fp32")
+    bf16 = load_claiming("bf16", "bf16")
     assert (fp32.precision, bf16.precision) == ("fp32", "bf16")
     text = DESCRIPTION * 3
     fp32_spans = [(s.start, s.end, s.category) for s in fp32.anonymize(text).spans]
