@@ -40,6 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from csv_safe import frame_csv
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -373,7 +375,7 @@ def main() -> int:
                 levels=steps,
                 config=config,
             )
-            frame.to_csv(out / name / "open_world_ladder.csv", index=False)
+            (out / name / "open_world_ladder.csv").write_text(frame_csv(frame), encoding="utf-8")
             summary["open_world"][name] = ladder_trir(frame)
             summary["distractors"][name] = {
                 "source": f"{args.distractors_data.name}/WikiActors_500_random.json "

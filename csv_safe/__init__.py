@@ -87,6 +87,17 @@ class _UnescapedRows:
         return self._reader.line_num
 
 
+def frame_csv(frame: Any) -> str:
+    """Return a pandas DataFrame as CSV text with its string cells and column names escaped.
+
+    Numbers keep pandas' formatting; only text (object and string columns) can hold a formula.
+    """
+    safe = frame.rename(columns=spreadsheet_escape)
+    for column in safe.select_dtypes(include=["object", "string"]).columns:
+        safe[column] = safe[column].map(spreadsheet_escape)
+    return safe.to_csv(index=False)
+
+
 # The csv module refuses fields over 131,072 characters by default; one long Wikipedia
 # article (a background document) is more. Uploads are bounded by size before they are read.
 FIELD_SIZE_LIMIT = 64 * 1024 * 1024

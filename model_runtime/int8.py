@@ -20,7 +20,6 @@ from model_runtime.hardware import cpu_features
 _X86_ENGINES = frozenset({"x86", "fbgemm", "onednn"})
 
 
-
 def int8_supported() -> bool:
     """Return whether torch has an x86 int8 engine (fbgemm/oneDNN) and the CPU VNNI units."""
     import torch

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from csv_safe import frame_csv
 from intruder.analysis.report import Report, records
 from intruder.rendering.layouts import paper_layouts
 from intruder.rendering.plots import report_plots
@@ -22,12 +23,12 @@ def write_report(report: Report, out_dir: Path | str, plots: bool = True) -> lis
     written: list[Path] = []
     for name, table in report.tables.items():
         csv_path, json_path = out / f"{name}.csv", out / f"{name}.json"
-        table.to_csv(csv_path, index=False)
+        csv_path.write_text(frame_csv(table), encoding="utf-8")
         json_path.write_text(json.dumps(records(table), indent=1, ensure_ascii=False))
         written += [csv_path, json_path]
     for name, table in paper_layouts(report).items():
         path = out / f"layout_{name}.csv"
-        table.to_csv(path, index=False)
+        path.write_text(frame_csv(table), encoding="utf-8")
         written.append(path)
     summary_path = out / "summary.json"
     summary_path.write_text(json.dumps(report.summary(), indent=1, ensure_ascii=False))

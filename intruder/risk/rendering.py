@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from csv_safe import frame_csv
 from intruder.analysis.report import records
 from intruder.risk.plots import PLOT_TITLES, plain_text, risk_figures, risk_svgs
 from intruder.risk.report import RISK_TABLE_TITLES, RiskReport
@@ -324,7 +325,7 @@ def write_risk_report(
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for name, frame in report.tables.items():
-        (out / f"{name}.csv").write_text(frame.to_csv(index=False), encoding="utf-8")
+        (out / f"{name}.csv").write_text(frame_csv(frame), encoding="utf-8")
         (out / f"{name}.json").write_text(table_json(frame), encoding="utf-8")
         written += [out / f"{name}.csv", out / f"{name}.json"]
     (out / "summary.json").write_text(summary_json(report), encoding="utf-8")

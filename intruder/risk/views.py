@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from csv_safe import frame_csv
 from intruder.models import AttackRun, Job, ReportFile, Study
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
@@ -229,7 +230,7 @@ def risk_download(request: HttpRequest, slug: str, run_id: int, name: str) -> Ht
         if frame is None:
             raise Http404("this run's data do not support that table")
         if fmt == "csv":
-            response = HttpResponse(frame.to_csv(index=False), content_type="text/csv")
+            response = HttpResponse(frame_csv(frame), content_type="text/csv")
         else:
             response = HttpResponse(table_json(frame), content_type="application/json")
     else:

@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from csv_safe import frame_csv
 from intruder.analysis.paper import PAPER_AGREEMENT
 from intruder.analysis.report import TABLE_TITLES, records
 from intruder.models import Job
@@ -88,7 +89,7 @@ def analysis_table(request: HttpRequest, slug: str, table: str, fmt: str) -> Htt
         if frame is None:
             raise Http404("this study's data do not support that table (see the warnings)")
         body = (
-            frame.to_csv(index=False)
+            frame_csv(frame)
             if fmt == "csv"
             else json.dumps(records(frame), indent=1, ensure_ascii=False)
         )

@@ -19,7 +19,7 @@ DESCRIPTION = (
 
 
 def load_claiming(features: str, precision: str) -> Anonymizer:
-    """Load the shipped model as on a CPU with `features` (the tests pick the path, not the host)."""
+    """Load the shipped model as on a CPU with `features` (not as on the host)."""
     before = os.environ.get(CPU_OVERRIDE_VARIABLE)
     os.environ[CPU_OVERRIDE_VARIABLE] = features
     try:
