@@ -32,6 +32,14 @@ class RedactTokensFilter(logging.Filter):
         return True
 
 
+class RedactingFormatter(logging.Formatter):
+    """Formatter that redacts the whole entry, traceback included (a frame's locals or an
+    exception message can carry the request path)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
 try:  # gunicorn is the production server; the class exists only where it is installed.
     from gunicorn.glogging import Logger as _GunicornLogger
 except ImportError:  # pragma: no cover

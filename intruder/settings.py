@@ -290,3 +290,36 @@ SPECTACULAR_SETTINGS = {
         "PersonGroupEnum": "intruder.models.PersonGroup",
     },
 }
+
+# Server errors (with tracebacks) and warnings go to stderr and to var/logs/intruder.log,
+# whatever DEBUG says: Django's default sends a 500's traceback only to ADMINS by mail, so
+# with DEBUG off it was in no log at all. Every line passes the token redaction, traceback
+# included. WatchedFileHandler, not rotation: several gunicorn workers share the file, and
+# logrotate moves it safely.
+INTRUDER_LOG_DIR = Path(os.environ.get("INTRUDER_LOG_DIR", VAR_DIR / "logs"))
+INTRUDER_LOG_LEVEL = os.environ.get("INTRUDER_LOG_LEVEL", "WARNING").upper()
+INTRUDER_LOG_DIR.mkdir(parents=True, exist_ok=True)
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "redacted": {
+            "()": "intruder.log_redaction.RedactingFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s [pid %(process)d] %(message)s",
+        }
+    },
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "formatter": "redacted"},
+        "file": {
+            "class": "logging.handlers.WatchedFileHandler",
+            "filename": str(INTRUDER_LOG_DIR / "intruder.log"),
+            "formatter": "redacted",
+            "delay": True,
+        },
+    },
+    "root": {"handlers": ["stderr", "file"], "level": INTRUDER_LOG_LEVEL},
+    "loggers": {
+        # Django's own handlers (mail to ADMINS; console only with DEBUG on) are replaced.
+        "django": {"handlers": ["stderr", "file"], "level": INTRUDER_LOG_LEVEL, "propagate": False},
+    },
+}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client, RequestFactory
+from django.urls import path
 from django.views.defaults import server_error
 
 from tests.intruder.factories import make_member, make_study
@@ -35,3 +36,31 @@ def test_server_error_page_renders_without_a_request_context():
     assert response.status_code == 500
     page = response.content.decode()
     assert "<h1>Something went wrong</h1>" in page and "intruder/site.css" in page
+
+
+
+def crashing_view(request, token):
+    raise RuntimeError(f"boom while serving /p/{token}/judge/")
+
+
+# This module is the URLconf of the logging test: one participant-like URL that crashes.
+urlpatterns = [path("p/<str:token>/", crashing_view)]
+
+
+def test_a_server_error_leaves_its_traceback_in_the_log_with_tokens_redacted(settings):
+    import logging
+
+    settings.DEBUG = False
+    settings.ROOT_URLCONF = __name__
+    token = "tok-secret-0123456789"
+    handler = next(h for h in logging.getLogger("django").handlers if h.name == "file")
+    log = settings.INTRUDER_LOG_DIR / "intruder.log"
+    before = log.read_text() if log.exists() else ""
+    response = Client(raise_request_exception=False).get(f"/p/{token}/")
+    assert response.status_code == 500
+    handler.flush()
+    written = log.read_text()[len(before) :]
+    assert "Traceback (most recent call last)" in written
+    assert "RuntimeError: boom while serving /p/[redacted]/judge/" in written
+    assert "Internal Server Error: /p/[redacted]/" in written
+    assert token not in written
