@@ -54,9 +54,43 @@ def parse_sliding_window(spec: str) -> tuple[int, int] | None:
             f"or be {SENTENCE_SPLITTING!r} for sentence splitting"
         ) from None
     # N counts [CLS] and [SEP]; the content stride is N - M - 2 and must stay positive.
-    if length < 4 or overlap < 0 or length - overlap - 2 < 1:
-        raise ConfigError(f"sliding window {spec!r} needs N >= 4, M >= 0 and N - M - 2 >= 1")
+    if length < 4 or overlap < 0 or length - overlap - 2 < 1 or length > MAX_WINDOW_TOKENS:
+        raise ConfigError(
+            f"sliding window {spec!r} needs 4 <= N <= {MAX_WINDOW_TOKENS}, M >= 0 "
+            "and N - M - 2 >= 1"
+        )
     return length, overlap
+
+
+# The range of every numeric setting (inclusive). Upper bounds keep a config, however it
+# arrives (CLI, the platform's form, the API), from asking for what no machine can give: a
+# 10,000-thread pool, or 10^8 candidates kept per prediction for every text.
+LIMITS: dict[str, tuple[float, float]] = {
+    "pretraining_epochs": (0, 100),
+    "pretraining_head_warmup_epochs": (0, 100),
+    "finetuning_epochs": (0, 200),
+    "early_stopping_patience": (0, 200),
+    "num_threads": (0, 256),
+    "pretraining_batch_size": (1, 4096),
+    "finetuning_batch_size": (1, 4096),
+    "eval_batch_size": (1, 4096),
+    "top_k": (1, 1000),
+    "llm_candidates": (1, 100),
+    "llm_chunks_per_candidate": (1, 50),
+    "llm_chunk_words": (1, 2000),
+    "max_grad_norm": (0, 1e6),
+    "seed": (0, 2**32 - 1),
+    "pretraining_learning_rate": (0, 1),
+    "pretraining_head_warmup_learning_rate": (0, 1),
+    "finetuning_learning_rate": (0, 1),
+}
+LEARNING_RATES = (
+    "pretraining_learning_rate",
+    "pretraining_head_warmup_learning_rate",
+    "finetuning_learning_rate",
+)
+# Longest window the encoder takes (BERT-family position embeddings).
+MAX_WINDOW_TOKENS = 512
 
 
 @dataclass
@@ -168,33 +202,11 @@ class AttackConfig:
     def __post_init__(self) -> None:
         parse_sliding_window(self.pretraining_sliding_window)
         parse_sliding_window(self.finetuning_sliding_window)
-        for name in (
-            "pretraining_epochs",
-            "pretraining_head_warmup_epochs",
-            "finetuning_epochs",
-            "early_stopping_patience",
-            "num_threads",
-        ):
-            if int(getattr(self, name)) < 0:
-                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in (
-            "pretraining_batch_size",
-            "finetuning_batch_size",
-            "eval_batch_size",
-            "top_k",
-            "llm_candidates",
-            "llm_chunks_per_candidate",
-            "llm_chunk_words",
-        ):
-            if int(getattr(self, name)) < 1:
-                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if float(self.max_grad_norm) < 0:
-            raise ConfigError(f"max_grad_norm must be >= 0, got {self.max_grad_norm}")
-        for name in (
-            "pretraining_learning_rate",
-            "pretraining_head_warmup_learning_rate",
-            "finetuning_learning_rate",
-        ):
+        for name, (low, high) in LIMITS.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
+        for name in LEARNING_RATES:
             if float(getattr(self, name)) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
         if not 0 < self.pretraining_mlm_probability < 1:

@@ -22,6 +22,10 @@ class JobListApi(generics.ListAPIView):
 
     class OutputSerializer(serializers.ModelSerializer):
         progress_pct = serializers.FloatField(read_only=True)
+        error = serializers.SerializerMethodField(
+            help_text="A failed job's traceback, for those who may retry it (owners, editors);"
+            " others read `message`, which names the error without server paths."
+        )
 
         class Meta:
             model = Job
@@ -45,6 +49,11 @@ class JobListApi(generics.ListAPIView):
                 "finished_at",
                 "heartbeat_at",
             ]
+
+        def get_error(self, job: Job) -> str:
+            request = self.context.get("request")
+            user = getattr(request, "user", None)
+            return job.error if user is not None and can_retry_job(user, job) else ""
 
     filterset_class = JobFilter
     ordering_fields = ["id", "created_at", "status"]
@@ -77,7 +86,7 @@ class JobCancelApi(APIView):
     @extend_schema(request=None, responses={200: JobListApi.OutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
         job = job_services.job_cancel(job=_job_to_edit(request, pk, "cancel"))
-        return Response(JobListApi.OutputSerializer(job).data)
+        return Response(JobListApi.OutputSerializer(job, context={"request": request}).data)
 
 
 class JobRetryApi(APIView):
@@ -86,4 +95,4 @@ class JobRetryApi(APIView):
     @extend_schema(request=None, responses={200: JobListApi.OutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
         job = job_services.job_retry(job=_job_to_edit(request, pk, "retry"))
-        return Response(JobListApi.OutputSerializer(job).data)
+        return Response(JobListApi.OutputSerializer(job, context={"request": request}).data)

@@ -132,8 +132,12 @@ def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def risk_pdf_start(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    """Queue the PDF of a run's report (seconds of drawing); the page shows its progress."""
-    study, _ = study_for(request, slug)
+    """Queue the PDF of a run's report (seconds of drawing); the page shows its progress.
+
+    Queuing work on the study's workers is an editor's action; a viewer downloads the PDF an
+    editor made (and, as for every risk action, is not told the action exists).
+    """
+    study, _ = study_for(request, slug, edit=True, hide_from_readers=True)
     run = _run_for(study, run_id)
     job, created = report_files.report_pdf_job_start(run=run, user=request.user)
     job_start_message(request, job=job, created=created, name="PDF")

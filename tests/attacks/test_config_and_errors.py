@@ -53,8 +53,14 @@ def test_reference_config_keys_load():
         ({"finetuning_sliding_window": "100"}, "must look like 'N-M'"),
         ({"finetuning_sliding_window": "10-9"}, "N - M - 2 >= 1"),
         ({"precision": "fp8"}, "precision must be one of"),
-        ({"finetuning_batch_size": 0}, "finetuning_batch_size must be >= 1"),
-        ({"max_grad_norm": -1}, "max_grad_norm must be >= 0"),
+        ({"finetuning_batch_size": 0}, "finetuning_batch_size must be between 1 and 4096, got 0"),
+        ({"max_grad_norm": -1}, "max_grad_norm must be between 0 and"),
+        ({"num_threads": 10000}, "num_threads must be between 0 and 256, got 10000"),
+        ({"top_k": 100000000}, "top_k must be between 1 and 1000, got 100000000"),
+        ({"finetuning_epochs": 10**6}, "finetuning_epochs must be between 0 and 200"),
+        ({"seed": -1}, "seed must be between 0 and"),
+        ({"finetuning_sliding_window": "100000-25"}, "4 <= N <= 512"),
+        ({"finetuning_learning_rate": 5.0}, "finetuning_learning_rate must be between 0 and 1"),
     ],
 )
 def test_bad_config_raises_clear_error(values: dict, message: str):

@@ -255,8 +255,8 @@ ROWS: dict[str, Row] = {
     "risk-run-start": Row("post", slug, EDITORS, member_refusal=404),
     "risk-check-start": Row("post", slug, EDITORS, member_refusal=404),
     "risk-download": Row("get", with_slug(run_id="@run", name="summary.json"), READERS),
-    # Drawing the PDF changes nothing a reader could not download: readers may queue it.
-    "risk-pdf-start": Row("post", with_slug(run_id="@run"), READERS),
+    # Queuing work on the workers is an editor's action, even a PDF a reader may download.
+    "risk-pdf-start": Row("post", with_slug(run_id="@run"), EDITORS, member_refusal=404),
     # Preview
     "researcher-preview": Row("get", slug, READERS),
     "researcher-preview-step": Row("get", with_slug(step="instructions"), READERS),

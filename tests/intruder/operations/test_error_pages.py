@@ -38,7 +38,6 @@ def test_server_error_page_renders_without_a_request_context():
     assert "<h1>Something went wrong</h1>" in page and "intruder/site.css" in page
 
 
-
 def crashing_view(request, token):
     raise RuntimeError(f"boom while serving /p/{token}/judge/")
 

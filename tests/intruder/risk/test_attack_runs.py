@@ -235,6 +235,8 @@ def test_uploaded_background_attacks_every_text_once_without_folds():
         ({"methods": ["model@x"]}, "must be a number"),
         ({"folds": 1}, "between 2 and 20"),
         ({"config": {"bogus": 1}}, "unknown config key"),
+        ({"config": {"num_threads": 10000}}, "num_threads must be between 0 and 256"),
+        ({"config": {"top_k": 100000000}}, "top_k must be between 1 and 1000"),
         ({"background": "uploaded", "background_documents": {}}, "upload background"),
         ({"background": "uploaded", "background_documents": {"nobody": "x"}}, "unknown target"),
     ],
