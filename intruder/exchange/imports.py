@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from intruder.exchange.columns import (
@@ -264,14 +264,26 @@ def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> Import
     should a write still fail, what this import wrote is deleted again before the error is
     raised, so an import lands whole or not at all.
     """
-    imports_roll_back_abandoned(study=study)
-    checked = validate_rows(study, parse_rows(content, fmt))
+    rows = parse_rows(content, fmt)
+    with transaction.atomic():
+        # One import per study at a time: the check for a running one and this import's
+        # marker are one transaction under the study's row lock (BEGIN IMMEDIATE on SQLite),
+        # so two uploads of one file cannot both pass the check (they did, and the second
+        # wrote the same target keys: an IntegrityError, a 500).
+        Study.objects.select_for_update().filter(pk=study.pk).exists()
+        imports_roll_back_abandoned(study=study)
+        marker = ImportBatch.objects.create(study=study, worker=worker_name())
+    try:
+        # Validated while holding the marker: against what every earlier import wrote.
+        checked = validate_rows(study, rows)
+    except BaseException:
+        ImportBatch.objects.filter(pk=marker.pk).delete()
+        raise
     targets, descriptions, anonymized = checked.targets, checked.descriptions, checked.anonymized
     report = ImportReport()
     created_targets: list[int] = []
     created_descriptions: list[int] = []
     created_texts: list[int] = []
-    marker = ImportBatch.objects.create(study=study, worker=worker_name())
 
     def commit_marker() -> None:
         # In the batch's own transaction: after a crash the marker lists what was committed.
@@ -299,9 +311,22 @@ def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> Import
                     anonymized[start : start + WRITE_BATCH_ROWS], report, created_texts
                 )
                 commit_marker()
-    except BaseException:
+    except BaseException as error:
         _delete_created(created_targets, created_descriptions, created_texts)
         ImportBatch.objects.filter(pk=marker.pk).delete()
+        if isinstance(error, IntegrityError):
+            # A row this file holds was written meanwhile by another way in (a writer, the
+            # API): what this import wrote is gone again; say so instead of a 500.
+            raise ImportRunning(
+                [
+                    RowError(
+                        0,
+                        "(file)",
+                        "the study changed while this file was imported; "
+                        "nothing of it was kept: import it again",
+                    )
+                ]
+            ) from error
         raise
     ImportBatch.objects.filter(pk=marker.pk).delete()
     return report

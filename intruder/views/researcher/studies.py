@@ -178,7 +178,7 @@ def study_import(request: HttpRequest, slug: str) -> HttpResponse:
             request,
             "researcher/import_errors.html",
             {"study": study, "errors": exc.errors, "filename": upload.name},
-            status=400,
+            status=exc.status_code,
         )
     messages.success(
         request,

@@ -286,3 +286,48 @@ def test_import_command_writes_rows_or_reports_errors(tmp_path) -> None:
     with pytest.raises(CommandError, match="nothing was imported"):
         call_command("import_study_data", study.slug, str(bad))
     assert study.descriptions.count() == 2
+
+
+def test_uploads_of_one_file_at_once_import_it_once_and_refuse_the_others(monkeypatch) -> None:
+    """Three "add texts" of one file at the same moment: one imports, two are told why."""
+    from intruder.exchange import imports
+
+    study = make_study()
+    client = Client()
+    client.force_login(study.owner)
+    url = reverse("researcher-study-import", kwargs={"slug": study.slug})
+    content = jsonl(textwash_row(1), textwash_row(2)).encode()
+    answers: list[int] = []
+    real_validate = imports.validate_rows
+
+    def validate_while_others_upload(*args, **kwargs):
+        # The first upload is mid-way (its marker is stored) when the other two arrive.
+        if not answers:
+            answers.append(0)
+            for n in (2, 3):
+                upload = SimpleUploadedFile(f"same-{n}.jsonl", content)
+                answers.append(client.post(url, {"file": upload}).status_code)
+        return real_validate(*args, **kwargs)
+
+    monkeypatch.setattr(imports, "validate_rows", validate_while_others_upload)
+    first = client.post(url, {"file": SimpleUploadedFile("same-1.jsonl", content)})
+    assert first.status_code == 302
+    assert answers[1:] == [409, 409]
+    assert study.descriptions.count() == 2 and not study.import_batches.exists()
+
+
+def test_a_row_written_meanwhile_another_way_gives_a_message_not_a_500(monkeypatch) -> None:
+    from intruder.exchange import imports
+
+    study = make_study()
+    real_write = imports._write_targets
+
+    def write_after_someone_else(study_, targets, *args):
+        for key, target in targets.items():  # another way in takes the key first
+            TargetPerson.objects.create(study=study_, key=key, name=target.name)
+        return real_write(study_, targets, *args)
+
+    monkeypatch.setattr(imports, "_write_targets", write_after_someone_else)
+    with pytest.raises(imports.ImportRunning, match="import it again"):
+        import_study_data(study=study, content=jsonl(textwash_row(1)), fmt="jsonl")
+    assert study.descriptions.count() == 0 and not study.import_batches.exists()
