@@ -134,8 +134,4 @@ def llm_intruder_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Let an LLM name the person of each anonymized text (open world), scored as humans are."""
     if job.study is None:
         raise ValueError("llm_intruder_study needs a study")
-    return llm_jobs.llm_intruder_run(
-        job=job,
-        progress=progress,
-        publish=lambda summary: Job.objects.filter(pk=job.pk).update(result=summary),
-    )
+    return llm_jobs.llm_intruder_run(job=job, progress=progress)

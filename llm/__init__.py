@@ -9,12 +9,13 @@ accounting, `cache` keeps every answer on disk so a run is reproducible and resu
 """
 
 from llm.client import Completion, LLMClient, RunUsage
-from llm.errors import LLMAnswerError, LLMError, LLMUnavailable
+from llm.errors import LLMAnswerError, LLMCancelled, LLMError, LLMUnavailable
 from llm.settings import LLMSettings
 
 __all__ = [
     "Completion",
     "LLMAnswerError",
+    "LLMCancelled",
     "LLMClient",
     "LLMError",
     "LLMSettings",

@@ -8,18 +8,19 @@ Ollama, hosted), and the cache in front of them.
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import httpx
 
 from llm.cache import AnswerCache, cache_key
-from llm.errors import LLMAnswerError, LLMUnavailable
+from llm.errors import LLMAnswerError, LLMCancelled, LLMUnavailable
 from llm.settings import LLMSettings
 
 Messages = list[dict[str, str]]
@@ -72,8 +73,15 @@ class LLMClient:
         *,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        should_stop: Callable[[], bool] | None = None,
+        stop_poll_s: float = 1.0,
     ) -> None:
+        """`should_stop` (e.g. "was the job cancelled?") is asked every `stop_poll_s` while
+        `complete_many` waits; once it says yes, no request is sent any more."""
         self.settings = settings
+        self._should_stop = should_stop
+        self._stop_poll_s = stop_poll_s
+        self._stopped = threading.Event()
         self.usage = RunUsage()
         self._lock = threading.Lock()
         self._sleep = sleep
@@ -214,24 +222,35 @@ class LLMClient:
         done = 0
 
         def run(index: int) -> None:
+            if self._stopped.is_set():
+                return  # stopped before its turn: never sent
             try:
                 results[index] = jobs[index]()
-            except LLMUnavailable:
+            except (LLMUnavailable, LLMCancelled):
                 raise
             except Exception as error:  # recorded per text by the caller
                 results[index] = error
 
         pool = ThreadPoolExecutor(max_workers=self.settings.concurrency)
+        pending = {pool.submit(run, index) for index in range(len(jobs))}
         try:
-            futures = [pool.submit(run, index) for index in range(len(jobs))]
-            for future in futures:
-                future.result()
-                done += 1
-                if progress is not None:
-                    progress(done, len(jobs))
+            while pending:
+                finished, pending = wait(
+                    pending, timeout=self._stop_poll_s, return_when=FIRST_COMPLETED
+                )
+                for future in finished:
+                    future.result()
+                    done += 1
+                    if progress is not None:
+                        progress(done, len(jobs))
+                if self._should_stop is not None and self._should_stop():
+                    self._stopped.set()
+                    raise LLMCancelled(f"stopped after {done} of {len(jobs)} answers")
         finally:
-            # After LLMUnavailable nothing more is sent; answers already cached stay.
-            pool.shutdown(wait=True, cancel_futures=True)
+            # After a stop or LLMUnavailable nothing more is sent (queued texts are dropped,
+            # running ones see the stop before each try); answers already cached stay. A stop
+            # returns at once rather than waiting for answers in flight.
+            pool.shutdown(wait=not self._stopped.is_set(), cancel_futures=True)
         return results
 
     def _usable(self, completion: Completion) -> Completion:
@@ -272,6 +291,8 @@ class LLMClient:
                 with self._lock:
                     self.usage.retries += 1
                 self._sleep(self._backoff(attempt, failure))
+            if self._stopped.is_set():
+                raise LLMCancelled("stopped; this request was not sent")
             try:
                 return self._send(body)
             except LLMAnswerError as error:
@@ -293,11 +314,13 @@ class LLMClient:
     def _send(self, body: dict[str, Any]) -> Completion:
         """POST once and turn every failure into an LLMAnswerError with its reason."""
         try:
-            response = self._http.post("chat/completions", json=body)
+            with self._http.stream("POST", "chat/completions", json=body) as response:
+                raw = self._read_capped(response)
         except httpx.TimeoutException as error:
             raise LLMAnswerError("timeout", str(error) or "no answer in time") from None
         except httpx.HTTPError as error:
             raise LLMAnswerError("connection", str(error)) from None
+        text = raw.decode("utf-8", errors="replace")
         if response.status_code in (401, 403):
             raise LLMUnavailable(f"the LLM endpoint refused the key (HTTP {response.status_code})")
         if response.status_code >= 400:
@@ -308,27 +331,48 @@ class LLMClient:
                 if response.status_code >= 500
                 else f"http_{response.status_code}"
             )
-            error = LLMAnswerError(reason, response.text[:200])
+            error = LLMAnswerError(reason, text[:200])
             error.retry = response.status_code in RETRIED_STATUSES  # type: ignore[attr-defined]
             error.retry_after = _retry_after(response)  # type: ignore[attr-defined]
             raise error
         try:
-            payload = response.json()
+            payload = json.loads(text)
             choice = payload["choices"][0]
             message = choice.get("message") or {}
             usage = payload.get("usage") or {}
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise LLMAnswerError("non_json", response.text[:200]) from None
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
+            raise LLMAnswerError("non_json", text[:200]) from None
         content = message.get("content") or ""
-        if not content and message.get("refusal"):
-            content = ""
+        if not isinstance(content, str):
+            raise LLMAnswerError("non_json", "the answer's content is not text")
+        if len(content) > self.settings.max_answer_chars:
+            raise self._too_long(f"{len(content)} characters")
         return Completion(
             content=content,
-            finish_reason=str(choice.get("finish_reason") or "stop"),
-            model=str(payload.get("model") or body["model"]),
+            finish_reason=str(choice.get("finish_reason") or "stop")[:40],
+            model=str(payload.get("model") or body["model"])[:200],
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
         )
+
+    def _read_capped(self, response: httpx.Response) -> bytes:
+        """Return the body, reading no more than an answer of `max_answer_chars` can need."""
+        # UTF-8 takes at most 4 bytes a character, JSON escapes 6 (\uXXXX); 64 KiB for the rest.
+        cap = self.settings.max_answer_chars * 6 + 65_536
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > cap:
+                raise self._too_long(f"over {cap} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _too_long(self, detail: str) -> LLMAnswerError:
+        error = LLMAnswerError(
+            "too_long", f"{detail}; the limit is {self.settings.max_answer_chars} characters"
+        )
+        error.retry = False  # type: ignore[attr-defined]
+        return error
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -18,7 +18,8 @@ class LLMAnswerError(LLMError):
     """One request failed after every retry, or its answer was unusable; `reason` says which.
 
     Reasons: `rate_limited` (429), `server_error` (5xx), `timeout`, `connection`, `non_json`
-    (the HTTP body was not JSON), `truncated` (max_tokens reached), `refused` (the model
+    (the HTTP body was not JSON), `too_long` (the answer exceeded `max_answer_chars`; never
+    retried: a hostile or broken endpoint), `truncated` (max_tokens reached), `refused` (the model
     declined or answered nothing), `unparseable` (the content was not the JSON asked for),
     `http_<status>` (another 4xx).
     """
@@ -31,3 +32,7 @@ class LLMAnswerError(LLMError):
         self.cached = False
         # How many answers were asked for before giving up (set by `complete_parsed`).
         self.attempts = 1
+
+
+class LLMCancelled(LLMError):
+    """The run was stopped (`should_stop` said so): nothing more is sent."""

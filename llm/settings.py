@@ -47,6 +47,13 @@ class LLMSettings:
     )
     max_backoff_s: float = field(default=60.0, metadata={"help": "Longest back-off."})
     concurrency: int = field(default=4, metadata={"help": "Requests in flight at once."})
+    max_answer_chars: int = field(
+        default=20_000,
+        metadata={
+            "help": "Longest answer kept; a longer one is refused as `too_long`, read no further "
+            "than that (a hostile endpoint's 25 MB answer never reaches memory or a job)."
+        },
+    )
     prompt_price_per_mtok: float | None = field(
         default=None, metadata={"help": "USD per million prompt tokens, for the cost estimate."}
     )
@@ -60,6 +67,10 @@ class LLMSettings:
     def __post_init__(self) -> None:
         if self.temperature is not None and not 0 <= self.temperature <= 2:
             raise ValueError(f"temperature must lie in [0, 2], got {self.temperature}")
+        if not 1 <= self.max_answer_chars <= 1_000_000:
+            raise ValueError(
+                f"max_answer_chars must lie in [1, 1000000], got {self.max_answer_chars}"
+            )
         for name in ("timeout_s", "concurrency"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
@@ -85,6 +96,7 @@ class LLMSettings:
             "backoff_s": _env_read("LLM_BACKOFF_S", env),
             "max_backoff_s": _env_read("LLM_MAX_BACKOFF_S", env),
             "concurrency": _env_read("LLM_CONCURRENCY", env),
+            "max_answer_chars": _env_read("LLM_MAX_ANSWER_CHARS", env),
             "prompt_price_per_mtok": _env_read("LLM_PROMPT_PRICE_PER_MTOK", env),
             "completion_price_per_mtok": _env_read("LLM_COMPLETION_PRICE_PER_MTOK", env),
             "cache_dir": _env_read("LLM_CACHE_DIR", env),

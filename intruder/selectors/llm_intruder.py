@@ -32,9 +32,26 @@ def open_world_llm_results(study: Study) -> dict[str, Any] | None:
         .order_by("-created_at", "-pk")
         .first()
     )
-    if job is None or not (job.result or {}).get("rows"):
+    if job is None:
         return None
-    rows = job.result["rows"]
+    rows = [
+        {
+            "anonymized_text": guess.anonymized_text_id,
+            "description": guess.anonymized_text.description_id,
+            "target_key": guess.anonymized_text.description.target.key,
+            "method": guess.anonymized_text.method,
+            "guesses": guess.guesses,
+            "cosine": guess.cosine,
+            "identified": guess.identified,
+            "matched_alias": guess.matched_alias,
+            "error_reason": guess.error_reason,
+        }
+        for guess in job.llm_guesses.select_related(
+            "anonymized_text__description__target"
+        ).order_by("anonymized_text_id")
+    ]
+    if not rows:
+        return None
     methods: dict[str, dict[str, Any]] = {}
     for method in sorted({row["method"] for row in rows}):
         mine = [row for row in rows if row["method"] == method]
@@ -51,8 +68,8 @@ def open_world_llm_results(study: Study) -> dict[str, Any] | None:
     return {
         "job": job.pk,
         "complete": job.status == Job.Status.SUCCEEDED,
-        "threshold": job.result.get("threshold"),
-        "llm": job.result.get("llm", {}),
+        "threshold": (job.result or {}).get("threshold"),
+        "llm": (job.result or {}).get("llm", {}),
         "methods": methods,
         "rows": rows,
     }

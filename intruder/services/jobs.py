@@ -302,6 +302,11 @@ class JobProgress:
         if self.echo is not None:
             self.echo(int(done), int(total), message)
 
+    def cancelled(self) -> bool:
+        """Return whether the job was cancelled (or taken away) meanwhile: for work that waits
+        long between progress reports (an LLM endpoint) to stop without waiting for one."""
+        return not Job.objects.filter(pk=self.job.pk, status=Job.Status.RUNNING).exists()
+
 
 class _Heartbeat:
     """Refresh a running job's heartbeat from a side thread (e.g. during a long model load)."""

@@ -16,16 +16,19 @@ from typing import TYPE_CHECKING, Any
 from django.db import IntegrityError, transaction
 
 from intruder.exceptions import IntruderError
-from intruder.models import AnonymizedText, Job, Study
+from intruder.models import AnonymizedText, Job, LLMGuess, Study
 from intruder.services.anonymization import span_to_dict
-from intruder.services.jobs import job_start
+from intruder.services.jobs import JobCancelled, job_start
 
 if TYPE_CHECKING:
-    from llm import LLMSettings
+    from llm import LLMClient, LLMSettings
 
 LLM_METHOD_PREFIX = "llm-"
 # Texts handed to the client per round: progress is reported and saved after each.
 ROUND = 16
+# A guessed "name" is kept to this many characters (the answer itself is bounded by the
+# client's LLM_MAX_ANSWER_CHARS).
+MAX_NAME_CHARS = 200
 
 
 class LLMJobError(IntruderError, ValueError):
@@ -58,6 +61,13 @@ def _model_version(settings: LLMSettings, prompt: str) -> str:
     )[:100]
 
 
+def _client(settings: LLMSettings, progress: Callable[..., None]) -> LLMClient:
+    """Return a client that stops sending within a second of the job's cancellation."""
+    from llm import LLMClient
+
+    return LLMClient(settings, should_stop=getattr(progress, "cancelled", None))
+
+
 def _enqueue(kind: str, study: Study, user: Any, params: dict[str, Any]) -> Job:
     """Queue the job, or refuse (LLMJobError) while one of its kind is queued or running."""
     job, created = job_start(kind=kind, study=study, params=params, created_by=user)
@@ -88,7 +98,7 @@ def anonymize_study_with_llm(
     asks again for those only.
     """
     from anonymize.llm import LLMAnonymizer, LLMOutcome
-    from llm import LLMClient
+    from llm.errors import LLMCancelled
 
     settings = llm_settings()
     method = llm_method(prompt)
@@ -98,15 +108,18 @@ def anonymize_study_with_llm(
     done = total - len(pending)
     progress(done, total, "already anonymized" if done else "checking the LLM endpoint")
     created, failed = 0, []
-    with LLMClient(settings) as client:
+    with _client(settings, progress) as client:
         anonymizer = LLMAnonymizer(client, prompt)
         client.check()  # before any text is sent
         version = _model_version(settings, prompt)
         for start in range(0, len(pending), ROUND):
             batch = pending[start : start + ROUND]
-            outcomes = client.complete_many(
-                [lambda d=d: anonymizer.anonymize_one(d.text) for d in batch]
-            )
+            try:
+                outcomes = client.complete_many(
+                    [lambda d=d: anonymizer.anonymize_one(d.text) for d in batch]
+                )
+            except LLMCancelled as stop:
+                raise JobCancelled(str(stop)) from None
             for description, outcome in zip(batch, outcomes, strict=True):
                 reason = outcome.error_reason if isinstance(outcome, LLMOutcome) else str(outcome)
                 if reason:
@@ -152,19 +165,15 @@ def llm_intruder_start(*, study: Study, user: Any, methods: Sequence[str] = (), 
     return _enqueue(Job.Kind.LLM_INTRUDER_STUDY, study, user, {"methods": methods, "k": int(k)})
 
 
-def llm_intruder_run(
-    *,
-    job: Job,
-    progress: Callable[..., None],
-    publish: Callable[[dict[str, Any]], None],
-) -> dict[str, Any]:
+def llm_intruder_run(*, job: Job, progress: Callable[..., None]) -> dict[str, Any]:
     """Ask who each text describes and score the first name as a human guess is scored.
 
-    Rows are published as each round finishes, so a page shows them while the job runs; a
-    retried job replays received answers from the cache.
+    Each answer is stored as an `LLMGuess` row as its round finishes, so a page shows them
+    while the job runs and a retry asks only for the texts without one; the job's result
+    keeps the counts and settings only.
     """
     from attacks.llm import guess_identities
-    from llm import LLMClient
+    from llm.errors import LLMCancelled
 
     study = job.study
     settings = llm_settings()
@@ -173,43 +182,54 @@ def llm_intruder_run(
         .select_related("description__target")
         .order_by("id")
     )
-    rows: list[dict[str, Any]] = []
-    progress(0, len(texts), "checking the LLM endpoint")
-    with LLMClient(settings) as client:
-        for start in range(0, len(texts), ROUND):
-            batch = texts[start : start + ROUND]
-            documents = {str(t.pk): t.text for t in batch}
+    answered = set(job.llm_guesses.values_list("anonymized_text_id", flat=True))
+    pending = [t for t in texts if t.pk not in answered]
+    done = len(texts) - len(pending)
+    progress(done, len(texts), "checking the LLM endpoint")
+    summary: dict[str, Any] = {}
+    with _client(settings, progress) as client:
+        for start in range(0, len(pending), ROUND):
+            batch = pending[start : start + ROUND]
             targets = {str(t.pk): t.description.target for t in batch}
-            guesses = guess_identities(
-                client,
-                documents,
-                {i: target.name for i, target in targets.items()},
-                {i: list(target.aliases or ()) for i, target in targets.items()},
-                k=int(job.params.get("k", 3)),
-                threshold=study.identification_threshold,
-            )
-            by_id = {t.pk: t for t in batch}
-            for guess in guesses:
-                text = by_id[int(guess.doc_id)]
-                rows.append(
-                    {
-                        "anonymized_text": text.pk,
-                        "description": text.description_id,
-                        "target_key": text.description.target.key,
-                        "method": text.method,
-                        "guesses": guess.guesses,
-                        "cosine": guess.score.cosine if guess.score else None,
-                        "identified": guess.identified,
-                        "matched_alias": guess.score.matched_alias if guess.score else "",
-                        "error_reason": guess.error_reason,
-                    }
+            try:
+                guesses = guess_identities(
+                    client,
+                    {str(t.pk): t.text for t in batch},
+                    {i: target.name for i, target in targets.items()},
+                    {i: list(target.aliases or ()) for i, target in targets.items()},
+                    k=int(job.params.get("k", 3)),
+                    threshold=study.identification_threshold,
                 )
+            except LLMCancelled as stop:
+                raise JobCancelled(str(stop)) from None
+            LLMGuess.objects.bulk_create(
+                [
+                    LLMGuess(
+                        job=job,
+                        anonymized_text_id=int(guess.doc_id),
+                        guesses=[name[:MAX_NAME_CHARS] for name in guess.guesses],
+                        cosine=guess.score.cosine if guess.score else None,
+                        identified=guess.identified,
+                        matched_alias=(guess.score.matched_alias if guess.score else "")[:200],
+                        error_reason=guess.error_reason[:40],
+                    )
+                    for guess in guesses
+                ],
+                ignore_conflicts=True,  # a retry racing a stale attempt stores each text once
+            )
+            done += len(batch)
             summary = {
-                "rows": rows,
+                "answered": done,
+                "texts": len(texts),
                 "llm": settings.sampling(),
                 "threshold": study.identification_threshold,
                 "usage": client.usage.to_dict(),
             }
-            publish(summary)
-            progress(len(rows), len(texts), "asked the LLM who is described")
-    return summary
+            Job.objects.filter(pk=job.pk).update(result=summary)
+            progress(done, len(texts), "asked the LLM who is described")
+    return summary or {
+        "answered": done,
+        "texts": len(texts),
+        "llm": settings.sampling(),
+        "threshold": study.identification_threshold,
+    }

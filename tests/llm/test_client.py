@@ -164,3 +164,56 @@ def test_anything_else_is_unparseable(content):
     with pytest.raises(LLMAnswerError) as raised:
         parse_string_list(content)
     assert raised.value.reason == "unparseable"
+
+
+def test_an_answer_over_the_size_limit_is_refused_unread_and_not_asked_again(
+    llm_settings, llm_server
+):
+    from llm.errors import LLMAnswerError as AnswerError
+
+    settings = dataclasses.replace(llm_settings, max_answer_chars=1000)
+    llm_server.queue_answers("x" * 3_000_000)  # a hostile endpoint's 3 MB "name"
+    with LLMClient(settings) as client, pytest.raises(AnswerError) as raised:
+        client.complete(HELLO)
+    assert raised.value.reason == "too_long" and "1000 characters" in str(raised.value)
+    assert len(llm_server.requests) == 1  # never retried: the endpoint would only repeat it
+
+
+def test_an_answer_just_over_the_limit_in_characters_is_refused_too(llm_settings, llm_server):
+    settings = dataclasses.replace(llm_settings, max_answer_chars=50)
+    llm_server.queue_answers("y" * 51)
+    with LLMClient(settings) as client, pytest.raises(LLMAnswerError, match="too_long"):
+        client.complete(HELLO)
+    llm_server.queue_answers("z" * 50)
+    with LLMClient(settings) as client:
+        assert client.complete(HELLO, attempt=1).content == "z" * 50
+
+
+def test_the_answer_limit_is_itself_bounded():
+    with pytest.raises(ValueError, match="max_answer_chars must lie in"):
+        LLMSettings(max_answer_chars=0)
+    with pytest.raises(ValueError, match="max_answer_chars must lie in"):
+        LLMSettings.from_env({"LLM_MAX_ANSWER_CHARS": "100000000"})
+
+
+def test_a_stop_sends_nothing_more_and_returns_without_waiting_for_the_rest(
+    llm_settings, llm_server
+):
+    from llm import LLMCancelled
+
+    settings = dataclasses.replace(llm_settings, concurrency=2)
+    stop = {"now": False}
+
+    def answered(done: int, total: int) -> None:
+        stop["now"] = done >= 2  # a researcher presses Cancel after two answers
+
+    prompts = [[{"role": "user", "content": f"Who is text {n}?"}] for n in range(12)]
+    with LLMClient(settings, should_stop=lambda: stop["now"], stop_poll_s=0.05) as client:
+        with pytest.raises(LLMCancelled, match="stopped after"):
+            client.complete_many([lambda p=p: client.complete(p) for p in prompts], answered)
+        sent_at_stop = len(llm_server.requests)
+        with pytest.raises(LLMCancelled):  # the client stays stopped
+            client.complete(prompts[-1])
+    # Two or three answered, at most `concurrency` in flight at the stop; the rest never sent.
+    assert sent_at_stop <= 3 + settings.concurrency
+    assert len(llm_server.requests) <= 3 + settings.concurrency < len(prompts)

@@ -136,3 +136,52 @@ def test_an_attack_run_with_the_llm_attack_records_its_model_and_failures(llm_en
     folds = run.summary["llm"]
     assert all(stats["sampling"]["model"] == "tiny-random-gpt2" for stats in folds.values())
     assert sum(sum(s["failures"].values()) for s in folds.values()) == 4
+
+
+def _judged_texts(study, copies: int = 1) -> None:
+    for description in study.descriptions.all():
+        for n in range(copies):
+            AnonymizedText.objects.create(
+                description=description,
+                method=f"textwash-model-{n}" if copies > 1 else "textwash-model",
+                text=f"PERSON_1 rows in LOCATION_{n}.",
+            )
+
+
+def test_the_intruders_answers_are_rows_and_the_job_result_stays_small(study, llm_env, llm_server):
+    from intruder.models import LLMGuess
+
+    _judged_texts(study)
+    job = llm_jobs.llm_intruder_start(study=study, user=study.owner)
+    llm_server.queue_answers('["Ada Byrne"]', '["' + "Bo Keane " * 100 + '"]')
+    job = _run(job)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert "rows" not in job.result and job.result["answered"] == 2
+    assert len(str(job.result)) < 2000
+    rows = LLMGuess.objects.filter(job=job)
+    assert rows.count() == 2 and all(len(n) <= 200 for r in rows for n in r.guesses)
+    # Retried, it asks for nothing it already has.
+    sent = len(llm_server.requests)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED)
+    job = _run(jobs.job_retry(job=job))
+    assert job.status == Job.Status.SUCCEEDED and len(llm_server.requests) == sent
+    assert open_world_llm_results(study)["methods"]["textwash-model"]["n"] == 2
+
+
+def test_a_cancelled_llm_job_stops_at_once_and_sends_nothing_more(
+    study, llm_env, llm_server, monkeypatch
+):
+    _judged_texts(study, copies=10)  # 20 texts: two rounds of the client
+    job = llm_jobs.llm_intruder_start(study=study, user=study.owner)
+    llm_server.queue_answers(*['["Ada Byrne"]'] * 20)
+    real = jobs.JobProgress.cancelled
+
+    def cancel_after_the_first_answer(progress) -> bool:
+        if llm_server.requests and progress.job.status != Job.Status.CANCELLED:
+            jobs.job_cancel(job=progress.job)  # the researcher presses Cancel
+        return real(progress)
+
+    monkeypatch.setattr(jobs.JobProgress, "cancelled", cancel_after_the_first_answer)
+    job = _run(job)
+    assert job.status == Job.Status.CANCELLED
+    assert 1 <= len(llm_server.requests) <= 2  # concurrency 1: one answered, at most one more
