@@ -127,6 +127,14 @@ def main() -> None:
     construct_s = time.perf_counter() - started
     rows = result["tables"]["construct_loss"]
     overflowing = [r["pos"] for r in rows if r["bf10"] is None and r["log10_bf10"] is not None]
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "analysis_scale",
+        analysis_tables=len(report.tables),
+        construct_loss_rows=len(rows),
+        construct_loss_progress_calls=len(steps),
+    )
     out = {
         "texts": args.texts,
         "judgments_per_text": args.judgments,

@@ -163,6 +163,13 @@ def main() -> int:
             system_path.write_text(json.dumps(system_output_to_json(pairs)))
             crosscheck = compare(Path(os.environ["TAB_EVALUATION_PY"]), gold_path, system_path)
 
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "annotation_textwash",
+        documents=len(gold),
+        textwash_mentions=sum(len(d.annotations["textwash"]) for d in gold),
+    )
     result = {
         "benchmark": "annotation_textwash",
         "split": args.split,

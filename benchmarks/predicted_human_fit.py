@@ -209,6 +209,13 @@ def main() -> int:
         parser.error(f"no study2/open_world_ladder.csv under {args.ladders}")
     published = pd.read_csv(args.data / "human_rates.csv")
     attacks = [a for a in args.attacks.split(",") if a] or None
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "predicted_human_fit",
+        ladder_rows=sum(len(frame) for frame in ladders.values()),
+        persons=len(published),
+    )
     out, calibrations = fit_ladder(ladders, published, attacks)
     args.out.write_text(json.dumps(out, indent=1, default=float) + "\n", encoding="utf-8")
     if args.ship:

@@ -396,6 +396,14 @@ def main() -> int:
         },
         "test_client": test_client_pass(args.repeats, [n for n in args.only.split(",") if n]),
     }
+    from benchmarks.did_work import require_work
+
+    pages = result["test_client"]["pages"].values()
+    require_work(
+        "researcher_pages",
+        pages_answered=sum(page["status"] == 200 for page in pages),
+        repeats=args.repeats,
+    )
     if not args.no_refresh and not args.only:
         result["first_view_after_a_change"] = refresh_pass(args.refresh_repeats)
     if not args.no_server and not args.only:

@@ -106,6 +106,14 @@ def main() -> int:
             f"risk check ({attacks_state} attacks): {seconds:.1f} s ({cpu_seconds:.1f} s CPU)",
             flush=True,
         )
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "risk_check_demo",
+        texts=study.descriptions.count(),
+        checks=len(checks),
+        results=sum(len(c["results"]) for c in checks),
+    )
     result = {
         "benchmark": "risk_check_demo",
         "machine": {

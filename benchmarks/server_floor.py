@@ -155,6 +155,11 @@ def main(argv: list[str] | None = None) -> int:
             load_intruder.stop_gunicorn(gunicorn)
         postgres.stop()
 
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "server_floor", requests=sum(r["requests"] for runs in rows.values() for r in runs)
+    )
     result = {
         "benchmark": "server_floor",
         "what": "server CPU (gunicorn + PostgreSQL process trees) per request, by URL",

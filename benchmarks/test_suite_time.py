@@ -95,6 +95,9 @@ def main() -> int:
     stop.set()
     sampler.join()
     loads = [load for _, load in samples]
+    from benchmarks.did_work import require_work
+
+    require_work("test_suite_time", pytest_passes=len(parse_output(lines)))
     result = {
         "command": " ".join(command),
         "commit": commit(),

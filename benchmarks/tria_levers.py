@@ -177,6 +177,11 @@ def main() -> None:
             start = time.perf_counter()
             pretrain_mlm(base_model, tokenizer, pre_windows, config, resolve_device())
             report["pretraining_cache_hit_seconds"] = time.perf_counter() - start
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "tria_levers", background_windows=len(curated), prediction_windows=len(eval_windows)
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report[key], indent=2))

@@ -212,6 +212,13 @@ def main() -> None:
         for key in REFERENCE_CONFIG
         if values.get(key) != REFERENCE_CONFIG[key] and key not in deviations
     }
+    from benchmarks.did_work import require_work
+
+    require_work(
+        "tria_wikiactors",
+        columns=len(methods),
+        texts=sum(m.get("n") or 0 for m in methods.values()),
+    )
     report = {
         "status": "complete",
         "data": args.data.name,
