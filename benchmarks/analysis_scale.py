@@ -127,7 +127,7 @@ def main() -> None:
     construct_s = time.perf_counter() - started
     rows = result["tables"]["construct_loss"]
     overflowing = [r["pos"] for r in rows if r["bf10"] is None and r["log10_bf10"] is not None]
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "analysis_scale",

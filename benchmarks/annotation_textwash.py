@@ -163,7 +163,7 @@ def main() -> int:
             system_path.write_text(json.dumps(system_output_to_json(pairs)))
             crosscheck = compare(Path(os.environ["TAB_EVALUATION_PY"]), gold_path, system_path)
 
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "annotation_textwash",

@@ -109,7 +109,7 @@ def main() -> int:
         }
         for name, values in seconds.items()
     }
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "anonymize_levers",

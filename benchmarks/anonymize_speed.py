@@ -211,7 +211,7 @@ def main() -> None:
         t["wall_s"] / d["wall_s"]
         for t, d in zip(today_speed["passes"], default_speed["passes"], strict=True)
     )
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "anonymize_speed",

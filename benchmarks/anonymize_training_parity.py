@@ -116,7 +116,7 @@ def main() -> None:
     runs, evaluations = named_paths(args.run), named_paths(args.evaluation)
     summaries = {name: summarise(path, evaluations.get(name)) for name, path in runs.items()}
     reference = next(iter(summaries))
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "anonymize_training_parity",

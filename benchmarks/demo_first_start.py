@@ -100,7 +100,7 @@ def main() -> int:
         reader.join(timeout=5)
     times = [0.0] + [t for t, _ in lines] + ([served_at] if served_at else [])
     gaps = sorted(((b - a, a, b) for a, b in itertools.pairwise(times)), reverse=True)[:3]
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work("demo_first_start", output_lines=len(lines), served_after_s=served_at)
     result: dict[str, Any] = {

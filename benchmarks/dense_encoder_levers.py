@@ -84,7 +84,7 @@ def main() -> int:
             "queries_whose_top1_differs_from_fp32": int((top1 != reference[2]).sum()),
         }
         print(name, variants[name], flush=True)
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work("dense_encoder_levers", texts=len(rows), chunks=len(background) + len(flat))
     result = {

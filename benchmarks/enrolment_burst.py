@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if postgres is not None:
             postgres.stop()
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work("enrolment_burst", enrolled=sum(r["enrolled"] for r in rounds))
     result = {

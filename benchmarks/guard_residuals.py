@@ -198,7 +198,7 @@ def main() -> int:
         fake = {i: rng.choice(person_list) for i in ids}
         null.append(sum(any(top_of[a][i] == fake[i] for a in top_of) for i in ids) / n * 100)
     tfidf_hits = len(hits_by["tfidf"]) or 1
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work("guard_residuals", texts=n, persons=persons)
     report = {

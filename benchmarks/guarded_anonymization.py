@@ -577,7 +577,7 @@ def main() -> int:
         from intruder.analysis.construct_loss import load_pos_pipeline, pos_frequencies
 
         frequencies = pos_frequencies([by_id[i]["original"] for i in ids], load_pos_pipeline())
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work("guarded_anonymization", texts=len(ids), folds=len(folds), methods=len(methods))
     summary, summary_methods = summarize(ids, [f.index for f in folds])

@@ -1049,10 +1049,12 @@ def main(argv: list[str] | None = None) -> int:
             "failed": sum(failed for _, failed in cases),
             "cases": [{"case": n, "failed": f} for n, f in cases],
         }
-        for category, cases in sorted(results.items(), key=lambda kv: int(kv[0].split()[0]))
-        if category[0].isdigit()
+        for category, cases in sorted(
+            ((c, cases) for c, cases in results.items() if c[0].isdigit()),
+            key=lambda kv: int(kv[0].split()[0]),
+        )
     } | {k: v for k, v in results.items() if not k[0].isdigit()}
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work("hardening_probe", cases=sum(len(cases) for cases in results.values()))
     for category, row in table.items():

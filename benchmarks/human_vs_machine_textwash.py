@@ -386,7 +386,7 @@ def main() -> int:
             ladders[name] = (frame, max(steps))
             lap(walls, cpus, f"ladder_{name}", t)
             print(f"  ladder {name}: {json.dumps(summary['open_world'][name])}", flush=True)
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "human_vs_machine_textwash",

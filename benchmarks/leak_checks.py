@@ -47,7 +47,7 @@ def main() -> None:
             for f in findings:
                 if len(examples[f.kind]) < 5:
                     examples[f.kind].append(f.message)
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work("leak_checks", texts=texts)
     result = {

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         for attack, columns in result.final["trir_by_attack"].items()
     }
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "llm_paper002",

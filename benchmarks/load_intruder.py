@@ -734,7 +734,7 @@ def main(argv: list[str] | None = None) -> int:
     steps = rec.summary()
     errors = [e for o in outcomes for e in o.errors]
     total_requests = sum(o.requests for o in outcomes)
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "load_intruder",

@@ -209,7 +209,7 @@ def main() -> int:
         parser.error(f"no study2/open_world_ladder.csv under {args.ladders}")
     published = pd.read_csv(args.data / "human_rates.csv")
     attacks = [a for a in args.attacks.split(",") if a] or None
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "predicted_human_fit",

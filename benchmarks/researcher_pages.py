@@ -396,7 +396,7 @@ def main() -> int:
         },
         "test_client": test_client_pass(args.repeats, [n for n in args.only.split(",") if n]),
     }
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     pages = result["test_client"]["pages"].values()
     require_work(

@@ -106,7 +106,7 @@ def main() -> int:
             f"risk check ({attacks_state} attacks): {seconds:.1f} s ({cpu_seconds:.1f} s CPU)",
             flush=True,
         )
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "risk_check_demo",

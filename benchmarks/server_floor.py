@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             load_intruder.stop_gunicorn(gunicorn)
         postgres.stop()
 
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "server_floor", requests=sum(r["requests"] for runs in rows.values() for r in runs)

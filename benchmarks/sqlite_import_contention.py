@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         run_mode(None, content, args.participants),
         run_mode(None, content, args.participants, per_row=True),
     ]
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "sqlite_import_contention",

@@ -99,7 +99,7 @@ def main() -> None:
             )
         report["datasets"][path.stem] = entry
         print(json.dumps({path.stem: entry["trir_by_attack"]}, indent=1), flush=True)
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work("strongest_wikiactors", datasets=len(report["datasets"]))
     report["machine_after"] = machine_info()

@@ -90,7 +90,7 @@ def main() -> int:
     if args.tab_evaluation is None:
         parser.error("pass --tab-evaluation PATH/evaluation.py (or set TAB_EVALUATION_PY)")
     result = compare(args.tab_evaluation, args.gold, args.system)
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work("tab_crosscheck", measures=len(result["measures"]))
     text = json.dumps(result, indent=1)

@@ -95,7 +95,7 @@ def main() -> int:
     stop.set()
     sampler.join()
     loads = [load for _, load in samples]
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work("test_suite_time", pytest_passes=len(parse_output(lines)))
     result = {

@@ -342,7 +342,7 @@ def head_probe(out: Path, steps: int = 20) -> dict[str, Any]:
             if step % 5 == 4:
                 curve.append({"step": step + 1, "held_out_loss": held_out_loss(model)})
         report["rates"][str(rate)] = curve
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work("tria_ablation", windows=len(train), steps=steps)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -177,7 +177,7 @@ def main() -> None:
             start = time.perf_counter()
             pretrain_mlm(base_model, tokenizer, pre_windows, config, resolve_device())
             report["pretraining_cache_hit_seconds"] = time.perf_counter() - start
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "tria_levers", background_windows=len(curated), prediction_windows=len(eval_windows)

@@ -212,7 +212,7 @@ def main() -> None:
         for key in REFERENCE_CONFIG
         if values.get(key) != REFERENCE_CONFIG[key] and key not in deviations
     }
-    from benchmarks.did_work import require_work
+    from did_work import require_work
 
     require_work(
         "tria_wikiactors",

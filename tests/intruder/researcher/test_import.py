@@ -301,13 +301,13 @@ def test_uploads_of_one_file_at_once_import_it_once_and_refuse_the_others(monkey
     real_validate = imports.validate_rows
 
     def validate_while_others_upload(*args, **kwargs):
-        # The first upload is mid-way (its marker is stored) when the other two arrive.
-        if not answers:
+        checked = real_validate(*args, **kwargs)
+        if not answers:  # the first upload is checked; the other two arrive before it writes
             answers.append(0)
             for n in (2, 3):
                 upload = SimpleUploadedFile(f"same-{n}.jsonl", content)
                 answers.append(client.post(url, {"file": upload}).status_code)
-        return real_validate(*args, **kwargs)
+        return checked
 
     monkeypatch.setattr(imports, "validate_rows", validate_while_others_upload)
     first = client.post(url, {"file": SimpleUploadedFile("same-1.jsonl", content)})
