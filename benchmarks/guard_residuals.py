@@ -139,6 +139,10 @@ def main() -> int:
         and (not args.only_folds or str(fold.index) in args.only_folds.split(","))
     ]
     ids = [i for fold in folds for i in fold.test_ids]
+    from did_work import require_work
+
+    # A run made with --limit-per-person has no complete fold of the full data to analyse.
+    require_work("guard_residuals", complete_folds=len(folds), texts=len(ids))
     # Runs made before the placeholder rule curated placeholders like words: analyse them so.
     run_summary = json.loads((args.run / "summary.json").read_text(encoding="utf-8"))
     as_words = run_summary.get("placeholders_as_words", True)
@@ -198,9 +202,6 @@ def main() -> int:
         fake = {i: rng.choice(person_list) for i in ids}
         null.append(sum(any(top_of[a][i] == fake[i] for a in top_of) for i in ids) / n * 100)
     tfidf_hits = len(hits_by["tfidf"]) or 1
-    from did_work import require_work
-
-    require_work("guard_residuals", texts=n, persons=persons)
     report = {
         "run": str(args.run),
         "method": args.method,

@@ -112,7 +112,7 @@ def main() -> int:
         "risk_check_demo",
         texts=study.descriptions.count(),
         checks=len(checks),
-        results=sum(len(c["results"]) for c in checks),
+        results=sum(c["results"] for c in checks),
     )
     result = {
         "benchmark": "risk_check_demo",

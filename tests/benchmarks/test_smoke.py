@@ -1,0 +1,435 @@
+"""Every benchmark runs in a tiny configuration and reports work; none can measure nothing.
+
+A benchmark that stops measuring (prolific_replay.py once refused all 400 of its
+participants at a closed door and still printed a clean result) fails here: each script runs
+end to end in seconds, must exit 0 with its JSON written, and must exit 3
+(`benchmarks/did_work.py`) when its run did no work. Timings in these runs mean nothing;
+only that the script measured something is checked.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from research_data import missing_reason, textwash_study_dir, tria_wikiactors_dir
+
+REPO = Path(__file__).resolve().parents[2]
+BENCHMARKS = REPO / "benchmarks"
+NO_WORK_EXIT = 3  # benchmarks/did_work.py
+POSTGRES_BINARIES = bool(list(Path("/usr/lib/postgresql").glob("*/bin/postgres")))
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class Smoke:
+    """One benchmark's tiny run: its arguments, what it needs, and the work its JSON shows."""
+
+    args: Callable[[Path], list[str]]
+    result: Callable[[Path], Path]
+    work: Callable[[dict], int]
+    needs_shared_data: bool = False
+    needs_wikiactors: bool = False
+    needs: str = ""  # an executable the run starts ("postgres", "chromium")
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def made_up_textwash(folder: Path) -> Path:
+    """Write study1/study2.jsonl of invented persons in the Textwash study's columns."""
+    rows = [
+        {"person": "Orla Brennigan", "textwash": "Orla Brennigan is a PRONOUN pilot from Cork."},
+        {"person": "Teo Maalouf", "textwash": "PERSON_FIRSTNAME_1 sings; Teo Maalouf toured."},
+    ]
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("study1.jsonl", "study2.jsonl"):
+        (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def tiny_wikiactors(folder: Path) -> Path:
+    """Write the two WikiActors eval files cut to 6 persons and 600 characters a cell, in a
+    temporary folder (read from the shared data, never kept in the repository)."""
+    source = tria_wikiactors_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("WikiActors_50_eval.json", "WikiActors_50_eval_25pctBK.json"):
+        rows = json.loads((source / name).read_text(encoding="utf-8"))[:6]
+        cut = [
+            {k: v[:600] if isinstance(v, str) and k != "name" else v for k, v in r.items()}
+            for r in rows
+        ]
+        (folder / name).write_text(json.dumps(cut), encoding="utf-8")
+    return folder
+
+
+# A TRIA run small enough for a smoke test: no MLM pre-training, one epoch, short windows.
+TINY_TRIA = [
+    "finetuning_epochs=1",
+    "use_additional_pretraining=false",
+    'finetuning_sliding_window="50-10"',
+    "anonymize_background_knowledge=false",
+]
+
+
+def _require(folder: Path) -> None:
+    """Skip, saying why, where the public research data is absent."""
+    if not folder.is_dir():
+        pytest.skip(missing_reason(folder))
+
+
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+SHIPPED_MODEL = REPO / "anonymize" / "models" / "textwash-minilm"
+SMOKES: dict[str, Smoke] = {
+    "analysis_scale": Smoke(
+        args=lambda t: ["--texts", "12", "--judgments", "2", "--out", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: len(r["analysis_page_tables"]) * r["construct_loss_progress_calls"],
+    ),
+    "annotation_textwash": Smoke(
+        args=lambda t: ["--limit", "2", "--out", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["documents"],
+        needs_shared_data=True,
+    ),
+    "anonymize_levers": Smoke(
+        args=lambda t: [
+            "--subset",
+            "4",
+            "--rounds",
+            "1",
+            "--no-quality",
+            "--output",
+            str(t / "r.json"),
+        ],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["subset"],
+        needs_shared_data=True,
+        env={"MODEL_RUNTIME_CPU": "bf16,vnni"},
+    ),
+    "anonymize_speed": Smoke(
+        args=lambda t: [
+            "--subset",
+            "4",
+            "--rounds",
+            "1",
+            "--no-quality",
+            "--output",
+            str(t / "r.json"),
+        ],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["subset"] if "subset" in r else len(r["speed"]),
+        needs_shared_data=True,
+        env={"MODEL_RUNTIME_CPU": "bf16,vnni"},  # its baseline is the bf16 setting
+    ),
+    "anonymize_training_parity": Smoke(
+        args=lambda t: ["--run", f"shipped={SHIPPED_MODEL}", "--out", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["runs"]["shipped"]["steps"],
+    ),
+    "dense_encoder_levers": Smoke(
+        args=lambda t: ["--texts", "4", "--output", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["chunks"],
+        needs_shared_data=True,
+    ),
+    "hardening_probe": Smoke(
+        args=lambda t: ["--only", "probe_cpu_seam", "--out", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: sum(c["tried"] for c in r["categories"].values() if isinstance(c, dict)),
+    ),
+    "leak_checks": Smoke(
+        args=lambda t: ["--data", str(made_up_textwash(t / "data")), "--out", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["texts"],
+    ),
+    "strongest_wikiactors": Smoke(
+        args=lambda t: [
+            "--attacks",
+            "tfidf,bm25",
+            "--data-dir",
+            str(tiny_wikiactors(t / "wa")),
+            "--cache-dir",
+            str(t / "cache"),
+            "--run-dir",
+            str(t / "runs"),
+            "--out",
+            str(t / "r.json"),
+        ],
+        result=lambda t: t / "r.json",
+        work=lambda r: len(r["datasets"]),
+        needs_wikiactors=True,
+    ),
+    "tria_levers": Smoke(
+        args=lambda t: [
+            "--data",
+            str(tiny_wikiactors(t / "wa") / "WikiActors_50_eval.json"),
+            "--only",
+            "stages",
+            "--precisions",
+            "fp32",
+            "--cache-dir",
+            str(t / "cache"),
+            "--out",
+            str(t / "r.json"),
+        ],
+        result=lambda t: t / "r.json",
+        work=lambda r: len(r["stages"]["fp32"]),
+        needs_wikiactors=True,
+    ),
+    "tria_wikiactors": Smoke(
+        args=lambda t: [
+            "--data",
+            str(tiny_wikiactors(t / "wa") / "WikiActors_50_eval.json"),
+            "--run-dir",
+            str(t / "runs"),
+            "--cache-dir",
+            str(t / "cache"),
+            "--out",
+            str(t / "r.json"),
+            "--set",
+            *TINY_TRIA,
+        ],
+        result=lambda t: t / "r.json",
+        work=lambda r: sum(m["n"] for m in r["trir"].values()),
+        needs_wikiactors=True,
+    ),
+    "enrolment_burst": Smoke(
+        args=lambda t: [
+            "--participants",
+            "4",
+            "--threads",
+            "2",
+            "--rounds",
+            "1",
+            "--out",
+            str(t / "r.json"),
+        ],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["rounds"][0]["enrolled"],
+        needs="postgres",
+    ),
+    "server_floor": Smoke(
+        args=lambda t: [
+            "--requests",
+            "20",
+            "--clients",
+            "2",
+            "--rounds",
+            "1",
+            "--workers",
+            "1",
+            "--out",
+            str(t / "r.json"),
+        ],
+        result=lambda t: t / "r.json",
+        work=lambda r: sum(run["requests"] for runs in r["rounds"].values() for run in runs),
+        needs="postgres",
+    ),
+    "load_intruder": Smoke(
+        args=lambda t: ["--participants", "3", "--items", "2", "--out", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["completed"] * (r["errors"] == 0) * (r["violations"] == 0),
+        needs="postgres",
+    ),
+    "guarded_anonymization": Smoke(
+        args=lambda t: [
+            "--out",
+            str(t / "run"),
+            "--folds",
+            "2",
+            "--limit-per-person",
+            "3",
+            "--no-construct-loss",
+            "--eval-attacks",
+            "tfidf",
+            "--guard-attacks",
+            "tfidf",
+            "--ks",
+            "2",
+        ],
+        result=lambda t: t / "run" / "summary.json",
+        work=lambda r: r["texts"] * len(r["methods"]),
+        needs_shared_data=True,
+    ),
+    "sqlite_import_contention": Smoke(
+        args=lambda t: ["--mb", "0.05", "--participants", "2", "--out", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["rows"] * min(m["participant_flows"] for m in r["modes"]),
+    ),
+}
+
+
+def _run(name: str, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    environment = {**os.environ, **env}
+    return subprocess.run(
+        [sys.executable, str(BENCHMARKS / f"{name}.py"), *args],
+        cwd=REPO,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def _scripts() -> set[str]:
+    """Return the benchmarks that run as scripts (a `__main__` block), not helper modules."""
+    names = set()
+    for path in BENCHMARKS.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(
+            isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) for node in tree.body
+        ):
+            names.add(path.stem)
+    return names
+
+
+# Benchmarks that read another benchmark's output or a loaded demo: run as chains below.
+CHAINED = {
+    "human_vs_machine_textwash": "test_human_vs_machine_and_the_prediction_fitted_on_it",
+    "predicted_human_fit": "test_human_vs_machine_and_the_prediction_fitted_on_it",
+    "risk_check_demo": "test_the_demo_benchmarks_on_one_loaded_demo",
+    "researcher_pages": "test_the_demo_benchmarks_on_one_loaded_demo",
+    "llm_paper002": "test_llm_paper002_through_the_loopback_endpoint",
+}
+
+
+def test_every_benchmark_script_has_a_smoke_run():
+    assert _scripts() - set(SMOKES) - set(CHAINED) == set()
+
+
+@pytest.mark.parametrize("name", sorted(SMOKES))
+def test_the_benchmark_runs_tiny_and_reports_work(name: str, tmp_path: Path):
+    smoke = SMOKES[name]
+    if smoke.needs_shared_data:
+        _require(textwash_study_dir())
+    if smoke.needs_wikiactors:
+        _require(tria_wikiactors_dir())
+    if smoke.needs == "postgres" and not POSTGRES_BINARIES:
+        pytest.skip(
+            "PostgreSQL's server binaries are not installed (scripts/test.sh installs them)"
+        )
+    run = _run(name, smoke.args(tmp_path), smoke.env)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    assert smoke.work(_json(smoke.result(tmp_path))) > 0
+
+
+def _check(run: subprocess.CompletedProcess) -> None:
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+
+
+def test_human_vs_machine_and_the_prediction_fitted_on_it(tmp_path: Path):
+    _require(textwash_study_dir())
+    out = tmp_path / "hvm"
+    _check(
+        _run(
+            "human_vs_machine_textwash",
+            [
+                "--out",
+                str(out),
+                "--attacks",
+                "tfidf",
+                "--limit",
+                "10",
+                "--methods",
+                "textwash",
+                "--ladder",
+                "5",
+                "--folds",
+                "2",
+            ],
+            {},
+        )
+    )
+    summary = _json(out / "summary.json")
+    assert sum(sum(by_method.values()) for by_method in summary["texts_by_study"].values()) > 0
+    _check(
+        _run("predicted_human_fit", ["--ladders", str(out), "--out", str(tmp_path / "f.json")], {})
+    )
+    assert _json(tmp_path / "f.json")["n_candidates"] > 0
+
+
+def test_the_demo_benchmarks_on_one_loaded_demo(tmp_path: Path):
+    var = tmp_path / "demo"
+    env = {**os.environ, "INTRUDER_VAR_DIR": str(var)}
+    for command in (["migrate", "-v", "0"], ["load_demo"]):
+        loaded = subprocess.run(
+            [sys.executable, "manage.py", *command],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert loaded.returncode == 0, loaded.stderr[-3000:]
+    risk = tmp_path / "risk.json"
+    _check(
+        _run(
+            "risk_check_demo",
+            ["--out", str(var), "--keep-db", "--repeats", "0", "--output", str(risk)],
+            {},
+        )
+    )
+    assert _json(risk)["first_check"]["results"] > 0
+    pages = tmp_path / "pages.json"
+    _check(
+        _run(
+            "researcher_pages",
+            [
+                "--var-dir",
+                str(var),
+                "--repeats",
+                "1",
+                "--no-server",
+                "--no-refresh",
+                "--only",
+                "study list,risk,analysis",
+                "--output",
+                str(pages),
+            ],
+            {},
+        )
+    )
+    statuses = [page["status"] for page in _json(pages)["test_client"]["pages"].values()]
+    assert statuses and all(status == 200 for status in statuses)
+
+
+def test_llm_paper002_through_the_loopback_endpoint(tmp_path: Path, llm_settings, llm_server):
+    _require(tria_wikiactors_dir())
+    shared = tmp_path / "shared"
+    tiny = tiny_wikiactors(shared / "tria_wikiactors")
+    rows = json.loads((tiny / "WikiActors_50_eval.json").read_text(encoding="utf-8"))
+    # The model masks each person's name (the tiny random model itself answers nonsense).
+    llm_server.queue_answers(*[json.dumps(row["name"].split()) for row in rows])
+    env = {
+        "SHARED_DATA_DIR": str(shared),
+        "LLM_BASE_URL": llm_settings.base_url,
+        "LLM_MODEL": llm_settings.model,
+        "LLM_API_KEY": llm_settings.api_key,
+        "LLM_CACHE_DIR": llm_settings.cache_dir,
+        "LLM_MAX_RETRIES": "0",
+    }
+    args = ["--prompts", "paper002", "--attacks", "tfidf", "--out", str(tmp_path / "out")]
+    _check(_run("llm_paper002", args, env))
+    trir = _json(tmp_path / "out" / "llm_paper002.json")["trir_by_attack"]["tfidf"]
+    assert sum(column["n"] for column in trir.values()) > 0
+
+
+def test_a_benchmark_that_measured_nothing_exits_3_and_writes_nothing(tmp_path: Path):
+    empty = tmp_path / "data"
+    empty.mkdir()
+    for name in ("study1.jsonl", "study2.jsonl"):
+        (empty / name).write_text("")
+    run = _run("leak_checks", ["--data", str(empty), "--out", str(tmp_path / "r.json")], {})
+    assert run.returncode == NO_WORK_EXIT
+    assert "measured nothing (texts = 0)" in run.stderr
+    assert not (tmp_path / "r.json").exists()
