@@ -123,7 +123,9 @@ def main() -> int:
         "--dense", action="store_true", help="also measure dense retrieval's collapse (slow)"
     )
     args = parser.parse_args()
-    rows = load_study(textwash_study_dir() / "study2.jsonl", None)
+    run_summary = json.loads((args.run / "summary.json").read_text(encoding="utf-8"))
+    # The same rows the run attacked (a smoke run keeps a few texts per person).
+    rows = load_study(textwash_study_dir() / "study2.jsonl", run_summary.get("limit_per_person"))
     by_id = {r["id"]: r for r in rows}
     target = {r["id"]: r["person"] for r in rows}
     produced = {}
@@ -144,7 +146,6 @@ def main() -> int:
     # A run made with --limit-per-person has no complete fold of the full data to analyse.
     require_work("guard_residuals", complete_folds=len(folds), texts=len(ids))
     # Runs made before the placeholder rule curated placeholders like words: analyse them so.
-    run_summary = json.loads((args.run / "summary.json").read_text(encoding="utf-8"))
     as_words = run_summary.get("placeholders_as_words", True)
     config = AttackConfig(
         cache_dir=str(args.run / "cache"), seed=args.seed, placeholders_as_words=as_words

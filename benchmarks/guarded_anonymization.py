@@ -427,6 +427,7 @@ def main() -> int:
             summary_methods[method]["dominated_by"] = rivals
         summary = {
             "data": str(data.name),
+            "limit_per_person": args.limit_per_person,
             "texts": len(ids),
             "persons": persons,
             "chance_trir_pct": round(100.0 / persons, 2),

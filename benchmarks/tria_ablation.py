@@ -371,6 +371,7 @@ def main() -> None:
     spread_parser.add_argument("runs", nargs="+", type=Path, help="benchmark JSONs")
     probe_parser = sub.add_parser("head-probe", help="MLM loss of the head warm-up per rate")
     probe_parser.add_argument("--out", type=Path, default=RESULTS / "tria_head_warmup_probe.json")
+    probe_parser.add_argument("--steps", type=int, default=20, help="head updates per rate")
     args = parser.parse_args()
     if args.command == "run":
         unknown = set(args.names) - {a.name for a in ABLATIONS}
@@ -382,7 +383,7 @@ def main() -> None:
     elif args.command == "spread":
         print(spread(args.runs))
     elif args.command == "head-probe":
-        print(json.dumps(head_probe(args.out), indent=2))
+        print(json.dumps(head_probe(args.out, args.steps), indent=2))
     else:
         print(table(args.extra, args.tag))
 

@@ -241,26 +241,6 @@ SMOKES: dict[str, Smoke] = {
         work=lambda r: r["completed"] * (r["errors"] == 0) * (r["violations"] == 0),
         needs="postgres",
     ),
-    "guarded_anonymization": Smoke(
-        args=lambda t: [
-            "--out",
-            str(t / "run"),
-            "--folds",
-            "2",
-            "--limit-per-person",
-            "3",
-            "--no-construct-loss",
-            "--eval-attacks",
-            "tfidf",
-            "--guard-attacks",
-            "tfidf",
-            "--ks",
-            "2",
-        ],
-        result=lambda t: t / "run" / "summary.json",
-        work=lambda r: r["texts"] * len(r["methods"]),
-        needs_shared_data=True,
-    ),
     "sqlite_import_contention": Smoke(
         args=lambda t: ["--mb", "0.05", "--participants", "2", "--out", str(t / "r.json")],
         result=lambda t: t / "r.json",
@@ -300,6 +280,8 @@ CHAINED = {
     "risk_check_demo": "test_the_demo_benchmarks_on_one_loaded_demo",
     "researcher_pages": "test_the_demo_benchmarks_on_one_loaded_demo",
     "llm_paper002": "test_llm_paper002_through_the_loopback_endpoint",
+    "guarded_anonymization": "test_guarded_anonymization_and_its_residuals",
+    "guard_residuals": "test_guarded_anonymization_and_its_residuals",
 }
 
 
@@ -422,6 +404,36 @@ def test_llm_paper002_through_the_loopback_endpoint(tmp_path: Path, llm_settings
     _check(_run("llm_paper002", args, env))
     trir = _json(tmp_path / "out" / "llm_paper002.json")["trir_by_attack"]["tfidf"]
     assert sum(column["n"] for column in trir.values()) > 0
+
+
+def test_guarded_anonymization_and_its_residuals(tmp_path: Path):
+    _require(textwash_study_dir())
+    run = tmp_path / "run"
+    args = ["--out", str(run), "--folds", "2", "--limit-per-person", "3", "--no-construct-loss"]
+    tiny = ["--eval-attacks", "tfidf", "--guard-attacks", "tfidf", "--ks", "2"]
+    _check(_run("guarded_anonymization", args + tiny, {}))
+    summary = _json(run / "summary.json")
+    assert summary["texts"] > 0 and "guarded_k2" in summary["methods"]
+    residuals = tmp_path / "residuals.json"
+    _check(
+        _run(
+            "guard_residuals",
+            [
+                "--run",
+                str(run),
+                "--method",
+                "guarded_k2",
+                "--folds",
+                "2",
+                "--permutations",
+                "5",
+                "--out",
+                str(residuals),
+            ],
+            {},
+        )
+    )
+    assert _json(residuals)["texts"] == summary["texts"]
 
 
 def test_a_benchmark_that_measured_nothing_exits_3_and_writes_nothing(tmp_path: Path):
