@@ -203,6 +203,20 @@ SMOKES: dict[str, Smoke] = {
         work=lambda r: sum(m["n"] for m in r["trir"].values()),
         needs_wikiactors=True,
     ),
+    "tria_ablation": Smoke(
+        args=lambda t: ["head-probe", "--steps", "5", "--out", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["steps"] * len(r["rates"]),
+        needs_wikiactors=True,
+    ),
+    # The README's test command on one small test file (SQLite only): the benchmark's pass
+    # parser and its JSON, not the suite's time.
+    "test_suite_time": Smoke(
+        args=lambda t: ["--output", str(t / "r.json"), "--", "tests/test_json_lines.py"],
+        result=lambda t: t / "r.json",
+        work=lambda r: len(r["passes"]) * (r["exit_status"] == 0),
+        env={"TEST_SKIP_PG": "1", "TEST_SKIP_LINT": "1"},
+    ),
     "enrolment_burst": Smoke(
         args=lambda t: [
             "--participants",
@@ -282,6 +296,7 @@ CHAINED = {
     "llm_paper002": "test_llm_paper002_through_the_loopback_endpoint",
     "guarded_anonymization": "test_guarded_anonymization_and_its_residuals",
     "guard_residuals": "test_guarded_anonymization_and_its_residuals",
+    "tab_crosscheck": "test_tab_crosscheck_against_tabs_own_evaluation",
 }
 
 
@@ -434,6 +449,37 @@ def test_guarded_anonymization_and_its_residuals(tmp_path: Path):
         )
     )
     assert _json(residuals)["texts"] == summary["texts"]
+
+
+def test_tab_crosscheck_against_tabs_own_evaluation(tmp_path: Path):
+    from anonymize.annotations.formats import system_output_to_json, write_tab
+    from anonymize.annotations.schema import AnnotatedDocument, Mention
+
+    evaluation = os.environ.get("TAB_EVALUATION_PY")
+    if not evaluation:
+        pytest.skip("needs TAB's evaluation.py from its repository (set TAB_EVALUATION_PY)")
+    text = "Orla Brennigan flew from Cork to Hobart in 1999."
+    gold = [
+        AnnotatedDocument(
+            "d1",
+            text,
+            {
+                "a1": [
+                    Mention(0, 14, "PERSON", "e1", "DIRECT"),
+                    Mention(25, 28, "LOC", "e2"),
+                    Mention(32, 38, "LOC", "e3"),
+                ]
+            },
+            dataset_type="test",
+        )
+    ]
+    write_tab(gold, tmp_path / "gold.json")
+    system = system_output_to_json({"d1": [(0, 14), (25, 28)]})
+    (tmp_path / "system.json").write_text(json.dumps(system), encoding="utf-8")
+    args = [str(tmp_path / "gold.json"), str(tmp_path / "system.json"), "--tab-evaluation",
+            evaluation, "--out", str(tmp_path / "r.json")]  # fmt: skip
+    _check(_run("tab_crosscheck", args, {}))
+    assert _json(tmp_path / "r.json")["measures"]
 
 
 def test_a_benchmark_that_measured_nothing_exits_3_and_writes_nothing(tmp_path: Path):
