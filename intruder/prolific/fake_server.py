@@ -4,7 +4,8 @@ Prolific cannot be reached from the test machines, so this serves the documented
 on loopback (stdlib `ThreadingHTTPServer`) with the documented behaviour, and nothing more:
 docs.prolific.com/api-reference as read on 2026-11-25 (API v1).
 
-- `Authorization: Token <token>`; a wrong token gets 401, another workspace's study 403.
+- `Authorization: Token <token>`; a wrong token gets 401, another workspace's study (and its
+  submissions and bonuses) 403.
 - Studies: POST /studies/ creates an UNPUBLISHED draft (name, external_study_url with the
   {{%PROLIFIC_PID%}} parameters, completion_codes, places, reward and estimated time are
   required); POST /studies/{id}/transition/ with PUBLISH, PAUSE, START or STOP.
@@ -245,10 +246,26 @@ class FakeProlific:
         self.studies[study["id"]] = study
         return 201, study, {}
 
-    def _study_get(self, body: dict, study_id: str) -> tuple[int, Any, dict]:
+    def study_add_foreign(self, **fields: Any) -> str:
+        """A study of another workspace (another researcher's): this token may not touch it."""
+        with self._lock:
+            study = {"id": new_id(), "status": "ACTIVE", "workspace": new_id(), **fields}
+            self.studies[study["id"]] = study
+            return study["id"]
+
+    def _own_study(self, study_id: str) -> tuple[dict | None, tuple[int, Any, dict] | None]:
+        """Return the token's study, or the answer Prolific gives for one it may not see."""
         study = self.studies.get(study_id)
         if study is None:
-            return 404, {"error": {"detail": "Not found."}}, {}
+            return None, (404, {"error": {"detail": "Not found."}}, {})
+        if study.get("workspace", self.workspace_id) != self.workspace_id:
+            return None, (403, {"error": {"detail": "You do not have permission."}}, {})
+        return study, None
+
+    def _study_get(self, body: dict, study_id: str) -> tuple[int, Any, dict]:
+        study, refused = self._own_study(study_id)
+        if refused:
+            return refused
         counts: dict[str, int] = {}
         for sub in self.submissions.values():
             if sub["study_id"] == study_id:
@@ -256,9 +273,9 @@ class FakeProlific:
         return 200, {**study, "submissions_count_by_status": counts}, {}
 
     def _study_transition(self, body: dict, study_id: str) -> tuple[int, Any, dict]:
-        study = self.studies.get(study_id)
-        if study is None:
-            return 404, {"error": {"detail": "Not found."}}, {}
+        study, refused = self._own_study(study_id)
+        if refused:
+            return refused
         action = body.get("action")
         if action not in STUDY_TRANSITIONS:
             return 400, {"error": {"detail": f"Unknown action {action!r}."}}, {}
@@ -269,8 +286,9 @@ class FakeProlific:
         return 200, study, {}
 
     def _submissions_list(self, body: dict, study_id: str) -> tuple[int, Any, dict]:
-        if study_id not in self.studies:
-            return 404, {"error": {"detail": "Not found."}}, {}
+        _, refused = self._own_study(study_id)
+        if refused:
+            return refused
         rows = [s for s in self.submissions.values() if s["study_id"] == study_id]
         page = int((body or {}).get("page", 1))
         chunk = rows[(page - 1) * self.page_size : page * self.page_size]
@@ -278,16 +296,21 @@ class FakeProlific:
         links = {"next": {"href": f"?page={page + 1}" if more else None}}
         return 200, {"results": chunk, "_links": links, "meta": {"count": len(rows)}}, {}
 
-    def _submission_get(self, body: dict, submission_id: str) -> tuple[int, Any, dict]:
+    def _own_submission(self, submission_id: str) -> tuple[dict | None, tuple | None]:
         sub = self.submissions.get(submission_id)
         if sub is None:
-            return 404, {"error": {"detail": "Not found."}}, {}
-        return 200, sub, {}
+            return None, (404, {"error": {"detail": "Not found."}}, {})
+        _, refused = self._own_study(sub["study_id"])
+        return (None, refused) if refused else (sub, None)
+
+    def _submission_get(self, body: dict, submission_id: str) -> tuple[int, Any, dict]:
+        sub, refused = self._own_submission(submission_id)
+        return refused or (200, sub, {})
 
     def _submission_transition(self, body: dict, submission_id: str) -> tuple[int, Any, dict]:
-        sub = self.submissions.get(submission_id)
-        if sub is None:
-            return 404, {"error": {"detail": "Not found."}}, {}
+        sub, refused = self._own_submission(submission_id)
+        if refused:
+            return refused
         action = body.get("action")
         if sub["status"] != "AWAITING REVIEW":
             return 400, {"error": {"detail": f"Submission is {sub['status']}."}}, {}
@@ -304,6 +327,9 @@ class FakeProlific:
         return 200, sub, {}
 
     def _bulk_approve(self, body: dict) -> tuple[int, Any, dict]:
+        _, refused = self._own_study(str(body.get("study_id", "")))
+        if refused:
+            return refused
         pids = set(body.get("participant_ids") or [])
         for sub in self.submissions.values():
             if (
@@ -317,8 +343,9 @@ class FakeProlific:
 
     def _bonus_setup(self, body: dict) -> tuple[int, Any, dict]:
         study_id = body.get("study_id", "")
-        if study_id not in self.studies:
-            return 404, {"error": {"detail": "Not found."}}, {}
+        _, refused = self._own_study(str(study_id))
+        if refused:
+            return refused
         rows = []
         for line in str(body.get("csv_bonuses", "")).splitlines():
             pid, _, amount = line.partition(",")

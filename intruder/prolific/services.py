@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
@@ -25,7 +26,13 @@ from intruder.models import (
     ProlificSubmission,
     Study,
 )
-from intruder.prolific.client import ProlificClient, ProlificError, StudyDraft
+from intruder.prolific.client import (
+    ProlificAuthError,
+    ProlificClient,
+    ProlificError,
+    ProlificNotFound,
+    StudyDraft,
+)
 from intruder.selectors.counts import count_by
 from intruder.selectors.flags import ParticipantFlags, participant_flag_summary
 from intruder.selectors.monitoring import ParticipantRow, participant_rows
@@ -52,6 +59,31 @@ REJECTION_CATEGORIES = (
 
 class ProlificActionRefused(IntruderError):
     """The researcher's request cannot be sent (e.g. a rejection without a reason)."""
+
+
+def prolific_study_verify(prolific_study_id: str, *, client: ProlificClient) -> None:
+    """Refuse a Prolific study ID that the token's workspace does not hold.
+
+    Prolific answers 404 for an unknown study and 403 for another workspace's; the answer's
+    `workspace` (where given) must be PROLIFIC_WORKSPACE_ID (where set). An unreachable
+    Prolific refuses too: the ID is stored only once it is known to be this workspace's.
+    """
+    try:
+        remote = client.study_get(prolific_study_id)
+    except (ProlificNotFound, ProlificAuthError):
+        raise ProlificActionRefused(
+            f"Prolific has no study {prolific_study_id} in this token's workspace: use the "
+            "ID of a study your workspace owns (Prolific > study > Study ID)."
+        ) from None
+    except ProlificError as error:
+        raise ProlificActionRefused(
+            f"Prolific could not confirm study {prolific_study_id} ({error}); try again."
+        ) from None
+    workspace = settings.PROLIFIC_WORKSPACE_ID
+    if workspace and remote.get("workspace") and remote["workspace"] != workspace:
+        raise ProlificActionRefused(
+            f"Prolific study {prolific_study_id} belongs to another workspace."
+        )
 
 
 def study_state(study: Study) -> ProlificStudyState:
