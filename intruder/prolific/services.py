@@ -471,65 +471,87 @@ def identification_bonuses(*, study: Study, per_identified: Decimal) -> dict[str
     return {pid: per_identified * n for pid, n in rows}
 
 
+def bonus_label_key(label: str) -> str:
+    """Return the label as bonuses are keyed: "Race", "race " and "RACE" are one bonus."""
+    return " ".join(label.split()).casefold()
+
+
+def _bonus_action(study: Study, pid: str, amount: Decimal, label: str, user) -> ProlificAction:
+    """Return the participant's action for bonus `label` (case-insensitive), made once."""
+    earlier = ProlificAction.objects.filter(
+        study=study, kind=ProlificAction.Kind.BONUS, prolific_pid=pid, reason__iexact=label
+    ).first()  # keyed case-sensitively before issue 37
+    if earlier is not None:
+        return earlier
+    action, _ = ProlificAction.objects.get_or_create(
+        key=f"{study.pk}:bonus:{bonus_label_key(label)}:{pid}",
+        defaults={
+            "study": study,
+            "kind": ProlificAction.Kind.BONUS,
+            "prolific_pid": pid,
+            "amount": amount,
+            "reason": label,
+            "created_by": user,
+        },
+    )
+    return action
+
+
 def bonuses_pay(
     *, study: Study, client: ProlificClient, amounts: dict[str, Decimal], label: str, user=None
 ) -> list[ProlificAction]:
     """Pay each participant their bonus `label` once, however often this is retried.
 
-    Rows never set up are set up in one Prolific bonus and then paid; a row set up earlier is
-    paid with the bonus it was set up in (Prolific pays a bonus once). A participant whose
-    bonus `label` succeeded is skipped.
+    Two steps, each committed before the next: rows never set up are set up in one Prolific
+    bonus and its id is stored with them; then each stored bonus is paid. A process that
+    dies during the pay call leaves the id stored, so the retry pays that same bonus (Prolific
+    pays a bonus once and says so) instead of setting up another. A participant whose bonus
+    `label` (compared case-insensitively) succeeded is skipped.
     """
     if not study.prolific_study_id:
         raise ProlificActionRefused("This study has no Prolific study ID.")
     if any(amount <= 0 for amount in amounts.values()):
         raise ProlificActionRefused("Bonus amounts must be positive.")
+    label = " ".join(label.split())
+    if not label:
+        raise ProlificActionRefused("A bonus needs a label.")
     if client.dry_run:
         rows = [(pid, float(a)) for pid, a in amounts.items()]
         setup = client.bonus_setup(study.prolific_study_id, rows)
         client.bonus_pay(setup.get("id", "<bonus id>"))
         return []
-    actions = []
-    for pid, amount in amounts.items():
-        action, _ = ProlificAction.objects.get_or_create(
-            key=f"{study.pk}:bonus:{label}:{pid}",
-            defaults={
-                "study": study,
-                "kind": ProlificAction.Kind.BONUS,
-                "prolific_pid": pid,
-                "amount": amount,
-                "reason": label,
-                "created_by": user,
-            },
-        )
-        actions.append(action)
-    with transaction.atomic():
+    actions = [_bonus_action(study, pid, amount, label, user) for pid, amount in amounts.items()]
+    with transaction.atomic():  # set up, and store the bonus id, before any pay call
         claimed = [a for a in actions if _claim(a) is not None]
         fresh = [a for a in claimed if not a.prolific_ref]
         if fresh:
-            try:
-                setup = client.bonus_setup(
-                    study.prolific_study_id, [(a.prolific_pid, float(a.amount)) for a in fresh]
-                )
-            except ProlificError as error:
-                for a in fresh:
-                    _record(a, ProlificAction.Status.FAILED, {"error": str(error)})
-                fresh = []
-            else:
-                ProlificAction.objects.filter(pk__in=[a.pk for a in fresh]).update(
-                    prolific_ref=setup["id"], status=ProlificAction.Status.SET_UP, response=setup
-                )
-        for ref in sorted(
-            {
-                a.prolific_ref
-                for a in ProlificAction.objects.filter(pk__in=[a.pk for a in claimed])
-                if a.prolific_ref
-            }
-        ):
-            _pay(client, ref)
+            _set_up(client, study, fresh)
+    refs = (
+        ProlificAction.objects.filter(pk__in=[a.pk for a in claimed])
+        .exclude(status=ProlificAction.Status.SUCCEEDED)
+        .exclude(prolific_ref="")
+        .values_list("prolific_ref", flat=True)
+    )
+    for ref in sorted(set(refs)):
+        _pay(client, ref)
     for a in actions:
         a.refresh_from_db()
     return actions
+
+
+def _set_up(client: ProlificClient, study: Study, fresh: list[ProlificAction]) -> None:
+    """Set up one Prolific bonus for `fresh` and store its id with them (or the failure)."""
+    try:
+        setup = client.bonus_setup(
+            study.prolific_study_id, [(a.prolific_pid, float(a.amount)) for a in fresh]
+        )
+    except ProlificError as error:
+        for a in fresh:
+            _record(a, ProlificAction.Status.FAILED, {"error": str(error)})
+        return
+    ProlificAction.objects.filter(pk__in=[a.pk for a in fresh]).update(
+        prolific_ref=setup["id"], status=ProlificAction.Status.SET_UP, response=setup
+    )
 
 
 def _pay(client: ProlificClient, ref: str) -> None:

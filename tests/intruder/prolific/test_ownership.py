@@ -136,9 +136,7 @@ ACTIONS = [
 
 
 @pytest.mark.parametrize(("name", "data"), ACTIONS)
-def test_no_prolific_action_reaches_a_study_without_a_role_on_it(
-    victim, fake_prolific, name, data
-):
+def test_no_prolific_action_reaches_a_study_without_a_role_on_it(victim, fake_prolific, name, data):
     """Strangers get 404 and viewers 403 on every action: Prolific is never called."""
     sub = fake_prolific.submission_start(victim.prolific_study_id, "PIDA")
     fake_prolific.submission_set_status(sub, "AWAITING REVIEW")
