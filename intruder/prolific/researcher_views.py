@@ -24,6 +24,7 @@ from intruder.prolific.bulk_review import (
 )
 from intruder.prolific.client import ProlificError, client_from_settings, prolific_enabled
 from intruder.prolific.services import (
+    MIN_OVERRIDE_CHARS,
     MIN_REJECTION_CHARS,
     REJECTION_CATEGORIES,
     ProlificActionRefused,
@@ -71,6 +72,7 @@ def prolific_page(request: HttpRequest, slug: str) -> HttpResponse:
         "rows": submission_rows(study),
         "categories": REJECTION_CATEGORIES,
         "min_reason": MIN_REJECTION_CHARS,
+        "min_override": MIN_OVERRIDE_CHARS,
         "actions": ProlificAction.objects.filter(study=study).select_related("created_by")[:200],
         **_rules_context(study),
         "review_counts": review_counts(study),
@@ -250,6 +252,7 @@ def prolific_review(request: HttpRequest, slug: str) -> HttpResponse:
             user=request.user,
             reason=request.POST.get("reason", ""),
             category=request.POST.get("category", "OTHER"),
+            override=request.POST.get("override", ""),
         )
         ok = sum(a.status == ProlificAction.Status.SUCCEEDED for a in done)
         return f"{kind}: {ok} of {len(done)} succeeded (failed ones can be sent again)."

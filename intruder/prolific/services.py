@@ -41,6 +41,10 @@ from intruder.services.flags import FLAG_LABELS
 TRANSITIONS = {"publish": "PUBLISH", "pause": "PAUSE", "resume": "START", "stop": "STOP"}
 # Prolific asks rejections for a message of at least 100 characters and a category.
 MIN_REJECTION_CHARS = 100
+# Approving someone who did not complete here needs the researcher's reason, this long.
+MIN_OVERRIDE_CHARS = 10
+# Prolific's statuses of a submission whose participant has not submitted yet.
+IN_PROGRESS = ("ACTIVE", "RESERVED")
 REJECTION_CATEGORIES = (
     "TOO_QUICKLY",
     "TOO_SLOWLY",
@@ -249,6 +253,16 @@ class SubmissionRow(SubmissionFacts):
         """Completed here and awaiting review on Prolific (the study's approval rule)."""
         return self.platform_status == "completed" and self.prolific_status == "AWAITING REVIEW"
 
+    @property
+    def note(self) -> str:
+        """What the two sides disagree on, in words ("" when they agree)."""
+        completed = self.platform_status == Participant.Status.COMPLETED
+        if completed and self.prolific_status in IN_PROGRESS:
+            return "Reached the completion code here, never came back to Prolific (yet)."
+        if not completed and self.prolific_status == "AWAITING REVIEW":
+            return "Submitted on Prolific without completing here: approving needs a reason."
+        return ""
+
 
 def flag_lines(flags: ParticipantFlags | None) -> list[tuple[str, str, bool]]:
     """Return (label, reasons, whether it excludes) per flag code of a participant."""
@@ -324,6 +338,29 @@ def review_refusal(kind: str, reason: str, category: str) -> str | None:
     return None
 
 
+def not_completed(study: Study, pids: list[str]) -> list[str]:
+    """Return those of `pids` who did not complete here (never reached the completion code)."""
+    done = set(
+        Participant.objects.filter(
+            study=study, prolific_pid__in=pids, status=Participant.Status.COMPLETED
+        ).values_list("prolific_pid", flat=True)
+    )
+    return sorted(set(pids) - done)
+
+
+def not_back_on_prolific(study: Study) -> list[str]:
+    """Return who reached the completion code here but whose submission Prolific still
+    lists as in progress (they have not entered the code there, or not yet)."""
+    completed = Participant.objects.filter(
+        study=study, status=Participant.Status.COMPLETED
+    ).values_list("prolific_pid", flat=True)
+    return sorted(
+        ProlificSubmission.objects.filter(
+            study=study, prolific_pid__in=completed, status__in=IN_PROGRESS
+        ).values_list("prolific_pid", flat=True)
+    )
+
+
 def submissions_review(
     *,
     study: Study,
@@ -333,16 +370,29 @@ def submissions_review(
     user=None,
     reason: str = "",
     category: str = "OTHER",
+    override: str = "",
 ) -> list[ProlificAction]:
     """Approve or reject submissions one by one; each outcome is recorded with who and why.
 
-    A rejection needs a reason of 100+ characters and a Prolific category. In dry-run mode
-    the calls are printed and nothing is recorded.
+    A rejection needs a reason of 100+ characters and a Prolific category. Approving someone
+    who did not complete here needs `override`, the researcher's reason (recorded with the
+    approval). In dry-run mode the calls are printed and nothing is recorded.
     """
     refusal = review_refusal(kind, reason, category)
     if refusal:
         raise ProlificActionRefused(refusal)
-    plan = [(pid, reason, category) for pid in pids]
+    incomplete: list[str] = []
+    if kind == ProlificAction.Kind.APPROVE:
+        incomplete = not_completed(study, pids)
+        override = " ".join(override.split())
+        if incomplete and len(override) < MIN_OVERRIDE_CHARS:
+            raise ProlificActionRefused(
+                f"Not completed here: {', '.join(incomplete)}. Approve only those who reached "
+                "the completion code, or give the reason to approve them anyway "
+                f"(at least {MIN_OVERRIDE_CHARS} characters)."
+            )
+    overridden = f"Approved without completion here: {override}"
+    plan = [(pid, overridden if pid in incomplete else reason, category) for pid in pids]
     return reviews_send(study=study, client=client, kind=kind, plan=plan, user=user)
 
 

@@ -60,6 +60,11 @@ class Command(BaseCommand):
         command("sync", "Read Prolific's status, counts and submissions.")
         approve = command("approve", "Approve submissions.")
         approve.add_argument("pids", nargs="+")
+        approve.add_argument(
+            "--override",
+            default="",
+            help="Why to approve participants who did not complete here (needed for them).",
+        )
         reject = command("reject", "Reject submissions (a reason of 100+ characters).")
         reject.add_argument("pids", nargs="+")
         reject.add_argument("--reason", required=True)
@@ -117,6 +122,7 @@ class Command(BaseCommand):
                 kind=ProlificAction.Kind.APPROVE if action == "approve" else "reject",
                 reason=options.get("reason", ""),
                 category=options.get("category", "OTHER"),
+                override=options.get("override", ""),
             )
             for a in done:
                 self.stdout.write(f"{a.prolific_pid}: {a.kind} {a.status}")
