@@ -39,6 +39,24 @@ from intruder.selectors.monitoring import ParticipantRow, participant_rows
 from intruder.services.flags import FLAG_LABELS
 
 TRANSITIONS = {"publish": "PUBLISH", "pause": "PAUSE", "resume": "START", "stop": "STOP"}
+# Prolific's transitions of a study, by the status it is in (docs.prolific.com, study
+# statuses): a draft is published; an active study paused or stopped; a paused one resumed
+# or stopped. Awaiting review and completed studies take none.
+ALLOWED_TRANSITIONS: dict[str, tuple[str, ...]] = {
+    "UNPUBLISHED": ("publish",),
+    "SCHEDULED": ("stop",),
+    "ACTIVE": ("pause", "stop"),
+    "PAUSED": ("resume", "stop"),
+}
+
+
+def transitions_allowed(status: str) -> tuple[str, ...]:
+    """Return the transitions Prolific allows from `status` (none when it is unknown)."""
+    return ALLOWED_TRANSITIONS.get((status or "").upper(), ())
+
+
+# Prolific's device_compatibility values.
+DEVICES = ("desktop", "tablet", "mobile")
 # Prolific asks rejections for a message of at least 100 characters and a category.
 MIN_REJECTION_CHARS = 100
 # Approving someone who did not complete here needs the researcher's reason, this long.
@@ -94,6 +112,42 @@ def study_state(study: Study) -> ProlificStudyState:
     return ProlificStudyState.objects.get_or_create(study=study)[0]
 
 
+def draft_build(
+    *,
+    study: Study,
+    entry_url: str,
+    places: int,
+    reward_minor: int,
+    estimated_minutes: int,
+    completion_action: str = ProlificStudyState.CompletionAction.MANUALLY_REVIEW,
+    name: str = "",
+    description: str = "",
+    devices: tuple[str, ...] = ("desktop",),
+) -> StudyDraft:
+    """Return the draft as it will be sent (the preview shows it; creating sends it).
+
+    Name and description are what participants read on Prolific; without them the
+    participant-facing title stands in (the page asks for both).
+    """
+    if places < 1 or reward_minor < 1 or estimated_minutes < 1:
+        raise ProlificActionRefused("Places, reward and estimated time must be at least 1.")
+    unknown = set(devices) - set(DEVICES)
+    if not devices or unknown:
+        raise ProlificActionRefused(f"Devices must be some of {', '.join(DEVICES)}.")
+    return StudyDraft(
+        name=name.strip() or study.participant_title,
+        internal_name=study.slug,
+        description=description.strip() or study.participant_title,
+        external_study_url=entry_link(entry_url),
+        completion_code=study.completion_code,
+        completion_action=completion_action,
+        total_available_places=places,
+        reward=reward_minor,
+        estimated_completion_time=estimated_minutes,
+        device_compatibility=tuple(d for d in DEVICES if d in devices),
+    )
+
+
 def study_draft_create(
     *,
     study: Study,
@@ -103,7 +157,9 @@ def study_draft_create(
     reward_minor: int,
     estimated_minutes: int,
     completion_action: str = ProlificStudyState.CompletionAction.MANUALLY_REVIEW,
+    name: str = "",
     description: str = "",
+    devices: tuple[str, ...] = ("desktop",),
 ) -> dict:
     """Create the Prolific draft and store its ID as the study's Prolific study ID.
 
@@ -113,18 +169,16 @@ def study_draft_create(
         raise ProlificActionRefused(
             f"This study already has a Prolific study ID ({study.prolific_study_id})."
         )
-    if places < 1 or reward_minor < 1 or estimated_minutes < 1:
-        raise ProlificActionRefused("Places, reward and estimated time must be at least 1.")
-    draft = StudyDraft(
-        name=study.participant_title,
-        internal_name=study.slug,
-        description=description or study.participant_title,
-        external_study_url=entry_link(entry_url),
-        completion_code=study.completion_code,
+    draft = draft_build(
+        study=study,
+        entry_url=entry_url,
+        places=places,
+        reward_minor=reward_minor,
+        estimated_minutes=estimated_minutes,
         completion_action=completion_action,
-        total_available_places=places,
-        reward=reward_minor,
-        estimated_completion_time=estimated_minutes,
+        name=name,
+        description=description,
+        devices=devices,
     )
     created = client.study_create(draft)
     if created.get("dry_run"):
@@ -147,11 +201,21 @@ def study_draft_create(
 
 
 def study_transition(*, study: Study, client: ProlificClient, action: str) -> dict:
-    """Publish, pause, resume or stop the Prolific study; mirror the status it answers."""
+    """Publish, pause, resume or stop the Prolific study; mirror the status it answers.
+
+    Only the transitions Prolific allows from the last known status are sent.
+    """
     if action not in TRANSITIONS:
         raise ProlificActionRefused(f"Unknown action {action!r}.")
     if not study.prolific_study_id:
         raise ProlificActionRefused("Create the Prolific draft first.")
+    status = study_state(study).status
+    if not client.dry_run and action not in transitions_allowed(status):
+        allowed = ", ".join(transitions_allowed(status)) or "none"
+        raise ProlificActionRefused(
+            f"Prolific does not allow “{action}” from status {status or 'unknown'} "
+            f"(allowed: {allowed}). Sync first if the status shown is out of date."
+        )
     answer = client.study_transition(study.prolific_study_id, TRANSITIONS[action])
     if not answer.get("dry_run") and answer.get("status"):
         _mirror_status(study, answer["status"], at=timezone.now())
@@ -361,6 +425,33 @@ def not_back_on_prolific(study: Study) -> list[str]:
     )
 
 
+def review_check(
+    *, study: Study, kind: str, pids: list[str], reason: str, category: str, override: str = ""
+) -> list[tuple[str, str, str]]:
+    """Return the (pid, reason, category) reviews to send, or refuse the request as asked.
+
+    Approving a participant who did not complete here needs `override` (10+ characters),
+    recorded as the approval's reason.
+    """
+    if not pids:
+        raise ProlificActionRefused("Select at least one participant.")
+    refusal = review_refusal(kind, reason, category)
+    if refusal:
+        raise ProlificActionRefused(refusal)
+    incomplete: list[str] = []
+    if kind == ProlificAction.Kind.APPROVE:
+        incomplete = not_completed(study, pids)
+        override = " ".join(override.split())
+        if incomplete and len(override) < MIN_OVERRIDE_CHARS:
+            raise ProlificActionRefused(
+                f"Not completed here: {', '.join(incomplete)}. Approve only those who reached "
+                "the completion code, or give the reason to approve them anyway "
+                f"(at least {MIN_OVERRIDE_CHARS} characters)."
+            )
+    overridden = f"Approved without completion here: {override}"
+    return [(pid, overridden if pid in incomplete else reason, category) for pid in pids]
+
+
 def submissions_review(
     *,
     study: Study,
@@ -378,21 +469,9 @@ def submissions_review(
     who did not complete here needs `override`, the researcher's reason (recorded with the
     approval). In dry-run mode the calls are printed and nothing is recorded.
     """
-    refusal = review_refusal(kind, reason, category)
-    if refusal:
-        raise ProlificActionRefused(refusal)
-    incomplete: list[str] = []
-    if kind == ProlificAction.Kind.APPROVE:
-        incomplete = not_completed(study, pids)
-        override = " ".join(override.split())
-        if incomplete and len(override) < MIN_OVERRIDE_CHARS:
-            raise ProlificActionRefused(
-                f"Not completed here: {', '.join(incomplete)}. Approve only those who reached "
-                "the completion code, or give the reason to approve them anyway "
-                f"(at least {MIN_OVERRIDE_CHARS} characters)."
-            )
-    overridden = f"Approved without completion here: {override}"
-    plan = [(pid, overridden if pid in incomplete else reason, category) for pid in pids]
+    plan = review_check(
+        study=study, kind=kind, pids=pids, reason=reason, category=category, override=override
+    )
     return reviews_send(study=study, client=client, kind=kind, plan=plan, user=user)
 
 

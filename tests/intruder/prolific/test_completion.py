@@ -92,7 +92,7 @@ def test_seeing_the_code_completes_and_the_pages_say_who_never_came_back(
 
 
 def test_a_participant_still_judging_is_not_approved_without_a_reason(
-    study, fake_prolific, client_for
+    study, fake_prolific, client_for, confirmed
 ):
     Study.objects.filter(pk=study.pk).update(prolific_study_id="64f0c0ffee00000000000002")
     study.refresh_from_db()
@@ -123,7 +123,10 @@ def test_a_participant_still_judging_is_not_approved_without_a_reason(
     assert fake_prolific.submissions[sub]["status"] == "AWAITING REVIEW"
     # With the researcher's reason it is sent, and the reason is recorded.
     reason = "Their browser crashed on the last text; they emailed the code."
-    owner.post(url, {"pid": ["PIDJUDGING"], "kind": "approve", "override": reason})
+    preview = owner.post(url, {"pid": ["PIDJUDGING"], "kind": "approve", "override": reason})
+    assert "Not completed here: PIDJUDGING" in preview.content.decode()  # said again
+    assert fake_prolific.submissions[sub]["status"] == "AWAITING REVIEW"
+    confirmed(owner, url, {"pid": ["PIDJUDGING"], "kind": "approve", "override": reason})
     assert fake_prolific.submissions[sub]["status"] == "APPROVED"
     action = ProlificAction.objects.get()
     assert action.reason == f"Approved without completion here: {reason}"
