@@ -151,8 +151,11 @@ class Command(BaseCommand):
         """Start the fake and serve the site in this process, until interrupted."""
         from django.core.management import call_command
 
+        from intruder.checks import PUBLIC_SECRET_KEY_MESSAGE, public_secret_key_in_use
         from intruder.prolific.sandbox import controls_url, sandbox_start
 
+        if public_secret_key_in_use():  # the site would refuse to start; say so first
+            raise CommandError(f"{PUBLIC_SECRET_KEY_MESSAGE} (Or DJANGO_DEBUG=1 to rehearse.)")
         site = f"http://127.0.0.1:{options['site_port']}"
         try:
             fake = sandbox_start(port=options["port"], site_url=site)
