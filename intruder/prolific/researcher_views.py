@@ -176,6 +176,9 @@ def _bulk_page(
         "ticked": set(posted["pids"]) if posted else {c.prolific_pid for c in candidates},
         "categories": REJECTION_CATEGORIES,
         "min_reason": MIN_REJECTION_CHARS,
+        "api_base": api_base(),
+        "sandbox": is_sandbox(),
+        "currency": currency(),
         **_rules_context(study),
     }
     return render(request, "researcher/prolific_bulk.html", context)

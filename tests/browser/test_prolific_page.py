@@ -48,6 +48,7 @@ def test_publish_then_approve_from_the_prolific_page(page, fake, width) -> None:
     expect(page.locator("[data-testid=plan-facts]")).to_contain_text("GBP 1.50 (150 pence)")
     expect(page.locator("[data-testid=prolific-sandbox]")).to_be_visible()
     assert fake.studies == {}
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
     page.click("[data-testid=confirm-send]")
     expect(page.locator(".messages")).to_contain_text("Prolific draft")
     page.click("button[value=publish]")
