@@ -497,7 +497,8 @@ def main() -> None:
             "prolific_pid", flat=True
         )
     )
-    submissions_review(study=study, client=client, pids=done, kind="approve", user=owner)
+    if done:
+        submissions_review(study=study, client=client, pids=done, kind="approve", user=owner)
     amounts = identification_bonuses(study=study, per_identified=Decimal("0.50"))
     fake.fail_next(502, times=3)
     for _ in range(3):  # a researcher clicking "pay" again after errors
