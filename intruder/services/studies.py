@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from intruder.models import Study, StudyMember, new_completion_code
@@ -58,6 +58,24 @@ def prolific_id_check(prolific_study_id: str) -> None:
         client.close()
 
 
+def _save_unique_prolific_id(study: Study) -> None:
+    """Save; a Prolific study ID taken meanwhile by a concurrent save is a ValidationError."""
+    try:
+        with transaction.atomic():
+            study.save()
+    except IntegrityError:
+        if (
+            not Study.objects.filter(prolific_study_id=study.prolific_study_id)
+            .exclude(pk=study.pk)
+            .exists()
+            or not study.prolific_study_id
+        ):
+            raise
+        raise ValidationError(
+            {"prolific_study_id": "Another study already has this Prolific study ID."}
+        ) from None
+
+
 @transaction.atomic
 def study_create(*, owner: Any, slug: str, title: str, kind: str, **settings: Any) -> Study:
     """Create a study owned by `owner` after validating every field."""
@@ -67,7 +85,7 @@ def study_create(*, owner: Any, slug: str, title: str, kind: str, **settings: An
     study = Study(owner=owner, slug=slug, title=title, kind=kind, **settings)
     study.full_clean()
     prolific_id_check(study.prolific_study_id)
-    study.save()
+    _save_unique_prolific_id(study)
     study_check_linked_open(study=study)
     return study
 
@@ -97,7 +115,7 @@ def study_update(*, study: Study, **changes: Any) -> Study:
     study.full_clean()
     if study.prolific_study_id != previous_prolific_id:
         prolific_id_check(study.prolific_study_id)
-    study.save()
+    _save_unique_prolific_id(study)
     study_check_linked_open(study=study)
     return study
 

@@ -155,3 +155,15 @@ def test_no_prolific_action_reaches_a_study_without_a_role_on_it(victim, fake_pr
     assert fake_prolific.studies[victim.prolific_study_id]["status"] == "UNPUBLISHED"
     assert not ProlificAction.objects.exists()
     assert ProlificStudyState.objects.get(study=victim).status == "UNPUBLISHED"
+
+
+def test_a_concurrent_save_of_the_same_id_is_a_validation_error_not_a_500(settings, monkeypatch):
+    """Two accounts saving one ID at once both pass validation; the database refuses the
+    second, and the service says so in words."""
+    settings.PROLIFIC_API_TOKEN = ""
+    make_study(prolific_study_id="64f0c0ffee0000000000abcd")
+    other = make_study()
+    monkeypatch.setattr(Study, "validate_constraints", lambda self, exclude=None: None)
+    with pytest.raises(ValidationError, match="Another study already has"):
+        study_update(study=other, prolific_study_id="64f0c0ffee0000000000abcd")
+    assert Study.objects.get(pk=other.pk).prolific_study_id == ""
