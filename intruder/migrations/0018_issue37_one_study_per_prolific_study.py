@@ -15,15 +15,16 @@ def refuse_shared_ids(apps, schema_editor):
     shared = (
         Study.objects.exclude(prolific_study_id="")
         .values("prolific_study_id")
+        .order_by()
         .annotate(n=Count("pk"))
         .filter(n__gt=1)
     )
     problems = [
         f"{row['prolific_study_id']}: "
         + ", ".join(
-            Study.objects.filter(prolific_study_id=row["prolific_study_id"]).values_list(
-                "slug", flat=True
-            )
+            Study.objects.filter(prolific_study_id=row["prolific_study_id"])
+            .order_by("slug")
+            .values_list("slug", flat=True)
         )
         for row in shared
     ]
