@@ -181,7 +181,7 @@ class FakeProlific:
         self.events.append(event)
         if self.deliver_to:
             sender = threading.Thread(target=self._deliver, args=(event,), daemon=True)
-            self._senders.append(sender)
+            self._senders = [t for t in self._senders if t.is_alive()] + [sender]
             sender.start()
         return event
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
@@ -83,7 +83,7 @@ class Plan:
     title: str
     requests: tuple[Request, ...]
     facts: tuple[tuple[str, str], ...] = ()
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = ()
 
     @property
     def digest(self) -> str:
