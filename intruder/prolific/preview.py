@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from intruder.models import Participant, ProlificStudyState, ProlificSubmission, Study
+from intruder.models import ProlificStudyState, ProlificSubmission, Study
 from intruder.prolific.client import StudyDraft, bonus_csv
-from intruder.prolific.services import TRANSITIONS
+from intruder.prolific.services import TRANSITIONS, not_completed
 
 TRANSITION_WORDS = {
     "publish": "Publish: Prolific starts showing the study to eligible participants",
@@ -178,12 +178,7 @@ def review_plan(
         facts.append(("Rewards paid", money_minor(state.reward_minor * len(requests))))
     warnings = []
     if kind == "approve":
-        done = set(
-            Participant.objects.filter(
-                study=study, prolific_pid__in=pids, status=Participant.Status.COMPLETED
-            ).values_list("prolific_pid", flat=True)
-        )
-        incomplete = sorted(set(pids) - done)
+        incomplete = not_completed(study, pids)
         if incomplete:
             warnings.append(
                 f"Not completed here: {', '.join(incomplete)}. Approved only with your reason: "

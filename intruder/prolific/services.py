@@ -20,6 +20,7 @@ from django.utils import timezone
 from intruder.enrolment import entry_link
 from intruder.exceptions import IntruderError
 from intruder.models import (
+    Assignment,
     Participant,
     ProlificAction,
     ProlificStudyState,
@@ -324,6 +325,8 @@ class SubmissionRow(SubmissionFacts):
         if completed and self.prolific_status in IN_PROGRESS:
             return "Reached the completion code here, never came back to Prolific (yet)."
         if not completed and self.prolific_status == "AWAITING REVIEW":
+            if self.platform_status == Participant.Status.TIMED_OUT and self.items_done:
+                return "Timed out after finished work and was shown the code: their work is paid."
             return "Submitted on Prolific without completing here: approving needs a reason."
         return ""
 
@@ -403,11 +406,19 @@ def review_refusal(kind: str, reason: str, category: str) -> str | None:
 
 
 def not_completed(study: Study, pids: list[str]) -> list[str]:
-    """Return those of `pids` who did not complete here (never reached the completion code)."""
+    """Return those of `pids` who never reached the completion code here.
+
+    The code is shown on the debrief (completed) and, to an intruder timed out after
+    finishing at least one text, on the time-out page: their work is paid for
+    (docs/participants.md), so approving them needs no override.
+    """
+    shown_code = Q(status=Participant.Status.COMPLETED) | Q(
+        status=Participant.Status.TIMED_OUT, assignments__status=Assignment.Status.COMPLETED
+    )
     done = set(
-        Participant.objects.filter(
-            study=study, prolific_pid__in=pids, status=Participant.Status.COMPLETED
-        ).values_list("prolific_pid", flat=True)
+        Participant.objects.filter(shown_code, study=study, prolific_pid__in=pids).values_list(
+            "prolific_pid", flat=True
+        )
     )
     return sorted(set(pids) - done)
 

@@ -19,6 +19,7 @@ from intruder.services.flags import exclusion_rules_set
 from tests.intruder.factories import (
     logged_in,
     make_description,
+    make_judgment,
     make_participant,
     make_study,
     make_target,
@@ -153,3 +154,34 @@ def test_rejections_need_no_completion(study, fake_prolific, client_for):
         category="NO_DATA",
     )
     assert done[0].status == ProlificAction.Status.SUCCEEDED
+
+
+def test_a_timed_out_intruder_who_was_shown_the_code_is_approved_without_a_reason(
+    study, fake_prolific, client_for
+):
+    """The time-out page shows the code to whoever finished a text: that work is paid for."""
+    Study.objects.filter(pk=study.pk).update(prolific_study_id="64f0c0ffee00000000000004")
+    study.refresh_from_db()
+    fake_prolific.studies[study.prolific_study_id] = {"id": study.prolific_study_id}
+    text = study.descriptions.first().anonymizations.get()
+    worked = make_participant(
+        study=study, prolific_pid="PIDWORKED", status=Participant.Status.TIMED_OUT
+    )
+    make_judgment(participant=worked, text=text, slot=1)
+    make_participant(study=study, prolific_pid="PIDIDLE", status=Participant.Status.TIMED_OUT)
+    subs = {}
+    for pid in ("PIDWORKED", "PIDIDLE"):
+        subs[pid] = fake_prolific.submission_start(study.prolific_study_id, pid)
+        fake_prolific.submission_set_status(subs[pid], "AWAITING REVIEW")
+        ProlificSubmission.objects.create(
+            study=study,
+            submission_id=subs[pid],
+            prolific_pid=pid,
+            status="AWAITING REVIEW",
+            status_at="2026-11-27T10:00:00Z",
+        )
+    client = client_for()
+    done = submissions_review(study=study, client=client, pids=["PIDWORKED"], kind="approve")
+    assert done[0].status == ProlificAction.Status.SUCCEEDED and done[0].reason == ""
+    with pytest.raises(ProlificActionRefused, match="Not completed here: PIDIDLE"):
+        submissions_review(study=study, client=client, pids=["PIDIDLE"], kind="approve")
