@@ -16,10 +16,17 @@ Meanwhile the fake sends --events webhook deliveries: every real event (delayed 
 some arrive out of order), plus duplicates of sent events (same X-Event-ID), stale copies
 (older X-Timestamp), deliveries with bad signatures (forged or tampered), and events of other
 studies and unknown types. At the end: approvals, and identification bonuses paid three times
-over with injected gateway errors.
+over with injected gateway errors. Then three attacks (issue 37): --crashes bonus rounds in
+which the paying process dies between Prolific's set-up and pay and the researcher pays
+again; a second researcher's account tries every Prolific action and webhook on the
+study from a study of its own; and --replays accepted deliveries are sent again under a new
+X-Event-ID and a far-future X-Timestamp (the headers the signature does not cover).
 
 Writes {events, duplicate_participants, orphaned_slots, max_minus_min_judgments_per_text,
-reissue_seconds_p95, bad_signature_accepted, double_payments} and the details behind them.
+reissue_seconds_p95, bad_signature_accepted, double_payments, crash_double_payments,
+cross_study_effects, replays_applied} and the details behind them. Exits 2 when it measured
+nothing (no participant enrolled, no judgment, no return, no crash, no replay reaching the
+deduplication), 1 when a target is missed, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -49,16 +56,23 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=10_000, help="Webhook deliveries to send.")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--texts", type=int, default=16)
+    # 72 texts x 3 judgments and half the participants returning: about 50 returns, the
+    # number the reissue target asks for.
+    parser.add_argument("--texts", type=int, default=72)
     parser.add_argument("--judgments-per-text", type=int, default=3)
     parser.add_argument("--items", type=int, default=3, help="Texts per participant.")
-    parser.add_argument("--return-share", type=float, default=0.25)
+    parser.add_argument("--return-share", type=float, default=0.5)
     parser.add_argument("--concurrency", type=int, default=6, help="Participants at once.")
     parser.add_argument("--senders", type=int, default=4, help="Webhook sender threads.")
     parser.add_argument("--max-participants", type=int, default=400)
     parser.add_argument("--max-delay", type=float, default=1.5, help="Delivery delay (s).")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--time-limit", type=float, default=900, help="Stop after (s).")
+    parser.add_argument("--crashes", type=int, default=20, help="Crashes between set-up and pay.")
+    parser.add_argument("--replays", type=int, default=50, help="Replays with altered headers.")
+    parser.add_argument(
+        "--min-returns", type=int, default=50, help="Returns needed to judge the reissue p95."
+    )
     return parser.parse_args()
 
 
@@ -82,7 +96,8 @@ class Deliveries:
 
     Two lanes: the study's real events have their own senders, as Prolific delivers each
     event on its own rather than behind another study's traffic; the noise (duplicates, stale
-    copies, forgeries, other studies) has `senders` threads of its own.
+    copies, forgeries, other studies) has `senders` threads of its own. Accepted real
+    deliveries are kept (`captured`) for the replay attack at the end.
     """
 
     def __init__(self, fake, url: str, senders: int) -> None:
@@ -102,6 +117,7 @@ class Deliveries:
         self.errors: list[str] = []
         self.closed = False
         self.ack_times: dict[str, datetime] = {}  # event id -> first 2xx time
+        self.captured: list = []  # accepted real deliveries, as an attacker could record them
         lanes = ["real"] * 2 + ["noise"] * senders
         self.http = [httpx.Client(timeout=30) for _ in lanes]
         self.threads = [
@@ -159,6 +175,8 @@ class Deliveries:
                 if status < 300:
                     self.accepted[kind] += 1
                     self.ack_times.setdefault(delivery.event_id, datetime.now(UTC))
+                    if kind == "real":
+                        self.captured.append(delivery)
 
     def drain(self) -> None:
         with self.cond:
@@ -261,6 +279,8 @@ def main() -> None:
         title="Replay",
         kind=Study.Kind.INTRUDER,
         owner=owner,
+        is_open=True,  # studies start closed (issue 26): a closed one refuses everyone
+        consent_text="You agree to take part in a replayed study.",
         items_per_participant=args.items,
         judgments_per_text=args.judgments_per_text,
         groups=["famous"],
@@ -280,7 +300,7 @@ def main() -> None:
         study=study,
         client=client,
         entry_url="http://127.0.0.1/s/replay/",
-        places=args.max_participants,
+        places=max(1, args.max_participants),
         reward_minor=100,
         estimated_minutes=10,
     )
@@ -462,6 +482,10 @@ def main() -> None:
             time.sleep(rng.uniform(0.005, 0.03))  # arrivals
         participant_errors = [repr(f.exception()) for f in running if f.exception()]
     participants_s = time.monotonic() - started
+    # The noise runs until --events are sent, within the time limit (without participants
+    # there are too few real events to copy, and it would wait for ever).
+    noise_thread.join(max(0.0, args.time_limit - participants_s))
+    stop.set()
     noise_thread.join()
     deliveries.drain()
     webhooks_s = time.monotonic() - started
@@ -473,7 +497,8 @@ def main() -> None:
             "prolific_pid", flat=True
         )
     )
-    submissions_review(study=study, client=client, pids=done, kind="approve", user=owner)
+    if done:
+        submissions_review(study=study, client=client, pids=done, kind="approve", user=owner)
     amounts = identification_bonuses(study=study, per_identified=Decimal("0.50"))
     fake.fail_next(502, times=3)
     for _ in range(3):  # a researcher clicking "pay" again after errors
@@ -482,6 +507,19 @@ def main() -> None:
     payments_per_pid = Counter(pid for _, pid, _ in fake.payments)
     double_payments = sum(n - 1 for n in payments_per_pid.values() if n > 1)
     unpaid = sorted(set(amounts) - set(payments_per_pid))
+
+    # --- attack 1: the paying process dies between set-up and pay, then "Pay" again ---------
+    crash = crash_rounds(
+        study=study, fake=fake, client=client, pids=done[:5], rounds=args.crashes, owner=owner
+    )
+
+    # --- attack 2: another researcher's account against this study's Prolific study --------
+    cross = cross_study_attempts(
+        study=study, fake=fake, client=client, webhook_url=webhook_url, owner=owner
+    )
+
+    # --- attack 3: accepted deliveries replayed under altered unsigned headers ---------------
+    replays = replay_attempts(deliveries.captured[-args.replays :], webhook_url)
 
     # --- invariants -------------------------------------------------------------------------
     per_pid = Counter(
@@ -543,6 +581,33 @@ def main() -> None:
         event_id__in=[e for e in deliveries.ack_times]
     ).count()
 
+    judgments = Judgment.objects.filter(text__description__study=study).count()
+    enrolled = Participant.objects.filter(study=study).count()
+    measured_nothing = [
+        what
+        for what, n in (
+            ("no participant enrolled", enrolled),
+            ("no judgment", judgments),
+            ("no return", len(returns)),
+            ("no crash between set-up and pay", crash["crashed"]),
+            ("no replay reached the deduplication", replays["outcomes"].get("duplicate", 0)),
+        )
+        if n == 0
+    ]
+    reissue_ok = (
+        len(returns) >= args.min_returns and p95 is not None and p95 <= 60
+    )  # fewer returns than asked: not shown
+    checks = {
+        "duplicate_participants": duplicate_participants == 0,
+        "orphaned_slots": orphaned == 0,
+        "max_minus_min_judgments_per_text": bool(per_text) and max(per_text) - min(per_text) <= 1,
+        "reissue_seconds_p95": reissue_ok,
+        "bad_signature_accepted": deliveries.accepted["bad_signature"] == 0,
+        "double_payments": double_payments == 0 and not unpaid,
+        "crash_double_payments": crash["double_payments"] == 0 and not crash["unpaid"],
+        "cross_study_effects": cross["effects"] == 0,
+        "replays_applied": replays["applied"] == 0,
+    }
     result = {
         "events": deliveries.total,
         "duplicate_participants": duplicate_participants,
@@ -551,6 +616,11 @@ def main() -> None:
         "reissue_seconds_p95": p95,
         "bad_signature_accepted": deliveries.accepted["bad_signature"],
         "double_payments": double_payments,
+        "crash_double_payments": crash["double_payments"],
+        "cross_study_effects": cross["effects"],
+        "replays_applied": replays["applied"],
+        "measured_nothing": measured_nothing,
+        "targets_missed": [name for name, ok in checks.items() if not ok],
         "details": {
             "deliveries_sent_by_kind": dict(deliveries.sent),
             "deliveries_accepted_by_kind": dict(deliveries.accepted),
@@ -560,6 +630,10 @@ def main() -> None:
             "webhook_events_stored": ProlificWebhookEvent.objects.count(),
             "stored_events_acknowledged": forged_stored,
             "participants_started": index,
+            "participants_enrolled": enrolled,
+            "bonus_crashes": crash,
+            "cross_study": cross,
+            "replays": replays,
             "outcomes": dict(outcomes),
             "participant_errors": participant_errors[:20],
             "rejoin_problems": rejoin_problems[:20],
@@ -578,7 +652,7 @@ def main() -> None:
                 lane: p95_of(waits) for lane, waits in deliveries.late.items()
             },
             "slots": slots,
-            "judgments": Judgment.objects.filter(text__description__study=study).count(),
+            "judgments": judgments,
             "judgments_per_text_min_max": [min(per_text), max(per_text)] if per_text else None,
             "active_assignments_left": leftover_active,
             "bonuses_owed": len(amounts),
@@ -605,9 +679,12 @@ def main() -> None:
             "duplicate_participants": 0,
             "orphaned_slots": 0,
             "max_minus_min_judgments_per_text": "<= 1",
-            "reissue_seconds_p95": "<= 60",
+            "reissue_seconds_p95": f"<= 60 with at least {args.min_returns} returns",
             "bad_signature_accepted": 0,
             "double_payments": 0,
+            "crash_double_payments": 0,
+            "cross_study_effects": 0,
+            "replays_applied": 0,
         },
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -615,6 +692,190 @@ def main() -> None:
     print(json.dumps({k: v for k, v in result.items() if k not in ("details", "config")}))
     server.shutdown()
     fake.stop()
+    if measured_nothing:
+        print(f"measured nothing: {', '.join(measured_nothing)}", file=sys.stderr)
+        sys.exit(2)
+    if result["targets_missed"]:
+        print(f"targets missed: {', '.join(result['targets_missed'])}", file=sys.stderr)
+        sys.exit(1)
+
+
+class Killed(BaseException):
+    """The paying process dies: no `except Exception` sees it; open transactions roll back."""
+
+
+def crash_rounds(*, study, fake, client, pids: list[str], rounds: int, owner) -> dict:
+    """Pay a bonus per round while the process dies during the pay call, then pay again.
+
+    Prolific pays the set-up bonus before the answer is lost; the retry (its label in
+    another case) must pay that bonus, never set up a second one.
+    """
+    from decimal import Decimal
+
+    from intruder.prolific.client import ProlificClient
+    from intruder.prolific.services import bonuses_pay
+
+    crashed, doubles, unpaid = 0, 0, []
+    amounts = {pid: Decimal("0.10") for pid in pids}
+    for n in range(rounds if pids else 0):
+        before = len(fake.payments)
+        dying = ProlificClient(token=client.token, base_url=client.base_url, backoff=0.05)
+        real_pay = dying.bonus_pay
+
+        def pay_then_die(bonus_id: str, real_pay=real_pay) -> dict:
+            real_pay(bonus_id)
+            raise Killed
+
+        dying.bonus_pay = pay_then_die
+        try:
+            bonuses_pay(study=study, client=dying, amounts=amounts, label=f"crash-{n}", user=owner)
+        except Killed:
+            crashed += 1
+        bonuses_pay(study=study, client=client, amounts=amounts, label=f"CRASH-{n}", user=owner)
+        paid = Counter(pid for _, pid, _ in fake.payments[before:])
+        doubles += sum(k - 1 for k in paid.values() if k > 1)
+        unpaid += [f"{n}:{pid}" for pid in amounts if pid not in paid]
+    return {"rounds": rounds, "crashed": crashed, "double_payments": doubles, "unpaid": unpaid}
+
+
+def cross_study_attempts(*, study, fake, client, webhook_url: str, owner) -> dict:
+    """A second researcher tries every Prolific action on `study` and its webhooks.
+
+    Returns how many attempts were made, how many got further than a refusal, and how
+    many things of `study` (on Prolific and here) changed.
+    """
+    import httpx
+    from django.contrib.auth import get_user_model
+    from django.core.exceptions import ValidationError
+    from django.test import Client
+    from django.urls import reverse
+
+    from intruder.models import (
+        Assignment,
+        Participant,
+        ProlificAction,
+        ProlificStudyState,
+        Study,
+    )
+    from intruder.prolific.services import study_draft_create
+    from intruder.services.studies import study_update
+
+    target = study.prolific_study_id
+
+    def snapshot() -> dict:
+        state = ProlificStudyState.objects.get(study=study)
+        return {
+            "prolific_status": fake.studies[target]["status"],
+            "prolific_submissions": sorted(
+                (s["participant_id"], s["status"])
+                for s in fake.submissions.values()
+                if s["study_id"] == target
+            ),
+            "prolific_payments": sorted(p for p in fake.payments if p[0] == target),
+            "rejections": sorted(
+                k for k in fake.rejections if fake.submissions[k]["study_id"] == target
+            ),
+            "actions": sorted(
+                ProlificAction.objects.filter(study=study).values_list("key", "status")
+            ),
+            "state": (state.status, sorted(state.counts.items())),
+            "participants": sorted(
+                Participant.objects.filter(study=study).values_list("prolific_pid", "status")
+            ),
+            "active": Assignment.objects.filter(
+                participant__study=study, status=Assignment.Status.ACTIVE
+            ).count(),
+        }
+
+    before = snapshot()
+    attacker = get_user_model().objects.create_user(username="attacker", password="y" * 12)
+    other = Study.objects.create(
+        slug="attacker", title="Mine", kind=Study.Kind.INTRUDER, owner=attacker
+    )
+    attempts, refused = 0, 0
+    # 1. Take the Prolific study ID (it is in every participant's link).
+    attempts += 1
+    try:
+        study_update(study=other, prolific_study_id=target)
+    except ValidationError:
+        refused += 1
+    other.refresh_from_db()  # the refused update had changed the object in memory
+    # 2. Every Prolific action on the study's pages, as an account without a role on it.
+    browser = Client()
+    browser.force_login(attacker)
+    pids = Participant.objects.filter(study=study).values_list("prolific_pid", flat=True)
+    pid = pids.first() or "NOBODY"
+    reason = "Rejected by someone with no role on the study, which must never reach it. " * 2
+    posts = [
+        ("researcher-prolific-transition", {"action": action}, {})
+        for action in ("publish", "pause", "resume", "stop")
+    ] + [
+        ("researcher-prolific-sync", {}, {}),
+        ("researcher-prolific-review", {"pid": [pid], "kind": "approve", "override": reason}, {}),
+        ("researcher-prolific-review", {"pid": [pid], "kind": "reject", "reason": reason}, {}),
+        ("researcher-prolific-bonus", {"per_identified": "5.00", "label": "stolen"}, {}),
+        ("researcher-prolific-draft", {"places": 1, "reward_minor": 1, "estimated_minutes": 1}, {}),
+        ("researcher-prolific-bulk", {"pid": [pid]}, {"rule": "approve-clean"}),
+        ("researcher-prolific-bulk", {"pid": [pid]}, {"rule": "reject-excluded"}),
+    ]
+    for name, data, extra in posts:
+        attempts += 1
+        response = browser.post(reverse(name, kwargs={"slug": study.slug, **extra}), data)
+        refused += response.status_code in (403, 404)
+    # 3. Webhooks: the attacker's own Prolific study, taken by the same people, returned
+    #    and paused; the study's participants and state must not move.
+    study_draft_create(
+        study=other,
+        client=client,
+        entry_url="http://127.0.0.1/s/attacker/",
+        places=5,
+        reward_minor=1,
+        estimated_minutes=1,
+    )
+    other.refresh_from_db()
+    fake.studies[other.prolific_study_id]["status"] = "ACTIVE"
+    events = []
+    for same_person in Participant.objects.filter(study=study).values_list(
+        "prolific_pid", flat=True
+    )[:10]:
+        sub = fake.submission_start(other.prolific_study_id, same_person)
+        events.append(fake.submission_set_status(sub, "RETURNED"))
+    fake._study_transition({"action": "PAUSE"}, other.prolific_study_id)
+    events.append(fake.events[-1])
+    outcomes = Counter()
+    with httpx.Client(timeout=30) as http:
+        for event in events:
+            attempts += 1
+            delivery = fake.delivery(event)
+            answer = http.post(webhook_url, content=delivery.body, headers=delivery.headers)
+            outcomes[answer.json().get("outcome", str(answer.status_code))] += 1
+    after = snapshot()
+    changed = sorted(key for key in before if before[key] != after[key])
+    return {
+        "attempts": attempts,
+        "refused": refused,
+        "webhook_outcomes": dict(outcomes),
+        "changed": changed,
+        "effects": len(changed),
+    }
+
+
+def replay_attempts(captured: list, webhook_url: str) -> dict:
+    """Send accepted deliveries again with a new X-Event-ID and a far-future X-Timestamp."""
+    import httpx
+
+    from intruder.prolific.fake_server import new_id
+    from intruder.prolific.signing import EVENT_ID_HEADER, EVENT_TIME_HEADER
+
+    future = (datetime.now(UTC) + timedelta(days=3650)).isoformat()
+    outcomes = Counter()
+    with httpx.Client(timeout=30) as http:
+        for delivery in captured:
+            headers = {**delivery.headers, EVENT_ID_HEADER: new_id(), EVENT_TIME_HEADER: future}
+            answer = http.post(webhook_url, content=delivery.body, headers=headers)
+            outcome = answer.json().get("outcome") if answer.status_code < 300 else None
+            outcomes[outcome or f"http_{answer.status_code}"] += 1
+    return {"sent": len(captured), "outcomes": dict(outcomes), "applied": outcomes["applied"]}
 
 
 if __name__ == "__main__":

@@ -213,6 +213,14 @@ class Study(models.Model):
                 condition=Q(identification_threshold__gte=0) & Q(identification_threshold__lte=1),
                 name="study_threshold_unit_interval",
             ),
+            # One owner per Prolific study: every Prolific action and webhook resolves to
+            # exactly one study (docs/decisions/prolific.md).
+            models.UniqueConstraint(
+                fields=["prolific_study_id"],
+                condition=~Q(prolific_study_id=""),
+                name="study_one_per_prolific_study",
+                violation_error_message="Another study already has this Prolific study ID.",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -961,9 +969,12 @@ class ProlificSubmission(models.Model):
 
 
 class ProlificWebhookEvent(models.Model):
-    """A verified webhook delivery, stored once per X-Event-ID (duplicates change nothing)."""
+    """A verified webhook delivery, stored once per X-Event-ID and once per signed content."""
 
     event_id = models.CharField(max_length=100, unique=True)
+    # SHA-256 of the signed request timestamp and body: a captured delivery replayed under
+    # another (unsigned) X-Event-ID is still the same delivery.
+    signed_digest = models.CharField(max_length=64, null=True, blank=True, unique=True)
     event_type = models.CharField(max_length=100)
     occurred_at = models.DateTimeField()
     payload = models.JSONField(default=dict)

@@ -160,6 +160,8 @@ PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 PROLIFIC_TIMEOUT_SECONDS = float(os.environ.get("PROLIFIC_TIMEOUT_SECONDS", "10"))
 PROLIFIC_WORKSPACE_ID = os.environ.get("PROLIFIC_WORKSPACE_ID", "")
+# The workspace's currency (rewards are sent in its minor unit, bonuses in its major unit).
+PROLIFIC_CURRENCY = os.environ.get("PROLIFIC_CURRENCY", "GBP")
 # The workspace's webhook secret (POST /hooks/secrets/): deliveries not signed with it get 403.
 PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
 # Deliveries whose X-Prolific-Request-Timestamp is further than this from our clock are

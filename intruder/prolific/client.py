@@ -219,7 +219,9 @@ class ProlificClient:
                 body=body,
             )
         raise ProlificError(
-            f"Prolific answered {status} to {method} {path}: {body}", status=status, body=body
+            f"Prolific answered {status} to {method} {path}: {answer_text(body)}",
+            status=status,
+            body=body,
         )
 
     def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
@@ -285,11 +287,10 @@ class ProlificClient:
 
     def bonus_setup(self, study_id: str, rows: list[tuple[str, float]]) -> dict[str, Any]:
         """Set up (not yet pay) bonuses: rows of (participant ID, amount in major units)."""
-        csv = "\n".join(f"{pid},{amount:.2f}" for pid, amount in rows)
         return self._json(
             "POST",
             "submissions/bonus-payments/",
-            json_body={"study_id": study_id, "csv_bonuses": csv},
+            json_body={"study_id": study_id, "csv_bonuses": bonus_csv(rows)},
         )
 
     def bonus_pay(self, bonus_id: str) -> dict[str, Any]:
@@ -314,6 +315,23 @@ class ProlificClient:
         return self._json(
             "POST", f"hooks/subscriptions/{subscription_id}/", json_body={"secret": hook_secret}
         )
+
+
+def bonus_csv(rows: list[tuple[str, float]]) -> str:
+    """Return Prolific's bonus CSV: "participant ID,amount" lines, amounts in major units."""
+    return "\n".join(f"{pid},{amount:.2f}" for pid, amount in rows)
+
+
+def answer_text(answer: Any) -> str:
+    """Return Prolific's answer (or its error) as readable text, not a Python dict."""
+    if isinstance(answer, dict):
+        error = answer.get("error")
+        if error is not None:
+            return answer_text(error.get("detail", error) if isinstance(error, dict) else error)
+        return "; ".join(f"{k}: {answer_text(v)}" for k, v in answer.items())
+    if isinstance(answer, list):
+        return ", ".join(answer_text(v) for v in answer)
+    return "" if answer is None else str(answer)
 
 
 def _retry_after(response: httpx.Response) -> float:

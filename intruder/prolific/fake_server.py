@@ -4,7 +4,8 @@ Prolific cannot be reached from the test machines, so this serves the documented
 on loopback (stdlib `ThreadingHTTPServer`) with the documented behaviour, and nothing more:
 docs.prolific.com/api-reference as read on 2026-11-25 (API v1).
 
-- `Authorization: Token <token>`; a wrong token gets 401, another workspace's study 403.
+- `Authorization: Token <token>`; a wrong token gets 401, another workspace's study (and its
+  submissions and bonuses) 403.
 - Studies: POST /studies/ creates an UNPUBLISHED draft (name, external_study_url with the
   {{%PROLIFIC_PID%}} parameters, completion_codes, places, reward and estimated time are
   required); POST /studies/{id}/transition/ with PUBLISH, PAUSE, START or STOP.
@@ -91,20 +92,24 @@ class FakeProlific:
     events: list[dict] = field(default_factory=list)
     calls: list[tuple[str, str]] = field(default_factory=list)
     page_size: int = 50
+    # The sandbox: where every event is delivered, signed, as Prolific's webhooks would.
+    deliver_to: str = ""
+    _senders: list[threading.Thread] = field(default_factory=list)
     _faults: list[int] = field(default_factory=list)
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _server: ThreadingHTTPServer | None = None
 
     # --- running ------------------------------------------------------------------------------
 
-    def serve(self) -> str:
-        """Start serving on 127.0.0.1 in a daemon thread; return the API base URL."""
+    def serve(self, port: int = 0) -> str:
+        """Start serving on 127.0.0.1:`port` (0: any free one) in a daemon thread; return the
+        API base URL."""
         fake = self
 
         class Handler(_Handler):
             state = fake
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         ).start()
@@ -174,7 +179,27 @@ class FakeProlific:
             "payload": payload,
         }
         self.events.append(event)
+        if self.deliver_to:
+            sender = threading.Thread(target=self._deliver, args=(event,), daemon=True)
+            self._senders = [t for t in self._senders if t.is_alive()] + [sender]
+            sender.start()
         return event
+
+    def _deliver(self, event: dict) -> None:
+        """Send one event to the sandbox's site, retried a few times as Prolific does."""
+        for attempt in range(3):
+            try:
+                with httpx.Client(timeout=10) as http:
+                    if self.send(self.delivery(event), self.deliver_to, http=http) < 500:
+                        return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5 * 2**attempt)
+
+    def wait_deliveries(self, timeout: float = 30) -> None:
+        """Wait until every event sent so far was delivered (or given up)."""
+        for sender in list(self._senders):
+            sender.join(timeout)
 
     # --- deliveries ---------------------------------------------------------------------------
 
@@ -245,10 +270,26 @@ class FakeProlific:
         self.studies[study["id"]] = study
         return 201, study, {}
 
-    def _study_get(self, body: dict, study_id: str) -> tuple[int, Any, dict]:
+    def study_add_foreign(self, **fields: Any) -> str:
+        """A study of another workspace (another researcher's): this token may not touch it."""
+        with self._lock:
+            study = {"id": new_id(), "status": "ACTIVE", "workspace": new_id(), **fields}
+            self.studies[study["id"]] = study
+            return study["id"]
+
+    def _own_study(self, study_id: str) -> tuple[dict | None, tuple[int, Any, dict] | None]:
+        """Return the token's study, or the answer Prolific gives for one it may not see."""
         study = self.studies.get(study_id)
         if study is None:
-            return 404, {"error": {"detail": "Not found."}}, {}
+            return None, (404, {"error": {"detail": "Not found."}}, {})
+        if study.get("workspace", self.workspace_id) != self.workspace_id:
+            return None, (403, {"error": {"detail": "You do not have permission."}}, {})
+        return study, None
+
+    def _study_get(self, body: dict, study_id: str) -> tuple[int, Any, dict]:
+        study, refused = self._own_study(study_id)
+        if refused:
+            return refused
         counts: dict[str, int] = {}
         for sub in self.submissions.values():
             if sub["study_id"] == study_id:
@@ -256,9 +297,9 @@ class FakeProlific:
         return 200, {**study, "submissions_count_by_status": counts}, {}
 
     def _study_transition(self, body: dict, study_id: str) -> tuple[int, Any, dict]:
-        study = self.studies.get(study_id)
-        if study is None:
-            return 404, {"error": {"detail": "Not found."}}, {}
+        study, refused = self._own_study(study_id)
+        if refused:
+            return refused
         action = body.get("action")
         if action not in STUDY_TRANSITIONS:
             return 400, {"error": {"detail": f"Unknown action {action!r}."}}, {}
@@ -269,8 +310,9 @@ class FakeProlific:
         return 200, study, {}
 
     def _submissions_list(self, body: dict, study_id: str) -> tuple[int, Any, dict]:
-        if study_id not in self.studies:
-            return 404, {"error": {"detail": "Not found."}}, {}
+        _, refused = self._own_study(study_id)
+        if refused:
+            return refused
         rows = [s for s in self.submissions.values() if s["study_id"] == study_id]
         page = int((body or {}).get("page", 1))
         chunk = rows[(page - 1) * self.page_size : page * self.page_size]
@@ -278,16 +320,21 @@ class FakeProlific:
         links = {"next": {"href": f"?page={page + 1}" if more else None}}
         return 200, {"results": chunk, "_links": links, "meta": {"count": len(rows)}}, {}
 
-    def _submission_get(self, body: dict, submission_id: str) -> tuple[int, Any, dict]:
+    def _own_submission(self, submission_id: str) -> tuple[dict | None, tuple | None]:
         sub = self.submissions.get(submission_id)
         if sub is None:
-            return 404, {"error": {"detail": "Not found."}}, {}
-        return 200, sub, {}
+            return None, (404, {"error": {"detail": "Not found."}}, {})
+        _, refused = self._own_study(sub["study_id"])
+        return (None, refused) if refused else (sub, None)
+
+    def _submission_get(self, body: dict, submission_id: str) -> tuple[int, Any, dict]:
+        sub, refused = self._own_submission(submission_id)
+        return refused or (200, sub, {})
 
     def _submission_transition(self, body: dict, submission_id: str) -> tuple[int, Any, dict]:
-        sub = self.submissions.get(submission_id)
-        if sub is None:
-            return 404, {"error": {"detail": "Not found."}}, {}
+        sub, refused = self._own_submission(submission_id)
+        if refused:
+            return refused
         action = body.get("action")
         if sub["status"] != "AWAITING REVIEW":
             return 400, {"error": {"detail": f"Submission is {sub['status']}."}}, {}
@@ -304,6 +351,9 @@ class FakeProlific:
         return 200, sub, {}
 
     def _bulk_approve(self, body: dict) -> tuple[int, Any, dict]:
+        _, refused = self._own_study(str(body.get("study_id", "")))
+        if refused:
+            return refused
         pids = set(body.get("participant_ids") or [])
         for sub in self.submissions.values():
             if (
@@ -317,8 +367,9 @@ class FakeProlific:
 
     def _bonus_setup(self, body: dict) -> tuple[int, Any, dict]:
         study_id = body.get("study_id", "")
-        if study_id not in self.studies:
-            return 404, {"error": {"detail": "Not found."}}, {}
+        _, refused = self._own_study(str(study_id))
+        if refused:
+            return refused
         rows = []
         for line in str(body.get("csv_bonuses", "")).splitlines():
             pid, _, amount = line.partition(",")
@@ -395,6 +446,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         raw_path, _, query = self.path.partition("?")
+        if raw_path.startswith(SANDBOX_PREFIX):
+            self._sandbox(method, raw_path[len(SANDBOX_PREFIX) :])
+            return
         if not raw_path.startswith(API_PREFIX):
             self._send(404, {"error": "not the API"}, {})
             return
@@ -423,11 +477,103 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _sandbox(self, method: str, path: str) -> None:
+        """The rehearsal controls: a page, and what simulated participants do."""
+        if method == "GET" and path == "":
+            page = sandbox_page(self.state).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+            return
+        start = re.fullmatch(r"start/(\w+)/", path)
+        change = re.fullmatch(r"submission/(\w+)/([a-z-]+)/", path)
+        if method == "POST" and start and start[1] in self.state.studies:
+            self.state.submission_start(start[1], new_id())
+        elif method == "POST" and change and change[2] in SANDBOX_ACTIONS:
+            if change[1] not in self.state.submissions:
+                self._send(404, {"error": "no such submission"}, {})
+                return
+            self.state.submission_set_status(change[1], SANDBOX_ACTIONS[change[2]][0])
+        else:
+            self._send(404, {"error": "not a sandbox control"}, {})
+            return
+        self.send_response(303)
+        self.send_header("Location", SANDBOX_PREFIX)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
     def do_GET(self) -> None:
         self._dispatch("GET")
 
     def do_POST(self) -> None:
         self._dispatch("POST")
+
+
+SANDBOX_PREFIX = "/sandbox/"
+# What a simulated participant can do in the sandbox: (the status Prolific then reports, label).
+SANDBOX_ACTIONS = {
+    "complete": ("AWAITING REVIEW", "completes (enters the code)"),
+    "return": ("RETURNED", "returns the study"),
+    "time-out": ("TIMED-OUT", "times out"),
+}
+
+
+def sandbox_page(fake: FakeProlific) -> str:
+    """The sandbox's control page: each study, its submissions, and what to make happen."""
+    from html import escape
+
+    def button(url: str, label: str) -> str:
+        return (
+            f'<form method="post" action="{escape(url)}" style="display:inline">'
+            f'<button type="submit">{escape(label)}</button></form>'
+        )
+
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<title>Prolific sandbox</title></head><body>",
+        "<h1>Prolific sandbox (a rehearsal: nothing reaches Prolific, nobody is paid)</h1>",
+        f"<p>API base: <code>{escape(fake.base_url)}</code>. Webhooks go to "
+        f"<code>{escape(fake.deliver_to or '(nowhere)')}</code>.</p>",
+    ]
+    with fake._lock:
+        studies = [dict(s) for s in fake.studies.values()]
+        submissions = [dict(s) for s in fake.submissions.values()]
+    if not studies:
+        parts.append("<p>No study yet: create the Prolific draft on the study's Prolific page.</p>")
+    for study in studies:
+        parts.append(
+            f"<h2>{escape(str(study.get('name', '')))} <small>{escape(study['id'])}: "
+            f"{escape(study['status'])}</small></h2>"
+        )
+        if study["status"] == "ACTIVE":
+            parts.append(button(f"{SANDBOX_PREFIX}start/{study['id']}/", "A participant starts"))
+        else:
+            parts.append("<p>Publish (or resume) the study to let participants start.</p>")
+        parts.append("<table><tr><th>Participant</th><th>Status</th><th>Link</th><th></th></tr>")
+        for sub in (s for s in submissions if s["study_id"] == study["id"]):
+            link = (
+                str(study.get("external_study_url", ""))
+                .replace("{{%PROLIFIC_PID%}}", sub["participant_id"])
+                .replace("{{%STUDY_ID%}}", study["id"])
+                .replace("{{%SESSION_ID%}}", sub["id"])
+            )
+            actions = ""
+            if sub["status"] == "ACTIVE":
+                actions = " ".join(
+                    button(f"{SANDBOX_PREFIX}submission/{sub['id']}/{action}/", label)
+                    for action, (_, label) in SANDBOX_ACTIONS.items()
+                )
+            parts.append(
+                f"<tr><td><code>{escape(sub['participant_id'])}</code></td>"
+                f"<td>{escape(sub['status'])}</td>"
+                f"<td><a href='{escape(link)}' target='_blank'>open as this participant</a></td>"
+                f"<td>{actions}</td></tr>"
+            )
+        parts.append("</table>")
+    parts.append("</body></html>")
+    return "".join(parts)
 
 
 def _now_iso() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 
@@ -22,18 +23,40 @@ from intruder.prolific.bulk_review import (
     bulk_review,
     review_counts,
 )
-from intruder.prolific.client import ProlificError, client_from_settings, prolific_enabled
+from intruder.prolific.client import (
+    ProlificClient,
+    ProlificError,
+    answer_text,
+    client_from_settings,
+    prolific_enabled,
+)
+from intruder.prolific.preview import (
+    Plan,
+    api_base,
+    bonus_plan,
+    currency,
+    draft_plan,
+    is_sandbox,
+    review_plan,
+    transition_plan,
+)
 from intruder.prolific.services import (
+    DEVICES,
+    MIN_OVERRIDE_CHARS,
     MIN_REJECTION_CHARS,
     REJECTION_CATEGORIES,
     ProlificActionRefused,
     bonuses_pay,
+    draft_build,
     identification_bonuses,
     prolific_monitor_state,
+    review_check,
     study_draft_create,
     study_sync,
     study_transition,
     submission_rows,
+    submissions_review,
+    transitions_allowed,
 )
 from intruder.selectors.access import role_can_edit
 from intruder.services.flags import FLAG_LABELS, study_rules
@@ -41,15 +64,35 @@ from intruder.views.access import study_for
 
 
 class DraftForm(forms.Form):
+    name = forms.CharField(
+        max_length=200, label="Name shown to participants on Prolific (not the internal title)"
+    )
+    description = forms.CharField(
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 70}),
+        label="Description shown to participants on Prolific",
+    )
     places = forms.IntegerField(min_value=1, max_value=100_000)
     reward_minor = forms.IntegerField(
-        min_value=1, max_value=1_000_000, label="Reward (pence/cents)"
+        min_value=1,
+        max_value=1_000_000,
+        label="Reward per participant, in the workspace currency's minor unit (pence/cents)",
     )
     estimated_minutes = forms.IntegerField(min_value=1, max_value=24 * 60)
     completion_action = forms.ChoiceField(
         choices=ProlificStudyState.CompletionAction.choices,
         initial=ProlificStudyState.CompletionAction.MANUALLY_REVIEW,
     )
+    devices = forms.MultipleChoiceField(
+        choices=[(d, d) for d in DEVICES],
+        initial=["desktop"],
+        widget=forms.CheckboxSelectMultiple,
+        label="Devices allowed",
+    )
+
+
+# A bonus per identified text above this is a typo (e.g. pence typed as pounds).
+MAX_BONUS_PER_TEXT = Decimal("100")
 
 
 def _entry_url(request: HttpRequest, study: Study) -> str:
@@ -67,11 +110,23 @@ def prolific_page(request: HttpRequest, slug: str) -> HttpResponse:
         "can_edit": role_can_edit(role),
         "enabled": prolific_enabled(),
         "state": state,
-        "draft_form": DraftForm(initial={"places": 20, "estimated_minutes": 15}),
+        "draft_form": DraftForm(
+            initial={"places": 20, "estimated_minutes": 15, "name": study.public_title}
+        ),
+        "allowed": transitions_allowed(state.status if state else ""),
+        "api_base": api_base(),
+        "sandbox": is_sandbox(),
+        "currency": currency(),
         "rows": submission_rows(study),
         "categories": REJECTION_CATEGORIES,
         "min_reason": MIN_REJECTION_CHARS,
-        "actions": ProlificAction.objects.filter(study=study).select_related("created_by")[:200],
+        "min_override": MIN_OVERRIDE_CHARS,
+        "actions": [
+            (action, answer_text(action.response))
+            for action in ProlificAction.objects.filter(study=study).select_related("created_by")[
+                :200
+            ]
+        ],
         **_rules_context(study),
         "review_counts": review_counts(study),
     }
@@ -121,6 +176,9 @@ def _bulk_page(
         "ticked": set(posted["pids"]) if posted else {c.prolific_pid for c in candidates},
         "categories": REJECTION_CATEGORIES,
         "min_reason": MIN_REJECTION_CHARS,
+        "api_base": api_base(),
+        "sandbox": is_sandbox(),
+        "currency": currency(),
         **_rules_context(study),
     }
     return render(request, "researcher/prolific_bulk.html", context)
@@ -171,11 +229,29 @@ def _bulk_send(request: HttpRequest, slug: str, rule: str) -> HttpResponse:
     return redirect("researcher-prolific", slug=study.slug)
 
 
-def _act(request: HttpRequest, slug: str, run) -> HttpResponse:
+def _act(
+    request: HttpRequest,
+    slug: str,
+    run: Callable[[Study, ProlificClient], str],
+    plan: Callable[[Study], Plan],
+) -> HttpResponse:
+    """Show what `run` will send (`plan`); send it once the researcher confirms that plan.
+
+    The confirmation carries the plan's digest: when the plan made now differs (the
+    participants or amounts changed since the preview), the new plan is shown instead.
+    """
     study, _ = study_for(request, slug, edit=True)
     if not prolific_enabled():
         messages.error(request, "No Prolific API token is set on the server.")
         return redirect("researcher-prolific", slug=study.slug)
+    try:
+        planned = plan(study)
+    except ProlificActionRefused as error:
+        messages.error(request, str(error))
+        return redirect("researcher-prolific", slug=study.slug)
+    confirm = request.POST.get("confirm", "")
+    if confirm != planned.digest:
+        return _confirm_page(request, study, planned, changed=bool(confirm))
     client = client_from_settings()
     try:
         note = run(study, client)
@@ -189,22 +265,52 @@ def _act(request: HttpRequest, slug: str, run) -> HttpResponse:
     return redirect("researcher-prolific", slug=study.slug)
 
 
+def _confirm_page(request: HttpRequest, study: Study, plan: Plan, *, changed: bool):
+    """The preview: the requests, the facts in words, and the button that sends them."""
+    fields = [
+        (key, value)
+        for key in request.POST
+        if key not in ("csrfmiddlewaretoken", "confirm")
+        for value in request.POST.getlist(key)
+    ]
+    context = {
+        "study": study,
+        "plan": plan,
+        "fields": fields,
+        "changed": changed,
+        "currency": currency(),
+        "api_base": plan.base,
+        "sandbox": plan.sandbox,
+    }
+    return render(request, "researcher/prolific_confirm.html", context)
+
+
+def _draft_fields(request: HttpRequest, study: Study) -> dict:
+    form = DraftForm(request.POST)
+    if not form.is_valid():
+        raise ProlificActionRefused(
+            "Check the draft: " + "; ".join(f"{k}: {v[0]}" for k, v in form.errors.items())
+        )
+    data = dict(form.cleaned_data)
+    data["devices"] = tuple(data["devices"])
+    return {"study": study, "entry_url": _entry_url(request, study), **data}
+
+
 @login_required
 @require_POST
 def prolific_draft(request: HttpRequest, slug: str) -> HttpResponse:
-    form = DraftForm(request.POST)
+    def plan(study):
+        if study.prolific_study_id:
+            raise ProlificActionRefused(
+                f"This study already has a Prolific study ID ({study.prolific_study_id})."
+            )
+        return draft_plan(draft_build(**_draft_fields(request, study)))
 
     def run(study, client):
-        if not form.is_valid():
-            raise ProlificActionRefused(
-                "Check the draft: " + "; ".join(f"{k}: {v[0]}" for k, v in form.errors.items())
-            )
-        created = study_draft_create(
-            study=study, client=client, entry_url=_entry_url(request, study), **form.cleaned_data
-        )
+        created = study_draft_create(client=client, **_draft_fields(request, study))
         return f"Prolific draft {created['id']} created; its ID is now the study's."
 
-    return _act(request, slug, run)
+    return _act(request, slug, run, plan)
 
 
 @login_required
@@ -212,19 +318,41 @@ def prolific_draft(request: HttpRequest, slug: str) -> HttpResponse:
 def prolific_transition(request: HttpRequest, slug: str) -> HttpResponse:
     action = request.POST.get("action", "")
 
+    def plan(study):
+        state = prolific_monitor_state(study)
+        status = state.status if state else ""
+        if not study.prolific_study_id:
+            raise ProlificActionRefused("Create the Prolific draft first.")
+        if action not in transitions_allowed(status):
+            raise ProlificActionRefused(
+                f"Prolific does not allow “{action}” from status {status or 'unknown'}. "
+                "Sync first if the status shown is out of date."
+            )
+        return transition_plan(study, action, state)
+
     def run(study, client):
         answer = study_transition(study=study, client=client, action=action)
         return f"Prolific status: {answer.get('status', '?')}."
 
-    return _act(request, slug, run)
+    return _act(request, slug, run, plan)
 
 
 @login_required
 @require_POST
 def prolific_sync(request: HttpRequest, slug: str) -> HttpResponse:
-    return _act(
-        request, slug, lambda study, client: _synced(study_sync(study=study, client=client))
-    )
+    """Read Prolific's status and submissions (sends nothing that changes anything)."""
+    study, _ = study_for(request, slug, edit=True)
+    if not prolific_enabled():
+        messages.error(request, "No Prolific API token is set on the server.")
+        return redirect("researcher-prolific", slug=study.slug)
+    client = client_from_settings()
+    try:
+        messages.success(request, _synced(study_sync(study=study, client=client)))
+    except (ProlificActionRefused, ProlificError) as error:
+        messages.error(request, str(error))
+    finally:
+        client.close()
+    return redirect("researcher-prolific", slug=study.slug)
 
 
 def _synced(state) -> str:
@@ -234,45 +362,52 @@ def _synced(state) -> str:
 @login_required
 @require_POST
 def prolific_review(request: HttpRequest, slug: str) -> HttpResponse:
-    from intruder.prolific.services import submissions_review
-
     pids = request.POST.getlist("pid")
     kind = request.POST.get("kind", "")
+    asked = {
+        "pids": pids,
+        "kind": kind,
+        "reason": request.POST.get("reason", ""),
+        "category": request.POST.get("category", "OTHER"),
+        "override": request.POST.get("override", ""),
+    }
+
+    def plan(study):
+        review_check(study=study, **asked)
+        return review_plan(study, **asked)
 
     def run(study, client):
-        if not pids:
-            raise ProlificActionRefused("Select at least one participant.")
-        done = submissions_review(
-            study=study,
-            client=client,
-            pids=pids,
-            kind=kind,
-            user=request.user,
-            reason=request.POST.get("reason", ""),
-            category=request.POST.get("category", "OTHER"),
-        )
+        done = submissions_review(study=study, client=client, user=request.user, **asked)
         ok = sum(a.status == ProlificAction.Status.SUCCEEDED for a in done)
         return f"{kind}: {ok} of {len(done)} succeeded (failed ones can be sent again)."
 
-    return _act(request, slug, run)
+    return _act(request, slug, run, plan)
 
 
 @login_required
 @require_POST
 def prolific_bonus(request: HttpRequest, slug: str) -> HttpResponse:
-    def run(study, client):
+    label = " ".join((request.POST.get("label") or "identification").split())[:50]
+
+    def amounts_for(study) -> dict[str, Decimal]:
         try:
             per = Decimal(request.POST.get("per_identified", ""))
         except InvalidOperation:
             raise ProlificActionRefused("The bonus per identified text must be a number.") from None
-        label = (request.POST.get("label") or "identification").strip()[:50]
+        if not per.is_finite() or per <= 0 or per > MAX_BONUS_PER_TEXT:
+            raise ProlificActionRefused(
+                f"The bonus per identified text must be above 0 and at most {MAX_BONUS_PER_TEXT}."
+            )
         amounts = identification_bonuses(study=study, per_identified=per)
         if not amounts:
             raise ProlificActionRefused("Nobody who completed identified a text: no bonus.")
+        return amounts
+
+    def run(study, client):
         done = bonuses_pay(
-            study=study, client=client, amounts=amounts, label=label, user=request.user
+            study=study, client=client, amounts=amounts_for(study), label=label, user=request.user
         )
         ok = sum(a.status == ProlificAction.Status.SUCCEEDED for a in done)
-        return f"Bonus '{label}': {ok} of {len(done)} paid (each is paid once)."
+        return f"Bonus “{label}”: {ok} of {len(done)} paid (each is paid once)."
 
-    return _act(request, slug, run)
+    return _act(request, slug, run, lambda study: bonus_plan(study, amounts_for(study), label))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
@@ -19,21 +20,50 @@ from django.utils import timezone
 from intruder.enrolment import entry_link
 from intruder.exceptions import IntruderError
 from intruder.models import (
+    Assignment,
     Participant,
     ProlificAction,
     ProlificStudyState,
     ProlificSubmission,
     Study,
 )
-from intruder.prolific.client import ProlificClient, ProlificError, StudyDraft
+from intruder.prolific.client import (
+    ProlificAuthError,
+    ProlificClient,
+    ProlificError,
+    ProlificNotFound,
+    StudyDraft,
+)
 from intruder.selectors.counts import count_by
 from intruder.selectors.flags import ParticipantFlags, participant_flag_summary
 from intruder.selectors.monitoring import ParticipantRow, participant_rows
 from intruder.services.flags import FLAG_LABELS
 
 TRANSITIONS = {"publish": "PUBLISH", "pause": "PAUSE", "resume": "START", "stop": "STOP"}
+# Prolific's transitions of a study, by the status it is in (docs.prolific.com, study
+# statuses): a draft is published; an active study paused or stopped; a paused one resumed
+# or stopped. Awaiting review and completed studies take none.
+ALLOWED_TRANSITIONS: dict[str, tuple[str, ...]] = {
+    "UNPUBLISHED": ("publish",),
+    "SCHEDULED": ("stop",),
+    "ACTIVE": ("pause", "stop"),
+    "PAUSED": ("resume", "stop"),
+}
+
+
+def transitions_allowed(status: str) -> tuple[str, ...]:
+    """Return the transitions Prolific allows from `status` (none when it is unknown)."""
+    return ALLOWED_TRANSITIONS.get((status or "").upper(), ())
+
+
+# Prolific's device_compatibility values.
+DEVICES = ("desktop", "tablet", "mobile")
 # Prolific asks rejections for a message of at least 100 characters and a category.
 MIN_REJECTION_CHARS = 100
+# Approving someone who did not complete here needs the researcher's reason, this long.
+MIN_OVERRIDE_CHARS = 10
+# Prolific's statuses of a submission whose participant has not submitted yet.
+IN_PROGRESS = ("ACTIVE", "RESERVED")
 REJECTION_CATEGORIES = (
     "TOO_QUICKLY",
     "TOO_SLOWLY",
@@ -54,8 +84,69 @@ class ProlificActionRefused(IntruderError):
     """The researcher's request cannot be sent (e.g. a rejection without a reason)."""
 
 
+def prolific_study_verify(prolific_study_id: str, *, client: ProlificClient) -> None:
+    """Refuse a Prolific study ID that the token's workspace does not hold.
+
+    Prolific answers 404 for an unknown study and 403 for another workspace's; the answer's
+    `workspace` (where given) must be PROLIFIC_WORKSPACE_ID (where set). An unreachable
+    Prolific refuses too: the ID is stored only once it is known to be this workspace's.
+    """
+    try:
+        remote = client.study_get(prolific_study_id)
+    except (ProlificNotFound, ProlificAuthError):
+        raise ProlificActionRefused(
+            f"Prolific has no study {prolific_study_id} in this token's workspace: use the "
+            "ID of a study your workspace owns (Prolific > study > Study ID)."
+        ) from None
+    except ProlificError as error:
+        raise ProlificActionRefused(
+            f"Prolific could not confirm study {prolific_study_id} ({error}); try again."
+        ) from None
+    workspace = settings.PROLIFIC_WORKSPACE_ID
+    if workspace and remote.get("workspace") and remote["workspace"] != workspace:
+        raise ProlificActionRefused(
+            f"Prolific study {prolific_study_id} belongs to another workspace."
+        )
+
+
 def study_state(study: Study) -> ProlificStudyState:
     return ProlificStudyState.objects.get_or_create(study=study)[0]
+
+
+def draft_build(
+    *,
+    study: Study,
+    entry_url: str,
+    places: int,
+    reward_minor: int,
+    estimated_minutes: int,
+    completion_action: str = ProlificStudyState.CompletionAction.MANUALLY_REVIEW,
+    name: str = "",
+    description: str = "",
+    devices: tuple[str, ...] = ("desktop",),
+) -> StudyDraft:
+    """Return the draft as it will be sent (the preview shows it; creating sends it).
+
+    Name and description are what participants read on Prolific; without them the
+    participant-facing title stands in (the page asks for both).
+    """
+    if places < 1 or reward_minor < 1 or estimated_minutes < 1:
+        raise ProlificActionRefused("Places, reward and estimated time must be at least 1.")
+    unknown = set(devices) - set(DEVICES)
+    if not devices or unknown:
+        raise ProlificActionRefused(f"Devices must be some of {', '.join(DEVICES)}.")
+    return StudyDraft(
+        name=name.strip() or study.participant_title,
+        internal_name=study.slug,
+        description=description.strip() or study.participant_title,
+        external_study_url=entry_link(entry_url),
+        completion_code=study.completion_code,
+        completion_action=completion_action,
+        total_available_places=places,
+        reward=reward_minor,
+        estimated_completion_time=estimated_minutes,
+        device_compatibility=tuple(d for d in DEVICES if d in devices),
+    )
 
 
 def study_draft_create(
@@ -67,7 +158,9 @@ def study_draft_create(
     reward_minor: int,
     estimated_minutes: int,
     completion_action: str = ProlificStudyState.CompletionAction.MANUALLY_REVIEW,
+    name: str = "",
     description: str = "",
+    devices: tuple[str, ...] = ("desktop",),
 ) -> dict:
     """Create the Prolific draft and store its ID as the study's Prolific study ID.
 
@@ -77,18 +170,16 @@ def study_draft_create(
         raise ProlificActionRefused(
             f"This study already has a Prolific study ID ({study.prolific_study_id})."
         )
-    if places < 1 or reward_minor < 1 or estimated_minutes < 1:
-        raise ProlificActionRefused("Places, reward and estimated time must be at least 1.")
-    draft = StudyDraft(
-        name=study.participant_title,
-        internal_name=study.slug,
-        description=description or study.participant_title,
-        external_study_url=entry_link(entry_url),
-        completion_code=study.completion_code,
+    draft = draft_build(
+        study=study,
+        entry_url=entry_url,
+        places=places,
+        reward_minor=reward_minor,
+        estimated_minutes=estimated_minutes,
         completion_action=completion_action,
-        total_available_places=places,
-        reward=reward_minor,
-        estimated_completion_time=estimated_minutes,
+        name=name,
+        description=description,
+        devices=devices,
     )
     created = client.study_create(draft)
     if created.get("dry_run"):
@@ -111,11 +202,21 @@ def study_draft_create(
 
 
 def study_transition(*, study: Study, client: ProlificClient, action: str) -> dict:
-    """Publish, pause, resume or stop the Prolific study; mirror the status it answers."""
+    """Publish, pause, resume or stop the Prolific study; mirror the status it answers.
+
+    Only the transitions Prolific allows from the last known status are sent.
+    """
     if action not in TRANSITIONS:
         raise ProlificActionRefused(f"Unknown action {action!r}.")
     if not study.prolific_study_id:
         raise ProlificActionRefused("Create the Prolific draft first.")
+    status = study_state(study).status
+    if not client.dry_run and action not in transitions_allowed(status):
+        allowed = ", ".join(transitions_allowed(status)) or "none"
+        raise ProlificActionRefused(
+            f"Prolific does not allow “{action}” from status {status or 'unknown'} "
+            f"(allowed: {allowed}). Sync first if the status shown is out of date."
+        )
     answer = client.study_transition(study.prolific_study_id, TRANSITIONS[action])
     if not answer.get("dry_run") and answer.get("status"):
         _mirror_status(study, answer["status"], at=timezone.now())
@@ -217,6 +318,18 @@ class SubmissionRow(SubmissionFacts):
         """Completed here and awaiting review on Prolific (the study's approval rule)."""
         return self.platform_status == "completed" and self.prolific_status == "AWAITING REVIEW"
 
+    @property
+    def note(self) -> str:
+        """What the two sides disagree on, in words ("" when they agree)."""
+        completed = self.platform_status == Participant.Status.COMPLETED
+        if completed and self.prolific_status in IN_PROGRESS:
+            return "Reached the completion code here, never came back to Prolific (yet)."
+        if not completed and self.prolific_status == "AWAITING REVIEW":
+            if self.platform_status == Participant.Status.TIMED_OUT and self.items_done:
+                return "Timed out after finished work and was shown the code: their work is paid."
+            return "Submitted on Prolific without completing here: approving needs a reason."
+        return ""
+
 
 def flag_lines(flags: ParticipantFlags | None) -> list[tuple[str, str, bool]]:
     """Return (label, reasons, whether it excludes) per flag code of a participant."""
@@ -292,6 +405,64 @@ def review_refusal(kind: str, reason: str, category: str) -> str | None:
     return None
 
 
+def not_completed(study: Study, pids: list[str]) -> list[str]:
+    """Return those of `pids` who never reached the completion code here.
+
+    The code is shown on the debrief (completed) and, to an intruder timed out after
+    finishing at least one text, on the time-out page: their work is paid for
+    (docs/participants.md), so approving them needs no override.
+    """
+    shown_code = Q(status=Participant.Status.COMPLETED) | Q(
+        status=Participant.Status.TIMED_OUT, assignments__status=Assignment.Status.COMPLETED
+    )
+    done = set(
+        Participant.objects.filter(shown_code, study=study, prolific_pid__in=pids).values_list(
+            "prolific_pid", flat=True
+        )
+    )
+    return sorted(set(pids) - done)
+
+
+def not_back_on_prolific(study: Study) -> list[str]:
+    """Return who reached the completion code here but whose submission Prolific still
+    lists as in progress (they have not entered the code there, or not yet)."""
+    completed = Participant.objects.filter(
+        study=study, status=Participant.Status.COMPLETED
+    ).values_list("prolific_pid", flat=True)
+    return sorted(
+        ProlificSubmission.objects.filter(
+            study=study, prolific_pid__in=completed, status__in=IN_PROGRESS
+        ).values_list("prolific_pid", flat=True)
+    )
+
+
+def review_check(
+    *, study: Study, kind: str, pids: list[str], reason: str, category: str, override: str = ""
+) -> list[tuple[str, str, str]]:
+    """Return the (pid, reason, category) reviews to send, or refuse the request as asked.
+
+    Approving a participant who did not complete here needs `override` (10+ characters),
+    recorded as the approval's reason.
+    """
+    if not pids:
+        raise ProlificActionRefused("Select at least one participant.")
+    refusal = review_refusal(kind, reason, category)
+    if refusal:
+        raise ProlificActionRefused(refusal)
+    incomplete: list[str] = []
+    if kind == ProlificAction.Kind.APPROVE:
+        incomplete = not_completed(study, pids)
+        override = " ".join(override.split())
+        if incomplete and len(override) < MIN_OVERRIDE_CHARS:
+            raise ProlificActionRefused(
+                f"Not completed here: {', '.join(incomplete)}. Approve only those who reached "
+                "the completion code, or give the reason to approve them anyway "
+                f"(at least {MIN_OVERRIDE_CHARS} characters)."
+            )
+    overridden = f"Approved without completion here: {override}"
+    return [(pid, overridden if pid in incomplete else reason, category) for pid in pids]
+
+
 def submissions_review(
     *,
     study: Study,
@@ -301,16 +472,17 @@ def submissions_review(
     user=None,
     reason: str = "",
     category: str = "OTHER",
+    override: str = "",
 ) -> list[ProlificAction]:
     """Approve or reject submissions one by one; each outcome is recorded with who and why.
 
-    A rejection needs a reason of 100+ characters and a Prolific category. In dry-run mode
-    the calls are printed and nothing is recorded.
+    A rejection needs a reason of 100+ characters and a Prolific category. Approving someone
+    who did not complete here needs `override`, the researcher's reason (recorded with the
+    approval). In dry-run mode the calls are printed and nothing is recorded.
     """
-    refusal = review_refusal(kind, reason, category)
-    if refusal:
-        raise ProlificActionRefused(refusal)
-    plan = [(pid, reason, category) for pid in pids]
+    plan = review_check(
+        study=study, kind=kind, pids=pids, reason=reason, category=category, override=override
+    )
     return reviews_send(study=study, client=client, kind=kind, plan=plan, user=user)
 
 
@@ -439,65 +611,87 @@ def identification_bonuses(*, study: Study, per_identified: Decimal) -> dict[str
     return {pid: per_identified * n for pid, n in rows}
 
 
+def bonus_label_key(label: str) -> str:
+    """Return the label as bonuses are keyed: "Race", "race " and "RACE" are one bonus."""
+    return " ".join(label.split()).casefold()
+
+
+def _bonus_action(study: Study, pid: str, amount: Decimal, label: str, user) -> ProlificAction:
+    """Return the participant's action for bonus `label` (case-insensitive), made once."""
+    earlier = ProlificAction.objects.filter(
+        study=study, kind=ProlificAction.Kind.BONUS, prolific_pid=pid, reason__iexact=label
+    ).first()  # keyed case-sensitively before issue 37
+    if earlier is not None:
+        return earlier
+    action, _ = ProlificAction.objects.get_or_create(
+        key=f"{study.pk}:bonus:{bonus_label_key(label)}:{pid}",
+        defaults={
+            "study": study,
+            "kind": ProlificAction.Kind.BONUS,
+            "prolific_pid": pid,
+            "amount": amount,
+            "reason": label,
+            "created_by": user,
+        },
+    )
+    return action
+
+
 def bonuses_pay(
     *, study: Study, client: ProlificClient, amounts: dict[str, Decimal], label: str, user=None
 ) -> list[ProlificAction]:
     """Pay each participant their bonus `label` once, however often this is retried.
 
-    Rows never set up are set up in one Prolific bonus and then paid; a row set up earlier is
-    paid with the bonus it was set up in (Prolific pays a bonus once). A participant whose
-    bonus `label` succeeded is skipped.
+    Two steps, each committed before the next: rows never set up are set up in one Prolific
+    bonus and its id is stored with them; then each stored bonus is paid. A process that
+    dies during the pay call leaves the id stored, so the retry pays that same bonus (Prolific
+    pays a bonus once and says so) instead of setting up another. A participant whose bonus
+    `label` (compared case-insensitively) succeeded is skipped.
     """
     if not study.prolific_study_id:
         raise ProlificActionRefused("This study has no Prolific study ID.")
     if any(amount <= 0 for amount in amounts.values()):
         raise ProlificActionRefused("Bonus amounts must be positive.")
+    label = " ".join(label.split())
+    if not label:
+        raise ProlificActionRefused("A bonus needs a label.")
     if client.dry_run:
         rows = [(pid, float(a)) for pid, a in amounts.items()]
         setup = client.bonus_setup(study.prolific_study_id, rows)
         client.bonus_pay(setup.get("id", "<bonus id>"))
         return []
-    actions = []
-    for pid, amount in amounts.items():
-        action, _ = ProlificAction.objects.get_or_create(
-            key=f"{study.pk}:bonus:{label}:{pid}",
-            defaults={
-                "study": study,
-                "kind": ProlificAction.Kind.BONUS,
-                "prolific_pid": pid,
-                "amount": amount,
-                "reason": label,
-                "created_by": user,
-            },
-        )
-        actions.append(action)
-    with transaction.atomic():
+    actions = [_bonus_action(study, pid, amount, label, user) for pid, amount in amounts.items()]
+    with transaction.atomic():  # set up, and store the bonus id, before any pay call
         claimed = [a for a in actions if _claim(a) is not None]
         fresh = [a for a in claimed if not a.prolific_ref]
         if fresh:
-            try:
-                setup = client.bonus_setup(
-                    study.prolific_study_id, [(a.prolific_pid, float(a.amount)) for a in fresh]
-                )
-            except ProlificError as error:
-                for a in fresh:
-                    _record(a, ProlificAction.Status.FAILED, {"error": str(error)})
-                fresh = []
-            else:
-                ProlificAction.objects.filter(pk__in=[a.pk for a in fresh]).update(
-                    prolific_ref=setup["id"], status=ProlificAction.Status.SET_UP, response=setup
-                )
-        for ref in sorted(
-            {
-                a.prolific_ref
-                for a in ProlificAction.objects.filter(pk__in=[a.pk for a in claimed])
-                if a.prolific_ref
-            }
-        ):
-            _pay(client, ref)
+            _set_up(client, study, fresh)
+    refs = (
+        ProlificAction.objects.filter(pk__in=[a.pk for a in claimed])
+        .exclude(status=ProlificAction.Status.SUCCEEDED)
+        .exclude(prolific_ref="")
+        .values_list("prolific_ref", flat=True)
+    )
+    for ref in sorted(set(refs)):
+        _pay(client, ref)
     for a in actions:
         a.refresh_from_db()
     return actions
+
+
+def _set_up(client: ProlificClient, study: Study, fresh: list[ProlificAction]) -> None:
+    """Set up one Prolific bonus for `fresh` and store its id with them (or the failure)."""
+    try:
+        setup = client.bonus_setup(
+            study.prolific_study_id, [(a.prolific_pid, float(a.amount)) for a in fresh]
+        )
+    except ProlificError as error:
+        for a in fresh:
+            _record(a, ProlificAction.Status.FAILED, {"error": str(error)})
+        return
+    ProlificAction.objects.filter(pk__in=[a.pk for a in fresh]).update(
+        prolific_ref=setup["id"], status=ProlificAction.Status.SET_UP, response=setup
+    )
 
 
 def _pay(client: ProlificClient, ref: str) -> None:

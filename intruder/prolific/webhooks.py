@@ -2,10 +2,17 @@
 
 - Verified with the workspace secret (`signing`); a delivery that fails gets 403 and
   changes nothing, as does one whose request timestamp is off by more than the allowed skew.
-- Idempotent on X-Event-ID: the event row is inserted in the same transaction as its effect,
-  so a duplicate (or a concurrent retry) is acknowledged and applies nothing.
-- Ordered by X-Timestamp per submission and per study: an event older than the state it
-  would change is stored as `stale` and changes nothing.
+- Only signed data decides (the signature covers X-Prolific-Request-Timestamp and the body,
+  not X-Event-ID or X-Timestamp). The event row is inserted in the same transaction as its
+  effect, once per X-Event-ID (Prolific's retries) and once per signed content (a SHA-256 of
+  the signed timestamp and body: a captured delivery replayed under a new X-Event-ID), so a
+  duplicate (or a concurrent retry) is acknowledged and applies nothing.
+- Ordered per submission and per study by when the event occurred: X-Timestamp, but never
+  after the second of the signed request timestamp (so an altered X-Timestamp can only make its
+  own delivery older). An event older than the state it would change is stored as `stale` and
+  changes nothing.
+- Every event resolves to the one study holding its Prolific study ID (a database
+  constraint keeps it to one).
 - `submission.status.change` to RETURNED, TIMED-OUT or REJECTED releases the participant's
   active assignments at once (their finished judgments stay) and stops their group claim.
 - `study.status.change` is mirrored on the study's Prolific state.
@@ -14,13 +21,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -89,47 +99,101 @@ def delivery_verify(delivery: Delivery, *, now: datetime | None = None) -> dict:
     ):
         raise DeliveryRefused("Bad or missing X-Prolific-Request-Signature.", 403)
     now = now or timezone.now()
-    try:
-        sent = float(delivery.request_timestamp)
-    except ValueError:
-        raise DeliveryRefused("X-Prolific-Request-Timestamp is not a UNIX time.", 400) from None
-    if abs(now.timestamp() - sent) > settings.PROLIFIC_WEBHOOK_MAX_SKEW_SECONDS:
+    sent = signed_time(delivery)
+    if abs(now.timestamp() - sent.timestamp()) > settings.PROLIFIC_WEBHOOK_MAX_SKEW_SECONDS:
         raise DeliveryRefused("X-Prolific-Request-Timestamp is too far from now (replay?).", 403)
     if not delivery.event_id:
         raise DeliveryRefused("Missing X-Event-ID.", 400)
     try:
         payload = json.loads(delivery.body)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise DeliveryRefused("The body is not JSON.", 400) from None
     if not isinstance(payload, dict):
         raise DeliveryRefused("The body is not a JSON object.", 400)
+    if _depth(payload) > MAX_PAYLOAD_DEPTH:
+        raise DeliveryRefused("The body is nested deeper than any Prolific event.", 400)
     return payload
 
 
-def event_time(value: str, *, fallback: datetime) -> datetime:
-    """Parse X-Timestamp (ISO 8601, or UNIX seconds); naive times are UTC."""
-    if not value:
-        return fallback
+# Prolific's event bodies are flat objects; a few levels leave room for additions.
+MAX_PAYLOAD_DEPTH = 8
+
+
+def _depth(value: object) -> int:
+    """Return how deeply `value` nests (iteratively: a deep body cannot exhaust the stack)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if level > MAX_PAYLOAD_DEPTH:
+            break
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        )
+        stack += [(child, level + 1) for child in children]
+    return deepest
+
+
+def _unix_time(value: str, header: str) -> datetime:
+    """Parse UNIX seconds; a non-finite or unrepresentable time is a 400."""
     try:
-        return datetime.fromtimestamp(float(value), tz=UTC)
+        seconds = float(value)
     except ValueError:
-        pass
-    parsed = parse_datetime(value)
-    if parsed is None:
-        raise DeliveryRefused("X-Timestamp is neither ISO 8601 nor a UNIX time.", 400)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        raise DeliveryRefused(f"{header} is not a UNIX time.", 400) from None
+    if not math.isfinite(seconds):
+        raise DeliveryRefused(f"{header} is not a finite UNIX time.", 400)
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        raise DeliveryRefused(f"{header} is out of range.", 400) from None
+
+
+def signed_time(delivery: Delivery) -> datetime:
+    """Return the signed X-Prolific-Request-Timestamp (call after the signature check)."""
+    return _unix_time(delivery.request_timestamp, "X-Prolific-Request-Timestamp")
+
+
+def signed_digest(delivery: Delivery) -> str:
+    """Return the SHA-256 of what the signature covers: the request timestamp and body."""
+    return hashlib.sha256(delivery.request_timestamp.encode() + b"." + delivery.body).hexdigest()
+
+
+# The signed request timestamp counts whole seconds: an event may have occurred within it.
+SIGNED_TIME_RESOLUTION = timedelta(seconds=1)
+
+
+def event_time(value: str, *, signed: datetime) -> datetime:
+    """Return when the event occurred: X-Timestamp (ISO 8601 or UNIX seconds; naive = UTC),
+    never after the second of the signed request timestamp (X-Timestamp is not signed)."""
+    if not value:
+        return signed
+    try:
+        float(value)
+    except ValueError:
+        try:
+            parsed = parse_datetime(value) if len(value) <= 64 else None
+        except ValueError:  # well formed but impossible (month 13)
+            parsed = None
+        if parsed is None:
+            raise DeliveryRefused("X-Timestamp is neither ISO 8601 nor a UNIX time.", 400) from None
+        parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    else:
+        parsed = _unix_time(value, "X-Timestamp")
+    return min(parsed, signed + SIGNED_TIME_RESOLUTION)
 
 
 def delivery_handle(delivery: Delivery, *, now: datetime | None = None) -> Outcome:
     """Verify and apply one delivery (see the module docstring); raise DeliveryRefused."""
     now = now or timezone.now()
     payload = delivery_verify(delivery, now=now)
-    occurred = event_time(delivery.event_time, fallback=now)
+    occurred = event_time(delivery.event_time, signed=signed_time(delivery))
     event_type = str(payload.get("event_type", ""))
+    digest = signed_digest(delivery)
     try:
         with transaction.atomic():
             event = ProlificWebhookEvent.objects.create(
                 event_id=delivery.event_id[:100],
+                signed_digest=digest,
                 event_type=event_type[:100],
                 occurred_at=occurred,
                 payload=payload,
@@ -137,7 +201,10 @@ def delivery_handle(delivery: Delivery, *, now: datetime | None = None) -> Outco
             outcome = _apply(event_type, payload, occurred=occurred, now=now)
             ProlificWebhookEvent.objects.filter(pk=event.pk).update(outcome=outcome.outcome)
     except IntegrityError:
-        if ProlificWebhookEvent.objects.filter(event_id=delivery.event_id[:100]).exists():
+        seen = ProlificWebhookEvent.objects.filter(
+            Q(event_id=delivery.event_id[:100]) | Q(signed_digest=digest)
+        )
+        if seen.exists():
             return Outcome("duplicate")
         raise
     if outcome.outcome == "unknown_type":
@@ -154,6 +221,7 @@ def _apply(event_type: str, payload: dict, *, occurred: datetime, now: datetime)
 
 
 def _study_for(prolific_study_id: str) -> Study | None:
+    """Return the one study holding this Prolific study ID (unique), or None."""
     if not prolific_study_id:
         return None
     return Study.objects.filter(prolific_study_id=prolific_study_id).first()

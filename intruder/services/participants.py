@@ -385,8 +385,24 @@ def participant_complete(*, participant: Participant, now: datetime | None = Non
         return True
     if participant_current_step(participant=participant, now=now).step != Step.DEBRIEF:
         return False
-    Participant.objects.filter(pk=participant.pk, status=Participant.Status.STARTED).update(
-        status=Participant.Status.COMPLETED, completed_at=now, last_seen_at=now
-    )
-    participant_reload(participant)
+    return participant_code_reached(participant=participant, now=now)
+
+
+def participant_code_reached(*, participant: Participant, now: datetime | None = None) -> bool:
+    """Mark a participant on the debrief, which shows the completion code, as completed.
+
+    Prolific pays whoever enters the code, so seeing it is completing, whether or not they
+    press "Finish" afterwards. The caller has derived the debrief step; one conditional
+    UPDATE, so a returned or timed-out participant stays as they are. Returns whether the
+    participant is completed.
+    """
+    now = now or timezone.now()
+    marked = Participant.objects.filter(
+        pk=participant.pk, status=Participant.Status.STARTED
+    ).update(status=Participant.Status.COMPLETED, completed_at=now, last_seen_at=now)
+    if marked:
+        participant.status = Participant.Status.COMPLETED
+        participant.completed_at = participant.last_seen_at = now
+    else:
+        participant_reload(participant)
     return participant.status == Participant.Status.COMPLETED

@@ -6,10 +6,12 @@ from typing import Any
 
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from intruder.models import Study, StudyMember, new_completion_code
+from intruder.prolific.client import client_from_settings, prolific_enabled
+from intruder.prolific.services import ProlificActionRefused, prolific_study_verify
 from intruder.selectors.linked import projects_linked, studies_linked_open
 
 ATTENTION_CHECK_FIELDS = ("attention_checks", "attention_check_prompt", "attention_check_answer")
@@ -39,6 +41,41 @@ EDITABLE_FIELDS = (
 )
 
 
+def prolific_id_check(prolific_study_id: str) -> None:
+    """Refuse a new Prolific study ID that Prolific does not confirm as this workspace's.
+
+    Without a token nothing can be asked (links are pasted by hand, no action or webhook
+    reaches Prolific); the database still keeps one study per ID.
+    """
+    if not (prolific_study_id and prolific_enabled()):
+        return
+    client = client_from_settings(max_retries=1)
+    try:
+        prolific_study_verify(prolific_study_id, client=client)
+    except ProlificActionRefused as refusal:
+        raise ValidationError({"prolific_study_id": str(refusal)}) from None
+    finally:
+        client.close()
+
+
+def _save_unique_prolific_id(study: Study) -> None:
+    """Save; a Prolific study ID taken meanwhile by a concurrent save is a ValidationError."""
+    try:
+        with transaction.atomic():
+            study.save()
+    except IntegrityError:
+        if (
+            not Study.objects.filter(prolific_study_id=study.prolific_study_id)
+            .exclude(pk=study.pk)
+            .exists()
+            or not study.prolific_study_id
+        ):
+            raise
+        raise ValidationError(
+            {"prolific_study_id": "Another study already has this Prolific study ID."}
+        ) from None
+
+
 @transaction.atomic
 def study_create(*, owner: Any, slug: str, title: str, kind: str, **settings: Any) -> Study:
     """Create a study owned by `owner` after validating every field."""
@@ -47,7 +84,8 @@ def study_create(*, owner: Any, slug: str, title: str, kind: str, **settings: An
         raise TypeError(f"unknown study settings {sorted(unknown)}")
     study = Study(owner=owner, slug=slug, title=title, kind=kind, **settings)
     study.full_clean()
-    study.save()
+    prolific_id_check(study.prolific_study_id)
+    _save_unique_prolific_id(study)
     study_check_linked_open(study=study)
     return study
 
@@ -71,10 +109,13 @@ def study_update(*, study: Study, **changes: Any) -> Study:
                 for name in changed_checks
             }
         )
+    previous_prolific_id = study.prolific_study_id
     for name, value in changes.items():
         setattr(study, name, value)
     study.full_clean()
-    study.save()
+    if study.prolific_study_id != previous_prolific_id:
+        prolific_id_check(study.prolific_study_id)
+    _save_unique_prolific_id(study)
     study_check_linked_open(study=study)
     return study
 
@@ -137,7 +178,8 @@ def study_clone(*, study: Study, owner: Any, slug: str, title: str) -> Study:
     settings = {name: getattr(study, name) for name in EDITABLE_FIELDS if name != "title"}
     # A fresh completion code: a code shared by two waves would let one wave's people
     # claim completion of the other.
-    settings.update(is_open=False, completion_code=new_completion_code())
+    # Its own Prolific study too: one study per Prolific study ID.
+    settings.update(is_open=False, completion_code=new_completion_code(), prolific_study_id="")
     clone = study_create(owner=owner, slug=slug, title=title, **settings)
     clone.source_studies.set(study.source_studies.all())
     for member in study.members.exclude(user=owner):

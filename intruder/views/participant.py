@@ -70,6 +70,7 @@ from intruder.services.form_state import (
 from intruder.services.judgments import CHOICE_REQUIRED, JudgmentRejected, judgment_submit
 from intruder.services.participants import (
     CurrentStep,
+    participant_code_reached,
     participant_complete,
     participant_consent_decline,
     participant_consent_give,
@@ -232,6 +233,10 @@ def home(request: HttpRequest, token: str) -> HttpResponse:
             status=503,
             study=participant.study,
         )
+    if current.step == Step.DEBRIEF:
+        # The debrief shows the completion code: whoever sees it has completed, as Prolific
+        # counts it, even if they close the tab instead of pressing "Finish".
+        participant_code_reached(participant=participant)
     return _render_step(request, participant, current)
 
 

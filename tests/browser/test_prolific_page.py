@@ -40,11 +40,21 @@ def test_publish_then_approve_from_the_prolific_page(page, fake, width) -> None:
     page.click("button[type=submit], input[type=submit]")
     page.wait_for_url("**/r/**")
     page.goto(f"/r/{study.slug}/prolific/")
+    page.fill("input[name=name]", "Who is it?")
+    page.fill("textarea[name=description]", "Read a short text and say whom you recognise.")
     page.fill("input[name=reward_minor]", "150")
-    page.click('button:has-text("Create the Prolific draft")')
+    page.click('button:has-text("Preview the Prolific draft")')
+    # The preview: the exact request, with the reward and its total in the currency.
+    expect(page.locator("[data-testid=plan-facts]")).to_contain_text("GBP 1.50 (150 pence)")
+    expect(page.locator("[data-testid=prolific-sandbox]")).to_be_visible()
+    assert fake.studies == {}
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
+    page.click("[data-testid=confirm-send]")
     expect(page.locator(".messages")).to_contain_text("Prolific draft")
     page.click("button[value=publish]")
+    page.click("[data-testid=confirm-send]")
     expect(page.locator("[data-testid=prolific-status]")).to_contain_text("ACTIVE")
+    expect(page.locator("button[value=publish]")).to_have_count(0)
     study.refresh_from_db()
     worker = make_participant(
         study=study,
@@ -59,6 +69,7 @@ def test_publish_then_approve_from_the_prolific_page(page, fake, width) -> None:
     page.click('button:has-text("Sync status")')
     page.check("input[name=pid][value=PIDBROWSER]")
     page.click("button[value=approve]")
+    page.click("[data-testid=confirm-send]")
     expect(page.locator("#submissions")).to_contain_text("approve succeeded")
     assert fake.submissions[sub]["status"] == "APPROVED"
     assert fake.token not in page.content()

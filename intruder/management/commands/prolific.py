@@ -60,6 +60,11 @@ class Command(BaseCommand):
         command("sync", "Read Prolific's status, counts and submissions.")
         approve = command("approve", "Approve submissions.")
         approve.add_argument("pids", nargs="+")
+        approve.add_argument(
+            "--override",
+            default="",
+            help="Why to approve participants who did not complete here (needed for them).",
+        )
         reject = command("reject", "Reject submissions (a reason of 100+ characters).")
         reject.add_argument("pids", nargs="+")
         reject.add_argument("--reason", required=True)
@@ -71,8 +76,18 @@ class Command(BaseCommand):
             "subscribe", "Create the secret and webhook subscriptions.", study=False
         )
         subscribe.add_argument("--target-url", required=True)
+        sandbox = command(
+            "sandbox",
+            "Rehearse: the fake Prolific on a loopback port, and the site pointed at it.",
+            study=False,
+        )
+        sandbox.add_argument("--port", type=int, default=8765, help="The fake's port.")
+        sandbox.add_argument("--site-port", type=int, default=8000, help="The site's port.")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["action"] == "sandbox":
+            self._sandbox(options)
+            return
         dry_run = options["dry_run"]
         client = client_from_settings(dry_run=dry_run, echo=self.stdout.write)
         if not dry_run and not settings.PROLIFIC_API_TOKEN:
@@ -117,6 +132,7 @@ class Command(BaseCommand):
                 kind=ProlificAction.Kind.APPROVE if action == "approve" else "reject",
                 reason=options.get("reason", ""),
                 category=options.get("category", "OTHER"),
+                override=options.get("override", ""),
             )
             for a in done:
                 self.stdout.write(f"{a.prolific_pid}: {a.kind} {a.status}")
@@ -130,6 +146,33 @@ class Command(BaseCommand):
                 study=study, client=client, amounts=amounts, label=options["label"]
             ):
                 self.stdout.write(f"{a.prolific_pid}: bonus {a.amount} {a.status}")
+
+    def _sandbox(self, options: dict) -> None:
+        """Start the fake and serve the site in this process, until interrupted."""
+        from django.core.management import call_command
+
+        from intruder.checks import PUBLIC_SECRET_KEY_MESSAGE, public_secret_key_in_use
+        from intruder.prolific.sandbox import controls_url, sandbox_start
+
+        if public_secret_key_in_use():  # the site would refuse to start; say so first
+            raise CommandError(f"{PUBLIC_SECRET_KEY_MESSAGE} (Or DJANGO_DEBUG=1 to rehearse.)")
+        site = f"http://127.0.0.1:{options['site_port']}"
+        try:
+            fake = sandbox_start(port=options["port"], site_url=site)
+        except OSError as error:
+            raise CommandError(f"Cannot use port {options['port']}: {error}") from None
+        self.stdout.write(
+            "Prolific SANDBOX (a rehearsal: nothing reaches Prolific, nobody is paid)\n"
+            f"  the site:       {site}/ (its Prolific pages say they talk to the sandbox)\n"
+            f"  fake API base:  {fake.base_url}\n"
+            f"  participants:   {controls_url(fake)} (start, return, time out, complete)\n"
+            "Create the Prolific draft on a study's Prolific page, publish it, then make "
+            "participants act from the control page. Ctrl-C stops both."
+        )
+        try:
+            call_command("runserver", f"127.0.0.1:{options['site_port']}", use_reloader=False)
+        finally:
+            fake.stop()
 
     def _subscribe(self, options: dict, client) -> None:
         workspace = settings.PROLIFIC_WORKSPACE_ID

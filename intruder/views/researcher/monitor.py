@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 
 from intruder.models import Participant
 from intruder.prolific.bulk_review import review_counts
-from intruder.prolific.services import prolific_monitor_state
+from intruder.prolific.services import not_back_on_prolific, prolific_monitor_state
 from intruder.rendering.monitoring_plots import judgments_histogram, recruitment_plot
 from intruder.selectors.monitoring import (
     judgments_per_text,
@@ -64,5 +64,6 @@ def study_participants(request: HttpRequest, slug: str) -> HttpResponse:
         "plots": plots,
         "prolific_state": prolific_monitor_state(study),
         "prolific_review": review_counts(study),
+        "not_back": not_back_on_prolific(study),
     }
     return render(request, "researcher/study_participants.html", context)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from intruder.prolific.client import ProlificClient
@@ -34,3 +36,17 @@ def client_for(fake_prolific):
         return ProlificClient(base_url=fake_prolific.base_url, **kwargs)
 
     return make
+
+
+@pytest.fixture
+def confirmed():
+    """Post an action, read the digest off its preview, and confirm it (as a researcher)."""
+
+    def send(client, url: str, data: dict):
+        preview = client.post(url, data)
+        assert preview.status_code == 200, preview
+        digest = re.search(r'name="confirm" value="([0-9a-f]{64})"', preview.content.decode())
+        assert digest, "no preview to confirm"
+        return client.post(url, {**data, "confirm": digest[1]})
+
+    return send

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -34,18 +36,22 @@ def test_without_a_token_the_page_says_to_paste_the_link_by_hand(settings):
     assert study.prolific_study_id == ""
 
 
-def test_publish_review_and_bonus_from_the_page(prolific_settings, fake_prolific):
+def test_publish_review_and_bonus_from_the_page(prolific_settings, fake_prolific, confirmed):
     study = make_study(items_per_participant=1, judgments_per_text=2)
     make_texts(study=study, count=2, group=PersonGroup.FAMOUS)
     client = logged_in(study.owner)
     url = lambda name: reverse(name, kwargs={"slug": study.slug})  # noqa: E731
-    response = client.post(
+    response = confirmed(
+        client,
         url("researcher-prolific-draft"),
         {
+            "name": "Guess who",
+            "description": "Read short texts about people and say whom you recognise.",
             "places": 4,
             "reward_minor": 120,
             "estimated_minutes": 10,
             "completion_action": "MANUALLY_REVIEW",
+            "devices": ["desktop"],
         },
     )
     assert response.status_code == 302
@@ -53,7 +59,7 @@ def test_publish_review_and_bonus_from_the_page(prolific_settings, fake_prolific
     remote = fake_prolific.studies[study.prolific_study_id]
     assert remote["external_study_url"].startswith("http://testserver/")
     assert "SESSION_ID={{%SESSION_ID%}}" in remote["external_study_url"]
-    client.post(url("researcher-prolific-transition"), {"action": "publish"})
+    confirmed(client, url("researcher-prolific-transition"), {"action": "publish"})
     assert remote["status"] == "ACTIVE"
 
     for pid, hit in (("PIDGOOD", True), ("PIDBAD", False)):
@@ -73,13 +79,19 @@ def test_publish_review_and_bonus_from_the_page(prolific_settings, fake_prolific
         url("researcher-prolific-review"), {"pid": ["PIDBAD"], "kind": "reject", "reason": "x"}
     )
     assert short.status_code == 302 and not ProlificAction.objects.exists()
-    client.post(url("researcher-prolific-review"), {"pid": ["PIDGOOD"], "kind": "approve"})
-    client.post(
+    confirmed(client, url("researcher-prolific-review"), {"pid": ["PIDGOOD"], "kind": "approve"})
+    confirmed(
+        client,
         url("researcher-prolific-review"),
         {"pid": ["PIDBAD"], "kind": "reject", "reason": REASON, "category": "LOW_EFFORT"},
     )
-    for _ in range(2):  # a double click pays once
-        client.post(url("researcher-prolific-bonus"), {"per_identified": "0.75", "label": "id"})
+    bonus = {"per_identified": "0.75", "label": "id"}
+    digest = re.search(
+        r'name="confirm" value="(\w+)"',
+        client.post(url("researcher-prolific-bonus"), bonus).content.decode(),
+    )[1]
+    for _ in range(2):  # a double click on "Confirm" pays once
+        client.post(url("researcher-prolific-bonus"), {**bonus, "confirm": digest})
     assert fake_prolific.payments == [(study.prolific_study_id, "PIDGOOD", 0.75)]
     statuses = {s["participant_id"]: s["status"] for s in fake_prolific.submissions.values()}
     assert statuses == {"PIDGOOD": "APPROVED", "PIDBAD": "REJECTED"}

@@ -214,7 +214,7 @@ def test_every_command_has_a_dry_run_that_prints_and_sends_nothing(
         ["resume"],
         ["stop"],
         ["sync"],
-        ["approve", "PIDA"],
+        ["approve", "PIDA", "--override", "a dry run to see the request"],
         ["reject", "PIDA", "--reason", REASON],
         ["bonus", "--per-identified", "0.5"],
     ]

@@ -1,0 +1,32 @@
+"""The migration that makes Prolific study IDs unique stops, naming the studies, when two
+already share one (issue 37): which of them owns the Prolific study is the operator's call."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+BEFORE = [("intruder", "0017_h25report_computed_reports")]
+AFTER = [("intruder", "0018_issue37_one_study_per_prolific_study")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_shared_ids_stop_the_migration_until_one_is_cleared():
+    executor = MigrationExecutor(connection)
+    latest = executor.loader.graph.leaf_nodes()
+    try:
+        executor.migrate(BEFORE)
+        old = MigrationExecutor(connection).loader.project_state(BEFORE).apps
+        user = old.get_model("auth", "User").objects.create(username="o", password="x")
+        Study = old.get_model("intruder", "Study")
+        for slug in ("first", "second"):
+            Study.objects.create(
+                slug=slug, title=slug, kind="intruder", owner=user, prolific_study_id="shared01"
+            )
+        with pytest.raises(RuntimeError, match="shared01: first, second"):
+            MigrationExecutor(connection).migrate(AFTER)
+        Study.objects.filter(slug="second").update(prolific_study_id="")
+        MigrationExecutor(connection).migrate(AFTER)
+    finally:
+        MigrationExecutor(connection).migrate(latest)

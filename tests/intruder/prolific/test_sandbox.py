@@ -1,0 +1,94 @@
+"""The sandbox: the fake Prolific on a chosen loopback port, the site pointed at it, and the
+controls that make simulated participants start, return, time out and complete (issue 37)."""
+
+from __future__ import annotations
+
+import socket
+
+import httpx
+import pytest
+from django.urls import reverse
+
+from intruder.models import Participant, ProlificStudyState, ProlificSubmission
+from intruder.prolific.client import client_from_settings
+from intruder.prolific.fake_server import SANDBOX_PREFIX
+from intruder.prolific.sandbox import controls_url, sandbox_start
+from intruder.prolific.services import study_draft_create, study_transition
+from tests.intruder.factories import logged_in, make_study, make_texts
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def sandbox(settings, live_server):
+    port = _free_port()
+    fake = sandbox_start(port=port, site_url=live_server.url)
+    yield fake, port, live_server.url
+    fake.stop()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_sandbox_serves_on_the_chosen_port_and_the_site_talks_to_it(sandbox, settings):
+    fake, port, _ = sandbox
+    assert fake.base_url == f"http://127.0.0.1:{port}/api/v1/"
+    assert fake.base_url == settings.PROLIFIC_API_URL
+    assert fake.token == settings.PROLIFIC_API_TOKEN
+    assert fake.webhook_secret == settings.PROLIFIC_WEBHOOK_SECRET
+    assert controls_url(fake) == f"http://127.0.0.1:{port}{SANDBOX_PREFIX}"
+    study = make_study()
+    page = logged_in(study.owner).get(reverse("researcher-prolific", kwargs={"slug": study.slug}))
+    assert 'data-testid="prolific-sandbox"' in page.content.decode()
+    assert fake.base_url in page.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_whole_cycle_can_be_rehearsed_from_the_controls(sandbox):
+    fake, _, site = sandbox
+    study = make_study(items_per_participant=1, judgments_per_text=3)
+    make_texts(study=study, count=2)
+    client = client_from_settings()
+    entry = site + reverse("participant-entry", kwargs={"slug": study.slug})
+    study_draft_create(
+        study=study, client=client, entry_url=entry, places=3, reward_minor=50, estimated_minutes=5
+    )
+    study_transition(study=study, client=client, action="publish")
+    study.refresh_from_db()
+    fake.wait_deliveries()
+    assert ProlificStudyState.objects.get(study=study).status == "ACTIVE"
+    controls = controls_url(fake)
+    with httpx.Client(timeout=30, follow_redirects=False) as http:
+        page = http.get(controls).text
+        assert "A participant starts" in page and study.prolific_study_id in page
+        for _ in range(3):
+            assert http.post(f"{controls}start/{study.prolific_study_id}/").status_code == 303
+        fake.wait_deliveries()
+        subs = sorted(fake.submissions.values(), key=lambda s: s["started_at"])
+        assert ProlificSubmission.objects.filter(study=study, status="ACTIVE").count() == 3
+        # Each simulated participant opens their link: the site admits them (Prolific, here
+        # the sandbox, confirms the session).
+        for sub in subs:
+            link = (
+                f"{entry}?PROLIFIC_PID={sub['participant_id']}"
+                f"&STUDY_ID={study.prolific_study_id}&SESSION_ID={sub['id']}"
+            )
+            assert http.get(link).status_code == 302
+        assert Participant.objects.filter(study=study).count() == 3
+        for sub, action in zip(subs, ("return", "time-out", "complete"), strict=True):
+            url = f"{controls}submission/{sub['id']}/{action}/"
+            assert http.post(url).status_code == 303
+        fake.wait_deliveries()
+        statuses = dict(
+            Participant.objects.filter(study=study).values_list("prolific_pid", "status")
+        )
+        assert statuses[subs[0]["participant_id"]] == Participant.Status.RETURNED
+        assert statuses[subs[1]["participant_id"]] == Participant.Status.TIMED_OUT
+        assert (
+            ProlificSubmission.objects.get(submission_id=subs[2]["id"]).status == "AWAITING REVIEW"
+        )
+        # Nonsense controls are refused and change nothing.
+        assert http.post(f"{controls}submission/{subs[2]['id']}/approve/").status_code == 404
+        assert http.post(f"{controls}start/nosuchstudy/").status_code == 404
