@@ -41,7 +41,7 @@ def rows_out_of_job_results(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('intruder', '0017_h25report_computed_reports'),
+        ('intruder', '0018_issue37_one_study_per_prolific_study'),
     ]
 
     operations = [
