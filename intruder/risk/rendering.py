@@ -9,11 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from intruder.analysis.report import records
 from intruder.risk.plots import PLOT_TITLES, plain_text, risk_figures, risk_svgs
 from intruder.risk.report import RISK_TABLE_TITLES, RiskReport
+from intruder.risk.stats import NOT_ENOUGH, p_text
 
 # Tables printed in the PDF (the long per-text ones are in the CSV/JSON files).
 PDF_TABLES = (
@@ -33,21 +35,54 @@ KEY_COLUMNS = ("method", "group", "target_name", "rule", "attack", "texts", "run
 DROPPED_FROM_DISPLAY = ("roc", "label", "target_key", "external_id")
 
 
-def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Return `frame` for reading: each rate and its Wilson CI in one cell, '12.5 [3.1, 40.2]'.
+# Statistics printed as "needs ..." below their minimum sample, and the column that says why.
+STATISTIC_NOTES = {
+    "rho": "rho_note",
+    "rho_p": "rho_note",
+    "kappa": "kappa_note",
+    "mcnemar_statistic": "note",
+    "mcnemar_p": "note",
+    "auc": "note",
+}
+P_COLUMNS = ("rho_p", "mcnemar_p")
 
-    The CSV/JSON files keep the numbers apart; pages, HTML and PDF show this form, which
-    halves the columns (no column is cut off at 1280 px).
+
+def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return `frame` for reading, every cell a string: the one display form of a table.
+
+    Each rate and its Wilson CI share one cell, '12.5 [3.1, 40.2]' (half the columns, none
+    cut off at 1280 px), rho its Fisher z interval; p-values read '0.487' or '< 0.001'; a
+    statistic below its minimum sample says what it needs ('not enough data: needs 5 persons,
+    has 3'), never 'None'. The CSV/JSON files keep the numbers apart.
     """
-    shown = frame.copy()
+    shown = frame.copy().astype(object)
+    for column, note in STATISTIC_NOTES.items():
+        if column not in shown:
+            continue
+        why = shown[note] if note in shown else pd.Series([""] * len(shown), index=shown.index)
+        shown[column] = [
+            (str(reason) or NOT_ENOUGH) if _missing(value) else value
+            for value, reason in zip(shown[column], why, strict=True)
+        ]
+    for column in P_COLUMNS:
+        if column in shown:
+            shown[column] = [
+                v if isinstance(v, str) else p_text(v).removeprefix("p = ").removeprefix("p ")
+                for v in shown[column]
+            ]
     for low in [c for c in frame.columns if c.endswith("ci_low")]:
         prefix = low[: -len("ci_low")]
         high = f"{prefix}ci_high"
-        value = f"{prefix}pct_identified" if prefix in ("human_", "llm_") else f"trir_{prefix[:-1]}"
+        if prefix == "rho_":
+            value, digits = "rho", 2
+        elif prefix in ("human_", "llm_"):
+            value, digits = f"{prefix}pct_identified", 1
+        else:
+            value, digits = f"trir_{prefix[:-1]}", 1
         if value not in shown or high not in shown:
             continue
         shown[value] = [
-            _with_ci(v, lo, hi)
+            _with_ci(v, lo, hi, digits)
             for v, lo, hi in zip(shown[value], shown[low], shown[high], strict=True)
         ]
         shown = shown.drop(columns=[low, high])
@@ -55,20 +90,88 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     drop = [
         c for c in DROPPED_FROM_DISPLAY if c in shown and ("target_name" in shown or c == "roc")
     ]
-    return shown.drop(columns=drop)
+    drop += [c for c in ("rho_note", "kappa_note") if c in shown]
+    shown = shown.drop(columns=drop)
+    return shown.map(_display_value)
 
 
-def _with_ci(value: Any, low: Any, high: Any) -> str | None:
-    if value is None or pd.isna(value):
-        return None
-    if low is None or pd.isna(low):
-        return f"{value:.1f}"
-    return f"{value:.1f} [{low:.1f}, {high:.1f}]"
+def _missing(value: Any) -> bool:
+    return value is None or (not isinstance(value, str) and pd.isna(value))
 
 
-def table_json(frame: pd.DataFrame) -> str:
-    """Return a table as a JSON array of row objects (NaN -> null)."""
-    return json.dumps(records(frame), indent=1, ensure_ascii=False)
+def _display_value(value: Any) -> str:
+    if _missing(value):
+        return "—"
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, float | np.floating):
+        return f"{value:.3g}" if abs(value) < 1 else f"{value:.1f}"
+    return str(value)
+
+
+def _with_ci(value: Any, low: Any, high: Any, digits: int = 1) -> Any:
+    if isinstance(value, str) or _missing(value):
+        return value
+    if _missing(low):
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def table_source(report: RiskReport, name: str) -> dict[str, Any]:
+    """Return where a table file's data came from: every CSV and JSON file carries it.
+
+    A file read without the report (a spreadsheet, a script) still says which study, run and
+    software made it, and whether the human data behind it are SIMULATED.
+    """
+    p, settings = report.provenance or {}, report.settings
+    return {
+        "table": name,
+        "title": RISK_TABLE_TITLES[name],
+        "note": report.notes.get(name, ""),
+        "source": (
+            f"study {settings.get('study')}, attack run {settings.get('run')}, generated "
+            f"{p.get('generated_at')} by {p.get('software')} {p.get('version')} (commit "
+            f"{p.get('git_commit')})"
+        ),
+        "human_data_simulated": bool(settings.get("human_data_simulated")),
+    }
+
+
+# The columns every table CSV ends with (its provenance, repeated on each row so that any
+# CSV reader keeps it; a comment line would break them).
+SOURCE_COLUMNS = ("source", "human_data_simulated")
+
+
+def table_csv(report: RiskReport, name: str) -> str:
+    """Return a table as CSV (through `csv_safe`), each row ending with its provenance."""
+    from csv_safe import SafeWriter
+
+    frame = report.tables[name]
+    source = table_source(report, name)
+    buffer = io.StringIO()
+    writer = SafeWriter(buffer, lineterminator="\n")
+    writer.writerow([*frame.columns, *SOURCE_COLUMNS])
+    extra = [source[c] for c in SOURCE_COLUMNS]
+    for row in records(frame):
+        writer.writerow([_csv_value(v) for v in row.values()] + extra)
+    return buffer.getvalue()
+
+
+def _csv_value(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def table_json(report: RiskReport, name: str) -> str:
+    """Return a table as JSON: its provenance, then its rows as objects (NaN -> null)."""
+    return json.dumps(
+        {**table_source(report, name), "rows": records(report.tables[name])},
+        indent=1,
+        ensure_ascii=False,
+    )
 
 
 def summary_json(report: RiskReport) -> str:
@@ -79,12 +182,7 @@ def summary_json(report: RiskReport) -> str:
 def html_table(frame: pd.DataFrame) -> str:
     """Return `frame` as an escaped HTML table (rates with their CI in one cell)."""
     return display_frame(frame).to_html(
-        index=False,
-        escape=True,
-        na_rep="—",
-        float_format=lambda v: f"{v:.3g}" if abs(v) < 1 else f"{v:.1f}",
-        border=0,
-        classes="analysis-table",
+        index=False, escape=True, na_rep="—", border=0, classes="analysis-table"
     )
 
 
@@ -106,12 +204,35 @@ def report_context(report: RiskReport) -> dict[str, Any]:
             {
                 "name": name,
                 "title": RISK_TABLE_TITLES[name],
+                "note": report.notes.get(name, ""),
                 "html": mark_safe(html_table(frame)),
                 "rows": len(frame),
                 "folded": name in ("per_text", "machine_per_text", "rates_target"),
             }
             for name, frame in report.tables.items()
+            if name != "frontier"
         ],
+        "frontier": frontier_section(report),
+    }
+
+
+def frontier_section(report: RiskReport) -> dict[str, Any]:
+    """Return the frontier's own section (utility metric, note, table); its plot is a plot."""
+    from django.utils.safestring import mark_safe
+
+    table = report.tables.get("frontier")
+    if table is None or table.empty:
+        return {}
+    tpi = report.settings.get("tpi") or {}
+    metric = tpi.get("metric", "TPI")
+    return {
+        "title": RISK_TABLE_TITLES["frontier"],
+        "metric": metric,
+        "ic_source": tpi.get("ic_source"),
+        "computed": bool(tpi.get("computed")),
+        "note": report.notes.get("frontier", ""),
+        "rows": len(table),
+        "html": mark_safe(html_table(table.rename(columns={"tpi": metric}))),
     }
 
 
@@ -123,6 +244,7 @@ def threat_rows(report: RiskReport) -> dict[str, list[tuple[str, str]]]:
     human, machine = threat["human"], threat["machine"]
     per_text = human.get("judgments_per_text") or {}
     simulated = human.get("simulated_intruders")
+    planned = human.get("judgments_per_text_planned")
     human_rows = [
         ("World", human["world"]),
         ("Instructions", textwrap.shorten(str(human.get("instructions", "—")), 300)),
@@ -131,11 +253,13 @@ def threat_rows(report: RiskReport) -> dict[str, list[tuple[str, str]]]:
             f"{human.get('intruders', '—')}"
             + (f" ({simulated} SIMULATED by the demo, not people)" if simulated else ""),
         ),
+        *[(label, _filled(human, key)) for key, label in HUMAN_FIELDS.items()],
         (
             "Judgments per text",
             f"{per_text.get('mean', 0):.1f} on average ({per_text.get('min')} to "
             f"{per_text.get('max')}), {human.get('judgments')} in all, "
             f"{human.get('texts_judged')} texts"
+            + (f"; {planned} planned per text" if planned else "")
             if per_text
             else "published rates (no per-text data)",
         ),
@@ -168,6 +292,19 @@ def threat_rows(report: RiskReport) -> dict[str, list[tuple[str, str]]]:
     return {"Human intruders": human_rows, "Machine attacker": machine_rows}
 
 
+# The researcher's words on who the intruders are (study settings); the report says when empty.
+HUMAN_FIELDS = {
+    "population": "Population",
+    "recruitment": "Recruitment and screening",
+    "familiarity": "Familiarity with the persons",
+}
+NOT_RECORDED = "not recorded: fill it in on the study's settings (the human rate depends on it)"
+
+
+def _filled(human: dict[str, Any], key: str) -> str:
+    return str(human.get(key) or "").strip() or NOT_RECORDED
+
+
 def _background_size(machine: dict[str, Any]) -> str:
     if machine.get("background_descriptions_per_person_median") is not None:
         value = machine["background_descriptions_per_person_median"]
@@ -196,7 +333,12 @@ def provenance_rows(report: RiskReport) -> list[tuple[str, str]]:
             f"{model.get('name')}, {model.get('weights_file')} SHA-256 "
             f"{model.get('weights_sha256')}",
         ),
-        ("Attack settings", json.dumps(p.get("attack_config") or {}, sort_keys=True)),
+        (
+            "Attack settings",
+            json.dumps(p["attack_config"], sort_keys=True)
+            if p.get("attack_config")
+            else "the attacks' defaults (no setting overridden)",
+        ),
         ("Seed · folds", f"{p.get('seed')} · {p.get('folds') or '—'}"),
         ("Threshold · rule", f"{p.get('threshold')} · {p.get('identified_rule')}"),
         ("Counts", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())),
@@ -323,9 +465,9 @@ def write_risk_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for name, frame in report.tables.items():
-        (out / f"{name}.csv").write_text(frame.to_csv(index=False), encoding="utf-8")
-        (out / f"{name}.json").write_text(table_json(frame), encoding="utf-8")
+    for name in report.tables:
+        (out / f"{name}.csv").write_text(table_csv(report, name), encoding="utf-8")
+        (out / f"{name}.json").write_text(table_json(report, name), encoding="utf-8")
         written += [out / f"{name}.csv", out / f"{name}.json"]
     (out / "summary.json").write_text(summary_json(report), encoding="utf-8")
     written.append(out / "summary.json")

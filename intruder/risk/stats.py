@@ -41,6 +41,8 @@ MIN_PER_OUTCOME = 2
 # Fieller, Hartley & Pearson (1957): var(atanh(rho_s)) ~= 1.06 / (n - 3).
 SPEARMAN_Z_VARIANCE = 1.06
 NOT_ENOUGH = "not enough data"
+# Label permutations of the chance level of every attack and of the "any attack" rule.
+NULL_PERMUTATIONS = 2000
 
 
 @dataclass
@@ -100,6 +102,16 @@ class Correlation:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def text(self) -> str:
+        """Return e.g. 'rho = 0.21 (95 % CI -0.41 to 0.69, p = 0.487, Fisher z, n = 12 persons)',
+        or what it needs below the minimum sample."""
+        if self.rho is None:
+            return f"rho: {self.note or NOT_ENOUGH}"
+        return (
+            f"rho = {self.rho:.2f} (95 % CI {self.ci_low:.2f} to {self.ci_high:.2f}, "
+            f"{p_text(self.p)}, Fisher z, n = {self.n} persons)"
+        )
+
 
 @dataclass
 class Agreement:
@@ -124,6 +136,27 @@ class Agreement:
         if not with_roc:
             values.pop("roc")
         return values
+
+
+def p_text(p: float | None) -> str:
+    """Return a p-value as printed everywhere: 'p = 0.487', or 'p < 0.001' (never 'p = 0.000')."""
+    if p is None or not np.isfinite(p):
+        return f"p: {NOT_ENOUGH}"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def fisher_interval(
+    rho: float, n: int, *, confidence: float = CONFIDENCE
+) -> tuple[float | None, float | None]:
+    """Return the Fisher z interval of a Spearman rho over n pairs (as `spearman_with_ci`)."""
+    from scipy import stats
+
+    if n < MIN_PERSONS_RHO:
+        return None, None
+    se = math.sqrt(SPEARMAN_Z_VARIANCE / (n - 3))
+    z = math.atanh(max(min(rho, 1 - 1e-12), -1 + 1e-12))
+    critical = float(stats.norm.ppf(1 - (1 - confidence) / 2))
+    return math.tanh(z - critical * se), math.tanh(z + critical * se)
 
 
 def _finite(value: float) -> float | None:
@@ -153,13 +186,9 @@ def spearman_with_ci(
     se = math.sqrt(SPEARMAN_Z_VARIANCE / (n - 3))
     # |rho| = 1 has an infinite z: clip just inside so p and CI stay finite and consistent.
     z = math.atanh(max(min(rho, 1 - 1e-12), -1 + 1e-12))
-    critical = float(stats.norm.ppf(1 - (1 - confidence) / 2))
+    low, high = fisher_interval(rho, n, confidence=confidence)
     return Correlation(
-        n=n,
-        rho=rho,
-        p=float(2 * stats.norm.sf(abs(z) / se)),
-        ci_low=math.tanh(z - critical * se),
-        ci_high=math.tanh(z + critical * se),
+        n=n, rho=rho, p=float(2 * stats.norm.sf(abs(z) / se)), ci_low=low, ci_high=high
     )
 
 
@@ -227,3 +256,43 @@ def agreement(
             result.roc = {"fpr": fpr.tolist(), "tpr": tpr.tolist()}
     result.note = "; ".join(notes)
     return result
+
+
+def strongest_null(
+    results: Any, method: str, *, permutations: int = NULL_PERMUTATIONS, seed: int = 0
+) -> dict[str, float | int | None]:
+    """Return the permutation-null chance (%) of each attack and of the "any attack" rule.
+
+    The one chance procedure of the platform's reports: the report computes it once per
+    method (`RiskReport.chance`), and the threat model and the frontier both read it there.
+    `results` has one row per (description, method, attack) with predicted_key and target_key.
+
+    The attacks' predictions stay as they are; the true persons are shuffled across texts,
+    so the null keeps how often attacks agree with each other. With attacks that disagree,
+    "any of k" succeeds by chance far more often than 1/N.
+    """
+    part = results[results["method"] == method]
+    if part.empty:
+        return {"strongest_null_pct": None, "permutations": 0}
+    predicted = part.pivot(index="description_id", columns="attack", values="predicted_key")
+    truth = part.groupby("description_id")["target_key"].first().reindex(predicted.index)
+    guesses = predicted.to_numpy(dtype=object)
+    true = truth.to_numpy(dtype=object)
+    rng = np.random.default_rng(seed)
+    any_hits = np.empty(permutations)
+    per_attack = np.zeros(guesses.shape[1])
+    for i in range(permutations):
+        shuffled = rng.permutation(true)
+        hits = guesses == shuffled[:, None]
+        any_hits[i] = hits.any(axis=1).mean()
+        per_attack += hits.mean(axis=0)
+    return {
+        "strongest_null_pct": 100.0 * float(any_hits.mean()),
+        "strongest_null_p95_pct": 100.0 * float(np.percentile(any_hits, 95)),
+        "attack_null_pct": {
+            str(a): 100.0 * float(v / permutations)
+            for a, v in zip(predicted.columns, per_attack, strict=True)
+        },
+        "permutations": permutations,
+        "texts": len(true),
+    }
