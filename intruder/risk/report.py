@@ -944,8 +944,8 @@ def most_at_risk_sentence(target: pd.DataFrame, seen: str) -> str | None:
             f"(0 of {texts} texts)."
         )
     top = at_risk.sort_values([key, "n_texts"], ascending=False).head(3)
-    names = ", ".join(
-        f"{r.target_name} ({_table_rate(r, STRONGEST).text()})" for r in top.itertuples()
+    names = "; ".join(
+        f"{r.target_name}: {_table_rate(r, STRONGEST).text()}" for r in top.itertuples()
     )
     return f"Persons most at risk from the machine on the texts of {seen}: {names}."
 
