@@ -247,10 +247,8 @@ def validation_text(calibration: Calibration) -> str:
     from intruder.risk.stats import fisher_interval
 
     lopo = (calibration.validation or {}).get("study2_lopo") or {}
-    fitted = (
-        f"Predicted by a model fitted on {calibration.fitted_on} ({calibration.persons} persons"
-        + (f", N = {calibration.n_candidates} candidates" if calibration.n_candidates else "")
-        + ")"
+    fitted = f"Predicted by a model fitted on {calibration.fitted_on}" + (
+        f" at N = {calibration.n_candidates} candidates" if calibration.n_candidates else ""
     )
     if not lopo:
         return f"{fitted}; no out-of-sample validation is stored with it."

@@ -268,3 +268,24 @@ def test_a_correlation_reads_as_one_text_everywhere():
     assert correlation.text() == (
         "rho = 0.21 (95 % CI -0.40 to 0.69, p = 0.487, Fisher z, n = 12 persons)"
     )
+
+
+def test_the_prediction_carries_its_validation_wherever_it_is_shown():
+    from intruder.risk.predicted import load_calibration, validation_text
+    from intruder.risk.report import RiskReport, table_notes
+
+    calibration = load_calibration(candidates=20)
+    text = validation_text(calibration)
+    assert_complete(text)
+    # What it was fitted on, N, the out-of-sample rho with its interval, the MAE and the
+    # baseline it beats (predicting the mean).
+    assert "fitted on Textwash study 2" in text and "N = 20 candidates" in text
+    assert "leave-one-person-out on its 20 persons: Spearman rho = 0.49, 95 % CI" in text
+    assert "mean absolute error 11.4 percentage points against 12.8" in text
+    assert "(the baseline it beats)" in text
+    report = RiskReport(settings={"identified_rule_text": "x", "predicted_human": text})
+    report.tables = {"predicted_group": pd.DataFrame([{"group": "famous"}])}
+    for simulated in (False, True):
+        note = table_notes(report, simulated=simulated)["predicted_group"]
+        assert text in note and "not a measurement" in note
+        assert ("SIMULATED" in note) is simulated
