@@ -81,21 +81,27 @@ def plot_frontier(table: pd.DataFrame, tpi_metric: str) -> Figure | None:
     ):
         shown = table[table[column].notna()]
         axes.scatter(shown[column], shown[f"trir_{STRONGEST}"], color="#c44e52", s=30)
+        values = shown[column].astype(float)
+        middle = (values.min() + values.max()) / 2 if len(values) else 0.0
         for _, row in shown.iterrows():
+            # Labels point inwards, so none runs past its panel into the next.
+            right = float(row[column]) > middle
             axes.annotate(
                 str(row["label"]),
                 (row[column], row[f"trir_{STRONGEST}"]),
                 textcoords="offset points",
-                xytext=(4, 3),
+                xytext=(-4 if right else 4, -10),
+                ha="right" if right else "left",
                 fontsize=7,
             )
         axes.axhline(ROBUST_TRIR_PCT, color="#55a868", linewidth=1, label="robust (9 %)")
         if null is not None:
             axes.axhline(null, color="gray", linestyle=":", linewidth=1, label="chance, strongest")
         axes.set_xlabel(label)
+        axes.set_ylim(-3, 105)
     panels[0].set_ylabel("TRIR, strongest adversary (%)")
     # Below the panels, where it covers no point or line.
     handles, labels = panels[0].get_legend_handles_labels()
     figure.legend(handles, labels, fontsize=7, loc="lower center", ncol=2, frameon=False)
-    figure.tight_layout(rect=(0, 0.08, 1, 1))
+    figure.tight_layout(rect=(0, 0.08, 1, 0.93))  # the top keeps room for a title
     return figure

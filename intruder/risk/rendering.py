@@ -23,9 +23,11 @@ PDF_FILE_ONLY = ("machine_per_text",)
 PDF_ROWS_PER_PAGE = 24
 PDF_LINES_PER_PAGE = 84
 PDF_WRAP = 110
-# Landscape A4 in points, less margins; 7 pt text is about 3.6 pt per character on average.
+# Landscape A4 in points, less margins; 7 pt text takes up to about 3.9 pt per character.
 PDF_TABLE_WIDTH_PT = 800.0
 PDF_CHAR_PT = 3.9
+PDF_FONT_PT = 7.0
+PDF_MIN_FONT_PT = 5.0
 PDF_CELL_CHARS = 26
 KEY_COLUMNS = ("method", "group", "target_name", "rule", "attack", "texts", "run", "candidates")
 DROPPED_FROM_DISPLAY = ("roc", "label", "target_key", "external_id")
@@ -450,17 +452,23 @@ def _table_pages(report: RiskReport, name: str) -> list[Any]:
     """Return landscape A4 pages of a table, each with the table's note under its title.
 
     Columns are measured: a table that fits the page width is one page per 24 rows; a wider
-    one is split into as few column parts as fit, of even width (the key columns repeated
-    in each), so no part holds a lone column.
+    one is first set smaller (down to 5 pt), then split into as few column parts as fit, of
+    even width (the key columns repeated in each), so no part holds a lone column.
     """
     shown = display_frame(report.tables[name])
     shown = shown.drop(columns=[c for c in ("note",) if c in shown])
     cells = shown.map(_cell)
     header = {c: _header(c) for c in shown.columns}
-    widths = {
-        c: PDF_CHAR_PT * (2 + max(_longest(header[c]), *(_longest(v) for v in cells[c])))
-        for c in shown.columns
+    chars = {
+        c: 3 + max(_longest(header[c]), *(_longest(v) for v in cells[c])) for c in shown.columns
     }
+    font = min(
+        PDF_FONT_PT,
+        max(
+            PDF_MIN_FONT_PT, PDF_FONT_PT * PDF_TABLE_WIDTH_PT / (PDF_CHAR_PT * sum(chars.values()))
+        ),
+    )
+    widths = {c: PDF_CHAR_PT * font / PDF_FONT_PT * n for c, n in chars.items()}
     keys = [c for c in shown.columns if c in KEY_COLUMNS]
     rest = [c for c in shown.columns if c not in keys]
     parts = _column_parts(rest, widths, PDF_TABLE_WIDTH_PT - sum(widths[c] for c in keys))
@@ -477,6 +485,7 @@ def _table_pages(report: RiskReport, name: str) -> list[Any]:
                     [widths[c] for c in [*keys, *columns]],
                     RISK_TABLE_TITLES[name] + suffix,
                     note,
+                    font,
                 )
             )
     return pages
@@ -511,7 +520,12 @@ def _longest(text: str) -> int:
 
 
 def _table_page(
-    cells: pd.DataFrame, header: list[str], widths: list[float], title: str, note: str
+    cells: pd.DataFrame,
+    header: list[str],
+    widths: list[float],
+    title: str,
+    note: str,
+    font: float = 7.0,
 ) -> Any:
     """Draw one table page: column widths and row heights from the text they hold."""
     import matplotlib.pyplot as plt
@@ -524,7 +538,7 @@ def _table_page(
         wrapped = textwrap.wrap(note, 190)
         figure.text(0.03, top, "\n".join(wrapped), fontsize=7, va="top", color="#444")
         top -= (len(wrapped) * 9 + 6) / page_h
-    line_pt = 9.0
+    line_pt = font * 9 / 7
     header_lines = max(h.count("\n") + 1 for h in header)
     row_lines = [max(v.count("\n") + 1 for v in row) for row in cells.itertuples(index=False)]
     heights = [header_lines * line_pt + 4, *(n * line_pt + 3 for n in row_lines)]
@@ -540,7 +554,7 @@ def _table_page(
         bbox=(0, 1 - sum(heights) / axes_h, 1, sum(heights) / axes_h),
     )
     table.auto_set_font_size(False)
-    table.set_fontsize(7)
+    table.set_fontsize(font)
     for (row, _), cell in table.get_celld().items():
         cell.set_height(heights[row] / axes_h)
         cell.PAD = 0.02
