@@ -57,6 +57,7 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     for column, note in STATISTIC_NOTES.items():
         if column not in shown:
             continue
+        note = note if note in shown else "note"
         why = shown[note] if note in shown else pd.Series([""] * len(shown), index=shown.index)
         shown[column] = [
             (str(reason) or NOT_ENOUGH) if _missing(value) else value
@@ -71,8 +72,8 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     for low in [c for c in frame.columns if c.endswith("ci_low")]:
         prefix = low[: -len("ci_low")]
         high = f"{prefix}ci_high"
-        if prefix == "rho_":
-            value, digits = "rho", 2
+        if prefix in ("rho_", "kappa_", "auc_"):
+            value, digits = prefix[:-1], 2
         elif prefix in ("human_", "llm_"):
             value, digits = f"{prefix}pct_identified", 1
         else:

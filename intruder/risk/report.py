@@ -450,6 +450,9 @@ def _sensitivity_rows(
         table, _ = agreement_table(per_text, attacks)
         strongest_row = table.set_index("attack").loc[STRONGEST] if not table.empty else None
         kappa = None if strongest_row is None else strongest_row["kappa"]
+        kappa_ci = (None, None)
+        if strongest_row is not None and kappa is not None and not pd.isna(kappa):
+            kappa_ci = (strongest_row["kappa_ci_low"], strongest_row["kappa_ci_high"])
         # Machine rates on exactly the judged texts, as in the report's per-person table.
         judged = machine[
             (machine["method"] == method)
@@ -473,6 +476,8 @@ def _sensitivity_rows(
                 f"{STRONGEST}_ci_low": strongest["ci_low"],
                 f"{STRONGEST}_ci_high": strongest["ci_high"],
                 "kappa": None if kappa is None or pd.isna(kappa) else float(kappa),
+                "kappa_ci_low": kappa_ci[0],
+                "kappa_ci_high": kappa_ci[1],
                 "kappa_note": "" if strongest_row is None else strongest_row["note"],
                 **_rho_columns(rho),
             }
@@ -1011,8 +1016,9 @@ def agreement_sentence(rows: pd.DataFrame | None) -> str | None:
         return f"Per text: {row['note']}."
     return (
         f"Per text (strongest adversary vs humans, n = {row['n']} texts of "
-        f"{row['persons']} persons): kappa = {_fmt(row['kappa'])}, McNemar "
-        f"{p_text(row['mcnemar_p'])}, AUC of the machine's probability = {_fmt(row['auc'])}; "
+        f"{row['persons']} persons): kappa = {_with_interval(row, 'kappa')}, McNemar "
+        f"{p_text(row['mcnemar_p'])}, AUC of the machine's probability = "
+        f"{_with_interval(row, 'auc')}; "
         f"{row['machine_only']} texts only the machine identified, {row['human_only']} only "
         "humans." + (f" Not shown: {row['note']}." if row["note"] else "")
     )
@@ -1039,6 +1045,14 @@ def methods_sentence(by_method: pd.DataFrame | None) -> str | None:
         else:
             text += " The 95 % intervals of the study's methods overlap."
     return text
+
+
+def _with_interval(row: Any, name: str) -> str:
+    """Return kappa or AUC with its person-clustered bootstrap interval, where it has one."""
+    low, high = row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
+    if row[name] is None or pd.isna(row[name]) or low is None or pd.isna(low):
+        return _fmt(row[name])
+    return f"{row[name]:.2f} (95 % CI {low:.2f} to {high:.2f}, person-clustered bootstrap)"
 
 
 def _fmt(value: Any, digits: int = 2) -> str:

@@ -172,6 +172,20 @@ def test_every_agreement_branch_renders_complete():
     full = agreement_sentence(agreement_rows(kappa=0.41, mcnemar_p=0.00001, auc=0.73))
     assert_complete(full)
     assert "McNemar p < 0.001" in full and "p = 0.000" not in full
+    bounded = agreement_sentence(
+        agreement_rows(
+            kappa=0.41,
+            kappa_ci_low=0.1,
+            kappa_ci_high=0.7,
+            mcnemar_p=0.02,
+            auc=0.73,
+            auc_ci_low=0.6,
+            auc_ci_high=0.85,
+        )
+    )
+    assert_complete(bounded)
+    assert "kappa = 0.41 (95 % CI 0.10 to 0.70, person-clustered bootstrap)" in bounded
+    assert "= 0.73 (95 % CI 0.60 to 0.85, person-clustered bootstrap)" in bounded
     part = agreement_sentence(
         agreement_rows(kappa=None, mcnemar_p=0.25, auc=0.6, note="kappa: not enough data")
     )
