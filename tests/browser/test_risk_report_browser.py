@@ -55,9 +55,7 @@ def test_the_report_reads_whole_at_desktop_and_phone_widths(page, finished_run):
         page.set_viewport_size({"width": width, "height": height})
         for section in SECTIONS:
             expect(page.locator(section)).to_be_attached()
-        expect(page.locator("#table-open_world .table-note")).to_contain_text(
-            OPEN_WORLD_NOTE[:60]
-        )
+        expect(page.locator("#table-open_world .table-note")).to_contain_text(OPEN_WORLD_NOTE[:60])
         expect(page.locator("#risk-summary")).not_to_contain_text("do not .")
         assert not page.evaluate(WIDER_THAN_SCREEN), f"the risk page overflows at {width} px"
         screenshots.keep(page, f"risk-report-page-{suffix}")
