@@ -438,7 +438,6 @@ def _sensitivity_rows(
     machine: pd.DataFrame, human_texts: pd.DataFrame, method: str, rule: str
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    attacks = [a for a in machine_attacks(machine) if a != STRONGEST]
     for name in IDENTIFIED_RULES:
         outcomes = human_outcomes(human_texts, name)
         if outcomes.empty:
@@ -447,12 +446,16 @@ def _sensitivity_rows(
         outcomes = outcomes[outcomes["method"] == method]
         head = _headline(machine, outcomes, method)
         per_text = human_vs_machine_per_text(machine, outcomes)
-        table, _ = agreement_table(per_text, attacks)
-        strongest_row = table.set_index("attack").loc[STRONGEST] if not table.empty else None
-        kappa = None if strongest_row is None else strongest_row["kappa"]
-        kappa_ci = (None, None)
-        if strongest_row is not None and kappa is not None and not pd.isna(kappa):
-            kappa_ci = (strongest_row["kappa_ci_low"], strongest_row["kappa_ci_high"])
+        # The strongest adversary's kappa only (no AUC): the table shows nothing else.
+        paired = (
+            agreement(
+                per_text["human_identified"].astype(bool).tolist(),
+                per_text[f"{STRONGEST}_correct"].fillna(False).astype(bool).tolist(),
+                persons=per_text["target_key"].tolist(),
+            )
+            if not per_text.empty
+            else None
+        )
         # Machine rates on exactly the judged texts, as in the report's per-person table.
         judged = machine[
             (machine["method"] == method)
@@ -475,10 +478,10 @@ def _sensitivity_rows(
                 f"trir_{STRONGEST}": strongest["pct"],
                 f"{STRONGEST}_ci_low": strongest["ci_low"],
                 f"{STRONGEST}_ci_high": strongest["ci_high"],
-                "kappa": None if kappa is None or pd.isna(kappa) else float(kappa),
-                "kappa_ci_low": kappa_ci[0],
-                "kappa_ci_high": kappa_ci[1],
-                "kappa_note": "" if strongest_row is None else strongest_row["note"],
+                "kappa": None if paired is None else paired.kappa,
+                "kappa_ci_low": None if paired is None else paired.kappa_ci_low,
+                "kappa_ci_high": None if paired is None else paired.kappa_ci_high,
+                "kappa_note": "" if paired is None else paired.note,
                 **_rho_columns(rho),
             }
         )

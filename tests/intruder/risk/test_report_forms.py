@@ -137,6 +137,10 @@ def test_every_number_has_one_value_in_every_form(forms):
             key == "rho_note" and chosen[key] == rho["note"]
         )
     assert chosen["persons"] == rho["n"] == forms["persons"]
+    # Its kappa (and interval) is the agreement table's strongest row.
+    strongest = next(r for r in tables["agreement"]["json"]["rows"] if r["attack"] == STRONGEST)
+    for key in ("kappa", "kappa_ci_low", "kappa_ci_high"):
+        assert chosen[key] == strongest[key], key
     phrase = Correlation(**rho).text() if rho["rho"] is not None else rho["note"]
     for form, text in rendered.items():
         assert phrase in text, form
