@@ -384,6 +384,7 @@ class RiskReport:
             "agreement": records(agreement_rows) if agreement_rows is not None else [],
             "sensitivity": records(sensitivity) if sensitivity is not None else [],
             "summary_text": self.paragraphs,
+            "table_notes": self.notes,
             "warnings": self.warnings,
         }
 
