@@ -89,10 +89,29 @@ def flat(text: str) -> str:
     return " ".join(text.replace("&#x27;", "'").replace("&quot;", '"').split())
 
 
-@pytest.fixture(params=[4, 3], ids=["4 persons", "3 persons"])
+def demo_run():
+    """Return the demo's report run (its simulated intruders, TF-IDF + BM25)."""
+    from intruder.demo import load_demo
+    from intruder.risk.demo import run_demo_attacks
+    from intruder.services import anonymization
+    from tests.intruder.fake_anonymizer import FakeAnonymizer
+
+    previous = anonymization.set_anonymizer(FakeAnonymizer())
+    try:
+        study = load_demo(password="pw-demo-test", attacks=False).intruder
+        _, run = run_demo_attacks(study, study.owner, attacks=("tfidf", "bm25"), config=FAST_CONFIG)
+    finally:
+        anonymization.set_anonymizer(previous)
+    return run
+
+
+@pytest.fixture(
+    params=[4, 3, pytest.param("demo", marks=pytest.mark.slow)],
+    ids=["4 persons", "3 persons", "demo study"],
+)
 def forms(request) -> dict[str, Any]:
     """Every form of one run's report."""
-    run = finished_run(persons=request.param)
+    run = demo_run() if request.param == "demo" else finished_run(persons=request.param)
     client = logged_in(run.study.owner)
     page = client.get(reverse("risk-page", args=[run.study.slug]) + f"?run={run.pk}")
     assert page.status_code == 200
@@ -107,7 +126,8 @@ def forms(request) -> dict[str, Any]:
         tables[name] = {"csv": rows, "json": json.loads(download(run, f"{name}.json"))}
     return {
         "run": run,
-        "persons": request.param,
+        "persons": report.headline.get("persons"),
+        "simulated": request.param == "demo",
         "report": report,
         "page": flat(page.content.decode()),
         "html": flat(download(run, "report.html").decode()),
@@ -197,14 +217,13 @@ def test_every_table_file_says_where_it_came_from_and_whether_humans_were_simula
     for name, files in forms["tables"].items():
         for row in files["csv"]:
             assert set(SOURCE_COLUMNS) <= set(row), name
-            assert f"attack run {run.pk}" in row["source"] and row["human_data_simulated"] in (
-                "False",
-            )
+            assert f"attack run {run.pk}" in row["source"]
+            assert row["human_data_simulated"] == str(forms["simulated"])
         meta = files["json"]
         assert meta["table"] == name and meta["title"] == RISK_TABLE_TITLES[name]
         assert f"study {run.study.slug}" in meta["source"]
-        assert meta["human_data_simulated"] is False
-    assert forms["summary"]["settings"]["human_data_simulated"] is False
+        assert meta["human_data_simulated"] is forms["simulated"]
+    assert forms["summary"]["settings"]["human_data_simulated"] is forms["simulated"]
 
 
 def test_simulated_humans_are_marked_in_every_table_file_and_beside_the_prediction():
