@@ -237,10 +237,14 @@ def test_simulated_humans_are_marked_in_every_table_file_and_beside_the_predicti
 
 def test_the_human_threat_model_prints_what_the_researcher_filled_in():
     run = finished_run(persons=3)
-    study = run.study
-    study.intruder_population = "UK adults on Prolific, 18 to 65"
-    study.intruder_recruitment = "Prolific filters: UK, approval rate 95 %, English first"
-    study.save()
+    from intruder.services.studies import study_update
+
+    # The study's settings (the form and the API both go through this service).
+    study_update(
+        study=run.study,
+        intruder_population="UK adults on Prolific, 18 to 65",
+        intruder_recruitment="Prolific filters: UK, approval rate 95 %, English first",
+    )
     html = flat(download(run, "report.html").decode())
     assert "UK adults on Prolific, 18 to 65" in html
     assert "approval rate 95 %" in html
