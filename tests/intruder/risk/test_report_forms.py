@@ -332,3 +332,11 @@ def test_a_wide_table_splits_into_even_parts_never_a_lone_column():
     parts = _column_parts(list("abcdefg"), widths, 350.0)
     assert sorted(len(p) for p in parts) == [2, 2, 3]
     assert [c for p in parts for c in p] == list("abcdefg")
+
+
+def test_a_table_csv_is_written_through_csv_safe_so_a_formula_stays_text():
+    run = finished_run(persons=3)
+    run.study.targets.filter(key="bastian").update(name='=HYPERLINK("http://evil.example")')
+    rows = list(csv.DictReader(io.StringIO(download(run, "rates_target.csv").decode())))
+    names = {r["target_key"]: r["target_name"] for r in rows}
+    assert names["bastian"] == '\'=HYPERLINK("http://evil.example")'
