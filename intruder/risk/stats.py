@@ -267,7 +267,9 @@ def agreement(
             result.roc = {"fpr": fpr.tolist(), "tpr": tpr.tolist()}
     if persons is not None and (result.kappa is not None or result.auc is not None):
         prob = None if machine_prob is None or result.auc is None else prob
-        intervals, why = clustered_bootstrap(h, m, prob, persons)
+        intervals, why = clustered_bootstrap(
+            h, m if result.kappa is not None else None, prob, persons
+        )
         if result.kappa is not None:
             result.kappa_ci_low, result.kappa_ci_high = intervals["kappa"]
         if result.auc is not None:
@@ -279,7 +281,7 @@ def agreement(
 
 def clustered_bootstrap(
     human: np.ndarray,
-    machine: np.ndarray,
+    machine: np.ndarray | None,
     prob: np.ndarray | None,
     persons: Sequence[Any],
     *,
@@ -287,7 +289,8 @@ def clustered_bootstrap(
     seed: int = 0,
     confidence: float = CONFIDENCE,
 ) -> tuple[dict[str, tuple[float | None, float | None]], list[str]]:
-    """Return percentile intervals of kappa and AUC from resampling persons, and notes.
+    """Return percentile intervals of kappa (unless `machine` is None) and AUC (unless `prob`
+    is None) from resampling persons, and notes.
 
     Texts of one person are not independent (one writer's facts recur), so persons are
     drawn with replacement and each brings all its texts: a resample is a weight per text
@@ -301,13 +304,7 @@ def clustered_bootstrap(
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(n_persons, [1.0 / n_persons] * n_persons, size=resamples)
     weights = counts[:, keys].astype(float)  # resamples x texts
-    total = weights.sum(axis=1)
-    h, m = human.astype(float), machine.astype(float)
-    mean_h, mean_m = weights @ h / total, weights @ m / total
-    agree = weights @ (h == m).astype(float) / total
-    expected = mean_h * mean_m + (1 - mean_h) * (1 - mean_m)
-    valid = (mean_h > 0) & (mean_h < 1) & (mean_m > 0) & (mean_m < 1)
-    kappa = np.where(valid, (agree - expected) / np.where(valid, 1 - expected, 1), np.nan)
+    kappa = None if machine is None else _weighted_kappa(weights, human, machine)
     out: dict[str, tuple[float | None, float | None]] = {}
     notes: list[str] = []
     tail = 100 * (1 - confidence) / 2
@@ -325,6 +322,17 @@ def clustered_bootstrap(
         finite = values[np.isfinite(values)]
         out[name] = (float(np.percentile(finite, tail)), float(np.percentile(finite, 100 - tail)))
     return out, notes
+
+
+def _weighted_kappa(weights: np.ndarray, human: np.ndarray, machine: np.ndarray) -> np.ndarray:
+    """Return each resample's Cohen's kappa from text weights (NaN: one side one outcome)."""
+    total = weights.sum(axis=1)
+    h, m = human.astype(float), machine.astype(float)
+    mean_h, mean_m = weights @ h / total, weights @ m / total
+    agree = weights @ (h == m).astype(float) / total
+    expected = mean_h * mean_m + (1 - mean_h) * (1 - mean_m)
+    valid = (mean_h > 0) & (mean_h < 1) & (mean_m > 0) & (mean_m < 1)
+    return np.where(valid, (agree - expected) / np.where(valid, 1 - expected, 1), np.nan)
 
 
 def _weighted_auc(weights: np.ndarray, human: np.ndarray, prob: np.ndarray | None):

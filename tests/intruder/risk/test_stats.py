@@ -171,3 +171,14 @@ def test_a_bootstrap_with_few_usable_resamples_prints_no_interval_and_says_why()
     assert result.kappa is not None and result.kappa_ci_low is None
     assert "kappa interval: not enough data" in result.note
     assert "person resamples have both outcomes" in result.note
+
+
+def test_no_interval_note_for_a_statistic_that_is_not_there():
+    from intruder.risk.stats import agreement
+
+    # The machine identifies every text: no kappa, so no word on a kappa interval.
+    human = [i % 3 == 0 for i in range(24)]
+    prob = [0.9 if h else 0.2 for h in human]
+    result = agreement(human, [True] * 24, prob, persons=[f"p{i // 2}" for i in range(24)])
+    assert result.kappa is None and result.auc is not None
+    assert "kappa interval" not in result.note and result.auc_ci_low is not None
