@@ -119,6 +119,17 @@ class Study(models.Model):
         help_text="When a judged text counts as identified by humans: one rule for every "
         "table, plot, statistic and export of the risk report.",
     )
+    # The human threat model: who the intruders are. The human rate depends on it, so the
+    # risk report prints these (and says when they are empty).
+    intruder_population = models.TextField(
+        blank=True, help_text="Who the intruders are, e.g. UK adults on Prolific."
+    )
+    intruder_recruitment = models.TextField(
+        blank=True, help_text="How they were recruited and screened, e.g. Prolific's filters."
+    )
+    intruder_familiarity = models.TextField(
+        blank=True, help_text="How familiar they may be with the persons described."
+    )
     # Closed by default: a study opens only once its researcher has checked it (and written
     # the consent text, see clean()).
     is_open = models.BooleanField(default=False, help_text="Whether new participants may enrol.")

@@ -5,12 +5,16 @@ identified when that mean cosine passes the cut-off; M and SD are taken over tho
 means and "% identified" is the share of texts identified (unit="text", the default).
 unit="judgment" treats every judgment as one observation instead.
 
-Standard error. SE % identified = 100 * sd(x) / sqrt(n) with x the 0/1 identified
-indicator and sd the sample SD (ddof = 1), i.e. 100 * sqrt(p (1 - p) / (n - 1)). This
-reproduces the paper's published SEs: Table 4, Cumberbatch 2 of 43 texts,
-100 * sqrt(0.0465 * 0.9535 / 42) = 3.25 (the n denominator would give 3.21); Table 7,
-Adele 23 of 59, 100 * sqrt(0.3898 * 0.6102 / 58) = 6.40; section 4.2.1, 285 of 1080
-texts, 1.34.
+Interval. Every rate has its 95 % Wilson interval (`ci_low`, `ci_high`, from
+`intruder.risk.stats.wilson`, the one interval method for rates on every page and CLI,
+the risk report's too); pages and `analyse_study` give the rate with it.
+
+Standard error (paper comparison only). SE % identified = 100 * sd(x) / sqrt(n) with x
+the 0/1 identified indicator and sd the sample SD (ddof = 1), i.e.
+100 * sqrt(p (1 - p) / (n - 1)). This reproduces the paper's published SEs: Table 4,
+Cumberbatch 2 of 43 texts, 100 * sqrt(0.0465 * 0.9535 / 42) = 3.25 (the n denominator
+would give 3.21); Table 7, Adele 23 of 59, 100 * sqrt(0.3898 * 0.6102 / 58) = 6.40;
+section 4.2.1, 285 of 1080 texts, 1.34.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import pandas as pd
 
 from intruder.analysis.frames import judged_texts
 from intruder.analysis.per_text import per_text
+from intruder.risk.stats import wilson
 
 Unit = Literal["text", "judgment"]
 By = Literal["target", "group", "overall"]
@@ -49,6 +54,12 @@ def percent_se(identified: pd.Series) -> float:
     return float(100.0 * values.std(ddof=1) / np.sqrt(n))
 
 
+def rate_text(row: dict) -> str:
+    """Return a rates row as the platform prints every rate: '10.7 % (95 % CI 3.7 to 27.2,
+    3 of 28)', the Wilson form of the risk report too (never an SE: 0 at 100 % of 4 texts)."""
+    return wilson(int(row["n_identified"]), int(row["n"])).text()
+
+
 def _summarise(observations: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Aggregate observations (cosine, identified, n_judgments) per `keys`."""
     rows = []
@@ -56,6 +67,7 @@ def _summarise(observations: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     for key, part in groups:
         key = key if isinstance(key, tuple) else (key,)
         n = len(part)
+        interval = wilson(int(part["identified"].sum()), n)
         rows.append(
             {
                 **dict(zip(keys, key, strict=True)),
@@ -65,11 +77,15 @@ def _summarise(observations: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
                 "sd_cosine": float(part["cosine"].std(ddof=1)) if n > 1 else float("nan"),
                 "n_identified": int(part["identified"].sum()),
                 "pct_identified": 100.0 * float(part["identified"].mean()) if n else float("nan"),
+                "ci_low": interval.ci_low,
+                "ci_high": interval.ci_high,
                 "se_pct_identified": percent_se(part["identified"]),
             }
         )
     columns = [*keys, "n", "n_judgments", "mean_cosine", "sd_cosine", "n_identified"]
-    return pd.DataFrame(rows, columns=[*columns, "pct_identified", "se_pct_identified"])
+    return pd.DataFrame(
+        rows, columns=[*columns, "pct_identified", "ci_low", "ci_high", "se_pct_identified"]
+    )
 
 
 def identification_rates(

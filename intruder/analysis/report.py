@@ -61,6 +61,7 @@ class Report:
         }
         if overall is not None and not overall.empty:
             result["overall"] = records(overall)[0]
+            result["overall_text"] = rates.rate_text(result["overall"])
         if agree is not None and not agree.empty:
             result["self_report_agreement_pct"] = _plain(agree["pct_agreement"].iloc[0])
             if self.paper_match:

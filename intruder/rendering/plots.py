@@ -29,7 +29,7 @@ def to_svg(figure: Figure) -> str:
 
 
 def plot_target_rates(report: Report) -> str | None:
-    """Bar chart of % identified (± SE) per target, with the paper's values where matched."""
+    """Bar chart of % identified (95 % Wilson CI) per target, with the paper's values."""
     table = report.tables.get("rates_target_paper", report.tables.get("rates_target"))
     if table is None or table.empty:
         return None
@@ -37,18 +37,21 @@ def plot_target_rates(report: Report) -> str | None:
     labels = [f"{n} ({g})" for n, g in zip(table["target_name"], table["group"], strict=True)]
     y = np.arange(len(table))
     figure, axes = plt.subplots(figsize=(7, 0.3 * len(table) + 1.2))
+    rate = table["pct_identified"].astype(float)
+    below = (rate - table["ci_low"].astype(float)).clip(lower=0).fillna(0)
+    above = (table["ci_high"].astype(float) - rate).clip(lower=0).fillna(0)
     axes.barh(
         y,
-        table["pct_identified"],
-        xerr=table["se_pct_identified"].fillna(0),
+        rate,
+        xerr=np.vstack([below.to_numpy(), above.to_numpy()]),
         color="#4c72b0",
-        label="this study (± SE)",
+        label="this study (95 % Wilson CI)",
     )
     if "paper_pct_identified" in table.columns and table["paper_pct_identified"].notna().any():
         axes.plot(table["paper_pct_identified"], y, "o", color="#dd8452", label="paper")
     axes.set_yticks(y, labels, fontsize=8)
     axes.set_xlabel("% texts identified")
-    axes.legend(loc="lower right", fontsize=8)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
     return to_svg(figure)
 
 

@@ -11,8 +11,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from intruder.analysis.frontier import plot_frontier
 from intruder.rendering.plots import to_svg
 from intruder.risk.report import STRONGEST
+from intruder.risk.stats import p_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -78,8 +80,13 @@ def plot_rates(report: RiskReport, by: str) -> Figure | None:
     axes.invert_yaxis()
     axes.set_xlim(0, 105)
     axes.set_xlabel("% of texts re-identified (95 % Wilson CI)")
-    axes.legend(fontsize=8, loc="lower right")
+    outside_legend(axes)
     return figure
+
+
+def outside_legend(axes: Any) -> None:
+    """Put the legend right of the axes, where it covers no bar, point or line."""
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
 def plot_person_scatter(report: RiskReport) -> Figure | None:
@@ -102,11 +109,11 @@ def plot_person_scatter(report: RiskReport) -> Figure | None:
     if correlation is not None and correlation.rho is not None:
         axes.set_title(
             f"Spearman rho = {correlation.rho:.2f} "
-            f"[{correlation.ci_low:.2f}, {correlation.ci_high:.2f}], p = {correlation.p:.3f}, "
+            f"[{correlation.ci_low:.2f}, {correlation.ci_high:.2f}], {p_text(correlation.p)}, "
             f"n = {correlation.n}",
             fontsize=9,
         )
-    axes.legend(fontsize=8)
+    outside_legend(axes)
     return figure
 
 
@@ -125,7 +132,7 @@ def plot_roc(report: RiskReport) -> Figure | None:
     axes.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
     axes.set_xlabel("false positive rate")
     axes.set_ylabel("true positive rate")
-    axes.legend(fontsize=8, loc="lower right")
+    outside_legend(axes)
     return figure
 
 
@@ -166,7 +173,7 @@ def plot_open_world(report: RiskReport) -> Figure | None:
     axes.set_xlabel("candidates N (log scale)")
     axes.set_ylabel("% of texts re-identified")
     axes.set_ylim(-3, 105)
-    axes.legend(fontsize=8)
+    outside_legend(axes)
     return figure
 
 
@@ -177,6 +184,9 @@ MAKERS = {
     "plot_roc": plot_roc,
     "plot_risk_vs_masking": plot_risk_vs_masking,
     "plot_open_world": plot_open_world,
+    "plot_frontier": lambda r: plot_frontier(
+        r.tables.get("frontier", pd.DataFrame()), (r.settings.get("tpi") or {}).get("metric", "TPI")
+    ),
 }
 PLOT_TITLES = {
     "plot_rates_group": "Per group: humans beside the machine",
@@ -185,6 +195,7 @@ PLOT_TITLES = {
     "plot_roc": "ROC: the machine's probability as a predictor of human identification",
     "plot_risk_vs_masking": "Risk vs words masked, per method",
     "plot_open_world": "Open-world ladder: TRIR against the number of candidates",
+    "plot_frontier": "Privacy-utility frontier: strongest TRIR against utility and words masked",
 }
 
 

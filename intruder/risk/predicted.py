@@ -236,13 +236,37 @@ def predict_with_intervals(
 
 
 def validation_text(calibration: Calibration) -> str:
-    """Return how the calibration held up out of sample, in words ('' where unknown)."""
+    """Return what the model was fitted on and how it held up out of sample, in one sentence.
+
+    Shown wherever a predicted rate is (page, HTML, PDF, table files, risk-check panel): a
+    prediction without its validation reads as a measurement. The leave-one-person-out rho
+    has its Fisher z interval; the MAE is set beside the baseline it must beat (predicting
+    every person at the mean of the others). The calibration stores no per-person errors, so
+    the MAE has no interval; the sentence says so.
+    """
+    from intruder.risk.stats import fisher_interval
+
     lopo = (calibration.validation or {}).get("study2_lopo") or {}
+    fitted = f"Predicted by a model fitted on {calibration.fitted_on}" + (
+        f" at N = {calibration.n_candidates} candidates" if calibration.n_candidates else ""
+    )
     if not lopo:
-        return ""
+        return f"{fitted}; no out-of-sample validation is stored with it."
+    low, high = fisher_interval(float(lopo["rho"]), int(lopo["n"]))
+    interval = f", 95 % CI {low:.2f} to {high:.2f}" if low is not None else ""
+    baseline = (calibration.validation or {}).get("study2_lopo_mean_baseline_mae_pp")
+    versus = (
+        f" against {baseline:.1f} for predicting the mean (the baseline it "
+        + ("beats" if lopo["mae_pp"] < baseline else "does not beat")
+        + ")"
+        if baseline is not None
+        else " (no baseline stored)"
+    )
     return (
-        f"leave-one-person-out on its {lopo['n']} persons: Spearman rho = {lopo['rho']:.2f}, "
-        f"mean absolute error {lopo['mae_pp']:.1f} percentage points"
+        f"{fitted}; leave-one-person-out on its {lopo['n']} persons: Spearman rho = "
+        f"{lopo['rho']:.2f}{interval} (Fisher z), mean absolute error "
+        f"{lopo['mae_pp']:.1f} percentage points{versus}; the MAE has no interval (the "
+        "calibration stores no per-person errors)."
     )
 
 

@@ -9,46 +9,79 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from csv_safe import frame_csv
 from intruder.analysis.report import records
 from intruder.risk.plots import PLOT_TITLES, plain_text, risk_figures, risk_svgs
 from intruder.risk.report import RISK_TABLE_TITLES, RiskReport
+from intruder.risk.stats import NOT_ENOUGH, p_text
 
-# Tables printed in the PDF (the long per-text ones are in the CSV/JSON files).
-PDF_TABLES = (
-    "trir_by_method",
-    "rates_group",
-    "rates_target",
-    "sensitivity",
-    "coverage",
-    "open_world",
-    "llm_intruder",
-    "agreement",
-)
+# Tables the PDF leaves to the CSV/JSON files (its first page says so): one row per text and
+# method of every method, hundreds of pages for a real study.
+PDF_FILE_ONLY = ("machine_per_text",)
 PDF_ROWS_PER_PAGE = 24
-# A PDF table page holds the key columns and at most this many others (landscape A4).
-PDF_COLUMNS_PER_PAGE = 7
+PDF_LINES_PER_PAGE = 84
+PDF_WRAP = 110
+# Landscape A4 in points, less margins; 7 pt text takes up to about 3.9 pt per character.
+PDF_TABLE_WIDTH_PT = 800.0
+PDF_CHAR_PT = 3.9
+PDF_FONT_PT = 7.0
+PDF_MIN_FONT_PT = 5.0
+PDF_CELL_CHARS = 26
 KEY_COLUMNS = ("method", "group", "target_name", "rule", "attack", "texts", "run", "candidates")
 DROPPED_FROM_DISPLAY = ("roc", "label", "target_key", "external_id")
 
 
-def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Return `frame` for reading: each rate and its Wilson CI in one cell, '12.5 [3.1, 40.2]'.
+# Statistics printed as "needs ..." below their minimum sample, and the column that says why.
+STATISTIC_NOTES = {
+    "rho": "rho_note",
+    "rho_p": "rho_note",
+    "kappa": "kappa_note",
+    "mcnemar_statistic": "note",
+    "mcnemar_p": "note",
+    "auc": "note",
+}
+P_COLUMNS = ("rho_p", "mcnemar_p")
 
-    The CSV/JSON files keep the numbers apart; pages, HTML and PDF show this form, which
-    halves the columns (no column is cut off at 1280 px).
+
+def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return `frame` for reading, every cell a string: the one display form of a table.
+
+    Each rate and its Wilson CI share one cell, '12.5 [3.1, 40.2]' (half the columns, none
+    cut off at 1280 px), rho its Fisher z interval; p-values read '0.487' or '< 0.001'; a
+    statistic below its minimum sample says what it needs ('not enough data: needs 5 persons,
+    has 3'), never 'None'. The CSV/JSON files keep the numbers apart.
     """
-    shown = frame.copy()
+    shown = frame.copy().astype(object)
+    for column, note in STATISTIC_NOTES.items():
+        if column not in shown:
+            continue
+        note = note if note in shown else "note"
+        why = shown[note] if note in shown else pd.Series([""] * len(shown), index=shown.index)
+        shown[column] = [
+            (str(reason) or NOT_ENOUGH) if _missing(value) else value
+            for value, reason in zip(shown[column], why, strict=True)
+        ]
+    for column in P_COLUMNS:
+        if column in shown:
+            shown[column] = [
+                v if isinstance(v, str) else p_text(v).removeprefix("p = ").removeprefix("p ")
+                for v in shown[column]
+            ]
     for low in [c for c in frame.columns if c.endswith("ci_low")]:
         prefix = low[: -len("ci_low")]
         high = f"{prefix}ci_high"
-        value = f"{prefix}pct_identified" if prefix in ("human_", "llm_") else f"trir_{prefix[:-1]}"
+        if prefix in ("rho_", "kappa_", "auc_"):
+            value, digits = prefix[:-1], 2
+        elif prefix in ("human_", "llm_"):
+            value, digits = f"{prefix}pct_identified", 1
+        else:
+            value, digits = f"trir_{prefix[:-1]}", 1
         if value not in shown or high not in shown:
             continue
         shown[value] = [
-            _with_ci(v, lo, hi)
+            _with_ci(v, lo, hi, digits)
             for v, lo, hi in zip(shown[value], shown[low], shown[high], strict=True)
         ]
         shown = shown.drop(columns=[low, high])
@@ -56,20 +89,88 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     drop = [
         c for c in DROPPED_FROM_DISPLAY if c in shown and ("target_name" in shown or c == "roc")
     ]
-    return shown.drop(columns=drop)
+    drop += [c for c in ("rho_note", "kappa_note") if c in shown]
+    shown = shown.drop(columns=drop)
+    return shown.map(_display_value)
 
 
-def _with_ci(value: Any, low: Any, high: Any) -> str | None:
-    if value is None or pd.isna(value):
-        return None
-    if low is None or pd.isna(low):
-        return f"{value:.1f}"
-    return f"{value:.1f} [{low:.1f}, {high:.1f}]"
+def _missing(value: Any) -> bool:
+    return value is None or (not isinstance(value, str) and pd.isna(value))
 
 
-def table_json(frame: pd.DataFrame) -> str:
-    """Return a table as a JSON array of row objects (NaN -> null)."""
-    return json.dumps(records(frame), indent=1, ensure_ascii=False)
+def _display_value(value: Any) -> str:
+    if _missing(value):
+        return "—"
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, float | np.floating):
+        return f"{value:.3g}" if abs(value) < 1 else f"{value:.1f}"
+    return str(value)
+
+
+def _with_ci(value: Any, low: Any, high: Any, digits: int = 1) -> Any:
+    if isinstance(value, str) or _missing(value):
+        return value
+    if _missing(low):
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def table_source(report: RiskReport, name: str) -> dict[str, Any]:
+    """Return where a table file's data came from: every CSV and JSON file carries it.
+
+    A file read without the report (a spreadsheet, a script) still says which study, run and
+    software made it, and whether the human data behind it are SIMULATED.
+    """
+    p, settings = report.provenance or {}, report.settings
+    return {
+        "table": name,
+        "title": RISK_TABLE_TITLES[name],
+        "note": report.notes.get(name, ""),
+        "source": (
+            f"study {settings.get('study')}, attack run {settings.get('run')}, generated "
+            f"{p.get('generated_at')} by {p.get('software')} {p.get('version')} (commit "
+            f"{p.get('git_commit')})"
+        ),
+        "human_data_simulated": bool(settings.get("human_data_simulated")),
+    }
+
+
+# The columns every table CSV ends with (its provenance, repeated on each row so that any
+# CSV reader keeps it; a comment line would break them).
+SOURCE_COLUMNS = ("source", "human_data_simulated")
+
+
+def table_csv(report: RiskReport, name: str) -> str:
+    """Return a table as CSV (through `csv_safe`), each row ending with its provenance."""
+    from csv_safe import SafeWriter
+
+    frame = report.tables[name]
+    source = table_source(report, name)
+    buffer = io.StringIO()
+    writer = SafeWriter(buffer, lineterminator="\n")
+    writer.writerow([*frame.columns, *SOURCE_COLUMNS])
+    extra = [source[c] for c in SOURCE_COLUMNS]
+    for row in records(frame):
+        writer.writerow([_csv_value(v) for v in row.values()] + extra)
+    return buffer.getvalue()
+
+
+def _csv_value(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def table_json(report: RiskReport, name: str) -> str:
+    """Return a table as JSON: its provenance, then its rows as objects (NaN -> null)."""
+    return json.dumps(
+        {**table_source(report, name), "rows": records(report.tables[name])},
+        indent=1,
+        ensure_ascii=False,
+    )
 
 
 def summary_json(report: RiskReport) -> str:
@@ -80,12 +181,7 @@ def summary_json(report: RiskReport) -> str:
 def html_table(frame: pd.DataFrame) -> str:
     """Return `frame` as an escaped HTML table (rates with their CI in one cell)."""
     return display_frame(frame).to_html(
-        index=False,
-        escape=True,
-        na_rep="—",
-        float_format=lambda v: f"{v:.3g}" if abs(v) < 1 else f"{v:.1f}",
-        border=0,
-        classes="analysis-table",
+        index=False, escape=True, na_rep="—", border=0, classes="analysis-table"
     )
 
 
@@ -107,12 +203,35 @@ def report_context(report: RiskReport) -> dict[str, Any]:
             {
                 "name": name,
                 "title": RISK_TABLE_TITLES[name],
+                "note": report.notes.get(name, ""),
                 "html": mark_safe(html_table(frame)),
                 "rows": len(frame),
                 "folded": name in ("per_text", "machine_per_text", "rates_target"),
             }
             for name, frame in report.tables.items()
+            if name != "frontier"
         ],
+        "frontier": frontier_section(report),
+    }
+
+
+def frontier_section(report: RiskReport) -> dict[str, Any]:
+    """Return the frontier's own section (utility metric, note, table); its plot is a plot."""
+    from django.utils.safestring import mark_safe
+
+    table = report.tables.get("frontier")
+    if table is None or table.empty:
+        return {}
+    tpi = report.settings.get("tpi") or {}
+    metric = tpi.get("metric", "TPI")
+    return {
+        "title": RISK_TABLE_TITLES["frontier"],
+        "metric": metric,
+        "ic_source": tpi.get("ic_source"),
+        "computed": bool(tpi.get("computed")),
+        "note": report.notes.get("frontier", ""),
+        "rows": len(table),
+        "html": mark_safe(html_table(table.rename(columns={"tpi": metric}))),
     }
 
 
@@ -124,6 +243,7 @@ def threat_rows(report: RiskReport) -> dict[str, list[tuple[str, str]]]:
     human, machine = threat["human"], threat["machine"]
     per_text = human.get("judgments_per_text") or {}
     simulated = human.get("simulated_intruders")
+    planned = human.get("judgments_per_text_planned")
     human_rows = [
         ("World", human["world"]),
         ("Instructions", textwrap.shorten(str(human.get("instructions", "—")), 300)),
@@ -132,11 +252,13 @@ def threat_rows(report: RiskReport) -> dict[str, list[tuple[str, str]]]:
             f"{human.get('intruders', '—')}"
             + (f" ({simulated} SIMULATED by the demo, not people)" if simulated else ""),
         ),
+        *[(label, _filled(human, key)) for key, label in HUMAN_FIELDS.items()],
         (
             "Judgments per text",
             f"{per_text.get('mean', 0):.1f} on average ({per_text.get('min')} to "
             f"{per_text.get('max')}), {human.get('judgments')} in all, "
             f"{human.get('texts_judged')} texts"
+            + (f"; {planned} planned per text" if planned else "")
             if per_text
             else "published rates (no per-text data)",
         ),
@@ -169,6 +291,19 @@ def threat_rows(report: RiskReport) -> dict[str, list[tuple[str, str]]]:
     return {"Human intruders": human_rows, "Machine attacker": machine_rows}
 
 
+# The researcher's words on who the intruders are (study settings); the report says when empty.
+HUMAN_FIELDS = {
+    "population": "Population",
+    "recruitment": "Recruitment and screening",
+    "familiarity": "Familiarity with the persons",
+}
+NOT_RECORDED = "not recorded: fill it in on the study's settings (the human rate depends on it)"
+
+
+def _filled(human: dict[str, Any], key: str) -> str:
+    return str(human.get(key) or "").strip() or NOT_RECORDED
+
+
 def _background_size(machine: dict[str, Any]) -> str:
     if machine.get("background_descriptions_per_person_median") is not None:
         value = machine["background_descriptions_per_person_median"]
@@ -197,7 +332,12 @@ def provenance_rows(report: RiskReport) -> list[tuple[str, str]]:
             f"{model.get('name')}, {model.get('weights_file')} SHA-256 "
             f"{model.get('weights_sha256')}",
         ),
-        ("Attack settings", json.dumps(p.get("attack_config") or {}, sort_keys=True)),
+        (
+            "Attack settings",
+            json.dumps(p["attack_config"], sort_keys=True)
+            if p.get("attack_config")
+            else "the attacks' defaults (no setting overridden)",
+        ),
         ("Seed · folds", f"{p.get('seed')} · {p.get('folds') or '—'}"),
         ("Threshold · rule", f"{p.get('threshold')} · {p.get('identified_rule')}"),
         ("Counts", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())),
@@ -213,108 +353,223 @@ def standalone_html(report: RiskReport, title: str) -> str:
     )
 
 
+def pdf_tables(report: RiskReport) -> list[str]:
+    """Return the tables the PDF prints: every table but those the PDF names as file-only."""
+    return [
+        name
+        for name, frame in report.tables.items()
+        if name not in PDF_FILE_ONLY and frame is not None and not frame.empty
+    ]
+
+
+def pdf_pages(report: RiskReport, title: str) -> list[tuple[str, Any]]:
+    """Return the PDF's figures in order, each with what it shows (the caller closes them)."""
+    pages: list[tuple[str, Any]] = [
+        ("summary", _text_page(chunk)) for chunk in _chunks(pdf_text_lines(report, title))
+    ]
+    for name, figure in risk_figures(report).items():
+        figure.suptitle(PLOT_TITLES[name], fontsize=10)
+        pages.append((name, figure))
+    for name in pdf_tables(report):
+        pages += [(name, page) for page in _table_pages(report, name)]
+    return pages
+
+
 def pdf_bytes(
     report: RiskReport, title: str, progress: Callable[[int, int, str], None] | None = None
 ) -> bytes:
-    """Return the report as a PDF: summary page, plots, then the main tables.
+    """Return the report as a PDF: summary pages, plots, then every table but the file-only.
 
-    `progress(done, total, message)` is told after each part (the PDF job's progress bar).
+    `progress(done, total, message)` is told after each page (the PDF job's progress bar).
     """
     import matplotlib.pyplot as plt
     from matplotlib.backends.backend_pdf import PdfPages
 
-    tables = [n for n in PDF_TABLES if report.tables.get(n) is not None]
-    tables = [n for n in tables if not report.tables[n].empty]
-    total = 2 + len(tables)
-
-    def told(done: int, message: str) -> None:
-        if progress is not None:
-            progress(done, total, message)
-
     buffer = io.BytesIO()
     with plain_text(), PdfPages(buffer) as pdf:
-        pdf.savefig(_text_page(report, title))
-        told(1, "summary page")
-        for name, figure in risk_figures(report).items():
-            figure.suptitle(PLOT_TITLES[name], fontsize=10)
-            pdf.savefig(figure, bbox_inches="tight")
+        pages = pdf_pages(report, title)
+        for done, (name, figure) in enumerate(pages, 1):
+            pdf.savefig(figure, bbox_inches="tight" if name in PLOT_TITLES else None)
             plt.close(figure)
-        told(2, "plots")
-        for done, name in enumerate(tables, 3):
-            for page in _table_pages(report.tables[name], name):
-                pdf.savefig(page)
-                plt.close(page)
-            told(done, f"table {name}")
+            if progress is not None:
+                progress(done, len(pages), name)
     return buffer.getvalue()
 
 
 def pdf_text_lines(report: RiskReport, title: str) -> list[str]:
-    """Return the PDF's first page as lines: warnings, threat models, summary, provenance."""
-    lines = [*textwrap.wrap(title, 95), ""]
+    """Return the PDF's text pages as lines: warnings, threat models, summary, predicted risk,
+    where each table is, provenance."""
+    lines = [*textwrap.wrap(title, PDF_WRAP), ""]
     for warning in report.warnings:
-        lines += [*textwrap.wrap(f"! {warning}", 95), ""]
+        lines += [*textwrap.wrap(f"! {warning}", PDF_WRAP), ""]
     for side, rows in threat_rows(report).items():
         lines.append(f"THREAT MODEL: {side.upper()}")
         for label, value in rows:
-            lines += textwrap.wrap(f"{label}: {value}", 95, subsequent_indent="    ")
+            lines += textwrap.wrap(f"{label}: {value}", PDF_WRAP, subsequent_indent="    ")
         lines.append("")
     lines.append("SUMMARY")
     for paragraph in report.paragraphs:
-        lines += [*textwrap.wrap(paragraph, 95), ""]
+        lines += [*textwrap.wrap(paragraph, PDF_WRAP), ""]
+    predicted = report.settings.get("predicted_human")
+    if predicted:
+        lines += textwrap.wrap(f"Predicted human risk: {predicted}", PDF_WRAP)
+        lines.append("")
+    lines.append("TABLES")
+    printed = pdf_tables(report)
+    lines += textwrap.wrap(
+        "Printed after the plots: " + "; ".join(RISK_TABLE_TITLES[n] for n in printed) + ".",
+        PDF_WRAP,
+    )
+    files_only = [n for n in report.tables if n not in printed]
+    if files_only:
+        lines += textwrap.wrap(
+            "In the CSV/JSON files only (too long to print): "
+            + "; ".join(f"{RISK_TABLE_TITLES[n]} ({n}.csv)" for n in files_only)
+            + ".",
+            PDF_WRAP,
+        )
+    lines.append("")
     lines.append("PROVENANCE")
     for label, value in provenance_rows(report):
-        lines += textwrap.wrap(f"{label}: {value}", 95, subsequent_indent="    ")
+        lines += textwrap.wrap(f"{label}: {value}", PDF_WRAP, subsequent_indent="    ")
     return lines
 
 
-def _text_page(report: RiskReport, title: str) -> Any:
+def _chunks(lines: list[str]) -> list[list[str]]:
+    return [
+        lines[i : i + PDF_LINES_PER_PAGE] for i in range(0, len(lines), PDF_LINES_PER_PAGE)
+    ] or [[]]
+
+
+def _text_page(lines: list[str]) -> Any:
     import matplotlib.pyplot as plt
 
     figure = plt.figure(figsize=(8.27, 11.69))  # A4
-    text = "\n".join(pdf_text_lines(report, title))
-    figure.text(0.06, 0.97, text, va="top", ha="left", fontsize=7.5, family="serif")
+    figure.text(0.05, 0.97, "\n".join(lines), va="top", ha="left", fontsize=7, family="serif")
     return figure
 
 
-def _table_pages(frame: pd.DataFrame, name: str) -> list[Any]:
-    """Return landscape A4 pages of a table: key columns repeated, long cells wrapped."""
-    shown = display_frame(frame).drop(columns=[c for c in ("note",) if c in frame.columns])
+def _table_pages(report: RiskReport, name: str) -> list[Any]:
+    """Return landscape A4 pages of a table, each with the table's note under its title.
+
+    Columns are measured: a table that fits the page width is one page per 24 rows; a wider
+    one is first set smaller (down to 5 pt), then split into as few column parts as fit, of
+    even width (the key columns repeated in each), so no part holds a lone column.
+    """
+    shown = display_frame(report.tables[name])
+    shown = shown.drop(columns=[c for c in ("note",) if c in shown])
+    cells = shown.map(_cell)
+    header = {c: _header(c) for c in shown.columns}
+    chars = {
+        c: 3 + max(_longest(header[c]), *(_longest(v) for v in cells[c])) for c in shown.columns
+    }
+    font = min(
+        PDF_FONT_PT,
+        max(
+            PDF_MIN_FONT_PT, PDF_FONT_PT * PDF_TABLE_WIDTH_PT / (PDF_CHAR_PT * sum(chars.values()))
+        ),
+    )
+    widths = {c: PDF_CHAR_PT * font / PDF_FONT_PT * n for c, n in chars.items()}
     keys = [c for c in shown.columns if c in KEY_COLUMNS]
     rest = [c for c in shown.columns if c not in keys]
-    chunks = [rest[i : i + PDF_COLUMNS_PER_PAGE] for i in range(0, len(rest), PDF_COLUMNS_PER_PAGE)]
+    parts = _column_parts(rest, widths, PDF_TABLE_WIDTH_PT - sum(widths[c] for c in keys))
+    note = report.notes.get(name, "")
     pages = []
     for start in range(0, len(shown), PDF_ROWS_PER_PAGE):
-        rows = shown.iloc[start : start + PDF_ROWS_PER_PAGE]
-        for part, columns in enumerate(chunks or [[]], 1):
-            pages.append(_table_page(rows[[*keys, *columns]], name, part, len(chunks)))
+        rows = cells.iloc[start : start + PDF_ROWS_PER_PAGE]
+        for part, columns in enumerate(parts, 1):
+            suffix = f" (columns, part {part} of {len(parts)})" if len(parts) > 1 else ""
+            pages.append(
+                _table_page(
+                    rows[[*keys, *columns]],
+                    [header[c] for c in [*keys, *columns]],
+                    [widths[c] for c in [*keys, *columns]],
+                    RISK_TABLE_TITLES[name] + suffix,
+                    note,
+                    font,
+                )
+            )
     return pages
 
 
-def _table_page(frame: pd.DataFrame, name: str, part: int, parts: int) -> Any:
+def _column_parts(columns: list[str], widths: dict[str, float], room: float) -> list[list[str]]:
+    """Split `columns` into the fewest parts that fit `room`, of about even width."""
+    total = sum(widths[c] for c in columns)
+    count = max(1, int(np.ceil(total / max(room, 1.0))))
+    count = min(count, max(1, len(columns)))
+    while True:
+        target = total / count
+        parts: list[list[str]] = [[]]
+        used = 0.0
+        for column in columns:
+            if parts[-1] and len(parts) < count and used + widths[column] > target * 1.0001:
+                parts.append([])
+                used = 0.0
+            parts[-1].append(column)
+            used += widths[column]
+        if all(sum(widths[c] for c in part) <= room for part in parts) or count >= len(columns):
+            return parts
+        count += 1
+
+
+def _header(column: str) -> str:
+    return "\n".join(textwrap.wrap(str(column).replace("_", " "), 12, break_long_words=True))
+
+
+def _longest(text: str) -> int:
+    return max((len(line) for line in str(text).split("\n")), default=0)
+
+
+def _table_page(
+    cells: pd.DataFrame,
+    header: list[str],
+    widths: list[float],
+    title: str,
+    note: str,
+    font: float = 7.0,
+) -> Any:
+    """Draw one table page: column widths and row heights from the text they hold."""
     import matplotlib.pyplot as plt
 
-    cells = [[_cell(v) for v in row] for row in frame.itertuples(index=False)]
-    header = ["\n".join(textwrap.wrap(str(c).replace("_", " "), 14)) for c in frame.columns]
-    lines = max([1, *(c.count("\n") + 1 for row in cells for c in row)])
-    figure, axes = plt.subplots(figsize=(11.69, 8.27))  # A4 landscape
+    page_w, page_h = 11.69 * 72, 8.27 * 72
+    figure = plt.figure(figsize=(11.69, 8.27))  # A4 landscape
+    figure.text(0.03, 0.965, title, fontsize=10, va="top")
+    top = 0.93
+    if note:
+        wrapped = textwrap.wrap(note, 190)
+        figure.text(0.03, top, "\n".join(wrapped), fontsize=7, va="top", color="#444")
+        top -= (len(wrapped) * 9 + 6) / page_h
+    line_pt = font * 9 / 7
+    header_lines = max(h.count("\n") + 1 for h in header)
+    row_lines = [max(v.count("\n") + 1 for v in row) for row in cells.itertuples(index=False)]
+    heights = [header_lines * line_pt + 4, *(n * line_pt + 3 for n in row_lines)]
+    width = sum(widths)
+    axes = figure.add_axes((0.03, 0.03, width / page_w, top - 0.03))
     axes.axis("off")
-    suffix = f" (columns, part {part} of {parts})" if parts > 1 else ""
-    axes.set_title(RISK_TABLE_TITLES[name] + suffix, fontsize=10)
-    table = axes.table(cellText=cells, colLabels=header, loc="upper center", cellLoc="left")
+    axes_h = (top - 0.03) * page_h
+    table = axes.table(
+        cellText=[list(row) for row in cells.itertuples(index=False)],
+        colLabels=header,
+        colWidths=[w / width for w in widths],
+        cellLoc="left",
+        bbox=(0, 1 - sum(heights) / axes_h, 1, sum(heights) / axes_h),
+    )
     table.auto_set_font_size(False)
-    table.set_fontsize(7)
+    table.set_fontsize(font)
     for (row, _), cell in table.get_celld().items():
-        cell.set_height((0.045 if row == 0 else 0.028 * lines) * 24 / max(PDF_ROWS_PER_PAGE, 1))
-    table.auto_set_column_width(list(range(len(frame.columns))))
+        cell.set_height(heights[row] / axes_h)
+        cell.PAD = 0.02
+        if row == 0:
+            cell.set_facecolor("#eeeeee")
     return figure
 
 
-def _cell(value: Any) -> str:
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 1 else f"{value:.1f}"
-    return "\n".join(textwrap.wrap(str(value), 24)[:3])
+def _cell(value: str) -> str:
+    """Wrap a display cell to at most 3 lines of PDF_CELL_CHARS (longer text is cut with …)."""
+    lines = textwrap.wrap(str(value), PDF_CELL_CHARS, break_long_words=True) or [""]
+    if len(lines) > 3:
+        lines = [*lines[:2], textwrap.shorten(" ".join(lines[2:]), PDF_CELL_CHARS, placeholder="…")]
+    return "\n".join(lines)
 
 
 def write_risk_report(
@@ -324,9 +579,9 @@ def write_risk_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for name, frame in report.tables.items():
-        (out / f"{name}.csv").write_text(frame_csv(frame), encoding="utf-8")
-        (out / f"{name}.json").write_text(table_json(frame), encoding="utf-8")
+    for name in report.tables:
+        (out / f"{name}.csv").write_text(table_csv(report, name), encoding="utf-8")
+        (out / f"{name}.json").write_text(table_json(report, name), encoding="utf-8")
         written += [out / f"{name}.csv", out / f"{name}.json"]
     (out / "summary.json").write_text(summary_json(report), encoding="utf-8")
     written.append(out / "summary.json")

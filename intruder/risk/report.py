@@ -25,10 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from attacks.strongest import STRONGEST
+from intruder.analysis.frontier import FRONTIER_TITLE, frontier_table
 from intruder.risk.methods import is_baseline
 from intruder.risk.predicted import validation_text
 from intruder.risk.rules import DEFAULT_RULE, IDENTIFIED_RULES
@@ -39,16 +39,18 @@ from intruder.risk.stats import (
     Rate,
     agreement,
     outcome_rate,
+    p_text,
     spearman_with_ci,
+    strongest_null,
     wilson,
 )
 
 GROUP_ORDER = {"famous": 0, "semifamous": 1, "fictitious": 2}
 KEYS = {"target": ["group", "target_key", "target_name"], "group": ["group"]}
-NULL_PERMUTATIONS = 2000
 
 RISK_TABLE_TITLES: dict[str, str] = {
     "trir_by_method": "TRIR per method and attack, with the share of words masked",
+    "frontier": FRONTIER_TITLE,
     "rates_group": "Per group: humans beside each attack and the strongest adversary",
     "rates_target": "Per person: humans beside each attack and the strongest adversary",
     "sensitivity": "The headline under each definition of 'identified by humans', with all "
@@ -338,42 +340,6 @@ def coverage_table(machine: pd.DataFrame, outcomes: pd.DataFrame, method: str) -
     return pd.DataFrame(rows)
 
 
-def strongest_null(
-    results: pd.DataFrame, method: str, *, permutations: int = NULL_PERMUTATIONS, seed: int = 0
-) -> dict[str, float | int | None]:
-    """Return the permutation-null chance (%) of each attack and of the "any attack" rule.
-
-    The attacks' predictions stay as they are; the true persons are shuffled across texts,
-    so the null keeps how often attacks agree with each other. With attacks that disagree,
-    "any of k" succeeds by chance far more often than 1/N.
-    """
-    part = results[results["method"] == method]
-    if part.empty:
-        return {"strongest_null_pct": None, "permutations": 0}
-    predicted = part.pivot(index="description_id", columns="attack", values="predicted_key")
-    truth = part.groupby("description_id")["target_key"].first().reindex(predicted.index)
-    guesses = predicted.to_numpy(dtype=object)
-    true = truth.to_numpy(dtype=object)
-    rng = np.random.default_rng(seed)
-    any_hits = np.empty(permutations)
-    per_attack = np.zeros(guesses.shape[1])
-    for i in range(permutations):
-        shuffled = rng.permutation(true)
-        hits = guesses == shuffled[:, None]
-        any_hits[i] = hits.any(axis=1).mean()
-        per_attack += hits.mean(axis=0)
-    return {
-        "strongest_null_pct": 100.0 * float(any_hits.mean()),
-        "strongest_null_p95_pct": 100.0 * float(np.percentile(any_hits, 95)),
-        "attack_null_pct": {
-            str(a): 100.0 * float(v / permutations)
-            for a, v in zip(predicted.columns, per_attack, strict=True)
-        },
-        "permutations": permutations,
-        "texts": len(true),
-    }
-
-
 @dataclass
 class RiskReport:
     """Every table of a human-vs-machine report, its statistics and its written summary."""
@@ -387,6 +353,11 @@ class RiskReport:
     threat_model: dict[str, Any] = field(default_factory=dict)
     headline: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
+    # Per method, the permutation null (`strongest_null`), computed once: the threat model
+    # and the frontier read it here, so a chance level has one value in every form.
+    chance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Per table, the sentence that explains it, shown beside the table in every form.
+    notes: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         """Return the headline numbers as JSON-able values."""
@@ -413,6 +384,7 @@ class RiskReport:
             "agreement": records(agreement_rows) if agreement_rows is not None else [],
             "sensitivity": records(sensitivity) if sensitivity is not None else [],
             "summary_text": self.paragraphs,
+            "table_notes": self.notes,
             "warnings": self.warnings,
         }
 
@@ -467,7 +439,6 @@ def _sensitivity_rows(
     machine: pd.DataFrame, human_texts: pd.DataFrame, method: str, rule: str
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    attacks = [a for a in machine_attacks(machine) if a != STRONGEST]
     for name in IDENTIFIED_RULES:
         outcomes = human_outcomes(human_texts, name)
         if outcomes.empty:
@@ -476,10 +447,23 @@ def _sensitivity_rows(
         outcomes = outcomes[outcomes["method"] == method]
         head = _headline(machine, outcomes, method)
         per_text = human_vs_machine_per_text(machine, outcomes)
-        table, _ = agreement_table(per_text, attacks)
-        kappa = table.set_index("attack").loc[STRONGEST, "kappa"] if not table.empty else None
+        # The strongest adversary's kappa only (no AUC): the table shows nothing else.
+        paired = (
+            agreement(
+                per_text["human_identified"].astype(bool).tolist(),
+                per_text[f"{STRONGEST}_correct"].fillna(False).astype(bool).tolist(),
+                persons=per_text["target_key"].tolist(),
+            )
+            if not per_text.empty
+            else None
+        )
+        # Machine rates on exactly the judged texts, as in the report's per-person table.
+        judged = machine[
+            (machine["method"] == method)
+            & machine["description_id"].isin(set(outcomes["description_id"]))
+        ]
         target = rates_beside(
-            machine, human_rates_from_outcomes(outcomes, "target"), method, "target"
+            judged, human_rates_from_outcomes(outcomes, "target"), method, "target"
         )
         rho = spearman_with_ci(target["human_pct_identified"], target[f"trir_{STRONGEST}"])
         human, strongest = head["human"], head["machine"][STRONGEST]
@@ -495,12 +479,37 @@ def _sensitivity_rows(
                 f"trir_{STRONGEST}": strongest["pct"],
                 f"{STRONGEST}_ci_low": strongest["ci_low"],
                 f"{STRONGEST}_ci_high": strongest["ci_high"],
-                "kappa": None if kappa is None or pd.isna(kappa) else float(kappa),
-                "rho": rho.rho,
-                "rho_p": rho.p,
+                "kappa": None if paired is None else paired.kappa,
+                "kappa_ci_low": None if paired is None else paired.kappa_ci_low,
+                "kappa_ci_high": None if paired is None else paired.kappa_ci_high,
+                "kappa_note": "" if paired is None else paired.note,
+                **_rho_columns(rho),
             }
         )
     return rows
+
+
+def _rho_columns(rho: Correlation) -> dict[str, Any]:
+    return {
+        "persons": rho.n,
+        "rho": rho.rho,
+        "rho_ci_low": rho.ci_low,
+        "rho_ci_high": rho.ci_high,
+        "rho_p": rho.p,
+        "rho_note": rho.note,
+    }
+
+
+def _reuse_headline_rho(sensitivity: pd.DataFrame, headline: Correlation) -> None:
+    """Put the summary's rho into the sensitivity table's chosen row with all judgments.
+
+    Both are computed from the same per-person table; copying the one object makes "one
+    statistic, one value" hold by construction rather than by two computations agreeing.
+    """
+    chosen = sensitivity["chosen"].astype(bool) & (sensitivity["judgments"] == JUDGMENTS_ALL)
+    for column, value in _rho_columns(headline).items():
+        sensitivity[column] = sensitivity[column].astype(object)
+        sensitivity.loc[chosen, column] = value
 
 
 def build_report(
@@ -519,12 +528,14 @@ def build_report(
     seed: int = 0,
     kept_texts: pd.DataFrame | None = None,
     llm_rows: list[dict[str, Any]] | None = None,
+    tpi: dict[str, Any] | None = None,
 ) -> RiskReport:
     """Build every table of the report from the attack results and the human results.
 
     kept_texts: the per-text human results without the judgments the study's exclusion
     rules drop (flags); the sensitivity table then shows every rule with and without them.
     llm_rows: the open-world LLM intruder's scored guesses (`llm_intruder_table`).
+    tpi: the run's stored TPI (`metric`, `ic_source`, `methods`: method -> %): the frontier.
 
     human_side / machine_side: what the caller knows of each threat model (instructions,
     intruders, candidate set, background); the report adds what it derives from the data.
@@ -538,8 +549,33 @@ def build_report(
     attacks = attack_names(results)
     machine = machine_per_text(results)
     report.tables["trir_by_method"] = trir_by_method(machine, labels)
+    report.chance = {
+        str(m): strongest_null(results, m, seed=seed) for m in machine["method"].unique()
+    }
+    if tpi is not None:
+        report.tables["frontier"] = frontier_table(
+            report.tables["trir_by_method"], tpi.get("methods") or {}, report.chance
+        )
+        report.settings["tpi"] = {
+            "metric": tpi.get("metric", "TPI"),
+            "ic_source": tpi.get("ic_source"),
+            "computed": bool(tpi.get("methods")),
+        }
     if human_method is None:
         human_method = _default_human_method(machine, human_texts)
+    if human_method not in report.chance:
+        # Intruders judged a method this run did not attack (e.g. a run of the clear text
+        # only): nothing to set beside them, so the report is the machine side's.
+        seen = (labels or {}).get(human_method, human_method)
+        report.warnings.append(
+            f"Intruders judged the texts of {seen}, which this run did not attack: the report "
+            f"shows the machine side only. Start a run that includes {seen} to compare."
+        )
+        human_texts = kept_texts = human_rates = None
+        human_method = _default_human_method(machine, None)
+        warned = True
+    else:
+        warned = False
     report.settings["human_method"] = human_method
     outcomes = human_outcomes(human_texts, rule)
     if not outcomes.empty:
@@ -559,7 +595,10 @@ def build_report(
     else:
         judged = machine
         human_rates_target = human_rates_group = None
-        report.warnings.append("No intruder judgments yet: the report shows the machine side only.")
+        if not warned:
+            report.warnings.append(
+                "No intruder judgments yet: the report shows the machine side only."
+            )
     report.tables["rates_group"] = rates_beside(judged, human_rates_group, human_method, "group")
     report.tables["rates_target"] = rates_beside(judged, human_rates_target, human_method, "target")
     if not outcomes.empty:
@@ -580,8 +619,17 @@ def build_report(
         report.tables["llm_intruder"] = llm_intruder_table(llm_rows, outcomes, human_method)
     report.tables["machine_per_text"] = machine
     report.correlations = person_correlations(report.tables["rates_target"], attacks)
+    if "sensitivity" in report.tables and STRONGEST in report.correlations:
+        # The chosen rule with all judgments is the headline: its rho is the summary's.
+        _reuse_headline_rho(report.tables["sensitivity"], report.correlations[STRONGEST])
     report.threat_model = threat_models(
-        results, outcomes, human_method, rule, report.settings, human_side, machine_side, seed
+        results,
+        outcomes,
+        rule,
+        report.settings,
+        human_side,
+        machine_side,
+        report.chance.get(human_method, {}),
     )
     predicted, why_not = predicted_human_tables(
         judged,
@@ -593,14 +641,60 @@ def build_report(
     )
     report.tables.update(predicted)
     report.settings["predicted_human"] = (
-        f"fitted on {calibration.fitted_on} at N = {calibration.n_candidates}"
-        + (f"; {validation_text(calibration)}" if validation_text(calibration) else "")
-        if predicted
-        else f"not shown: {why_not}"
+        validation_text(calibration) if predicted else f"not shown: {why_not}"
     )
+    # Every table file says whether the human data behind it are real (`rendering`).
+    report.settings["human_data_simulated"] = bool((human_side or {}).get("simulated_intruders"))
+    report.notes = table_notes(report, simulated=report.settings["human_data_simulated"])
     report.paragraphs = written_summary(report, human_method, labels or {})
     report.tables = {n: report.tables[n] for n in RISK_TABLE_TITLES if n in report.tables}
     return report
+
+
+# The open-world ladder's one sentence (docs/risk.md says the same): every form shows it.
+OPEN_WORLD_NOTE = (
+    "Each row is one attack run with a wider candidate list (the study's persons plus "
+    "distractors), so chance 1/N falls as N grows. A closed-world TRIR bounds from above what "
+    "an attacker without a candidate list achieves; it is not a human rate, which is open "
+    "world (intruders name anyone they can think of)."
+)
+PER_TEXT_NOTE = (
+    "human_identified is the study's one rule ({rule}); pct_judgments_identified is the share "
+    "of judgments that named the person, shown for reference only, so a text can have most "
+    "judgments correct and still read not identified when the rule is about the judgments' "
+    "mean name similarity."
+)
+FRONTIER_NOTE = (
+    "TRIR and its 95 % Wilson interval are the TRIR-per-method table's; the chance level of "
+    "the strongest adversary is the permutation null the threat model shows (mean, and 95th "
+    "percentile); a method is dominated when another has both a lower strongest TRIR and a "
+    "higher TPI; robust means a strongest TRIR at or below paper 002's 9 %, a level stated for "
+    "one attacker."
+)
+SENSITIVITY_NOTE = (
+    "The chosen rule's row with all judgments is the headline (the same rho and rates as the "
+    "summary). Where a statistic is below its minimum sample, its note column says what it "
+    "needs."
+)
+
+
+def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
+    """Return the sentence that explains each table that needs one (shown in every form)."""
+    notes = {
+        "open_world": OPEN_WORLD_NOTE,
+        "sensitivity": SENSITIVITY_NOTE,
+        "per_text": PER_TEXT_NOTE.format(rule=report.settings["identified_rule_text"]),
+        "frontier": FRONTIER_NOTE,
+    }
+    predicted = report.settings.get("predicted_human", "")
+    for name in ("predicted_group", "predicted_target"):
+        if name in report.tables:
+            notes[name] = (
+                f"predicted_pct is a model's prediction from the machine's evidence, not a "
+                f"measurement. {predicted} The human columns are this study's intruders"
+                + (", SIMULATED by the demo, not people." if simulated else ".")
+            )
+    return notes
 
 
 def open_world_table(
@@ -696,12 +790,11 @@ def _published_headline(target: pd.DataFrame, machine: pd.DataFrame, method: str
 def threat_models(
     results: pd.DataFrame,
     outcomes: pd.DataFrame,
-    method: str,
     rule: str,
     settings: dict[str, Any],
     human_side: dict[str, Any] | None,
     machine_side: dict[str, Any] | None,
-    seed: int,
+    chance: dict[str, Any],
 ) -> dict[str, Any]:
     """Return what each side knew and could do: the assumptions of every comparison."""
     human: dict[str, Any] = {
@@ -734,7 +827,7 @@ def threat_models(
     candidates = int(machine.get("candidates") or persons)
     machine["candidates"] = candidates
     machine["chance_pct"] = 100.0 / candidates if candidates else None
-    machine.update(strongest_null(results, method, seed=seed))
+    machine.update(chance)
     return {"human": human, "machine": machine}
 
 
@@ -770,20 +863,35 @@ def threat_sentence(threat: dict[str, Any]) -> str:
     )
 
 
+# The verdict of the headline comparison, one complete clause per branch (each is rendered by a
+# test: a string split over lines once left "the 95 % intervals do not ." on every form).
+COMPARISON_VERDICTS: dict[str, str] = {
+    "machine_higher": (
+        "the machine rate is higher than the human rate (the 95 % intervals do not overlap)"
+    ),
+    "machine_lower": (
+        "the machine rate is lower than the human rate (the 95 % intervals do not overlap)"
+    ),
+    "overlap": "the 95 % intervals overlap: these data do not tell the two rates apart",
+}
+
+
+def comparison_branch(machine: dict[str, Any], human: dict[str, Any]) -> str:
+    """Return which verdict the two Wilson intervals give (a key of COMPARISON_VERDICTS)."""
+    if machine["ci_low"] > human["ci_high"]:
+        return "machine_higher"
+    if machine["ci_high"] < human["ci_low"]:
+        return "machine_lower"
+    return "overlap"
+
+
 def comparison_sentence(headline: dict[str, Any], threat: dict[str, Any]) -> str | None:
     """Return the headline comparison with both intervals, n and the threat model."""
     if not headline or headline.get("human", {}).get("pct") is None:
         return None
     human = headline["human"]
     machine = headline["machine"][STRONGEST]
-    if machine["ci_low"] > human["ci_high"]:
-        verdict = "the machine rate is higher than the human rate (the 95 % intervals do not "
-        "overlap)"
-    elif machine["ci_high"] < human["ci_low"]:
-        verdict = "the machine rate is lower than the human rate (the 95 % intervals do not "
-        "overlap)"
-    else:
-        verdict = "the 95 % intervals overlap: these data do not tell the two rates apart"
+    verdict = COMPARISON_VERDICTS[comparison_branch(machine, human)]
     return (
         f"On the {headline['n_texts']} texts humans judged ({headline['persons']} persons), "
         f"under a {threat_sentence(threat)}: strongest adversary {_rate_text(machine)}, "
@@ -792,19 +900,18 @@ def comparison_sentence(headline: dict[str, Any], threat: dict[str, Any]) -> str
 
 
 def written_summary(report: RiskReport, human_method: str, labels: dict[str, str]) -> list[str]:
-    """Return a few sentences written from the numbers: who is at risk, and what is compared."""
+    """Return a few sentences written from the numbers: who is at risk, and what is compared.
+
+    Each sentence with branches is built by a function of its own (`most_at_risk_sentence`,
+    `comparison_sentence`, `chance_sentence`, ...), and every branch is rendered by a test.
+    """
     paragraphs = []
+    seen = labels.get(human_method, human_method)
     target = report.tables.get("rates_target", pd.DataFrame())
+    sentence = most_at_risk_sentence(target, seen)
+    if sentence:
+        paragraphs.append(sentence)
     machine = report.tables["machine_per_text"]
-    key = f"trir_{STRONGEST}"
-    if not target.empty and key in target:
-        top = target.sort_values(key, ascending=False).head(3)
-        names = ", ".join(
-            f"{r.target_name} ({_pct(getattr(r, key))} of {int(r.n_texts)} texts)"
-            for r in top.itertuples()
-        )
-        seen = labels.get(human_method, human_method)
-        paragraphs.append(f"Persons most at risk from the machine on the texts of {seen}: {names}.")
     served = machine[machine["method"] == human_method]
     hit = served[served[f"{STRONGEST}_correct"].fillna(False).astype(bool)]
     if len(served):
@@ -815,61 +922,141 @@ def written_summary(report: RiskReport, human_method: str, labels: dict[str, str
         )
         rate = outcome_rate(served[f"{STRONGEST}_correct"])
         paragraphs.append(
-            f"Of all {len(served)} texts of {labels.get(human_method, human_method)} (judged or "
-            f"not), the strongest adversary re-identifies {rate.text()}"
-            + (f"; the most confident: {listed}." if listed else ".")
+            f"Of all {len(served)} texts of {seen} (judged or not), the strongest adversary "
+            f"re-identifies {rate.text()}" + (f"; the most confident: {listed}." if listed else ".")
         )
-    sentence = comparison_sentence(report.headline, report.threat_model)
-    if sentence:
-        paragraphs.append(sentence)
-    for attack, correlation in report.correlations.items():
-        if attack != STRONGEST:
-            continue
-        if correlation.rho is None:
-            paragraphs.append(
-                f"Per person, Spearman rho (strongest adversary): {correlation.note}."
-            )
-        else:
-            paragraphs.append(
-                f"Per person, human and strongest-adversary rates correlate with Spearman rho = "
-                f"{correlation.rho:.2f} (95 % CI {correlation.ci_low:.2f} to "
-                f"{correlation.ci_high:.2f}, p = {correlation.p:.3f}, Fisher z, n = "
-                f"{correlation.n} persons); the rho of each attack is in summary.json and the "
-                "statistics table."
-            )
-    agreement_rows = report.tables.get("agreement")
-    if agreement_rows is not None and not agreement_rows.empty:
-        row = agreement_rows[agreement_rows["attack"] == STRONGEST].iloc[0]
-        if row["kappa"] is None and row["mcnemar_p"] is None and row["auc"] is None:
-            paragraphs.append(f"Per text: {row['note']}.")
-        else:
-            paragraphs.append(
-                f"Per text (strongest adversary vs humans, n = {row['n']} texts of "
-                f"{row['persons']} persons): kappa = {_fmt(row['kappa'])}, McNemar p = "
-                f"{_fmt(row['mcnemar_p'], 3)}, AUC of the machine's probability = "
-                f"{_fmt(row['auc'])}; {row['machine_only']} texts only the machine identified, "
-                f"{row['human_only']} only humans."
-            )
-    by_method = report.tables.get("trir_by_method")
-    if by_method is not None and len(by_method) > 1:
-        pieces = [
-            f"{r.label}: {_pct(getattr(r, key))} of {r.n_texts} at "
-            f"{_pct(r.pct_words_masked)} words masked"
-            for r in by_method.itertuples()
-        ]
-        stored = by_method[~by_method["method"].map(is_baseline)].sort_values(key)
-        text = "TRIR of the strongest adversary per method: " + "; ".join(pieces) + "."
-        if len(stored) > 1:
-            best, runner_up = stored.iloc[0], stored.iloc[1]
-            if best[f"{STRONGEST}_ci_high"] < runner_up[f"{STRONGEST}_ci_low"]:
-                text += (
-                    f" Of the study's methods, {best['label']} leaves the least machine risk "
-                    "(95 % intervals apart)."
-                )
-            else:
-                text += " The 95 % intervals of the study's methods overlap."
-        paragraphs.append(text)
+    for sentence in (
+        comparison_sentence(report.headline, report.threat_model),
+        chance_sentence(report.headline, report.threat_model),
+        correlation_sentence(report.correlations.get(STRONGEST)),
+        agreement_sentence(report.tables.get("agreement")),
+        methods_sentence(report.tables.get("trir_by_method")),
+    ):
+        if sentence:
+            paragraphs.append(sentence)
     return paragraphs
+
+
+def most_at_risk_sentence(target: pd.DataFrame, seen: str) -> str | None:
+    """Return the (at most 3) persons the strongest adversary re-identifies most, with CIs.
+
+    Persons at 0 % are never listed as at risk; when nobody is above 0 % the sentence says so.
+    """
+    key = f"trir_{STRONGEST}"
+    if target.empty or key not in target:
+        return None
+    at_risk = target[target[key].fillna(0) > 0]
+    if at_risk.empty:
+        texts = int(target["n_texts"].sum())
+        return (
+            f"No person's texts of {seen} were re-identified by the strongest adversary "
+            f"(0 of {texts} texts)."
+        )
+    top = at_risk.sort_values([key, "n_texts"], ascending=False).head(3)
+    names = "; ".join(
+        f"{r.target_name}: {_table_rate(r, STRONGEST).text()}" for r in top.itertuples()
+    )
+    return f"Persons most at risk from the machine on the texts of {seen}: {names}."
+
+
+def _table_rate(row: Any, attack: str) -> Rate:
+    """Return the Wilson rate of `attack` in a rates table row (k rebuilt from % and n)."""
+    n = int(row.n_texts)
+    return wilson(round(getattr(row, f"trir_{attack}") * n / 100), n)
+
+
+# The strongest adversary's rate beside its own chance level: one clause per branch.
+CHANCE_VERDICTS: dict[str, str] = {
+    "above": "above what its any-attack rule scores by chance on these texts",
+    "within": "not distinguishable from what its any-attack rule scores by chance on these "
+    "texts: these data do not show that the attacks beat guessing",
+    "below": "below what its any-attack rule scores by chance on these texts: the attacks do "
+    "worse than guessing among the candidates, which points to too little background per "
+    "person (see the cap column), not to safe texts",
+}
+
+
+def chance_branch(rate: dict[str, Any], chance_pct: float) -> str:
+    """Return where a Wilson rate lies against a chance level (a key of CHANCE_VERDICTS)."""
+    if rate["ci_low"] > chance_pct:
+        return "above"
+    if rate["ci_high"] < chance_pct:
+        return "below"
+    return "within"
+
+
+def chance_sentence(headline: dict[str, Any], threat: dict[str, Any]) -> str | None:
+    """Return the strongest adversary's rate on the judged texts beside its permutation null."""
+    machine = (headline or {}).get("machine", {}).get(STRONGEST)
+    null = (threat or {}).get("machine", {}).get("strongest_null_pct")
+    if not machine or machine.get("pct") is None or null is None:
+        return None
+    verdict = CHANCE_VERDICTS[chance_branch(machine, null)]
+    return (
+        f"The strongest adversary's {_rate_text(machine)} is {verdict} "
+        f"({null:.1f} %, permutation null)."
+    )
+
+
+def correlation_sentence(correlation: Correlation | None) -> str | None:
+    """Return the per-person Spearman rho of humans and the strongest adversary, or its need."""
+    if correlation is None:
+        return None
+    if correlation.rho is None:
+        return f"Per person, Spearman rho (strongest adversary): {correlation.note}."
+    return (
+        "Per person, human and strongest-adversary rates correlate with Spearman "
+        f"{correlation.text()}; the rho of each attack is in summary.json and the statistics "
+        "table."
+    )
+
+
+def agreement_sentence(rows: pd.DataFrame | None) -> str | None:
+    """Return kappa, McNemar and AUC of the strongest adversary against humans, per text."""
+    if rows is None or rows.empty:
+        return None
+    row = rows[rows["attack"] == STRONGEST].iloc[0]
+    if row["kappa"] is None and row["mcnemar_p"] is None and row["auc"] is None:
+        return f"Per text: {row['note']}."
+    return (
+        f"Per text (strongest adversary vs humans, n = {row['n']} texts of "
+        f"{row['persons']} persons): kappa = {_with_interval(row, 'kappa')}, McNemar "
+        f"{p_text(row['mcnemar_p'])}, AUC of the machine's probability = "
+        f"{_with_interval(row, 'auc')}; "
+        f"{row['machine_only']} texts only the machine identified, {row['human_only']} only "
+        "humans." + (f" Not shown: {row['note']}." if row["note"] else "")
+    )
+
+
+def methods_sentence(by_method: pd.DataFrame | None) -> str | None:
+    """Return the strongest adversary's TRIR per method, and whether the methods differ."""
+    key = f"trir_{STRONGEST}"
+    if by_method is None or len(by_method) < 2:
+        return None
+    pieces = [
+        f"{r.label}: {_table_rate(r, STRONGEST).text()} at {_pct(r.pct_words_masked)} words masked"
+        for r in by_method.itertuples()
+    ]
+    stored = by_method[~by_method["method"].map(is_baseline)].sort_values(key)
+    text = "TRIR of the strongest adversary per method: " + "; ".join(pieces) + "."
+    if len(stored) > 1:
+        best, runner_up = stored.iloc[0], stored.iloc[1]
+        if best[f"{STRONGEST}_ci_high"] < runner_up[f"{STRONGEST}_ci_low"]:
+            text += (
+                f" Of the study's methods, {best['label']} leaves the least machine risk "
+                "(95 % intervals apart)."
+            )
+        else:
+            text += " The 95 % intervals of the study's methods overlap."
+    return text
+
+
+def _with_interval(row: Any, name: str) -> str:
+    """Return kappa or AUC with its person-clustered bootstrap interval, where it has one."""
+    low, high = row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
+    if row[name] is None or pd.isna(row[name]) or low is None or pd.isna(low):
+        return _fmt(row[name])
+    return f"{row[name]:.2f} (95 % CI {low:.2f} to {high:.2f}, person-clustered bootstrap)"
 
 
 def _fmt(value: Any, digits: int = 2) -> str:

@@ -116,6 +116,9 @@ def human_side(study: Study) -> dict[str, Any]:
         "intruders": intruders.count(),
         "simulated_intruders": simulated,
         "judgments_per_text_planned": study.judgments_per_text,
+        "population": study.intruder_population.strip(),
+        "recruitment": study.intruder_recruitment.strip(),
+        "familiarity": study.intruder_familiarity.strip(),
     }
 
 
@@ -254,6 +257,7 @@ def run_report(
         seed=run.seed,
         kept_texts=kept_texts,
         llm_rows=(open_world_llm_results(study) or {}).get("rows"),
+        tpi=(run.summary or {}).get("tpi") or {},
     )
     note = simulated_note(study)
     if note:

@@ -14,6 +14,9 @@
   discordant pairs are fewer than 25, the chi-square with continuity correction otherwise).
 - ROC/AUC of the machine's probability of the true person as a predictor of human
   identification (sklearn.metrics.roc_auc_score / roc_curve).
+- Kappa and AUC have a 95 % person-clustered percentile bootstrap interval
+  (`clustered_bootstrap`: persons resampled with all their texts, 1000 resamples, seeded).
+- p-values print as `p_text` gives them: "p = 0.487", or "p < 0.001".
 
 Minimum samples (below them the statistic is None and `note` says "not enough data" with n):
 rho needs MIN_PERSONS_RHO persons and both sides not constant; kappa, McNemar and AUC need
@@ -41,6 +44,12 @@ MIN_PER_OUTCOME = 2
 # Fieller, Hartley & Pearson (1957): var(atanh(rho_s)) ~= 1.06 / (n - 3).
 SPEARMAN_Z_VARIANCE = 1.06
 NOT_ENOUGH = "not enough data"
+# Person-clustered bootstrap of kappa and AUC: resamples, and the share of them that must
+# give the statistic at all (both outcomes present) for its interval to be printed.
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_MIN_VALID = 0.95
+# Label permutations of the chance level of every attack and of the "any attack" rule.
+NULL_PERMUTATIONS = 2000
 
 
 @dataclass
@@ -100,6 +109,16 @@ class Correlation:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def text(self) -> str:
+        """Return e.g. 'rho = 0.21 (95 % CI -0.41 to 0.69, p = 0.487, Fisher z, n = 12 persons)',
+        or what it needs below the minimum sample."""
+        if self.rho is None:
+            return f"rho: {self.note or NOT_ENOUGH}"
+        return (
+            f"rho = {self.rho:.2f} (95 % CI {self.ci_low:.2f} to {self.ci_high:.2f}, "
+            f"{p_text(self.p)}, Fisher z, n = {self.n} persons)"
+        )
+
 
 @dataclass
 class Agreement:
@@ -112,10 +131,14 @@ class Agreement:
     machine_only: int = 0
     neither: int = 0
     kappa: float | None = None
+    kappa_ci_low: float | None = None
+    kappa_ci_high: float | None = None
     mcnemar_statistic: float | None = None
     mcnemar_p: float | None = None
     mcnemar_exact: bool | None = None
     auc: float | None = None
+    auc_ci_low: float | None = None
+    auc_ci_high: float | None = None
     roc: dict[str, list[float]] = field(default_factory=dict)
     note: str = ""
 
@@ -124,6 +147,27 @@ class Agreement:
         if not with_roc:
             values.pop("roc")
         return values
+
+
+def p_text(p: float | None) -> str:
+    """Return a p-value as printed everywhere: 'p = 0.487', or 'p < 0.001' (never 'p = 0.000')."""
+    if p is None or not np.isfinite(p):
+        return f"p: {NOT_ENOUGH}"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def fisher_interval(
+    rho: float, n: int, *, confidence: float = CONFIDENCE
+) -> tuple[float | None, float | None]:
+    """Return the Fisher z interval of a Spearman rho over n pairs (as `spearman_with_ci`)."""
+    from scipy import stats
+
+    if n < MIN_PERSONS_RHO:
+        return None, None
+    se = math.sqrt(SPEARMAN_Z_VARIANCE / (n - 3))
+    z = math.atanh(max(min(rho, 1 - 1e-12), -1 + 1e-12))
+    critical = float(stats.norm.ppf(1 - (1 - confidence) / 2))
+    return math.tanh(z - critical * se), math.tanh(z + critical * se)
 
 
 def _finite(value: float) -> float | None:
@@ -153,13 +197,9 @@ def spearman_with_ci(
     se = math.sqrt(SPEARMAN_Z_VARIANCE / (n - 3))
     # |rho| = 1 has an infinite z: clip just inside so p and CI stay finite and consistent.
     z = math.atanh(max(min(rho, 1 - 1e-12), -1 + 1e-12))
-    critical = float(stats.norm.ppf(1 - (1 - confidence) / 2))
+    low, high = fisher_interval(rho, n, confidence=confidence)
     return Correlation(
-        n=n,
-        rho=rho,
-        p=float(2 * stats.norm.sf(abs(z) / se)),
-        ci_low=math.tanh(z - critical * se),
-        ci_high=math.tanh(z + critical * se),
+        n=n, rho=rho, p=float(2 * stats.norm.sf(abs(z) / se)), ci_low=low, ci_high=high
     )
 
 
@@ -225,5 +265,131 @@ def agreement(
             result.auc = _finite(roc_auc_score(h, prob))
             fpr, tpr, _ = roc_curve(h, prob)
             result.roc = {"fpr": fpr.tolist(), "tpr": tpr.tolist()}
+    if persons is not None and (result.kappa is not None or result.auc is not None):
+        prob = None if machine_prob is None or result.auc is None else prob
+        intervals, why = clustered_bootstrap(
+            h, m if result.kappa is not None else None, prob, persons
+        )
+        if result.kappa is not None:
+            result.kappa_ci_low, result.kappa_ci_high = intervals["kappa"]
+        if result.auc is not None:
+            result.auc_ci_low, result.auc_ci_high = intervals["auc"]
+        notes += why
     result.note = "; ".join(notes)
     return result
+
+
+def clustered_bootstrap(
+    human: np.ndarray,
+    machine: np.ndarray | None,
+    prob: np.ndarray | None,
+    persons: Sequence[Any],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+) -> tuple[dict[str, tuple[float | None, float | None]], list[str]]:
+    """Return percentile intervals of kappa (unless `machine` is None) and AUC (unless `prob`
+    is None) from resampling persons, and notes.
+
+    Texts of one person are not independent (one writer's facts recur), so persons are
+    drawn with replacement and each brings all its texts: a resample is a weight per text
+    (how often its person was drawn), and kappa and AUC are computed from weighted counts,
+    all resamples at once. A resample in which one side has one outcome only gives no
+    statistic; below BOOTSTRAP_MIN_VALID of them the interval is not printed (a note says
+    why) rather than taken from the lucky resamples.
+    """
+    keys = _person_codes(persons)
+    n_persons = int(keys.max()) + 1
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(n_persons, [1.0 / n_persons] * n_persons, size=resamples)
+    weights = counts[:, keys].astype(float)  # resamples x texts
+    kappa = None if machine is None else _weighted_kappa(weights, human, machine)
+    out: dict[str, tuple[float | None, float | None]] = {}
+    notes: list[str] = []
+    tail = 100 * (1 - confidence) / 2
+    for name, values in (("kappa", kappa), ("auc", _weighted_auc(weights, human, prob))):
+        if values is None:
+            continue
+        share = float(np.isfinite(values).mean())
+        if share < BOOTSTRAP_MIN_VALID:
+            out[name] = (None, None)
+            notes.append(
+                f"{name} interval: {NOT_ENOUGH}, only {share:.0%} of {resamples} person "
+                f"resamples have both outcomes (needs {BOOTSTRAP_MIN_VALID:.0%})"
+            )
+            continue
+        finite = values[np.isfinite(values)]
+        out[name] = (float(np.percentile(finite, tail)), float(np.percentile(finite, 100 - tail)))
+    return out, notes
+
+
+def _weighted_kappa(weights: np.ndarray, human: np.ndarray, machine: np.ndarray) -> np.ndarray:
+    """Return each resample's Cohen's kappa from text weights (NaN: one side one outcome)."""
+    total = weights.sum(axis=1)
+    h, m = human.astype(float), machine.astype(float)
+    mean_h, mean_m = weights @ h / total, weights @ m / total
+    agree = weights @ (h == m).astype(float) / total
+    expected = mean_h * mean_m + (1 - mean_h) * (1 - mean_m)
+    valid = (mean_h > 0) & (mean_h < 1) & (mean_m > 0) & (mean_m < 1)
+    return np.where(valid, (agree - expected) / np.where(valid, 1 - expected, 1), np.nan)
+
+
+def _weighted_auc(weights: np.ndarray, human: np.ndarray, prob: np.ndarray | None):
+    """Return each resample's AUC (Mann-Whitney with ties as 1/2) from text weights."""
+    if prob is None:
+        return None
+    positive, negative = prob[human], prob[~human]
+    wins = (positive[:, None] > negative[None, :]) + 0.5 * (positive[:, None] == negative[None, :])
+    w_pos, w_neg = weights[:, human], weights[:, ~human]
+    pairs = w_pos.sum(axis=1) * w_neg.sum(axis=1)
+    score = ((w_pos @ wins) * w_neg).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(pairs > 0, score / np.where(pairs > 0, pairs, 1), np.nan)
+
+
+def _person_codes(values: Sequence[Any]) -> np.ndarray:
+    """Return 0..k-1 codes of the distinct values (persons), in order of first appearance."""
+    import pandas as pd
+
+    return pd.factorize(pd.Series(list(values), dtype=object))[0]
+
+
+def strongest_null(
+    results: Any, method: str, *, permutations: int = NULL_PERMUTATIONS, seed: int = 0
+) -> dict[str, float | int | None]:
+    """Return the permutation-null chance (%) of each attack and of the "any attack" rule.
+
+    The one chance procedure of the platform's reports: the report computes it once per
+    method (`RiskReport.chance`), and the threat model and the frontier both read it there.
+    `results` has one row per (description, method, attack) with predicted_key and target_key.
+
+    The attacks' predictions stay as they are; the true persons are shuffled across texts,
+    so the null keeps how often attacks agree with each other. With attacks that disagree,
+    "any of k" succeeds by chance far more often than 1/N.
+    """
+    part = results[results["method"] == method]
+    if part.empty:
+        return {"strongest_null_pct": None, "permutations": 0}
+    predicted = part.pivot(index="description_id", columns="attack", values="predicted_key")
+    truth = part.groupby("description_id")["target_key"].first().reindex(predicted.index)
+    guesses = predicted.to_numpy(dtype=object)
+    true = truth.to_numpy(dtype=object)
+    rng = np.random.default_rng(seed)
+    any_hits = np.empty(permutations)
+    per_attack = np.zeros(guesses.shape[1])
+    for i in range(permutations):
+        shuffled = rng.permutation(true)
+        hits = guesses == shuffled[:, None]
+        any_hits[i] = hits.any(axis=1).mean()
+        per_attack += hits.mean(axis=0)
+    return {
+        "strongest_null_pct": 100.0 * float(any_hits.mean()),
+        "strongest_null_p95_pct": 100.0 * float(np.percentile(any_hits, 95)),
+        "attack_null_pct": {
+            str(a): 100.0 * float(v / permutations)
+            for a, v in zip(predicted.columns, per_attack, strict=True)
+        },
+        "permutations": permutations,
+        "texts": len(true),
+    }

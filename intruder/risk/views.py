@@ -16,12 +16,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from csv_safe import frame_csv
 from intruder.models import AttackRun, Job, ReportFile, Study
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.risk.methods import method_label
-from intruder.risk.rendering import standalone_html, summary_json, table_json
+from intruder.risk.rendering import standalone_html, summary_json, table_csv, table_json
 from intruder.risk.report import RISK_TABLE_TITLES
 from intruder.risk.selectors import latest_run
 from intruder.selectors.access import role_can_edit
@@ -230,13 +229,12 @@ def risk_download(request: HttpRequest, slug: str, run_id: int, name: str) -> Ht
     elif name == "summary.json":
         response = HttpResponse(summary_json(report), content_type="application/json")
     elif stem in RISK_TABLE_TITLES and fmt in ("csv", "json"):
-        frame = report.tables.get(stem)
-        if frame is None:
+        if stem not in report.tables:
             raise Http404("this run's data do not support that table")
         if fmt == "csv":
-            response = HttpResponse(frame_csv(frame), content_type="text/csv")
+            response = HttpResponse(table_csv(report, stem), content_type="text/csv")
         else:
-            response = HttpResponse(table_json(frame), content_type="application/json")
+            response = HttpResponse(table_json(report, stem), content_type="application/json")
     else:
         raise Http404("no such download")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

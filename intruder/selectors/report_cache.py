@@ -34,8 +34,9 @@ from intruder.models import (
 )
 
 # Bump when a report's code changes what it computes from the same rows (a deployment with
-# a shared Redis cache would otherwise serve reports computed by the previous code).
-REPORT_CACHE_VERSION = 2
+# a shared Redis cache would otherwise serve reports computed by the previous code). 3: the
+# risk report gained chance levels, table notes and the frontier (issue 35).
+REPORT_CACHE_VERSION = 3
 # Entries expire on their own too; a key for outdated data is simply never asked for again.
 REPORT_CACHE_SECONDS = 6 * 3600
 

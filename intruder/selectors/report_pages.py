@@ -93,10 +93,8 @@ def risk_page_parts(study: Study, args: tuple[Any, ...], report: Any) -> dict[st
     """Return the computed part of the risk page for the run `args[0]` of the study, drawn
     from that run's `report` (DRAWN_FROM)."""
     from intruder.risk.rendering import report_context
-    from intruder.selectors.frontier import frontier_context
 
-    run = study.attack_runs.select_related("job", "study").get(pk=args[0])
-    return {**report_context(report), **frontier_context(run)}
+    return report_context(report)
 
 
 def agreement_page_result(project: Any, args: tuple[Any, ...] = ()) -> dict[str, Any]:

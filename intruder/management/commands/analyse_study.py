@@ -53,12 +53,12 @@ class Command(BaseCommand):
         written = write_report(report, options["out"], plots=not options["no_plots"])
         for warning in report.warnings:
             self.stderr.write(self.style.WARNING(f"warning: {warning}"))
-        overall = report.summary().get("overall")
+        summary = report.summary()
+        overall = summary.get("overall")
         if overall:
             self.stdout.write(
                 f"{overall['n']} judged texts, {overall['n_judgments']} judgments: "
-                f"{overall['pct_identified']:.2f}% identified "
-                f"(SE {overall['se_pct_identified'] or float('nan'):.2f}), "
+                f"{summary['overall_text']} texts identified, "
                 f"mean cosine {overall['mean_cosine']:.2f}"
             )
         self.stdout.write(self.style.SUCCESS(f"wrote {len(written)} files to {options['out']}"))

@@ -36,6 +36,9 @@ KIND_FIELDS: dict[str, str] = {
     "time_limit_minutes": Study.Kind.INTRUDER,
     "identification_threshold": Study.Kind.INTRUDER,
     "identified_rule": Study.Kind.INTRUDER,
+    "intruder_population": Study.Kind.INTRUDER,
+    "intruder_recruitment": Study.Kind.INTRUDER,
+    "intruder_familiarity": Study.Kind.INTRUDER,
     "source_studies": Study.Kind.INTRUDER,
     "discourage_copy": Study.Kind.INTRUDER,
     "allow_same_target": Study.Kind.INTRUDER,
@@ -63,6 +66,9 @@ LABELS = {
     "time_limit_minutes": "Time limit per text (minutes)",
     "identification_threshold": "Name-match threshold (0 to 1)",
     "identified_rule": "A text counts as identified by humans when",
+    "intruder_population": "Who the intruders are (population)",
+    "intruder_recruitment": "How intruders were recruited and screened",
+    "intruder_familiarity": "How familiar intruders may be with the persons",
     "is_open": "Open for new participants",
     "source_studies": "Take descriptions from these collection studies",
     "telemetry_signals": "Answer telemetry recorded",
@@ -96,6 +102,12 @@ HELP = {
     "0.75.",
     "identified_rule": "One rule for every table, plot, statistic and export of the risk "
     "report; the report also shows its headline under the other two (sensitivity).",
+    "intruder_population": "For the risk report's human threat model, e.g. \u201cUK adults "
+    "on Prolific, 18 to 65\u201d. The human rate depends on who the intruders are.",
+    "intruder_recruitment": "e.g. the Prolific filters the study used (country, approval "
+    "rate, first language) and any screening questions.",
+    "intruder_familiarity": "e.g. \u201cnone screened; the famous persons are widely "
+    "known in the UK\u201d.",
     "is_open": "New studies start closed: tick once the consent text and the texts are "
     "ready (a study without a consent text cannot open). Untick to stop new enrolments; "
     "people already in may finish.",
@@ -147,6 +159,9 @@ class StudyForm(forms.ModelForm):
             "consent_text": forms.Textarea(attrs={"rows": 4}),
             "instructions_text": forms.Textarea(attrs={"rows": 4}),
             "debrief_text": forms.Textarea(attrs={"rows": 4}),
+            "intruder_population": forms.Textarea(attrs={"rows": 2}),
+            "intruder_recruitment": forms.Textarea(attrs={"rows": 2}),
+            "intruder_familiarity": forms.Textarea(attrs={"rows": 2}),
         }
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:

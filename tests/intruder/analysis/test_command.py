@@ -55,8 +55,11 @@ def study():
     return study
 
 
-def test_command_writes_every_table_with_hand_checked_numbers(study, tmp_path):
+def test_command_writes_every_table_with_hand_checked_numbers(study, tmp_path, capsys):
     call_command("analyse_study", "lighthouse", "--out", str(tmp_path), "--no-construct-loss")
+    # The rate as the risk report gives it: Wilson interval, k of n; no SE (issue 35).
+    printed = capsys.readouterr().out
+    assert "% (95 % CI " in printed and " texts identified" in printed and "SE" not in printed
     rates = pd.read_csv(tmp_path / "rates_target.csv").set_index("target_key")
     # Nora: text 1 mean (1 + 0) / 2 = 0.5, text 2 the anagram "Quill Nora" = 1.0, text 3
     # unjudged -> 1 of 2 identified, SE = 100 * sqrt(0.25 / 1) = 50.
@@ -65,6 +68,9 @@ def test_command_writes_every_table_with_hand_checked_numbers(study, tmp_path):
     assert rates.loc["nora", "mean_cosine"] == pytest.approx(0.75)
     assert rates.loc["nora", "pct_identified"] == pytest.approx(50.0)
     assert rates.loc["nora", "se_pct_identified"] == pytest.approx(50.0)
+    # Wilson 1 of 2: 9.5 to 90.5 (statsmodels), beside the paper's SE.
+    assert rates.loc["nora", "ci_low"] == pytest.approx(9.45, abs=0.01)
+    assert rates.loc["nora", "ci_high"] == pytest.approx(90.55, abs=0.01)
     assert rates.loc["otto", "note"] == "one text: SD and SE undefined"
     for name in ("per_text", "agreement_overall", "leakage_identified", "anonymisability"):
         assert (tmp_path / f"{name}.csv").is_file()
@@ -146,6 +152,10 @@ def test_analysis_page_shows_tables_plots_and_escapes_participant_text(client, s
     assert "Nora Quill" in html
     assert "<b>lighthouse" not in html  # a participant's markup never reaches the page raw
     assert "one judgment only" in html  # warnings are shown
+    # The headline rate with its Wilson interval and k of n, as in the risk report.
+    headline = html[html.index("Headline") :]
+    assert "Judged texts identified: <strong>" in headline and "% (95 % CI " in headline
+    assert "(SE " not in headline[: headline.index("</div>")]
 
 
 def test_analysis_download_returns_csv_and_json(client, study):

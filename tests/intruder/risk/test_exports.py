@@ -52,12 +52,12 @@ def test_page_html_pdf_csv_and_json_give_the_same_human_and_machine_rates(majori
     rows = list(csv.DictReader(io.StringIO(download(run, "rates_target.csv").decode())))
     per_person = {r["target_key"]: float(r["human_pct_identified"]) for r in rows}
     assert per_person == {"orlena": 100.0, "bastian": 100.0, "maelis": 0.0, "corvin": 0.0}
-    table = json.loads(download(run, "rates_target.json"))
+    table = json.loads(download(run, "rates_target.json"))["rows"]
     assert {r["target_key"]: r["human_pct_identified"] for r in table} == per_person
-    sensitivity = json.loads(download(run, "sensitivity.json"))
+    sensitivity = json.loads(download(run, "sensitivity.json"))["rows"]
     chosen = next(r for r in sensitivity if r["chosen"] and r["judgments"] == "all")
     assert chosen["rule"] == "majority" and chosen["human_identified"] == human["k"]
-    per_text = json.loads(download(run, "per_text.json"))
+    per_text = json.loads(download(run, "per_text.json"))["rows"]
     assert sum(r["human_identified"] for r in per_text) == human["k"]
 
 
@@ -97,7 +97,7 @@ def test_the_report_gives_every_rule_with_and_without_flagged_judgments(majority
     for judgment in flagged:
         judgment.flags = [{"code": "paste", "reason": "pasted 40 characters"}]
         judgment.save(update_fields=["flags"])
-    rows = json.loads(download(majority_run, "sensitivity.json"))
+    rows = json.loads(download(majority_run, "sensitivity.json"))["rows"]
     both = {(r["judgments"], r["rule"]): r for r in rows}
     assert {judgments for judgments, _ in both} == {"all", "flagged excluded"}
     assert both[("all", "majority")]["human_identified"] == 6

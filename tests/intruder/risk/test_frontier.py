@@ -7,6 +7,8 @@ import pytest
 from django.urls import reverse
 
 from intruder.analysis.frontier import frontier_table
+from intruder.risk.report import machine_per_text, trir_by_method
+from intruder.risk.stats import strongest_null
 from tests.intruder.factories import logged_in
 from tests.intruder.risk_fixtures import finished_cheap_run
 
@@ -32,13 +34,24 @@ def _results() -> pd.DataFrame:
                         "predicted_key": person if rank == 1 else "z",
                         "target_key": person,
                         "masked_share": 0.0 if method == "clear" else 0.5,
+                        "true_prob": 0.5,
+                        "target_name": person.upper(),
+                        "group": "famous",
+                        "external_id": f"t{text}",
                     }
                 )
     return pd.DataFrame(rows)
 
 
+def _frontier(tpi: dict) -> pd.DataFrame:
+    """The frontier as the report makes it: from its TRIR table and its chance levels."""
+    results = _results()
+    chance = {m: strongest_null(results, m, permutations=200) for m in ("clear", "masked")}
+    return frontier_table(trir_by_method(machine_per_text(results)), tpi, chance)
+
+
 def test_frontier_table_gives_trir_per_attack_strongest_tpi_and_dominance():
-    table = frontier_table(_results(), {"clear": 100.0, "masked": 60.0}).set_index("method")
+    table = _frontier({"clear": 100.0, "masked": 60.0}).set_index("method")
     assert table.loc["clear", "trir_tfidf"] == 75.0 and table.loc["clear", "trir_bm25"] == 75.0
     assert table.loc["clear", "trir_strongest"] == 100.0  # each text hit by one attack or other
     assert table.loc["masked", "trir_strongest"] == 25.0
@@ -46,14 +59,16 @@ def test_frontier_table_gives_trir_per_attack_strongest_tpi_and_dominance():
     assert 0.0 <= table.loc["masked", "strongest_null_pct"] <= 100.0
     # Neither has both lower TRIR and higher TPI than the other.
     assert not table["dominated"].any()
-    worse = frontier_table(_results(), {"clear": 50.0, "masked": 60.0}).set_index("method")
+    # Every TRIR has its Wilson interval (n = 4 texts).
+    assert table.loc["masked", "strongest_ci_low"] < 25.0 < table.loc["masked", "strongest_ci_high"]
+    worse = _frontier({"clear": 50.0, "masked": 60.0}).set_index("method")
     assert worse.loc["clear", "dominated"] and not worse.loc["masked", "dominated"]
 
 
 def test_frontier_without_tpi_keeps_the_trir_columns():
-    table = frontier_table(_results(), {})
+    table = _frontier({})
     assert table["tpi"].isna().all() and not table["dominated"].any()
-    assert frontier_table(pd.DataFrame(), {}).empty
+    assert frontier_table(pd.DataFrame(), {}, {}).empty
 
 
 @pytest.mark.django_db

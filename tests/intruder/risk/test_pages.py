@@ -189,6 +189,8 @@ def test_risk_check_flags_re_identified_drafts_on_the_review_page_with_their_wor
     )
     flagged = run.results.filter(true_rank=1, attack="tfidf").first()
     assert flagged.driving_words[0] in body
+    # The attack's probability is named "machine confidence", never "p" (issue 35).
+    assert "machine confidence" in body and ", p = " not in body
     detail = client.get(
         reverse("researcher-review-text", args=[study.slug, flagged.anonymized_text_id])
     )

@@ -98,7 +98,8 @@ def test_a_lab_refits_on_its_own_studies_and_the_platform_reads_it(tmp_path, set
     assert calibration_path() == out
     report = run_report(run)
     assert "predicted_group" in report.tables
-    assert report.settings["predicted_human"].startswith(f"fitted on {run.study.slug}")
+    assert f"fitted on {run.study.slug}" in report.settings["predicted_human"]
+    assert "no out-of-sample validation is stored with it" in report.settings["predicted_human"]
     unjudged = risk_study()
     with pytest.raises(CommandError, match="no finished attack run"):
         call_command("fit_predicted_risk", unjudged.slug, "--out", str(out))

@@ -28,6 +28,7 @@ def test_report_puts_human_results_beside_every_attack(finished_run):
     report = run_report(finished_run)
     assert list(report.tables) == [
         "trir_by_method",
+        "frontier",
         "rates_group",
         "rates_target",
         "sensitivity",

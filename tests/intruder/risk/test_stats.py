@@ -140,3 +140,45 @@ def test_undefined_statistics_say_why():
     assert many.kappa is None and many.auc is None
     assert "kappa: not enough data" in many.note and "AUC: not enough data" in many.note
     assert many.mcnemar_p == pytest.approx(1.0)  # one discordant text: exact test defined
+
+
+def test_kappa_and_auc_have_a_person_clustered_bootstrap_interval():
+    from intruder.risk.stats import agreement
+
+    # 12 persons x 2 texts; humans and machine mostly agree, the probability tracks humans.
+    human = [i % 3 == 0 for i in range(24)]
+    machine = [h if i % 7 else not h for i, h in enumerate(human)]
+    prob = [0.9 if h else 0.2 + 0.01 * i for i, h in enumerate(human)]
+    persons = [f"p{i // 2}" for i in range(24)]
+    result = agreement(human, machine, prob, persons=persons)
+    assert result.kappa is not None and result.auc is not None
+    assert result.kappa_ci_low <= result.kappa <= result.kappa_ci_high
+    assert result.auc_ci_low <= result.auc <= result.auc_ci_high <= 1.0
+    # Seeded: the same data give the same interval.
+    again = agreement(human, machine, prob, persons=persons)
+    assert (again.kappa_ci_low, again.auc_ci_high) == (result.kappa_ci_low, result.auc_ci_high)
+
+
+def test_a_bootstrap_with_few_usable_resamples_prints_no_interval_and_says_why():
+    from intruder.risk.stats import agreement
+
+    # One person holds the only human "identified" texts: most resamples lack that outcome.
+    human = [True, True] + [False] * 20
+    machine = [True, False] + [False, True] * 10
+    prob = [0.9, 0.8] + [0.1] * 20
+    persons = ["a", "a"] + [f"p{i // 2}" for i in range(20)]
+    result = agreement(human, machine, prob, persons=persons)
+    assert result.kappa is not None and result.kappa_ci_low is None
+    assert "kappa interval: not enough data" in result.note
+    assert "person resamples have both outcomes" in result.note
+
+
+def test_no_interval_note_for_a_statistic_that_is_not_there():
+    from intruder.risk.stats import agreement
+
+    # The machine identifies every text: no kappa, so no word on a kappa interval.
+    human = [i % 3 == 0 for i in range(24)]
+    prob = [0.9 if h else 0.2 for h in human]
+    result = agreement(human, [True] * 24, prob, persons=[f"p{i // 2}" for i in range(24)])
+    assert result.kappa is None and result.auc is not None
+    assert "kappa interval" not in result.note and result.auc_ci_low is not None
