@@ -217,6 +217,13 @@ SMOKES: dict[str, Smoke] = {
         work=lambda r: len(r["passes"]) * (r["exit_status"] == 0),
         env={"TEST_SKIP_PG": "1", "TEST_SKIP_LINT": "1"},
     ),
+    # The README's first command in a fresh clone: minutes, not seconds, and the one way to
+    # know it still serves.
+    "demo_first_start": Smoke(
+        args=lambda t: ["--timeout", "900", "--output", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["served_after_s"] or 0,
+    ),
     "enrolment_burst": Smoke(
         args=lambda t: [
             "--participants",
