@@ -45,7 +45,7 @@ def _cheap_run(methods: list[str]):
 
 
 def probe_cpu_seam(case) -> None:
-    category = "24 tests depend on the host CPU"
+    category = "25 tests depend on the host CPU"
     os.environ["MODEL_RUNTIME_CPU"] = "none"
     try:
         from anonymize.model import resolve_anonymizer_precision
@@ -71,7 +71,7 @@ def probe_cpu_seam(case) -> None:
 
 
 def probe_benchmarks_measure_something(case) -> None:
-    category = "25 benchmarks that measure nothing"
+    category = "26 benchmarks that measure nothing"
     empty = Path(tempfile.mkdtemp(prefix="probe-empty-data-"))
     for name in ("study1.jsonl", "study2.jsonl"):
         (empty / name).write_text("")
@@ -97,7 +97,7 @@ def probe_csv_downloads(case) -> None:
     from intruder.models import TargetPerson
     from tests.intruder.factories import logged_in
 
-    category = "26 CSV downloads and files with formulas"
+    category = "27 CSV downloads and files with formulas"
     run = _cheap_run(["textwash-model"])
     TargetPerson.objects.filter(study=run.study).update(name=FORMULA)
     client = logged_in(run.study.owner)
@@ -129,7 +129,7 @@ def probe_llm_answers(case) -> None:
 
     from llm import LLMClient, LLMSettings
 
-    category = "27 LLM answers and cancel"
+    category = "28 LLM answers and cancel"
     sent: list[int] = []
     pulled: list[int] = []
 
@@ -191,7 +191,7 @@ def probe_parallel_imports(case) -> None:
     from intruder.exchange import imports
     from tests.intruder.factories import logged_in, make_study
 
-    category = "28 parallel imports of one file"
+    category = "29 parallel imports of one file"
     study = make_study()
     client = logged_in(study.owner)
     client.raise_request_exception = False
@@ -226,7 +226,7 @@ def probe_parallel_imports(case) -> None:
 def probe_server_error_log(case) -> None:
     from django.conf import settings
 
-    category = "29 a 500 leaves no traceback"
+    category = "30 a 500 leaves no traceback"
     handlers = settings.LOGGING.get("handlers", {}) if isinstance(settings.LOGGING, dict) else {}
     path = next((h.get("filename") for h in handlers.values() if h.get("filename")), None)
     case(category, "no log file for server errors", path is None)
@@ -253,7 +253,7 @@ def probe_clear_only_run(case) -> None:
 
     from tests.intruder.factories import logged_in
 
-    category = "30 a report run of `clear` only"
+    category = "31 a report run of `clear` only"
     run = _cheap_run(["clear"])
     client = logged_in(run.study.owner)
     client.raise_request_exception = False
@@ -275,7 +275,7 @@ def probe_roles_and_bounds(case) -> None:
     from intruder.risk import attack_runs
     from tests.intruder.factories import logged_in, make_job, make_member
 
-    category = "31 roles and config bounds"
+    category = "32 roles and config bounds"
     run = _cheap_run(["textwash-model"])
     study = run.study
     viewer = make_member(study=study)
