@@ -17,6 +17,7 @@ is 8 letters). The words are built so that no honest answer comes within one edi
 from __future__ import annotations
 
 import base64
+import itertools
 import re
 import secrets
 import unicodedata
@@ -58,9 +59,7 @@ _CONFUSABLES = str.maketrans(
 def new_canary_word() -> str:
     """Return a fresh made-up word (8 letters, at least two rare ones) for one served text."""
     while True:
-        word = "".join(
-            secrets.choice(_CONSONANTS) + secrets.choice(_VOWELS) for _ in range(4)
-        )
+        word = "".join(secrets.choice(_CONSONANTS) + secrets.choice(_VOWELS) for _ in range(4))
         if sum(letter in _RARE for letter in word) >= _MIN_RARE:
             return word
 
@@ -124,7 +123,7 @@ def canary_in(answer: str, canary: str) -> bool:
     if len(word) < _EDIT_MIN_LENGTH:
         return False
     tokens = folded.split()
-    candidates = tokens + [first + second for first, second in zip(tokens, tokens[1:])]
+    candidates = tokens + [first + second for first, second in itertools.pairwise(tokens)]
     for token in candidates:
         for stem in {token, re.sub(r"(es|s)$", "", token)}:
             if _within_one_edit(stem, word):

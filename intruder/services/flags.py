@@ -3,10 +3,11 @@
 A flag is {code, reason}: what was seen, in words a reviewer can check. Flags are computed
 when an answer is stored, from the server's own evidence (`intruder.services.page_views`:
 its clock, the page views and the gaps between them), the answer itself and the telemetry
-checked against that evidence (`intruder.services.telemetry`), with the thresholds of the study's exclusion rules. The
-rules say which flags exclude an answer; they are recorded with a timestamp before launch
-(the first participant) and locked after it, like a pre-registration. A researcher may then
-confirm a flag (the answer is excluded) or overrule it (kept), with a reason that is kept.
+checked against that evidence (`intruder.services.telemetry`), with the thresholds of the
+study's exclusion rules. The rules say which flags exclude an answer; they are recorded with
+a timestamp before launch (the first participant) and locked after it, like a
+pre-registration. A researcher may then confirm a flag (the answer is excluded) or overrule
+it (kept), with a reason that is kept.
 """
 
 from __future__ import annotations

@@ -58,7 +58,6 @@ from intruder.selectors.participant import (
 from intruder.services.assignment import AssignmentBusy
 from intruder.services.attention import MAX_ANSWER_CHARS, attention_check_submit
 from intruder.services.canary import canary_encoded
-from intruder.services.page_views import page_view_report, page_view_serve
 from intruder.services.form_state import (
     RejectedAnswer,
     check_task_key,
@@ -69,6 +68,7 @@ from intruder.services.form_state import (
     write_task_key,
 )
 from intruder.services.judgments import CHOICE_REQUIRED, JudgmentRejected, judgment_submit
+from intruder.services.page_views import page_view_report, page_view_serve
 from intruder.services.participants import (
     CurrentStep,
     participant_complete,

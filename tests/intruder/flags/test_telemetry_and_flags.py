@@ -53,6 +53,10 @@ HUMAN = {
 }
 
 
+def fields(**per_field) -> dict:
+    return {**HUMAN["fields"], **per_field}
+
+
 def raw(view: str = "", **changes) -> str:
     return json.dumps({**HUMAN, "view": view, **changes})
 
@@ -97,7 +101,7 @@ def test_malformed_telemetry_is_no_telemetry(posted):
         ({"away_ms": 90_000}, "away_ms (90000 ms) exceeds the time on the page"),
         ({"keystrokes": 0}, "typed without a single input event"),
         (
-            {"fields": {**HUMAN["fields"], "guessed_name": {"typed": 0, "pasted": 9, "untrusted": 0}}},
+            {"fields": fields(guessed_name={"typed": 0, "pasted": 9, "untrusted": 0})},
             "pasted without a paste",
         ),
     ],
@@ -209,10 +213,6 @@ def test_telemetry_with_nul_characters_never_rejects_the_answer(study, client):
         },
     )
     assert Judgment.objects.filter(assignment=assignment).exists()
-
-
-def fields(**per_field) -> dict:
-    return {**HUMAN["fields"], **per_field}
 
 
 @pytest.mark.parametrize(
@@ -407,7 +407,8 @@ def test_exclusion_rules_are_recorded_with_a_time_and_locked_at_launch(study):
 
 def test_review_confirms_or_overrules_with_the_reason_kept(study, client):
     participant, assignment = claim(study)
-    judgment = submit(participant, assignment, raw(assignment.view, paste_events=1, pasted_chars=40))
+    pasted = raw(assignment.view, paste_events=1, pasted_chars=40)
+    judgment = submit(participant, assignment, pasted)
     user = study.owner
     with pytest.raises(ValidationError):
         flag_review_record(answer=judgment, user=user, decision=FlagDecision(False, " "))
@@ -428,7 +429,8 @@ def test_review_confirms_or_overrules_with_the_reason_kept(study, client):
 
 def test_viewers_cannot_review_and_strangers_do_not_see_flags(study, client):
     participant, assignment = claim(study)
-    judgment = submit(participant, assignment, raw(assignment.view, paste_events=1, pasted_chars=40))
+    pasted = raw(assignment.view, paste_events=1, pasted_chars=40)
+    judgment = submit(participant, assignment, pasted)
     client.force_login(make_user())
     assert client.get(reverse("researcher-flags", args=[study.slug])).status_code == 404
     url = reverse("researcher-flag-review", args=[study.slug, "judgment", judgment.pk])
