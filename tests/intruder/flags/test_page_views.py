@@ -157,7 +157,7 @@ def test_a_full_record_consistent_with_the_server_is_the_documented_limit(study)
 
 
 def test_a_replayed_report_changes_nothing(study):
-    participant, assignment, view = served(study)
+    participant, _, view = served(study)
     honest = report(view.token, page_s=30, typed=12, away_s=9)
     page_view_report(participant=participant, raw=honest, now=at(30))
     # A later, smaller report (an attempt to wipe the absence) is merged by maximum.
@@ -169,7 +169,7 @@ def test_a_replayed_report_changes_nothing(study):
 
 def test_reports_for_another_participants_view_or_a_finished_text_are_ignored(study):
     participant, assignment, view = served(study)
-    other, _, other_view = served(study)
+    _, _, other_view = served(study)
     assert page_view_report(participant=participant, raw=report(other_view.token, page_s=5)) is None
     other_view.refresh_from_db()
     assert other_view.telemetry is None
@@ -220,7 +220,7 @@ def test_each_page_serving_is_a_view_with_its_own_token_in_the_page(study, clien
 
 
 def test_a_reload_loop_stops_adding_views(study):
-    participant, assignment, _ = served(study)
+    _, assignment, _ = served(study)
     for i in range(MAX_VIEWS + 5):
         page_view_serve(assignment=assignment, now=at(i))
     assert PageView.objects.filter(assignment=assignment).count() == MAX_VIEWS
