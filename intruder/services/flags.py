@@ -23,7 +23,11 @@ from django.utils import timezone
 from intruder.models import Description, FlaggedAnswer, Judgment, Study
 from intruder.services.canary import canary_in
 from intruder.services.page_views import Evidence
-from intruder.services.telemetry import ANSWER_FIELDS, FIELDS_SIGNAL
+from intruder.services.telemetry import ANSWER_FIELDS, FIELDS_SIGNAL, RESTORED
+
+# Fields whose restored text (`services.telemetry.RESTORED`) is taken on trust: the writer's
+# description, whose page is bound to no server-side view (docs/participants.md).
+RESTORABLE_FIELDS = frozenset({"text"})
 
 
 class Flag:
@@ -143,14 +147,17 @@ def _field_flags(
         label = ANSWER_FIELDS[name]
         if counts["untrusted"]:
             inserted.append(f"“{label}” was changed {counts['untrusted']} time(s) by a script")
-        unexplained = chars - counts["typed"] - counts["pasted"]
+        # A writer's own earlier typing the page put back (a draft, a rejected post) counts
+        # as typed; an intruder's earlier views are counted on the server instead.
+        typed = counts["typed"] + (counts.get(RESTORED, 0) if name in RESTORABLE_FIELDS else 0)
+        unexplained = chars - typed - counts["pasted"]
         if unexplained > 0:
             few.append(f"“{label}”: {unexplained} of {chars} characters neither typed nor pasted")
         elif (
             chars >= rules["min_chars_for_keystrokes"]
-            and counts["typed"] < rules["min_keystroke_ratio"] * chars
+            and typed < rules["min_keystroke_ratio"] * chars
         ):
-            few.append(f"“{label}”: {counts['typed']} of {chars} characters typed")
+            few.append(f"“{label}”: {typed} of {chars} characters typed")
     flags = []
     if inserted:
         flags.append(_flag(Flag.INSERTED, "; ".join(inserted) + "."))

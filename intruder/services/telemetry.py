@@ -47,6 +47,10 @@ MS_FIELDS = frozenset({"page_ms", "first_input_ms", "typing_ms", "away_ms"})
 # Per answer field: characters typed (trusted input events), pasted or dropped, and value
 # changes that no trusted input event made (a script). Part of the "keystrokes" signal.
 FIELD_COUNTS = ("typed", "pasted", "untrusted")
+# ... and what the page put back of the participant's own earlier answer (a rejected post
+# shown again, a writer's stored draft): optional, and trusted for writers only
+# (`services.flags`): an intruder's earlier typing is on the server (`services.page_views`).
+RESTORED = "restored"
 FIELDS_SIGNAL = "keystrokes"
 # The answer fields a page may report on: the judge page's three, the write page's one.
 ANSWER_FIELDS: dict[str, str] = {
@@ -85,7 +89,7 @@ def _fields_valid(value: Any) -> bool:
         return False
     return all(
         isinstance(counts, dict)
-        and set(counts) == set(FIELD_COUNTS)
+        and set(FIELD_COUNTS) <= set(counts) <= {*FIELD_COUNTS, RESTORED}
         and all(_count(n, MAX_COUNT) for n in counts.values())
         for counts in value.values()
     )
@@ -184,9 +188,9 @@ def telemetry_merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str
     if "fields" in old and "fields" in new:
         fields = {**old["fields"], **new["fields"]}
         for name in set(old["fields"]) & set(new["fields"]):
+            before, after = old["fields"][name], new["fields"][name]
             fields[name] = {
-                count: max(old["fields"][name][count], new["fields"][name][count])
-                for count in FIELD_COUNTS
+                count: max(before.get(count, 0), after.get(count, 0)) for count in {*before, *after}
             }
         merged["fields"] = fields
     return merged
@@ -206,6 +210,6 @@ def telemetry_sum(views: list[dict[str, Any]]) -> dict[str, Any]:
                 total[key] = total.get(key, 0) + value
         for name, counts in (values.get("fields") or {}).items():
             into = total.setdefault("fields", {}).setdefault(name, dict.fromkeys(FIELD_COUNTS, 0))
-            for count in FIELD_COUNTS:
-                into[count] += counts[count]
+            for count, n in counts.items():
+                into[count] = into.get(count, 0) + n
     return total

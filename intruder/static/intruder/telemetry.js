@@ -61,7 +61,11 @@
   var fields = {};
   Array.prototype.forEach.call(form.elements, function (el) {
     if (isField(el) && el.name) {
-      fields[el.name] = { el: el, typed: 0, pasted: 0, untrusted: 0, seen: el.value };
+      // What the page starts with is the participant's own earlier answer (a rejected post
+      // shown again): "restored", like a writer's draft the page puts back.
+      fields[el.name] = {
+        el: el, typed: 0, pasted: 0, untrusted: 0, restored: el.value.length, seen: el.value
+      };
     }
   });
   function stateOf(el) { return isField(el) && el.name ? fields[el.name] : null; }
@@ -70,6 +74,12 @@
     if (st.el.value !== st.seen) { st.untrusted += 1; st.seen = st.el.value; }
   }
 
+  form.addEventListener("intruder-restored", function (e) {
+    var st = stateOf(e.target);
+    if (!st) return;
+    st.restored += Math.max(0, st.el.value.length - st.seen.length);
+    st.seen = st.el.value;
+  });
   form.addEventListener("beforeinput", function (e) {
     var st = stateOf(e.target);
     if (st && e.isTrusted) checkUnseen(st);
@@ -140,7 +150,9 @@
       Object.keys(fields).forEach(function (name) {
         var st = fields[name];
         checkUnseen(st);
-        out.fields[name] = { typed: st.typed, pasted: st.pasted, untrusted: st.untrusted };
+        out.fields[name] = {
+          typed: st.typed, pasted: st.pasted, untrusted: st.untrusted, restored: st.restored
+        };
       });
     }
     if (on("paste")) { out.paste_events = t.paste_events; out.pasted_chars = t.pasted_chars; }

@@ -502,3 +502,26 @@ def test_consent_page_says_what_is_recorded_and_only_that(client):
     assert "how long you leave the page" in page
     assert "how many keys you press" not in page
     assert "never what you type" in page
+
+
+def test_a_writers_restored_draft_counts_as_typed_but_an_intruders_does_not(study):
+    """A writer's page puts back their stored draft (or rejected post); that text is their
+    own earlier typing. An intruder's earlier typing is counted on the server instead, so a
+    claimed "restored" there explains nothing."""
+    collection = make_study(kind=Study.Kind.COLLECTION, min_description_chars=20)
+    make_target(study=collection, group=PersonGroup.FAMOUS)
+    writer = make_participant(study=collection)
+    writing_tasks_assign(participant=writer)
+    text = "A singer from a small northern harbour town."
+    counts = {"typed": 4, "pasted": 0, "untrusted": 0, "restored": len(text) - 4}
+    description = description_submit(
+        participant=writer, position=1, text=text, telemetry=raw(fields={"text": counts})
+    )
+    assert codes(description) == set()
+    participant, assignment = claim(study)
+    answer = "A sailor who keeps lights."
+    claimed = {"typed": 0, "pasted": 0, "untrusted": 0, "restored": len(answer)}
+    judgment = submit(
+        participant, assignment, raw(assignment.view, fields=fields(other_knowledge=claimed))
+    )
+    assert codes(judgment) == {Flag.FEW_KEYSTROKES}
