@@ -49,10 +49,10 @@ FLAG_LABELS: dict[str, str] = {
     Flag.CANARY: "Answer contains the hidden canary word",
     Flag.TOO_FAST: "Answered implausibly fast",
     Flag.AWAY: "Long time away from the page",
-    Flag.FEW_KEYSTROKES: "An answer field not (mostly) typed",
+    Flag.FEW_KEYSTROKES: "An answer field mostly not typed",
     Flag.NO_TELEMETRY: "No (or malformed) telemetry",
     Flag.INCONSISTENT: "Telemetry that does not fit the server's record",
-    Flag.INSERTED: "Answer text inserted without typing (by script)",
+    Flag.INSERTED: "Answer text that arrived without typing or pasting (a script)",
     Flag.ATTENTION: "Failed an attention check",
 }
 
@@ -132,11 +132,11 @@ def _flag(code: str, reason: str) -> dict[str, str]:
 def _field_flags(
     fields: dict[str, dict[str, int]], *, answers: dict[str, str], rules: dict[str, Any]
 ) -> list[dict[str, str]]:
-    """Return the per-field flags: text changed by script, and text not typed.
+    """Return the per-field flags: text that arrived without trusted input, and too little typed.
 
-    Each field on its own (a name set by script beside a typed reason is caught): its
-    characters must be accounted for by what was typed or pasted into it, and a longer one
-    must be mostly typed.
+    Each field on its own (a name set by script beside a typed reason is caught): a change no
+    trusted input event made, or characters neither typed nor pasted, are "inserted"; a
+    longer field must also be mostly typed rather than pasted.
     """
     inserted, few = [], []
     for name, value in answers.items():
@@ -152,7 +152,9 @@ def _field_flags(
         typed = counts["typed"] + (counts.get(RESTORED, 0) if name in RESTORABLE_FIELDS else 0)
         unexplained = chars - typed - counts["pasted"]
         if unexplained > 0:
-            few.append(f"“{label}”: {unexplained} of {chars} characters neither typed nor pasted")
+            inserted.append(
+                f"“{label}”: {unexplained} of {chars} characters neither typed nor pasted"
+            )
         elif (
             chars >= rules["min_chars_for_keystrokes"]
             and typed < rules["min_keystroke_ratio"] * chars

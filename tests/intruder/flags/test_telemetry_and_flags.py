@@ -220,10 +220,19 @@ def test_telemetry_with_nul_characters_never_rejects_the_answer(study, client):
     [
         ({"paste_events": 1, "pasted_chars": 26}, Flag.PASTE),
         ({"away_ms": 15_000, "focus_losses": 1}, Flag.AWAY),
-        # Per field: 26 characters, 2 typed.
+        # Per field: 26 characters, 2 typed, the rest from nowhere.
         (
             {"fields": fields(other_knowledge={"typed": 2, "pasted": 0, "untrusted": 0})},
-            Flag.FEW_KEYSTROKES,
+            Flag.INSERTED,
+        ),
+        # ... or 2 typed and 24 pasted: mostly not typed.
+        (
+            {
+                "paste_events": 1,
+                "pasted_chars": 24,
+                "fields": fields(other_knowledge={"typed": 2, "pasted": 24, "untrusted": 0}),
+            },
+            {Flag.PASTE, Flag.FEW_KEYSTROKES},
         ),
         (
             {"fields": fields(other_knowledge={"typed": 40, "pasted": 0, "untrusted": 1})},
@@ -257,7 +266,7 @@ def test_a_name_inserted_by_script_beside_a_typed_reason_is_flagged_per_field(st
         revealing_text=reason,
         telemetry=raw(assignment.view, fields=counts),
     ).judgment
-    assert codes(judgment) == {Flag.FEW_KEYSTROKES}
+    assert codes(judgment) == {Flag.INSERTED}
     assert "Who is it?" in judgment.flags[0]["reason"]
     assert "16 of 16 characters neither typed nor pasted" in judgment.flags[0]["reason"]
 
@@ -524,4 +533,4 @@ def test_a_writers_restored_draft_counts_as_typed_but_an_intruders_does_not(stud
     judgment = submit(
         participant, assignment, raw(assignment.view, fields=fields(other_knowledge=claimed))
     )
-    assert codes(judgment) == {Flag.FEW_KEYSTROKES}
+    assert codes(judgment) == {Flag.INSERTED}
