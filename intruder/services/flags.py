@@ -140,7 +140,8 @@ def _field_flags(
     """
     inserted, few = [], []
     for name, value in answers.items():
-        chars = len(value.strip())
+        # The browser counts a line break as one character; the post carries it as CRLF.
+        chars = len(value.replace("\r\n", "\n").strip())
         if not chars:
             continue
         counts = fields.get(name) or {"typed": 0, "pasted": 0, "untrusted": 0}

@@ -534,3 +534,12 @@ def test_a_writers_restored_draft_counts_as_typed_but_an_intruders_does_not(stud
         participant, assignment, raw(assignment.view, fields=fields(other_knowledge=claimed))
     )
     assert codes(judgment) == {Flag.INSERTED}
+
+
+def test_line_breaks_posted_as_crlf_are_counted_as_the_browser_counts_them(study):
+    participant, assignment = claim(study)
+    answer = "A sailor.\r\nKeeps lights.\r\nOld maps."
+    typed = len(answer.replace("\r\n", "\n"))
+    counts = fields(other_knowledge={"typed": typed, "pasted": 0, "untrusted": 0})
+    judgment = submit(participant, assignment, raw(assignment.view, fields=counts), other=answer)
+    assert judgment.flags == []
