@@ -24,9 +24,6 @@ from intruder.services.telemetry import clock_slack_ms, telemetry_parse
 # Shown when neither yes nor no was chosen (the participant form and the preview).
 CHOICE_REQUIRED = "Please say whether you could identify the person."
 
-# Client-reported times above this are not plausible for one text and are ignored.
-MAX_CLIENT_TIME_MS = 24 * 3600 * 1000
-
 
 class JudgmentRejected(IntruderError):
     """The judgment cannot be stored: unknown assignment, its slot went to someone else, or
