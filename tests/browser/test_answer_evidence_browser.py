@@ -165,3 +165,24 @@ def test_select_all_and_triple_click_copies_are_recorded_and_carry_the_canary(pa
     time.sleep(MIN_MS / 1000)
     send(page)
     assert judgment_of("COPIER01").telemetry["copy_events"] == 2
+
+
+def test_typing_then_reloading_then_finishing_the_answer_stays_clean(page) -> None:
+    """An honest reload mid-answer: whatever the browser restores of the field, the first
+    view's typing reached the server (its beacon), so the answer is accounted for."""
+    study = make_study()
+    reach_text(page, study, "RELOADER1")
+    page.check("input[name=self_identified][value=no]")
+    page.click("#other_knowledge")
+    page.keyboard.type("Someone who lives ", delay=40)
+    page.reload()
+    page.wait_for_selector("#anon-text")
+    page.check("input[name=self_identified][value=no]")
+    page.click("#other_knowledge")
+    page.keyboard.press("End")
+    page.keyboard.type("by the sea.", delay=40)
+    time.sleep(MIN_MS / 1000)
+    send(page)
+    judgment = judgment_of("RELOADER1")
+    assert judgment.telemetry["page_views"] == 2
+    assert codes(judgment) == set(), judgment.flags
