@@ -26,6 +26,7 @@ from intruder.services.telemetry import (
     telemetry_merge,
     telemetry_parse,
     telemetry_sum,
+    undercount_slack_ms,
 )
 
 # Views of one assignment beyond this are not recorded (a reload loop is evidence enough);
@@ -146,7 +147,7 @@ def assignment_evidence(
         if page_ms is None:
             continue
         seen = _ms(view.reported_at or ends, view.served_at)
-        if abs(page_ms - seen) > clock_slack_ms(seen):
+        if page_ms - seen > clock_slack_ms(seen) or seen - page_ms > undercount_slack_ms(seen):
             problems.append(
                 f"page view {index + 1}: the browser counted {page_ms / 1000:.1f} s on the "
                 f"page, the server {seen / 1000:.1f} s"

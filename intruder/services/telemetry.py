@@ -27,6 +27,11 @@ MAX_COUNT = 100_000
 # page's loading; beyond this base plus a share of the time, they disagree.
 CLOCK_SLACK_MS = 5_000
 CLOCK_SLACK_SHARE = 0.05
+# The server may see more time than the browser by much more: a busy server queues the answer
+# before it reads the clock. Under-counting hides nothing (the time goes to "away"), so only a
+# large gap is a disagreement.
+UNDERCOUNT_SLACK_MS = 30_000
+UNDERCOUNT_SLACK_SHARE = 0.10
 
 TELEMETRY_VERSION = 2
 
@@ -75,8 +80,13 @@ class TelemetryReport:
 
 
 def clock_slack_ms(server_ms: int) -> int:
-    """Return how far the browser's time on a page may stray from the server's."""
+    """Return how far the browser's time on a page may exceed the server's."""
     return int(CLOCK_SLACK_MS + CLOCK_SLACK_SHARE * max(0, server_ms))
+
+
+def undercount_slack_ms(server_ms: int) -> int:
+    """Return how far the browser's time on a page may fall short of the server's."""
+    return int(UNDERCOUNT_SLACK_MS + UNDERCOUNT_SLACK_SHARE * max(0, server_ms))
 
 
 def _count(value: Any, high: int) -> bool:

@@ -255,3 +255,11 @@ def test_a_rejected_answer_counts_its_typing_for_the_prefilled_next_view(study, 
     judgment = Judgment.objects.get(assignment=assignment)
     assert Flag.FEW_KEYSTROKES not in codes(judgment)
     assert Flag.INSERTED not in codes(judgment)
+
+
+def test_an_answer_queued_by_a_busy_server_is_not_a_clock_disagreement(study):
+    """The browser counted 40 s; the server read its clock 12 s later (the answer waited in
+    its queue): slower, not forged. Only more than the browser could have seen is."""
+    participant, assignment, view = served(study)
+    judgment = answer(participant, assignment, report(view.token, page_s=40, typed=40), now=at(52))
+    assert Flag.INCONSISTENT not in codes(judgment)
