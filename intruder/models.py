@@ -585,6 +585,33 @@ class Assignment(models.Model):
         return f"{self.participant} #{self.position}: text {self.text_id} slot {self.slot}"
 
 
+class PageView(models.Model):
+    """One serving of an assigned text's page: the server's own evidence of how it was read.
+
+    Each serving (the first, and every reload) gets an unguessable token that the page's
+    telemetry must name. A view reports its telemetry once (on leaving the page, or with the
+    answer); the conditional update makes a replayed or forged second report a no-op.
+    `intruder.services.page_views` sums the views of an assignment into its evidence.
+    """
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="page_views")
+    token = models.CharField(max_length=64, unique=True)
+    served_at = models.DateTimeField()
+    reported_at = models.DateTimeField(null=True, blank=True)
+    telemetry = models.JSONField(
+        null=True, blank=True, help_text="The view's checked telemetry; empty until reported."
+    )
+    problems = models.JSONField(
+        default=list, blank=True, help_text="What did not fit in its report (in words)."
+    )
+
+    class Meta:
+        ordering = ["assignment", "served_at", "id"]
+
+    def __str__(self) -> str:
+        return f"view {self.pk} of assignment {self.assignment_id}"
+
+
 class Judgment(FlaggedAnswer):
     """An intruder's answer about one anonymized text, with its score against the target."""
 

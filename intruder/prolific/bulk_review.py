@@ -43,6 +43,7 @@ FLAG_CATEGORIES: tuple[tuple[str, str], ...] = (
     (Flag.CANARY, "FAILED_INSTRUCTIONS"),
     (Flag.PASTE, "LOW_EFFORT"),
     (Flag.FEW_KEYSTROKES, "LOW_EFFORT"),
+    (Flag.INSERTED, "LOW_EFFORT"),
     (Flag.AWAY, "LOW_EFFORT"),
 )
 

@@ -1,16 +1,17 @@
 """Flags on participants' answers, the study's exclusion rules and the researcher's review.
 
 A flag is {code, reason}: what was seen, in words a reviewer can check. Flags are computed
-when an answer is stored, from the server's clock, the answer itself and the telemetry
-(`intruder.services.telemetry`), with the thresholds of the study's exclusion rules. The
-rules say which flags exclude an answer; they are recorded with a timestamp before launch
-(the first participant) and locked after it, like a pre-registration. A researcher may then
-confirm a flag (the answer is excluded) or overrule it (kept), with a reason that is kept.
+when an answer is stored, from the server's own evidence (`intruder.services.page_views`:
+its clock, the page views and the gaps between them), the answer itself and the telemetry
+checked against that evidence (`intruder.services.telemetry`), with the thresholds of the
+study's exclusion rules. The rules say which flags exclude an answer; they are recorded with
+a timestamp before launch (the first participant) and locked after it, like a
+pre-registration. A researcher may then confirm a flag (the answer is excluded) or overrule
+it (kept), with a reason that is kept.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,6 +21,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from intruder.models import Description, FlaggedAnswer, Judgment, Study
+from intruder.services.canary import canary_in
+from intruder.services.page_views import Evidence
+from intruder.services.telemetry import ANSWER_FIELDS, FIELDS_SIGNAL, RESTORED
+
+# Fields whose restored text (`services.telemetry.RESTORED`) is taken on trust: the writer's
+# description, whose page is bound to no server-side view (docs/participants.md).
+RESTORABLE_FIELDS = frozenset({"text"})
 
 
 class Flag:
@@ -31,6 +39,8 @@ class Flag:
     AWAY = "away"
     FEW_KEYSTROKES = "few_keystrokes"
     NO_TELEMETRY = "no_telemetry"
+    INCONSISTENT = "inconsistent_telemetry"
+    INSERTED = "inserted"
     ATTENTION = "attention_failed"
 
 
@@ -39,8 +49,10 @@ FLAG_LABELS: dict[str, str] = {
     Flag.CANARY: "Answer contains the hidden canary word",
     Flag.TOO_FAST: "Answered implausibly fast",
     Flag.AWAY: "Long time away from the page",
-    Flag.FEW_KEYSTROKES: "Far fewer keystrokes than the answer's length",
+    Flag.FEW_KEYSTROKES: "An answer field mostly not typed",
     Flag.NO_TELEMETRY: "No (or malformed) telemetry",
+    Flag.INCONSISTENT: "Telemetry that does not fit the server's record",
+    Flag.INSERTED: "Answer text that arrived without typing or pasting (a script)",
     Flag.ATTENTION: "Failed an attention check",
 }
 
@@ -52,15 +64,20 @@ DEFAULT_RULES: dict[str, Any] = {
         Flag.TOO_FAST,
         Flag.AWAY,
         Flag.FEW_KEYSTROKES,
+        # No JavaScript, blocked scripts or not a browser: nothing shows how it was made.
+        Flag.NO_TELEMETRY,
+        Flag.INCONSISTENT,
+        Flag.INSERTED,
         Flag.ATTENTION,
     ],
     # An intruder judgment made in less than this (the issue's "fast" bots answer in < 3 s).
     "min_judgment_ms": 3000,
     # Seconds away from the page (tab hidden or window unfocused) on one text.
     "max_away_seconds": 8,
-    # Keystrokes below this share of the answer's characters (typing makes >= 1 per char).
+    # Characters typed (by trusted input events, phone keyboards included) below this share
+    # of an answer field's characters.
     "min_keystroke_ratio": 0.5,
-    # ... only for answers at least this long (a two-letter "no" is no evidence).
+    # ... only for fields at least this long (a two-letter "no" is no evidence).
     "min_chars_for_keystrokes": 8,
     # Writers: characters per minute above this is faster than fast typists (~90 wpm).
     "max_writer_chars_per_minute": 450,
@@ -112,19 +129,68 @@ def _flag(code: str, reason: str) -> dict[str, str]:
     return {"code": code, "reason": reason}
 
 
-def canary_in(answer: str, canary: str) -> bool:
-    """Return whether `answer` contains the canary word (any case, as a whole word)."""
-    if not canary:
-        return False
-    return re.search(rf"\b{re.escape(canary)}\b", answer, flags=re.IGNORECASE) is not None
+def _field_flags(
+    fields: dict[str, dict[str, int]], *, answers: dict[str, str], rules: dict[str, Any]
+) -> list[dict[str, str]]:
+    """Return the per-field flags: text that arrived without trusted input, and too little typed.
+
+    Each field on its own (a name set by script beside a typed reason is caught): a change no
+    trusted input event made, or characters neither typed nor pasted, are "inserted"; a
+    longer field must also be mostly typed rather than pasted.
+    """
+    inserted, few = [], []
+    for name, value in answers.items():
+        # The browser counts a line break as one character; the post carries it as CRLF.
+        chars = len(value.replace("\r\n", "\n").strip())
+        if not chars:
+            continue
+        counts = fields.get(name) or {"typed": 0, "pasted": 0, "untrusted": 0}
+        label = ANSWER_FIELDS[name]
+        if counts["untrusted"]:
+            inserted.append(f"“{label}” was changed {counts['untrusted']} time(s) by a script")
+        # A writer's own earlier typing the page put back (a draft, a rejected post) counts
+        # as typed; an intruder's earlier views are counted on the server instead.
+        typed = counts["typed"] + (counts.get(RESTORED, 0) if name in RESTORABLE_FIELDS else 0)
+        unexplained = chars - typed - counts["pasted"]
+        if unexplained > 0:
+            inserted.append(
+                f"“{label}”: {unexplained} of {chars} characters neither typed nor pasted"
+            )
+        elif (
+            chars >= rules["min_chars_for_keystrokes"]
+            and typed < rules["min_keystroke_ratio"] * chars
+        ):
+            few.append(f"“{label}”: {typed} of {chars} characters typed")
+    flags = []
+    if inserted:
+        flags.append(_flag(Flag.INSERTED, "; ".join(inserted) + "."))
+    if few:
+        flags.append(_flag(Flag.FEW_KEYSTROKES, "; ".join(few) + "."))
+    return flags
 
 
 def _telemetry_flags(
-    telemetry: dict[str, Any] | None, *, answer_chars: int, rules: dict[str, Any]
+    telemetry: dict[str, Any] | None,
+    *,
+    answers: dict[str, str],
+    problems: list[str],
+    signals: list[str],
+    rules: dict[str, Any],
+    received: bool,
 ) -> list[dict[str, str]]:
+    """Return the flags the browser's telemetry and its consistency give.
+
+    `received`: a well-formed report came, though none counts (it named no served view).
+    """
+    if not signals:
+        return []  # the study records nothing: there is nothing to miss
+    if problems and (telemetry is not None or received):
+        inconsistent = [_flag(Flag.INCONSISTENT, "; ".join(problems) + ".")]
+    else:
+        inconsistent = []
     if telemetry is None:
-        return [_flag(Flag.NO_TELEMETRY, "The browser sent no valid telemetry.")]
-    flags = []
+        return inconsistent or [_flag(Flag.NO_TELEMETRY, "The browser sent no valid telemetry.")]
+    flags = inconsistent
     pastes = telemetry.get("paste_events", 0)
     if pastes:
         flags.append(
@@ -133,63 +199,77 @@ def _telemetry_flags(
                 f"{pastes} paste(s), {telemetry.get('pasted_chars', 0)} characters pasted.",
             )
         )
-    keystrokes = telemetry.get("keystrokes")
-    if (
-        keystrokes is not None
-        and answer_chars >= rules["min_chars_for_keystrokes"]
-        and keystrokes < rules["min_keystroke_ratio"] * answer_chars
-    ):
-        flags.append(
-            _flag(
-                Flag.FEW_KEYSTROKES,
-                f"{keystrokes} keystrokes for an answer of {answer_chars} characters.",
-            )
-        )
+    if FIELDS_SIGNAL in signals:
+        flags += _field_flags(telemetry.get("fields") or {}, answers=answers, rules=rules)
     return flags
 
 
 def judgment_flags(
     *,
-    answer: str,
-    telemetry: dict[str, Any] | None,
-    time_spent_ms: int,
+    answers: dict[str, str],
+    evidence: Evidence,
+    signals: list[str],
     canary: str,
     rules: dict[str, Any],
 ) -> list[dict[str, str]]:
-    """Return the flags of an intruder's judgment (`answer`: its free-text fields joined)."""
+    """Return the flags of an intruder's judgment, from the server's evidence first.
+
+    "Too fast" and "away" use the server's clock: the time from first serving to answer,
+    and time no page view accounts for beside the time the browser reports away.
+    """
     flags = []
-    if canary_in(answer, canary):
+    if canary_in(" ".join(answers.values()), canary):
         flags.append(_flag(Flag.CANARY, f"The answer contains the hidden word “{canary}”."))
-    flags += _telemetry_flags(telemetry, answer_chars=len(answer.strip()), rules=rules)
-    if time_spent_ms < rules["min_judgment_ms"]:
+    flags += _telemetry_flags(
+        evidence.totals,
+        answers=answers,
+        problems=evidence.problems,
+        signals=signals,
+        rules=rules,
+        received=evidence.answer_reported,
+    )
+    if evidence.server_ms < rules["min_judgment_ms"]:
         flags.append(
             _flag(
                 Flag.TOO_FAST,
-                f"Answered {time_spent_ms / 1000:.1f} s after the text was shown "
+                f"Answered {evidence.server_ms / 1000:.1f} s after the text was first served "
                 f"(rule: at least {rules['min_judgment_ms'] / 1000:.1f} s).",
             )
         )
-    away_ms = (telemetry or {}).get("away_ms", 0)
-    if away_ms > rules["max_away_seconds"] * 1000:
+    if evidence.away_ms > rules["max_away_seconds"] * 1000:
+        reported = (evidence.totals or {}).get("away_ms", 0)
         flags.append(
             _flag(
                 Flag.AWAY,
-                f"{away_ms / 1000:.0f} s away from the page in "
-                f"{(telemetry or {}).get('focus_losses', 0)} absence(s) "
-                f"(rule: at most {rules['max_away_seconds']} s).",
+                f"{evidence.away_ms / 1000:.0f} s away from the page: {reported / 1000:.0f} s "
+                f"in {(evidence.totals or {}).get('focus_losses', 0)} absence(s) the browser "
+                f"reported, {evidence.unaccounted_ms / 1000:.0f} s no page view accounts for "
+                f"({evidence.views} view(s); rule: at most {rules['max_away_seconds']} s).",
             )
         )
     return flags
 
 
 def description_flags(
-    *, text: str, telemetry: dict[str, Any] | None, rules: dict[str, Any]
+    *,
+    text: str,
+    telemetry: dict[str, Any] | None,
+    problems: list[str],
+    signals: list[str],
+    rules: dict[str, Any],
 ) -> list[dict[str, str]]:
-    """Return the flags of a writer's description: pasted, typed too fast, too few keys.
+    """Return the flags of a writer's description: pasted, inserted, typed too fast or little.
 
     Time away is not flagged: writers are asked to look semi-famous people up.
     """
-    flags = _telemetry_flags(telemetry, answer_chars=len(text), rules=rules)
+    flags = _telemetry_flags(
+        telemetry,
+        answers={"text": text},
+        problems=problems,
+        signals=signals,
+        rules=rules,
+        received=telemetry is not None,
+    )
     typing_ms = (telemetry or {}).get("page_ms")
     if typing_ms:
         per_minute = len(text) / (typing_ms / 60_000)

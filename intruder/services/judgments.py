@@ -14,13 +14,15 @@ from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
 from intruder.services.attention import attention_flags_for
 from intruder.services.flags import judgment_flags, study_rules
-from intruder.services.telemetry import telemetry_parse
+from intruder.services.page_views import (
+    JUDGE_FIELDS,
+    assignment_evidence,
+    page_views_store,
+)
+from intruder.services.telemetry import clock_slack_ms, telemetry_parse
 
 # Shown when neither yes nor no was chosen (the participant form and the preview).
 CHOICE_REQUIRED = "Please say whether you could identify the person."
-
-# Client-reported times above this are not plausible for one text and are ignored.
-MAX_CLIENT_TIME_MS = 24 * 3600 * 1000
 
 
 class JudgmentRejected(IntruderError):
@@ -51,13 +53,16 @@ def judgment_time_spent_ms(
 ) -> int:
     """Return the time spent on a text in ms.
 
-    The server's figure (shown -> submitted) is authoritative and includes network time; the
-    browser's figure is more precise, so it is used when sent, but never above the server's.
+    The server's figure (first shown -> submitted) is authoritative; the browser's is more
+    precise, so it is used only when it agrees with the server's (a reload restarts the
+    browser's count, and a forged figure would shorten the time).
     """
     server_ms = max(0, int((submitted_at - shown_at).total_seconds() * 1000))
-    if client_ms is None or not 0 <= client_ms <= MAX_CLIENT_TIME_MS:
+    if client_ms is None or not 0 <= client_ms <= server_ms:
         return server_ms
-    return min(client_ms, server_ms)
+    if server_ms - client_ms > clock_slack_ms(server_ms):
+        return server_ms
+    return client_ms
 
 
 def judgment_validate(
@@ -131,9 +136,10 @@ def judgment_submit(
     Idempotent: a second submit for the same assignment (double click, second tab, retried
     request) returns the first judgment unchanged.
 
-    `telemetry` is the browser's raw post (`services.telemetry`); missing or malformed, the
-    judgment is stored all the same and flagged "no telemetry". Flags are computed here, with
-    the study's rules (`services.flags`).
+    `telemetry` is the browser's raw post (`services.telemetry`), bound to the page view it
+    names; with the views' earlier reports it is checked against the server's own evidence
+    (`services.page_views`). Missing, malformed or forged, the judgment is stored all the
+    same and flagged. Flags are computed here, with the study's rules (`services.flags`).
 
     A late answer (its assignment was released at the time limit) is kept while its slot is
     still free and the text still served, as Prolific does with a participant who is still
@@ -180,19 +186,23 @@ def judgment_submit(
     time_spent_ms = judgment_time_spent_ms(
         shown_at=shown_at, submitted_at=now, client_ms=client_time_ms
     )
-    server_ms = max(0, int((now - shown_at).total_seconds() * 1000))
-    checked_telemetry = telemetry_parse(
-        telemetry, signals=study.telemetry_signals or [], server_ms=server_ms
-    )
+    signals = study.telemetry_signals or []
+    report = telemetry_parse(telemetry, signals=signals, answer_fields=JUDGE_FIELDS)
+    evidence = assignment_evidence(assignment=assignment, report=report, now=now)
     flags = judgment_flags(
-        answer="\n".join(
-            answers[name] for name in ("guessed_name", "revealing_text", "other_knowledge")
-        ),
-        telemetry=checked_telemetry,
-        time_spent_ms=time_spent_ms,
+        answers={name: answers[name] for name in JUDGE_FIELDS},
+        evidence=evidence,
+        signals=signals,
         canary=assignment.canary,
         rules=study_rules(study),
     ) + attention_flags_for(participant=participant)
+    stored_telemetry = None
+    if evidence.totals is not None:
+        stored_telemetry = {
+            **evidence.totals,
+            "page_views": evidence.views,
+            "reported_views": evidence.reported_views,
+        }
     try:
         with transaction.atomic():
             # Claim the assignment: only one request moves it from active (or, late, from
@@ -216,7 +226,7 @@ def judgment_submit(
                 text=assignment.text,
                 self_identified=self_identified,
                 time_spent_ms=time_spent_ms,
-                telemetry=checked_telemetry,
+                telemetry=stored_telemetry,
                 flags=flags,
                 cosine=score.cosine,
                 identified=score.identified,
@@ -226,6 +236,7 @@ def judgment_submit(
                 **answers,
             )
             judgment.save()
+            page_views_store(assignment=assignment, report=report, now=now)
             Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
     except IntegrityError:
         existing = Judgment.objects.filter(assignment=assignment).first()

@@ -1,29 +1,41 @@
 """Answer telemetry: what the browser reports about how an answer was made, checked here.
 
-`intruder/static/intruder/telemetry.js` counts, never records: times, keystrokes, pastes and
-their length, copies of the served text, focus and visibility losses. It posts them as one
-small JSON object beside the answer. Nothing here trusts it: a post that is too large, not an
-object, has an unknown key, a value of the wrong type or out of range, or is inconsistent
-with the server's own clock becomes None ("no telemetry"), and the answer is stored anyway.
-Signals the study switched off are dropped even when a browser sends them.
+`intruder/static/intruder/telemetry.js` counts, never records: times, typing (from the
+browser's trusted input events, so phone keyboards and IMEs count), pastes, copies, focus
+and visibility losses, and per answer field the characters typed, pasted and changed by
+script. It posts them as one small JSON object beside the answer, and on leaving the page.
+
+Nothing here trusts it. A post that is too large, not an object, has an unknown key or a
+value of the wrong type or out of range is malformed (None). A well-formed post can still
+be inconsistent: a missing field, or figures that do not fit each other; `TelemetryReport`
+lists those problems in words. Whether it fits the server's own record (its clock, its
+page views) is checked by `intruder.services.page_views`. Signals the study switched off
+are dropped even when a browser sends them.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
-# The post's hard bounds: a real one is ~250 bytes; anything larger is not ours.
-MAX_TELEMETRY_BYTES = 2048
+# The post's hard bounds: a real one is ~400 bytes; anything larger is not ours.
+MAX_TELEMETRY_BYTES = 4096
 MAX_MS = 24 * 3600 * 1000
 MAX_COUNT = 100_000
-# The browser's page time may run ahead of the server's by clock granularity and the time
-# the request takes to leave; more than this is forged.
+# The browser's time on a page and the server's differ by the two requests' travel and the
+# page's loading; beyond this base plus a share of the time, they disagree.
 CLOCK_SLACK_MS = 5_000
+CLOCK_SLACK_SHARE = 0.05
+# The server may see more time than the browser by much more: a busy server queues the answer
+# before it reads the clock. Under-counting hides nothing (the time goes to "away"), so only a
+# large gap is a disagreement.
+UNDERCOUNT_SLACK_MS = 30_000
+UNDERCOUNT_SLACK_SHARE = 0.10
 
-TELEMETRY_VERSION = 1
+TELEMETRY_VERSION = 2
 
-# Field -> the study signal (`Study.telemetry_signals`) that turns it on, and its unit.
+# Field -> the study signal (`Study.telemetry_signals`) that turns it on.
 TELEMETRY_FIELDS: dict[str, str] = {
     "page_ms": "timing",
     "first_input_ms": "timing",
@@ -37,50 +49,177 @@ TELEMETRY_FIELDS: dict[str, str] = {
     "away_ms": "focus",
 }
 MS_FIELDS = frozenset({"page_ms", "first_input_ms", "typing_ms", "away_ms"})
+# Per answer field: characters typed (trusted input events), pasted or dropped, and value
+# changes that no trusted input event made (a script). Part of the "keystrokes" signal.
+FIELD_COUNTS = ("typed", "pasted", "untrusted")
+# ... and what the page put back of the participant's own earlier answer (a rejected post
+# shown again, a writer's stored draft): optional, and trusted for writers only
+# (`services.flags`): an intruder's earlier typing is on the server (`services.page_views`).
+RESTORED = "restored"
+FIELDS_SIGNAL = "keystrokes"
+# The answer fields a page may report on: the judge page's three, the write page's one.
+ANSWER_FIELDS: dict[str, str] = {
+    "guessed_name": "Who is it?",
+    "revealing_text": "Which part revealed the identity?",
+    "other_knowledge": "What can you tell about the person?",
+    "text": "The description",
+}
+
+
+@dataclass
+class TelemetryReport:
+    """A browser's report, checked for shape and for its own consistency.
+
+    `values` is None when the post is missing or malformed (then nothing of it is used);
+    `problems` says, in words a reviewer can check, what did not fit.
+    """
+
+    values: dict[str, Any] | None
+    view: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def clock_slack_ms(server_ms: int) -> int:
+    """Return how far the browser's time on a page may exceed the server's."""
+    return int(CLOCK_SLACK_MS + CLOCK_SLACK_SHARE * max(0, server_ms))
+
+
+def undercount_slack_ms(server_ms: int) -> int:
+    """Return how far the browser's time on a page may fall short of the server's."""
+    return int(UNDERCOUNT_SLACK_MS + UNDERCOUNT_SLACK_SHARE * max(0, server_ms))
+
+
+def _count(value: Any, high: int) -> bool:
+    # bool is an int in Python; a JSON true is not a count.
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= high
+
+
+def _fields_valid(value: Any) -> bool:
+    if not isinstance(value, dict) or set(value) - set(ANSWER_FIELDS):
+        return False
+    return all(
+        isinstance(counts, dict)
+        and set(FIELD_COUNTS) <= set(counts) <= {*FIELD_COUNTS, RESTORED}
+        and all(_count(n, MAX_COUNT) for n in counts.values())
+        for counts in value.values()
+    )
 
 
 def telemetry_parse(
-    raw: str | None, *, signals: list[str] | tuple[str, ...], server_ms: int | None = None
-) -> dict[str, Any] | None:
-    """Return the validated telemetry (only the study's signals), or None for no telemetry.
+    raw: str | None, *, signals: list[str] | tuple[str, ...], answer_fields: tuple[str, ...] = ()
+) -> TelemetryReport:
+    """Return the checked report (only the study's signals); `values` None when malformed.
 
-    `server_ms`: the server's own time on the page, which the browser's cannot exceed by
-    more than CLOCK_SLACK_MS.
+    `answer_fields`: the page's answer fields, each of which the report must count.
     """
-    if not raw or len(raw.encode("utf-8", "surrogatepass")) > MAX_TELEMETRY_BYTES:
-        return None
+    if not raw:
+        return TelemetryReport(None, problems=["no telemetry was sent"])
+    if len(raw.encode("utf-8", "surrogatepass")) > MAX_TELEMETRY_BYTES:
+        return TelemetryReport(None, problems=["the telemetry is too large to be a browser's"])
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
-        return None
+        return TelemetryReport(None, problems=["the telemetry is not JSON"])
     if not isinstance(data, dict) or data.get("v") != TELEMETRY_VERSION:
-        return None
-    values = {key: value for key, value in data.items() if key != "v"}
-    if not values or set(values) - set(TELEMETRY_FIELDS):
-        return None
+        return TelemetryReport(None, problems=["the telemetry is not of this version"])
+    view = data.get("view", "")
+    if not isinstance(view, str) or len(view) > 64:
+        return TelemetryReport(None, problems=["the telemetry's page view is malformed"])
+    values = {key: value for key, value in data.items() if key not in ("v", "view")}
+    unknown = set(values) - set(TELEMETRY_FIELDS) - {"fields"}
+    if unknown:
+        return TelemetryReport(None, problems=[f"unknown fields: {', '.join(sorted(unknown))}"])
     for key, value in values.items():
-        # bool is an int in Python; a JSON true is not a count.
-        if value is None and key == "first_input_ms":
-            continue
-        if isinstance(value, bool) or not isinstance(value, int):
-            return None
-        if not 0 <= value <= (MAX_MS if key in MS_FIELDS else MAX_COUNT):
-            return None
-    if not _consistent(values, server_ms=server_ms):
-        return None
+        if key == "fields":
+            if not _fields_valid(value):
+                return TelemetryReport(None, problems=["the per-field counts are malformed"])
+        elif not (value is None and key == "first_input_ms") and not _count(
+            value, MAX_MS if key in MS_FIELDS else MAX_COUNT
+        ):
+            return TelemetryReport(None, problems=[f"{key} is not a plausible count"])
     enabled = set(signals)
-    kept = {key: value for key, value in values.items() if TELEMETRY_FIELDS[key] in enabled}
-    return {"v": TELEMETRY_VERSION, **kept}
+    kept: dict[str, Any] = {
+        key: value
+        for key, value in values.items()
+        if key != "fields" and TELEMETRY_FIELDS[key] in enabled
+    }
+    if FIELDS_SIGNAL in enabled and "fields" in values:
+        kept["fields"] = values["fields"]
+    report = TelemetryReport({"v": TELEMETRY_VERSION, **kept}, view=view)
+    report.problems = _missing(kept, enabled=enabled, answer_fields=answer_fields)
+    report.problems += _inconsistencies(kept)
+    return report
 
 
-def _consistent(values: dict[str, Any], *, server_ms: int | None) -> bool:
-    """Return whether the figures fit each other and the server's clock."""
+def _missing(values: dict[str, Any], *, enabled: set[str], answer_fields: tuple[str, ...]) -> list:
+    """Return the problem of fields the study records but the report left out."""
+    expected = [key for key, signal in TELEMETRY_FIELDS.items() if signal in enabled]
+    missing = [key for key in expected if key not in values]
+    if FIELDS_SIGNAL in enabled:
+        counted = values.get("fields") or {}
+        missing += [f"fields.{name}" for name in answer_fields if name not in counted]
+    return [f"missing: {', '.join(missing)}"] if missing else []
+
+
+def _inconsistencies(values: dict[str, Any]) -> list[str]:
+    """Return what in the report contradicts the rest of it."""
+    problems = []
     page = values.get("page_ms")
-    if page is None:
-        return True
-    if server_ms is not None and page > server_ms + CLOCK_SLACK_MS:
-        return False
-    for part in ("first_input_ms", "typing_ms", "away_ms"):
-        if (values.get(part) or 0) > page:
-            return False
-    return True
+    if page is not None:
+        for part in ("first_input_ms", "typing_ms", "away_ms"):
+            if (values.get(part) or 0) > page:
+                problems.append(f"{part} ({values[part]} ms) exceeds the time on the page")
+    fields = values.get("fields") or {}
+    typed = sum(counts["typed"] for counts in fields.values())
+    if "keystrokes" in values and typed and not values["keystrokes"]:
+        problems.append(f"{typed} characters typed without a single input event")
+    pasted = sum(counts["pasted"] for counts in fields.values())
+    if "paste_events" in values and pasted and not values["paste_events"]:
+        problems.append(f"{pasted} characters pasted without a paste")
+    return problems
+
+
+def telemetry_merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """Return one page view's telemetry after a later report of the same view.
+
+    A view's counters only grow, so the merge keeps each one's largest value: replaying an
+    earlier report changes nothing, and reports may arrive in any order.
+    """
+    if not old:
+        return dict(new)
+    merged: dict[str, Any] = {**old, **new}
+    for key in TELEMETRY_FIELDS:
+        if key in old and key in new:
+            if key == "first_input_ms":
+                present = [v for v in (old[key], new[key]) if v is not None]
+                merged[key] = min(present) if present else None
+            else:
+                merged[key] = max(old[key], new[key])
+    if "fields" in old and "fields" in new:
+        fields = {**old["fields"], **new["fields"]}
+        for name in set(old["fields"]) & set(new["fields"]):
+            before, after = old["fields"][name], new["fields"][name]
+            fields[name] = {
+                count: max(before.get(count, 0), after.get(count, 0)) for count in {*before, *after}
+            }
+        merged["fields"] = fields
+    return merged
+
+
+def telemetry_sum(views: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the running totals of several page views' telemetry (a reload adds)."""
+    total: dict[str, Any] = {"v": TELEMETRY_VERSION}
+    for values in views:
+        for key, value in values.items():
+            if key in ("v", "fields") or value is None:
+                continue
+            if key == "first_input_ms":
+                # The first input of the assignment: the first view's that had one.
+                total.setdefault(key, value)
+            else:
+                total[key] = total.get(key, 0) + value
+        for name, counts in (values.get("fields") or {}).items():
+            into = total.setdefault("fields", {}).setdefault(name, dict.fromkeys(FIELD_COUNTS, 0))
+            for count, n in counts.items():
+                into[count] = into.get(count, 0) + n
+    return total

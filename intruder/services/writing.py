@@ -82,7 +82,9 @@ def description_submit(
         return task.description
     study = participant.study
     cleaned = description_validate(study=study, text=text)
-    checked_telemetry = telemetry_parse(telemetry, signals=study.telemetry_signals or [])
+    signals = study.telemetry_signals or []
+    report = telemetry_parse(telemetry, signals=signals, answer_fields=("text",))
+    checked_telemetry = report.values
     description = Description(
         study=study,
         target=task.target,
@@ -90,7 +92,12 @@ def description_submit(
         text=cleaned,
         telemetry=checked_telemetry,
         flags=description_flags(
-            text=cleaned, telemetry=checked_telemetry, rules=study_rules(study)
+            text=cleaned,
+            telemetry=checked_telemetry,
+            # A writer's page is not bound to a served view (docs/participants.md).
+            problems=report.problems,
+            signals=signals,
+            rules=study_rules(study),
         ),
     )
     description.full_clean(validate_constraints=False)

@@ -57,7 +57,7 @@ from intruder.selectors.participant import (
 )
 from intruder.services.assignment import AssignmentBusy
 from intruder.services.attention import MAX_ANSWER_CHARS, attention_check_submit
-from intruder.services.canary import canary_instruction
+from intruder.services.canary import canary_encoded
 from intruder.services.form_state import (
     RejectedAnswer,
     check_task_key,
@@ -68,6 +68,7 @@ from intruder.services.form_state import (
     write_task_key,
 )
 from intruder.services.judgments import CHOICE_REQUIRED, JudgmentRejected, judgment_submit
+from intruder.services.page_views import page_view_report, page_view_serve
 from intruder.services.participants import (
     CurrentStep,
     participant_code_reached,
@@ -332,6 +333,7 @@ class PageContent:
     completed: int = 0
     rejected: RejectedAnswer | None = None
     seconds_left: int = 0
+    view_token: str = ""
 
 
 def consent_page_context(study: Study, content: PageContent) -> dict:
@@ -378,8 +380,12 @@ def judge_page_context(study: Study, content: PageContent) -> dict:
     return {
         "assignment_id": assignment.pk,
         "segments": _text_segments(intruder_text_view(text=assignment.text)),
-        # Hidden from sight and from the accessibility tree; see services.canary.
-        "canary_instruction": canary_instruction(canary) if canary else "",
+        # Decoded into the text by the page's script, hidden from sight and from the
+        # accessibility tree; see services.canary.
+        "canary_encoded": canary_encoded(canary) if canary else "",
+        # The served page view the telemetry must name (services.page_views); none in a
+        # researcher's preview.
+        "view_token": content.view_token,
         "telemetry_signals": " ".join(study.telemetry_signals or []),
         "discourage_copy": study.discourage_copy,
         "number": number,
@@ -508,6 +514,8 @@ def judge(request: HttpRequest, token: str) -> HttpResponse:
         return _home(participant)
     if not form.is_valid():
         _keep_rejected_judgment(participant, request.POST, form.errors)
+        if form.cleaned_data.get("assignment_id"):
+            _keep_rejected_telemetry(participant, request.POST, form.cleaned_data["assignment_id"])
         return _home(participant)
     data = form.cleaned_data
     try:
@@ -525,9 +533,30 @@ def judge(request: HttpRequest, token: str) -> HttpResponse:
         pass
     except ValidationError as error:
         _keep_rejected_judgment(participant, request.POST, error.message_dict)
+        _keep_rejected_telemetry(participant, request.POST, data["assignment_id"])
     else:
         form_state_clear(participant=participant)
     return _home(participant)
+
+
+def _keep_rejected_telemetry(participant: Participant, posted: dict, assignment_id: int) -> None:
+    """Count a rejected answer's typing for its page view: the next view shows it prefilled."""
+    page_view_report(
+        participant=participant, raw=posted.get("telemetry", ""), assignment_id=assignment_id
+    )
+
+
+@never_cache
+@require_POST
+def telemetry(request: HttpRequest, token: str) -> HttpResponse:
+    """Take a page view's telemetry as the participant leaves the page (a beacon): 204.
+
+    Whatever is posted, the answer is the same empty 204, so the endpoint tells a forger
+    nothing; only a report naming one of this participant's open page views is kept.
+    """
+    participant = _participant_or_404(token)
+    page_view_report(participant=participant, raw=request.POST.get("telemetry", ""))
+    return HttpResponse(status=204)
 
 
 def _keep_rejected_judgment(
@@ -604,6 +633,7 @@ def _judge_content(participant: Participant, current: CurrentStep) -> PageConten
         number=current.completed + 1,
         rejected=form_state_for(participant=participant, task=judge_task_key(assignment.pk)),
         seconds_left=_seconds_left(assignment, participant.study),
+        view_token=page_view_serve(assignment=assignment).token,
     )
 
 

@@ -310,6 +310,7 @@ CHAINED = {
 # Benchmarks whose smoke run lives beside the code they measure.
 ELSEWHERE = {
     "prolific_replay": "tests/intruder/prolific/test_replay_benchmark.py",
+    "intruder_bots": "tests/browser/test_intruder_bots_smoke.py",
 }
 
 

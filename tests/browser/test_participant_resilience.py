@@ -87,6 +87,9 @@ def test_unsent_draft_survives_a_reload_and_is_forgotten_once_stored(page) -> No
     page.click("text=Save and continue")
     page.wait_for_selector("table.profile")  # the next task
     assert Description.objects.get().text == DRAFT.strip()
+    # The restored draft is the writer's own typing, not text inserted by a script (issue 36).
+    codes = {flag["code"] for flag in Description.objects.get().flags}
+    assert not codes & {"inserted", "few_keystrokes", "inconsistent_telemetry"}, codes
     assert page.input_value("#description") == ""
     assert (
         page.evaluate(

@@ -29,6 +29,8 @@
       // The browser's draft is what was typed last here, newer than a rejected post.
       if (draft && draft !== area.value) {
         area.value = draft;
+        // Tells telemetry.js the text is the writer's own earlier typing, not a script's.
+        area.dispatchEvent(new CustomEvent("intruder-restored", { bubbles: true }));
         var note = document.getElementById("draft-restored");
         if (note) note.hidden = false;
       }

@@ -1,42 +1,108 @@
 /* Answer telemetry (docs/participants.md, "What is recorded"): counts and times only, never
- * what is typed or pasted. Posted with the answer in the form's hidden "telemetry" field;
- * the server checks it (intruder/services/telemetry.py) and stores an answer without it all
- * the same. The form's data-telemetry lists the signals the study records. */
+ * what is typed or pasted. Posted with the answer in the form's hidden "telemetry" field,
+ * and on leaving the page (a beacon) so that a reload adds to the text's totals instead of
+ * starting them again. It names the page view the server served (the form's data-view); the
+ * server checks it against its own record (intruder/services/page_views.py) and stores an
+ * answer without it all the same. The form's data-telemetry lists the signals the study
+ * records.
+ *
+ * Typing is counted from the browser's trusted input events (`input`/`beforeinput` with
+ * their inputType), not from key codes: phone keyboards, swipe typing and IMEs report their
+ * keys as "Unidentified" but their text through input events. Per answer field it counts
+ * the characters typed, pasted or dropped, and changes no trusted event made (a script). */
 (function () {
   "use strict";
+
+  // The hidden canary (intruder/services/canary.py): the page carries it encoded; it goes
+  // into the text after the first sentence, so that a copy of any stretch of it carries it.
+  var served = document.getElementById("anon-text");
+  if (served && served.dataset.c && window.atob && window.TextDecoder) {
+    try {
+      var bytes = Uint8Array.from(atob(served.dataset.c), function (c) {
+        return c.charCodeAt(0) ^ 0x5a;
+      });
+      var span = document.createElement("span");
+      span.className = "canary";
+      span.setAttribute("aria-hidden", "true");
+      span.textContent = new TextDecoder().decode(bytes);
+      var node = served.firstChild, at = -1;
+      while (node && at === -1) {
+        if (node.nodeType === 3) at = node.data.indexOf(". ");
+        if (at === -1) node = node.nextSibling;
+      }
+      if (node && at !== -1) served.insertBefore(span, node.splitText(at + 2));
+      else served.appendChild(span);
+    } catch (e) { /* no canary rather than a broken page */ }
+    served.removeAttribute("data-c");
+  }
+
   var form = document.querySelector("form[data-telemetry]");
   if (!form || !window.JSON) return;
   var signals = (form.dataset.telemetry || "").split(/\s+/);
   function on(signal) { return signals.indexOf(signal) !== -1; }
 
-  var start = performance.now();
   var t = {
     first_input_ms: null, typing_ms: 0, keystrokes: 0, paste_events: 0, pasted_chars: 0,
     copy_events: 0, copied_chars: 0, focus_losses: 0, away_ms: 0
   };
-  // Gaps between keys longer than this are pauses, not typing.
+  // Gaps between input events longer than this are pauses, not typing.
   var TYPING_GAP_MS = 2000;
-  var lastKey = null, awaySince = null;
+  var lastInput = null, awaySince = null, submitted = false;
 
+  // The page's time counts from the navigation's start, as the server's from serving it.
   function now() { return performance.now(); }
   function firstInput() {
-    if (t.first_input_ms === null) t.first_input_ms = Math.round(now() - start);
+    if (t.first_input_ms === null) t.first_input_ms = Math.round(now());
   }
   function isField(el) {
     return el && (el.tagName === "TEXTAREA" || (el.tagName === "INPUT" && el.type === "text"));
   }
 
-  form.addEventListener("keydown", function (e) {
-    if (!isField(e.target)) return;
-    // Characters, deletions and line breaks: what changes an answer by hand.
-    if (e.key && (e.key.length === 1 || e.key === "Backspace" || e.key === "Delete" ||
-        e.key === "Enter")) {
-      firstInput();
+  var fields = {};
+  Array.prototype.forEach.call(form.elements, function (el) {
+    if (isField(el) && el.name) {
+      // What the page starts with is the participant's own earlier answer (a rejected post
+      // shown again): "restored", like a writer's draft the page puts back.
+      fields[el.name] = {
+        el: el, typed: 0, pasted: 0, untrusted: 0, restored: el.value.length, seen: el.value
+      };
+    }
+  });
+  function stateOf(el) { return isField(el) && el.name ? fields[el.name] : null; }
+  // A value that differs from the last one a trusted input event left was set by a script.
+  function checkUnseen(st) {
+    if (st.el.value !== st.seen) { st.untrusted += 1; st.seen = st.el.value; }
+  }
+
+  form.addEventListener("intruder-restored", function (e) {
+    var st = stateOf(e.target);
+    if (!st) return;
+    st.restored += Math.max(0, st.el.value.length - st.seen.length);
+    st.seen = st.el.value;
+  });
+  form.addEventListener("beforeinput", function (e) {
+    var st = stateOf(e.target);
+    if (st && e.isTrusted) checkUnseen(st);
+  });
+  form.addEventListener("input", function (e) {
+    var st = stateOf(e.target);
+    if (!st) return;
+    if (!e.isTrusted) { st.untrusted += 1; st.seen = st.el.value; return; }
+    var delta = st.el.value.length - st.seen.length;
+    var type = e.inputType || "";
+    firstInput();
+    if (/^insertFrom(Paste|Drop)/.test(type)) {
+      st.pasted += Math.max(0, delta);
+      if (type.indexOf("Drop") !== -1) { t.paste_events += 1; t.pasted_chars += Math.max(0, delta); }
+    } else {
+      // Keys, phone keyboards (composition, suggestions), autocorrect, undo, deletions.
+      if (delta > 0) st.typed += delta;
       t.keystrokes += 1;
       var at = now();
-      if (lastKey !== null && at - lastKey < TYPING_GAP_MS) t.typing_ms += at - lastKey;
-      lastKey = at;
+      if (lastInput !== null && at - lastInput < TYPING_GAP_MS) t.typing_ms += at - lastInput;
+      lastInput = at;
     }
+    st.seen = st.el.value;
   });
   form.addEventListener("paste", function (e) {
     firstInput();
@@ -44,17 +110,12 @@
     var data = e.clipboardData && e.clipboardData.getData("text");
     t.pasted_chars += data ? data.length : 0;
   });
-  form.addEventListener("input", function (e) {
-    // Drag-and-drop and other non-key insertions count as a first input too.
-    if (isField(e.target)) firstInput();
-  });
 
-  var served = document.getElementById("anon-text");
-  document.addEventListener("copy", function () {
+  // Copies of anything on the page but the participant's own answer: a drag selection of
+  // the text, a triple click, or Ctrl+A (which selects the whole page, canary included).
+  document.addEventListener("copy", function (e) {
+    if (isField(e.target)) return;
     var selection = window.getSelection ? String(window.getSelection()) : "";
-    var node = window.getSelection && window.getSelection().anchorNode;
-    if (served && node && !served.contains(node) && !served.contains(
-        window.getSelection().focusNode)) return;
     t.copy_events += 1;
     t.copied_chars += selection.length;
     var note = document.getElementById("copy-note");
@@ -72,25 +133,56 @@
     t.away_ms += now() - awaySince;
     awaySince = null;
   }
-  document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "hidden") leave(); else if (document.hasFocus()) back();
-  });
-  window.addEventListener("blur", leave);
-  window.addEventListener("focus", back);
 
-  form.addEventListener("submit", function () {
-    back();
-    var page = Math.round(now() - start);
-    var out = { v: 1 };
+  function report() {
+    var page = Math.round(now());
+    var away = t.away_ms + (awaySince === null ? 0 : now() - awaySince);
+    var out = { v: 2 };
+    if (form.dataset.view) out.view = form.dataset.view;
     if (on("timing")) {
       out.page_ms = page;
       out.first_input_ms = t.first_input_ms === null ? null : Math.min(t.first_input_ms, page);
       out.typing_ms = Math.min(Math.round(t.typing_ms), page);
     }
-    if (on("keystrokes")) out.keystrokes = t.keystrokes;
+    if (on("keystrokes")) {
+      out.keystrokes = t.keystrokes;
+      out.fields = {};
+      Object.keys(fields).forEach(function (name) {
+        var st = fields[name];
+        checkUnseen(st);
+        out.fields[name] = {
+          typed: st.typed, pasted: st.pasted, untrusted: st.untrusted, restored: st.restored
+        };
+      });
+    }
     if (on("paste")) { out.paste_events = t.paste_events; out.pasted_chars = t.pasted_chars; }
     if (on("copy")) { out.copy_events = t.copy_events; out.copied_chars = t.copied_chars; }
-    if (on("focus")) { out.focus_losses = t.focus_losses; out.away_ms = Math.min(Math.round(t.away_ms), page); }
-    form.elements.telemetry.value = JSON.stringify(out);
+    if (on("focus")) { out.focus_losses = t.focus_losses; out.away_ms = Math.min(Math.round(away), page); }
+    return JSON.stringify(out);
+  }
+
+  // Leaving the page (reload, another tab, closing): the server adds this view's counts to
+  // the text's totals. Sent on every hiding, as phones may never fire pagehide.
+  function beacon() {
+    if (submitted || !form.dataset.beacon || !navigator.sendBeacon) return;
+    var data = new FormData();
+    var csrf = form.elements.csrfmiddlewaretoken;
+    if (csrf) data.append("csrfmiddlewaretoken", csrf.value);
+    data.append("telemetry", report());
+    navigator.sendBeacon(form.dataset.beacon, data);
+  }
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") { leave(); beacon(); }
+    else if (document.hasFocus()) back();
+  });
+  window.addEventListener("blur", leave);
+  window.addEventListener("focus", back);
+  window.addEventListener("pagehide", beacon);
+
+  form.addEventListener("submit", function () {
+    back();
+    submitted = true;
+    form.elements.telemetry.value = report();
   });
 })();

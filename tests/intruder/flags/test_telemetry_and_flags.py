@@ -1,5 +1,6 @@
 """Answer telemetry, the hidden canary and flags: bad telemetry never blocks an answer."""
 
+import base64
 import json
 import re
 from datetime import timedelta
@@ -10,16 +11,16 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import Assignment, Description, Judgment, PersonGroup, Study
+from intruder.models import Assignment, Description, Judgment, PageView, PersonGroup, Study
 from intruder.services.assignment import assignment_next
 from intruder.services.flags import (
     Flag,
     FlagDecision,
-    canary_in,
     exclusion_rules_set,
     flag_review_record,
 )
 from intruder.services.judgments import judgment_submit
+from intruder.services.page_views import page_view_serve
 from intruder.services.telemetry import MAX_TELEMETRY_BYTES, telemetry_parse
 from intruder.services.writing import description_submit, writing_tasks_assign
 from tests.intruder.factories import (
@@ -34,9 +35,11 @@ from tests.intruder.factories import (
 pytestmark = pytest.mark.django_db
 
 ALL = ["timing", "keystrokes", "paste", "copy", "focus"]
+JUDGE_FIELDS = ("guessed_name", "revealing_text", "other_knowledge")
+TYPED = {"typed": 200, "pasted": 0, "untrusted": 0}
 HUMAN = {
-    "v": 1,
-    "page_ms": 20_000,
+    "v": 2,
+    "page_ms": 60_000,
     "first_input_ms": 4_000,
     "typing_ms": 9_000,
     "keystrokes": 60,
@@ -46,11 +49,20 @@ HUMAN = {
     "copied_chars": 0,
     "focus_losses": 0,
     "away_ms": 0,
+    "fields": {name: TYPED for name in JUDGE_FIELDS},
 }
 
 
-def raw(**changes) -> str:
-    return json.dumps({**HUMAN, **changes})
+def fields(**per_field) -> dict:
+    return {**HUMAN["fields"], **per_field}
+
+
+def raw(view: str = "", **changes) -> str:
+    return json.dumps({**HUMAN, "view": view, **changes})
+
+
+def parse(posted):
+    return telemetry_parse(posted, signals=ALL, answer_fields=JUDGE_FIELDS)
 
 
 @pytest.mark.parametrize(
@@ -60,30 +72,58 @@ def raw(**changes) -> str:
         "",
         "not json",
         "[1, 2]",
-        '{"v": 2, "page_ms": 10}',
+        '{"v": 1, "page_ms": 10}',  # the old version
         raw(keystrokes=-1),
         raw(keystrokes=True),
         raw(keystrokes=1.5),
         raw(keystrokes="60"),
         raw(page_ms=10**12),
         raw(secret="what was typed"),
-        raw(away_ms=30_000),  # more time away than on the page
-        '{"v": 1, "page_ms": ' + "9" * 5000 + "}",
+        raw(fields={"password": TYPED}),
+        raw(fields={"guessed_name": {"typed": 1}}),
+        raw(view=["x"]),
+        '{"v": 2, "page_ms": ' + "9" * 5000 + "}",
         "{" * 10_000,
         " " * (MAX_TELEMETRY_BYTES + 1),
     ],
 )
-def test_malformed_or_forged_telemetry_is_no_telemetry(posted):
-    assert telemetry_parse(posted, signals=ALL, server_ms=60_000) is None
+def test_malformed_telemetry_is_no_telemetry(posted):
+    assert parse(posted).values is None
 
 
-def test_telemetry_claiming_more_page_time_than_the_server_saw_is_refused():
-    assert telemetry_parse(raw(page_ms=20_000), signals=ALL, server_ms=60_000) is not None
-    assert telemetry_parse(raw(page_ms=20_000), signals=ALL, server_ms=5_000) is None
+@pytest.mark.parametrize(
+    ("changes", "problem"),
+    [
+        # The forgeries the tester sent: a page time alone, a keystroke count alone.
+        ({"only": {"page_ms": 40_000}}, "missing: first_input_ms"),
+        ({"only": {"keystrokes": 80}}, "missing: page_ms"),
+        ({"drop": "fields"}, "missing: fields.guessed_name"),
+        ({"away_ms": 90_000}, "away_ms (90000 ms) exceeds the time on the page"),
+        ({"keystrokes": 0}, "typed without a single input event"),
+        (
+            {"fields": fields(guessed_name={"typed": 0, "pasted": 9, "untrusted": 0})},
+            "pasted without a paste",
+        ),
+    ],
+)
+def test_a_well_formed_but_inconsistent_report_names_its_problem(changes, problem):
+    if "only" in changes:
+        posted = json.dumps({"v": 2, "view": "x", **changes["only"]})
+    elif "drop" in changes:
+        posted = json.dumps({k: v for k, v in {**HUMAN, "view": "x"}.items() if k != "fields"})
+    else:
+        posted = raw("x", **changes)
+    report = parse(posted)
+    assert report.values is not None
+    assert any(problem in p for p in report.problems), report.problems
+
+
+def test_an_honest_report_has_no_problem():
+    assert parse(raw("x")).problems == []
 
 
 def test_signals_the_study_switched_off_are_dropped_even_when_sent():
-    kept = telemetry_parse(raw(), signals=["timing"], server_ms=60_000)
+    kept = telemetry_parse(raw(), signals=["timing"], answer_fields=JUDGE_FIELDS).values
     assert set(kept) == {"v", "page_ms", "first_input_ms", "typing_ms"}
 
 
@@ -97,16 +137,17 @@ def study():
 
 
 def claim(study, **fields):
+    """Claim a text for a new participant, served (one page view) a minute ago."""
     now = timezone.now()
     participant = make_participant(
         study=study, consented_at=now, instructions_seen_at=now, **fields
     )
     assignment = assignment_next(participant=participant)
     # Shown a minute ago: no "too fast" flag unless a test wants one.
-    Assignment.objects.filter(pk=assignment.pk).update(
-        shown_at=timezone.now() - timedelta(minutes=1)
-    )
+    shown = timezone.now() - timedelta(minutes=1)
+    Assignment.objects.filter(pk=assignment.pk).update(shown_at=shown)
     assignment.refresh_from_db()
+    assignment.view = page_view_serve(assignment=assignment, now=shown).token
     return participant, assignment
 
 
@@ -127,8 +168,9 @@ def codes(answer) -> set[str]:
 
 def test_human_telemetry_is_stored_without_flags(study):
     participant, assignment = claim(study)
-    judgment = submit(participant, assignment, raw())
+    judgment = submit(participant, assignment, raw(assignment.view))
     assert judgment.telemetry["keystrokes"] == 60
+    assert judgment.telemetry["page_views"] == 1
     assert judgment.flags == []
 
 
@@ -146,6 +188,17 @@ def test_forged_or_missing_telemetry_stores_the_answer_marked_no_telemetry(study
     judgment = Judgment.objects.get(assignment=assignment)
     assert judgment.telemetry is None
     assert codes(judgment) == {Flag.NO_TELEMETRY}
+
+
+def test_no_telemetry_is_excluded_by_default_and_the_flags_page_says_so(study, client):
+    from intruder.services.flags import DEFAULT_RULES
+
+    assert Flag.NO_TELEMETRY in DEFAULT_RULES["exclude"]
+    client.force_login(study.owner)
+    page = client.get(reverse("researcher-flags", args=[study.slug])).content.decode()
+    assert "No (or malformed) telemetry" in page
+    assert "sent without JavaScript" in page
+    assert "It is excluded by default" in page
 
 
 def test_telemetry_with_nul_characters_never_rejects_the_answer(study, client):
@@ -167,28 +220,101 @@ def test_telemetry_with_nul_characters_never_rejects_the_answer(study, client):
     [
         ({"paste_events": 1, "pasted_chars": 26}, Flag.PASTE),
         ({"away_ms": 15_000, "focus_losses": 1}, Flag.AWAY),
-        ({"keystrokes": 2}, Flag.FEW_KEYSTROKES),
+        # Per field: 26 characters, 2 typed, the rest from nowhere.
+        (
+            {"fields": fields(other_knowledge={"typed": 2, "pasted": 0, "untrusted": 0})},
+            Flag.INSERTED,
+        ),
+        # ... or 2 typed and 24 pasted: mostly not typed.
+        (
+            {
+                "paste_events": 1,
+                "pasted_chars": 24,
+                "fields": fields(other_knowledge={"typed": 2, "pasted": 24, "untrusted": 0}),
+            },
+            {Flag.PASTE, Flag.FEW_KEYSTROKES},
+        ),
+        (
+            {"fields": fields(other_knowledge={"typed": 40, "pasted": 0, "untrusted": 1})},
+            Flag.INSERTED,
+        ),
+        # The server saw 60 s on the page: 40 s nobody accounts for is time away too.
+        ({"page_ms": 20_000}, {Flag.INCONSISTENT, Flag.AWAY}),
     ],
 )
 def test_telemetry_signals_flag_the_judgment_with_a_reason(study, changes, flag):
     participant, assignment = claim(study)
-    judgment = submit(participant, assignment, raw(**changes))
-    assert codes(judgment) == {flag}
-    assert judgment.flags[0]["reason"]
+    judgment = submit(participant, assignment, raw(assignment.view, **changes))
+    assert codes(judgment) == (flag if isinstance(flag, set) else {flag})
+    assert all(f["reason"] for f in judgment.flags)
+
+
+def test_a_name_inserted_by_script_beside_a_typed_reason_is_flagged_per_field(study):
+    """The tester's bot: typed 60 characters of reason, the name set by script. Summed over
+    the fields the typing covered the name; per field it does not."""
+    participant, assignment = claim(study)
+    name, reason = "Oriel Vantassel0", "The lighthouse and the maps give it away, surely."
+    counts = fields(
+        guessed_name={"typed": 0, "pasted": 0, "untrusted": 0},
+        revealing_text={"typed": len(reason) + 12, "pasted": 0, "untrusted": 0},
+    )
+    judgment = judgment_submit(
+        participant=participant,
+        assignment_id=assignment.pk,
+        self_identified=True,
+        guessed_name=name,
+        revealing_text=reason,
+        telemetry=raw(assignment.view, fields=counts),
+    ).judgment
+    assert codes(judgment) == {Flag.INSERTED}
+    assert "Who is it?" in judgment.flags[0]["reason"]
+    assert "16 of 16 characters neither typed nor pasted" in judgment.flags[0]["reason"]
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"v": 2, "page_ms": 40_000},  # the page time alone
+        {"v": 2, "keystrokes": 80},  # a keystroke count alone
+    ],
+)
+def test_minimal_forged_telemetry_is_flagged_not_clean(study, forged):
+    participant, assignment = claim(study)
+    judgment = submit(participant, assignment, json.dumps({**forged, "view": assignment.view}))
+    assert Flag.INCONSISTENT in codes(judgment)
+    assert "missing" in judgment.flags[0]["reason"]
+
+
+def test_a_full_record_naming_no_served_view_is_flagged(study):
+    participant, assignment = claim(study)
+    _, other = claim(study)
+    for view in ("", "made-up-token", other.view):  # none, invented, another person's
+        judgment_flags = submit(participant, assignment, raw(view)).flags
+        assert {f["code"] for f in judgment_flags} == {Flag.INCONSISTENT}
+        assert "names no page view" in judgment_flags[0]["reason"]
+        Judgment.objects.filter(assignment=assignment).delete()
+        Assignment.objects.filter(pk=assignment.pk).update(status="active")
 
 
 def test_an_answer_made_within_seconds_of_the_text_is_flagged_too_fast(study):
     participant, assignment = claim(study)
-    Assignment.objects.filter(pk=assignment.pk).update(shown_at=timezone.now())
-    judgment = submit(participant, assignment, raw(page_ms=900))
-    assert Flag.TOO_FAST in codes(judgment)
+    now = timezone.now()
+    Assignment.objects.filter(pk=assignment.pk).update(shown_at=now)
+    PageView.objects.filter(assignment=assignment).update(served_at=now)
+    assignment.refresh_from_db()
+    quick = raw(assignment.view, page_ms=900, first_input_ms=300, typing_ms=500)
+    judgment = submit(participant, assignment, quick, now=now)
+    assert codes(judgment) == {Flag.TOO_FAST}
 
 
 def test_an_answer_echoing_the_canary_is_flagged(study):
     participant, assignment = claim(study)
     assert re.fullmatch(r"[a-z]{8}", assignment.canary)
     judgment = submit(
-        participant, assignment, raw(), other=f"A sailor. {assignment.canary.upper()}"
+        participant,
+        assignment,
+        raw(assignment.view),
+        other=f"A sailor. {assignment.canary.upper()}",
     )
     assert Flag.CANARY in codes(judgment)
     assert assignment.canary in judgment.flags[0]["reason"]
@@ -198,15 +324,16 @@ def test_canary_word_is_unique_per_served_text(study):
     _, first = claim(study)
     _, second = claim(study)
     assert first.canary != second.canary
-    assert canary_in("the word is Velmorika.", "velmorika")
-    assert not canary_in("velmorikas", "velmorika")
 
 
 def test_canary_is_hidden_in_the_page_and_never_in_the_text_or_its_export(study, client):
     participant, assignment = claim(study)
     page = client.get(reverse("participant-home", args=[participant.token])).content.decode()
-    hidden = re.search(r'<span class="canary" aria-hidden="true">([^<]*)</span>', page)
-    assert hidden and assignment.canary in hidden.group(1)
+    # Not readable in the page source: encoded, for the page's script to decode.
+    assert assignment.canary not in page
+    encoded = re.search(r'data-c="([^"]+)"', page).group(1)
+    decoded = bytes(b ^ 0x5A for b in base64.b64decode(encoded)).decode()
+    assert assignment.canary in decoded
     assert assignment.canary not in assignment.text.text
     owner = study.owner
     client.force_login(owner)
@@ -289,7 +416,8 @@ def test_exclusion_rules_are_recorded_with_a_time_and_locked_at_launch(study):
 
 def test_review_confirms_or_overrules_with_the_reason_kept(study, client):
     participant, assignment = claim(study)
-    judgment = submit(participant, assignment, raw(paste_events=1, pasted_chars=40))
+    pasted = raw(assignment.view, paste_events=1, pasted_chars=40)
+    judgment = submit(participant, assignment, pasted)
     user = study.owner
     with pytest.raises(ValidationError):
         flag_review_record(answer=judgment, user=user, decision=FlagDecision(False, " "))
@@ -310,7 +438,8 @@ def test_review_confirms_or_overrules_with_the_reason_kept(study, client):
 
 def test_viewers_cannot_review_and_strangers_do_not_see_flags(study, client):
     participant, assignment = claim(study)
-    judgment = submit(participant, assignment, raw(paste_events=1, pasted_chars=40))
+    pasted = raw(assignment.view, paste_events=1, pasted_chars=40)
+    judgment = submit(participant, assignment, pasted)
     client.force_login(make_user())
     assert client.get(reverse("researcher-flags", args=[study.slug])).status_code == 404
     url = reverse("researcher-flag-review", args=[study.slug, "judgment", judgment.pk])
@@ -321,7 +450,7 @@ def test_analysis_rates_with_and_without_flagged_side_by_side(study):
     from intruder.selectors.analysis import study_report
 
     honest, a1 = claim(study)
-    submit(honest, a1, raw())
+    submit(honest, a1, raw(a1.view))
     cheat, a2 = claim(study)
     judgment_submit(
         participant=cheat,
@@ -329,7 +458,7 @@ def test_analysis_rates_with_and_without_flagged_side_by_side(study):
         self_identified=True,
         guessed_name=a2.text.description.target.name,
         revealing_text="the chatbot said so",
-        telemetry=raw(paste_events=1, pasted_chars=30),
+        telemetry=raw(a2.view, paste_events=1, pasted_chars=30),
     )
     table = study_report(study).tables["rates_flagged"]
     overall = table[table["scope"] == "overall"].iloc[0]
@@ -350,7 +479,13 @@ def test_writer_descriptions_pasted_or_too_fast_are_flagged_and_excludable():
         participant=writer,
         position=1,
         text=text,
-        telemetry=raw(page_ms=10_000, keystrokes=3, paste_events=1, pasted_chars=len(text)),
+        telemetry=raw(
+            page_ms=10_000,
+            keystrokes=3,
+            paste_events=1,
+            pasted_chars=len(text),
+            fields={"text": {"typed": 3, "pasted": len(text), "untrusted": 0}},
+        ),
     )
     assert codes(description) == {Flag.PASTE, Flag.FEW_KEYSTROKES, Flag.TOO_FAST}
     flag_review_record(
@@ -376,3 +511,35 @@ def test_consent_page_says_what_is_recorded_and_only_that(client):
     assert "how long you leave the page" in page
     assert "how many keys you press" not in page
     assert "never what you type" in page
+
+
+def test_a_writers_restored_draft_counts_as_typed_but_an_intruders_does_not(study):
+    """A writer's page puts back their stored draft (or rejected post); that text is their
+    own earlier typing. An intruder's earlier typing is counted on the server instead, so a
+    claimed "restored" there explains nothing."""
+    collection = make_study(kind=Study.Kind.COLLECTION, min_description_chars=20)
+    make_target(study=collection, group=PersonGroup.FAMOUS)
+    writer = make_participant(study=collection)
+    writing_tasks_assign(participant=writer)
+    text = "A singer from a small northern harbour town."
+    counts = {"typed": 4, "pasted": 0, "untrusted": 0, "restored": len(text) - 4}
+    description = description_submit(
+        participant=writer, position=1, text=text, telemetry=raw(fields={"text": counts})
+    )
+    assert codes(description) == set()
+    participant, assignment = claim(study)
+    answer = "A sailor who keeps lights."
+    claimed = {"typed": 0, "pasted": 0, "untrusted": 0, "restored": len(answer)}
+    judgment = submit(
+        participant, assignment, raw(assignment.view, fields=fields(other_knowledge=claimed))
+    )
+    assert codes(judgment) == {Flag.INSERTED}
+
+
+def test_line_breaks_posted_as_crlf_are_counted_as_the_browser_counts_them(study):
+    participant, assignment = claim(study)
+    answer = "A sailor.\r\nKeeps lights.\r\nOld maps."
+    typed = len(answer.replace("\r\n", "\n"))
+    counts = fields(other_knowledge={"typed": typed, "pasted": 0, "untrusted": 0})
+    judgment = submit(participant, assignment, raw(assignment.view, fields=counts), other=answer)
+    assert judgment.flags == []

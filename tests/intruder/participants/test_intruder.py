@@ -207,7 +207,8 @@ def test_someone_elses_assignment_cannot_be_answered(client, study):
 
 @pytest.mark.parametrize(
     ("client_ms", "expected"),
-    [(None, 30_000), (12_345, 12_345), (90_000, 30_000), (-5, 30_000)],
+    # The browser's figure only where it agrees with the server's (a reload restarts it).
+    [(None, 30_000), (27_345, 27_345), (12_345, 30_000), (90_000, 30_000), (-5, 30_000)],
 )
 def test_time_spent_prefers_the_browser_but_never_exceeds_the_server(client_ms, expected):
     shown = timezone.now()
@@ -352,14 +353,16 @@ def test_item_pages_read_the_database_a_bounded_number_of_times(
 ):
     # Guards the per-request cost the load benchmark measures: participant, progress, pool,
     # held slots, claim (with BEGIN/COMMIT on PostgreSQL) and the text; a reload needs three.
+    # Each serving also records its page view (a count and an insert), and the answer reads
+    # the views and stores its own report (services.page_views, issue 36).
     home = enter(client, study)
     client.post(f"{home}instructions/")
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(10):
         page = client.get(home)
-    with django_assert_max_num_queries(3):
+    with django_assert_max_num_queries(5):
         again = client.get(home)
     assert current_assignment_id(again) == current_assignment_id(page)
-    with django_assert_max_num_queries(7):
+    with django_assert_max_num_queries(9):
         response = client.post(
             f"{home}judge/",
             {
