@@ -13,6 +13,8 @@ from intruder.models import (
     ImportBatch,
     Job,
     Judgment,
+    LLMGuess,
+    PageView,
     Participant,
     ProlificAction,
     ProlificStudyState,
@@ -183,3 +185,21 @@ class ImportBatchAdmin(ReadOnlyAdmin):
     """An unfinished import's marker: cleaned by the next import or worker start, not by hand."""
 
     list_display = ["study", "worker", "started_at", "heartbeat_at"]
+
+
+@admin.register(LLMGuess)
+class LLMGuessAdmin(ReadOnlyAdmin):
+    """The open-world LLM intruder's answers, a row per text: written by its job only."""
+
+    list_display = ["job", "anonymized_text", "identified", "cosine", "error_reason"]
+    list_filter = ["identified", "error_reason"]
+    raw_id_fields = ["job", "anonymized_text"]
+
+
+@admin.register(PageView)
+class PageViewAdmin(ReadOnlyAdmin):
+    """The server's record of each serving of a text: the evidence behind the answer flags."""
+
+    list_display = ["assignment", "served_at", "reported_at"]
+    exclude = ["token"]  # the page view's token proves a report came from that page
+    raw_id_fields = ["assignment"]
