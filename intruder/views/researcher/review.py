@@ -32,6 +32,7 @@ from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Jo
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.risk.guarding import (
     GuardRunError,
+    guard_candidates,
     guard_run_results,
     guard_run_start,
     latest_guard_run,
@@ -112,7 +113,9 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
             "unreviewed": len(review_texts(study, UNREVIEWED)),
             "guard_run": guard_run,
             "guard_job": guard_job,
-            "guard_form": GuardForm(),
+            "guard_form": GuardForm(
+                candidates=guard_candidates(study, AttackRun.Background.CROSS_VALIDATED)
+            ),
         },
     )
 
@@ -370,9 +373,16 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
 def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a job that masks what lets the machine attacks rank each draft's person."""
     study, _ = study_for(request, slug, edit=True)
-    form = GuardForm(request.POST, request.FILES)
+    form = GuardForm(
+        request.POST,
+        request.FILES,
+        candidates=guard_candidates(study, AttackRun.Background.CROSS_VALIDATED),
+    )
     if not form.is_valid():
-        errors = "; ".join(f"{field}: {' '.join(e)}" for field, e in form.errors.items())
+        errors = "; ".join(
+            f"{form.fields[field].label if field in form.fields else 'form'}: {' '.join(e)}"
+            for field, e in form.errors.items()
+        )
         messages.error(request, f"Not queued: {errors}")
         return redirect("researcher-review", slug=study.slug)
     data = form.cleaned_data
