@@ -35,6 +35,7 @@ from intruder.selectors.jobs import job_status, study_jobs
 from intruder.selectors.linked import studies_linked
 from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
 from intruder.selectors.monitoring import study_is_full, study_progress
+from intruder.selectors.participant import GroupReach, intruder_group_reach
 from intruder.services import jobs, llm_jobs, studies
 from intruder.services.anonymization import anonymization_job_start
 from intruder.services.sources import (
@@ -117,7 +118,11 @@ def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(request, "Study settings saved.")
             return redirect("researcher-study", slug=study.slug)
-    return render(request, "researcher/study_form.html", {"form": form, "study": study})
+    return render(
+        request,
+        "researcher/study_form.html",
+        {"form": form, "study": study, "reach_short": reach_shortfalls(study)},
+    )
 
 
 @login_required
@@ -149,8 +154,16 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "llm_prompts": llm_prompt_choices(),
         "llm_open_world": open_world_llm_results(study),
         "targets_by_group": count_by(study.targets.all(), "group"),
+        "reach_short": reach_shortfalls(study),
     }
     return render(request, "researcher/study_detail.html", context)
+
+
+def reach_shortfalls(study: Study) -> list[GroupReach]:
+    """Return the groups whose intruders cannot get the announced number of texts."""
+    if study.kind != Study.Kind.INTRUDER:
+        return []
+    return [reach for reach in intruder_group_reach(study=study) if reach.short]
 
 
 def _linked_context(study: Study, user: Any) -> dict[str, Any]:
