@@ -98,8 +98,9 @@ HELP = {
     "identified_rule": "One rule for every table, plot, statistic and export of the risk "
     "report; the report also shows its headline under the other two (sensitivity).",
     "is_open": "New studies start closed: tick once the consent text and the texts are "
-    "ready (a study without a consent text cannot open). Untick to stop new enrolments; "
-    "people already in may finish.",
+    "ready and the exclusion rules are recorded (Flagged answers; they "
+    "lock at the first participant). A study without a consent text cannot open. Untick to "
+    "stop new enrolments; people already in may finish.",
     "source_studies": "Their writers' descriptions (and targets) are copied into this study "
     "with their provenance, now and whenever you anonymize.",
     "telemetry_signals": "Counts and times only, never what is typed: time on the page and "

@@ -38,6 +38,7 @@ from intruder.selectors.monitoring import study_is_full, study_progress
 from intruder.selectors.participant import GroupReach, intruder_group_reach
 from intruder.services import jobs, llm_jobs, studies
 from intruder.services.anonymization import anonymization_job_start
+from intruder.services.flags import exclusion_rules_locked
 from intruder.services.sources import (
     descriptions_take_from_sources,
     pending_source_descriptions,
@@ -109,6 +110,7 @@ def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         changes = {name: form.cleaned_data[name] for name in studies.EDITABLE_FIELDS}
         study.refresh_from_db()
+        opened = not study.is_open
         try:
             with transaction.atomic():
                 studies.study_update(study=study, **changes)
@@ -117,12 +119,29 @@ def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_service_error(exc)
         else:
             messages.success(request, "Study settings saved.")
+            if opened and study.is_open and rules_unrecorded(study):
+                messages.warning(
+                    request,
+                    "The study is open with the default exclusion rules: none were recorded. "
+                    "They lock when the first participant starts; record them now under "
+                    "Flagged answers.",
+                )
             return redirect("researcher-study", slug=study.slug)
     return render(
         request,
         "researcher/study_form.html",
-        {"form": form, "study": study, "reach_short": reach_shortfalls(study)},
+        {
+            "form": form,
+            "study": study,
+            "reach_short": reach_shortfalls(study),
+            "rules_locked": exclusion_rules_locked(study),
+        },
     )
+
+
+def rules_unrecorded(study: Study) -> bool:
+    """Return whether the study still runs on default exclusion rules that can change."""
+    return study.exclusion_rules_set_at is None and not exclusion_rules_locked(study)
 
 
 @login_required
@@ -155,6 +174,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "llm_open_world": open_world_llm_results(study),
         "targets_by_group": count_by(study.targets.all(), "group"),
         "reach_short": reach_shortfalls(study),
+        "rules_locked": exclusion_rules_locked(study),
     }
     return render(request, "researcher/study_detail.html", context)
 
