@@ -30,6 +30,7 @@ from intruder.analysis.leak_checks import (
 )
 from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Job, Study
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
+from intruder.risk.flags import latest_risk_check, risk_flags
 from intruder.risk.guarding import (
     GuardRunError,
     guard_candidates,
@@ -340,6 +341,9 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
             texts=texts, include_flagged=include_flagged, reviewed_only=reviewed_only
         )
         flagged_released = [t for t in release if blocking_leaks(t)]
+        # The pre-release risk check's flags: the machine ranks the true person first.
+        machine = risk_flags(latest_risk_check(study))
+        machine_released = [t for t in release if t.pk in machine]
         return render(
             request,
             "researcher/release_confirm.html",
@@ -353,6 +357,8 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
                 "unreviewed": unreviewed,
                 "flagged_released": flagged_released,
                 "unreviewed_released": sum(t.reviewed_at is None for t in release),
+                "machine_released": len(machine_released),
+                "machine_unreviewed": sum(t.reviewed_at is None for t in machine_released),
             },
         )
     released, held_back = review.anonymized_texts_release(
