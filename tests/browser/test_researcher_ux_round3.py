@@ -44,9 +44,7 @@ def test_the_guard_form_offers_a_reachable_k_and_refuses_a_larger_one(page, view
     screenshots.keep(page, f"issue40-guard-form-{IDS[VIEWPORTS.index(viewport)]}")
     page.fill("#guard-k", "5")
     page.click("#guard-form button[type=submit]")
-    expect(page.locator(".msg.error")).to_contain_text(
-        "Rank k: k = 5 is more than the 4 persons"
-    )
+    expect(page.locator(".msg.error")).to_contain_text("Rank k: k = 5 is more than the 4 persons")
     screenshots.keep(page, f"issue40-guard-refused-{IDS[VIEWPORTS.index(viewport)]}")
     _no_horizontal_overflow(page)
 
