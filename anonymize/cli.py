@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import io
 import json
 import sys
 from collections.abc import Iterable, Iterator
@@ -37,6 +38,10 @@ EXAMPLES = {
     "card": """example:
   python -m anonymize card --model-dir runs/psi-tagger
   (rewrites runs/psi-tagger/MODEL_CARD.md from its metrics files and prints its path)""",
+    "tpi": """example:
+  python -m anonymize run --input docs/examples/descriptions.jsonl --output runs/anonymized.jsonl
+  python -m anonymize tpi --input runs/anonymized.jsonl --summary-only
+  (prints JSON: the share of the originals' information content the anonymized texts keep)""",
 }
 
 
@@ -77,6 +82,22 @@ def parse_jsonl(stream: BinaryIO) -> Iterator[InputRecord | InputError]:
             yield InputError(f"line {line_number}: field 'text' must be a string")
             continue
         yield InputRecord(line_number, record)
+
+
+def not_json_lines(data: bytes, name: str) -> InputError | None:
+    """Return one error for input that is not JSON Lines at all (a CSV, a text file), rather
+    than a "malformed JSON" line per row: no line of it starts like a JSON value."""
+    lines = [line.strip().removeprefix(b"\xef\xbb\xbf") for line in data.splitlines()]
+    lines = [line for line in lines if line]
+    if not lines or any(line[:1] in (b"{", b"[", b'"') for line in lines[:5]):
+        return None
+    first = lines[0][:60].decode("utf-8", "replace")
+    looks = "a CSV file" if b"," in lines[0] or name.lower().endswith(".csv") else "plain text"
+    return InputError(
+        f"{name} is not JSON Lines (one JSON object per line, "
+        f'{{"id": ..., "text": ...}}); its first line, {first!r}, looks like {looks}. '
+        "Convert it to JSON Lines, or give a folder of .txt files with --input-dir"
+    )
 
 
 def _entities(values: list[str] | None) -> list[str] | None:
@@ -134,14 +155,18 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
             return _refuse(errors, stderr)
     else:
         if args.input in (None, "-"):
-            parsed = list(parse_jsonl(stdin))
+            data, name = stdin.read(), "the input (stdin)"
         else:
             try:
-                with Path(args.input).open("rb") as source:
-                    parsed = list(parse_jsonl(source))
+                data, name = Path(args.input).read_bytes(), f"--input {args.input}"
             except OSError as error:
                 print(f"error: --input: {args.input}: {error.strerror}", file=stderr)
                 return EXIT_BAD_INPUT
+        wrong_format = not_json_lines(data, name)
+        if wrong_format is not None:
+            print(f"error: {wrong_format}", file=stderr)
+            return EXIT_BAD_INPUT
+        parsed = list(parse_jsonl(io.BytesIO(data)))
         errors = [item for item in parsed if isinstance(item, InputError)]
         if errors and not args.skip_errors:
             return _refuse(errors, stderr)
@@ -175,13 +200,17 @@ def command_run(args: argparse.Namespace, stdin: BinaryIO, stdout: TextIO, stder
     )
     if args.input_dir is not None:
         _write_folder(args.output_dir, zip(names, (r.text for r in results), strict=True))
+        where = args.output_dir
     else:
         lines = [
             json.dumps({**record, **result.to_dict()}, ensure_ascii=False) + "\n"
             for record, result in zip(records, results, strict=True)
         ]
         _write_lines(lines, args.output, stdout)
+        where = "stdout" if args.output in (None, "-") else args.output
     _report_skipped(errors, stderr)
+    spans = sum(len(result.spans) for result in results)
+    print(f"anonymized {len(results)} text(s), {spans} span(s) masked; wrote {where}", file=stderr)
     return 0
 
 
@@ -587,7 +616,8 @@ def build_parser() -> argparse.ArgumentParser:
     card.add_argument("--model-dir", default=None, help="model folder (default: shipped)")
     card.add_argument("--comparison", default=None, help="evaluate --output JSON to include")
     card.add_argument("--speed", default=None, help="benchmarks/anonymize_speed.py JSON")
-    tpi = commands.add_parser(
+    tpi = _verb(
+        commands,
         "tpi",
         help="text preserved information (paper 002): share of the originals' IC kept",
     )

@@ -36,3 +36,24 @@ class BM25Attack(RetrievalAttack):
             if progress:
                 progress("prediction", done, len(texts))
         return np.vstack(rows) if rows else np.zeros((0, len(self.names)))
+
+    def shared_terms(self, text: str, name: str, top: int = 10) -> list[tuple[str, float]]:
+        """Return the words that carry ``text``'s BM25 score for ``name``'s profile, largest first.
+
+        BM25 is a sum over the query's words, so each word's summand (over its occurrences
+        in the text) is its exact share of the score; words the profile lacks add nothing.
+        """
+        if name not in self.names:
+            raise KeyError(f"no profile for {name!r}")
+        index = self.index
+        row = self.names.index(name)
+        freqs, length = index.doc_freqs[row], index.doc_len[row]
+        norm = index.k1 * (1 - index.b + index.b * length / index.avgdl)
+        shares: dict[str, float] = {}
+        for word in bm25_tokens(self._pretreat([text], None)[0]):
+            count = freqs.get(word, 0)
+            if count:
+                weight = index.idf.get(word, 0.0) * count * (index.k1 + 1) / (count + norm)
+                shares[word] = shares.get(word, 0.0) + float(weight)
+        ranked = sorted(((w, v) for w, v in shares.items() if v > 0), key=lambda pair: -pair[1])
+        return ranked[:top]

@@ -766,6 +766,14 @@ class Job(models.Model):
     def progress_pct(self) -> float:
         return 100.0 * self.progress_done / self.progress_total if self.progress_total else 0.0
 
+    @property
+    def attempt_label(self) -> str:
+        """Return the attempts in words: a queued job has made none (not "attempt 0"), and
+        a job run once says nothing, so the label changes only when a job is run again."""
+        if self.attempts == 0:
+            return "not started yet"
+        return "" if self.attempts == 1 else f"attempt {self.attempts}"
+
 
 class AttackRun(models.Model):
     """A machine re-identification attack on a study's texts: its settings and its outcome.

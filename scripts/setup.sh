@@ -46,6 +46,9 @@ uv_install() {
     .venv/bin/uv pip install --python .venv/bin/python "${COMPILE[@]}" "${links[@]}" "$@" 2>&1 \
         | { grep --line-buffered -v -E "^ [-+~] " || true; } | sed -u -e 's/^/    /'
 }
+# uv prints nothing while it compiles: say so first, so a cold start's quiet minutes read as work.
+[ ${#COMPILE[@]} -eq 0 ] || say "installing, then compiling every installed file to bytecode" \
+    "(cold start: up to 2 minutes without output; when already installed: seconds)"
 uv_install "torch==2.13.0" -e ".$EXTRAS" || {
     say "uv failed: installing with pip"
     pip_install "torch==2.13.0"

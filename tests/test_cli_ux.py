@@ -39,6 +39,7 @@ VERBS = [
     ("anonymize", "evaluate"),
     ("anonymize", "calibrate"),
     ("anonymize", "card"),
+    ("anonymize", "tpi"),
     ("attacks", "run"),
     ("attacks", "predict"),
     ("guard", "guard"),

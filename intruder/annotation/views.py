@@ -77,10 +77,26 @@ class ProjectForm(forms.ModelForm):
             "prolific_study_id",
             "task_time_limit_minutes",
         ]
+        # Words, not field names ("Pre annotate", "Is open").
+        labels = {
+            "title": "Title",
+            "slug": "Short name for links",
+            "scheme": "Category scheme",
+            "annotators_per_text": "Annotators per text",
+            "texts_per_annotator": "Texts per crowd annotator",
+            "guidelines": "Guidelines for annotators",
+            "pre_annotate": "Suggest the anonymizer's spans",
+            "suggestion_threshold": "Suggestion threshold (0 to 1)",
+            "show_others_work": "Show annotators the others' submitted work",
+            "is_open": "Open for crowd annotators",
+            "prolific_study_id": "Prolific study ID",
+            "task_time_limit_minutes": "Time limit per text (minutes)",
+        }
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["task_time_limit_minutes"].required = False
+        self.fields["custom_categories"].label = "Custom categories"
 
     def clean_task_time_limit_minutes(self) -> int:
         """Empty means the model's default (60 minutes)."""

@@ -74,7 +74,10 @@ def _researcher(password: str) -> Any:
     )
     user.is_staff = True
     user.is_superuser = True
-    user.set_password(password)
+    # Set only when it differs: a new hash (a fresh salt) ends every session, so resetting
+    # the same password on each restart logged the researcher out every time.
+    if not user.check_password(password):
+        user.set_password(password)
     user.save()
     return user
 

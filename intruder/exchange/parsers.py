@@ -92,6 +92,17 @@ def string_cell(row: dict[str, Any], name: str, line: int, errors: list[RowError
     return value.strip()
 
 
+def missing_column_message(row: dict[str, Any], message: str, known: set[str]) -> str:
+    """Return `message`, naming the row's columns that no field reads: a "fullname" column
+    is why "name" is missing, and the researcher should read so."""
+    unread = [str(column) for column in row if column not in known and str(column).strip()]
+    if not unread:
+        return message
+    listed = ", ".join(repr(column) for column in unread[:5])
+    more = f" and {len(unread) - 5} more" if len(unread) > 5 else ""
+    return f"{message}; the column(s) {listed}{more} are not read: rename the one meant"
+
+
 def first_present(row: dict[str, Any], names: tuple[str, ...]) -> str:
     """Return the first of `names` present in the row (for messages and lookups)."""
     return next((n for n in names if row.get(n) not in (None, "")), names[0])
@@ -214,7 +225,8 @@ def parse_target(row: dict[str, Any], line: int, errors: list[RowError]) -> Pars
     count = len(errors)
     name = string_cell(row, TargetColumn.NAME, line, errors)
     if not name and len(errors) == count:
-        errors.append(RowError(line, TargetColumn.NAME, "required"))
+        message = missing_column_message(row, "required", {c.value for c in TargetColumn})
+        errors.append(RowError(line, TargetColumn.NAME, message))
     _check_length(name, TargetColumn.NAME, MAX_NAME_CHARS, line, errors)
     group = _group(row, line, errors, required=True)
     key = string_cell(row, TargetColumn.KEY, line, errors)

@@ -652,7 +652,7 @@ def _predict_rows(
 ) -> list[AttackResult]:
     """Predict the chosen texts and return their unsaved result rows.
 
-    A TF-IDF hit also records the terms that carry the match (`TFIDFAttack.shared_terms`):
+    A TF-IDF or BM25 hit also records the words that carry the match (`shared_terms`):
     what a reviewer should mask.
     """
     ids = list(chosen)
@@ -695,7 +695,9 @@ def _predict_rows(
 
 
 def _driving_words(attack: Any, document: str, predicted: str, rank: int | None) -> list[str]:
-    """Return the TF-IDF terms behind a correct match (other attacks give no words)."""
+    """Return the words behind a correct match: TF-IDF's and BM25's exact shares of their
+    scores. Dense retrieval and TRIA compare meaning, not words, and give none (the review
+    page says so beside their flags)."""
     if rank != 1 or not hasattr(attack, "shared_terms"):
         return []
     return [term for term, _ in attack.shared_terms(document, predicted, top=DRIVING_WORDS)]

@@ -107,6 +107,9 @@ def guard_run_start(
         folds=folds,
         attacks=attacks,
     )
+    _validate_reachable(
+        k=int(k), candidates=guard_candidates(study, background, background_documents)
+    )
     active = _active_run(study)
     if active is not None:
         return active, False
@@ -146,13 +149,46 @@ def _validate(
     if background == AttackRun.Background.UPLOADED and len(documents or {}) < 2:
         raise GuardRunError("an uploaded background needs documents for at least two persons")
     if not 2 <= int(folds) <= MAX_FOLDS:
-        raise GuardRunError(f"k (folds) must lie between 2 and {MAX_FOLDS}, got {folds}")
+        raise GuardRunError(
+            f"the cross-validation folds must lie between 2 and {MAX_FOLDS}, got {folds}"
+        )
     if not attacks:
         raise GuardRunError("choose at least one attack")
     try:
         GuardConfig(k=int(k), budget=float(budget))
     except ValueError as error:
         raise GuardRunError(str(error)) from None
+
+
+def guard_candidates(study: Study, background: str, documents: dict[str, str] | None = None) -> int:
+    """Return how many persons the attacks rank: no text can rank its person worse.
+
+    Cross-validated: the study's persons with a description (a fold may hold fewer, and
+    its texts are then skipped, `execute_guard_run`); uploaded: the documents' persons.
+    """
+    if background == AttackRun.Background.UPLOADED:
+        return len(documents or {})
+    return study.descriptions.values("target").distinct().count()
+
+
+def reachable_k(candidates: int) -> int:
+    """Return the k a guard run offers by default: the guard's own, or the candidates' count
+    where the study has fewer persons (a larger k masks until the budget runs out)."""
+    return max(2, min(GuardConfig.k, candidates))
+
+
+def _validate_reachable(*, k: int, candidates: int) -> None:
+    """Refuse a k no text can reach, as the CLI does (`guard.cli`): the guard would mask
+    until the budget is spent and the ranks could not move."""
+    if candidates < 2:
+        raise GuardRunError(
+            f"the background holds {candidates} person(s): the guard needs at least two"
+        )
+    if k > candidates:
+        raise GuardRunError(
+            f"k = {k} is more than the {candidates} candidate persons: no text can rank its "
+            f"person {k}-th or worse; use k = {candidates} or less, or a larger background"
+        )
 
 
 def _active_run(study: Study) -> GuardRun | None:
@@ -235,9 +271,11 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
         progress(done, total, f"{unit.label}: fitting {', '.join(attacks)}")
         if not chosen:
             continue
-        if len(unit.background) < 2:
+        if len(unit.background) < max(2, run.k):
+            # Too few candidates in this fold to rank anyone k-th: masking could not move
+            # the ranks, only damage the text.
             for _ in chosen:
-                skip("fewer than two persons in the background")
+                skip(f"fewer than k = {run.k} persons in the background")
             done += len(chosen)
             continue
         fitted = fit_attacks(unit.background, attacks)
@@ -258,7 +296,18 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
                 skip(reason)
             done += len(batch)
             progress(done, total, f"{unit.label}: guarded")
-    return guard_run_finish(run, skipped)
+    result = guard_run_finish(run, skipped)
+    progress(total, total, finished_message(result))
+    return result
+
+
+def finished_message(summary: dict[str, Any]) -> str:
+    """Return the finished job's line: what the run did, not the last step it was on."""
+    skipped = sum(summary.get("skipped", {}).values())
+    return (
+        f"finished: {summary.get('guarded', 0)} guarded, {summary.get('changed', 0)} changed, "
+        f"{summary.get('flagged', 0)} flagged, {skipped} skipped"
+    )
 
 
 def _store_batch(

@@ -56,6 +56,7 @@ def job_status(job: Job) -> dict[str, Any]:
         "progress_pct": round(job.progress_pct, 1),
         "message": job.message,
         "attempts": job.attempts,
+        "attempt_label": job.attempt_label,
         "result": job.result,
         "finished": job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED, Job.Status.CANCELLED),
     }

@@ -155,6 +155,81 @@ def intruder_group_slots(*, study: Study) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
+class GroupReach:
+    """How many texts one intruder of a group can get: its released texts, or, where each
+    intruder sees a person once (`allow_same_target` off), the persons they are about."""
+
+    group: str
+    texts: int
+    persons: int
+    reachable: int
+    announced: int
+
+    @property
+    def short(self) -> bool:
+        return self.reachable < self.announced
+
+
+def intruder_group_reach(*, study: Study) -> list[GroupReach]:
+    """Return each shown group with released texts and what one intruder of it can get.
+
+    Two texts about one person count once when the study shows each person once: with
+    fewer persons than "texts per intruder" every intruder of the group stops short.
+    """
+    counts = {
+        group: (texts, persons)
+        for group, texts, persons in intruder_text_pool(study=study)
+        .order_by()
+        .values("description__target__group")
+        .annotate(texts=Count("id"), persons=Count("description__target", distinct=True))
+        .values_list("description__target__group", "texts", "persons")
+    }
+    reach = []
+    for group in study_groups(study=study):
+        texts, persons = counts.get(group, (0, 0))
+        if texts:
+            reachable = texts if study.allow_same_target else persons
+            reach.append(GroupReach(group, texts, persons, reachable, study.items_per_participant))
+    return reach
+
+
+# Why an intruder got fewer texts than announced (`intruder_short_run_reason`).
+SHORT_TOO_FEW = "too_few"
+SHORT_SAME_PERSON = "same_person"
+SHORT_FULL = "full"
+
+
+def intruder_short_run_reason(*, participant: Participant) -> tuple[str, int]:
+    """Return why the intruder's run ended before the announced number, and the texts (or
+    persons) one intruder of their group can get at most.
+
+    SHORT_TOO_FEW: the group never held enough texts (or persons) for anyone;
+    SHORT_SAME_PERSON: texts still need answers but are about persons they have seen;
+    SHORT_FULL: every text they may get has all its answers (or is being answered).
+    """
+    study = participant.study
+    reach = next(
+        (r for r in intruder_group_reach(study=study) if r.group == participant.group), None
+    )
+    reachable = reach.reachable if reach else 0
+    if reachable < study.items_per_participant:
+        return SHORT_TOO_FEW, reachable
+    if not study.allow_same_target:
+        seen_targets = participant.assignments.values_list("text__description__target_id")
+        seen_texts = participant.assignments.values_list("text__description_id")
+        open_about_seen = (
+            intruder_text_pool(study=study, group=participant.group)
+            .filter(description__target_id__in=seen_targets)
+            .exclude(description_id__in=seen_texts)
+            .annotate(held=Count("assignments", filter=Q(assignments__status__in=HELD_STATUSES)))
+            .filter(held__lt=study.judgments_per_text)
+        )
+        if open_about_seen.exists():
+            return SHORT_SAME_PERSON, reachable
+    return SHORT_FULL, reachable
+
+
+@dataclass(frozen=True)
 class CapacityQuery:
     """The SQL of the capacity counts, compiled before enrolment takes the study lock.
 

@@ -48,8 +48,10 @@ from intruder.models import (
 from intruder.prolific.client import prolific_enabled
 from intruder.prolific.webhooks import submission_known
 from intruder.selectors.participant import (
+    SHORT_FULL,
     Step,
     assignment_completed_count,
+    intruder_short_run_reason,
     intruder_text_view,
     participant_get_by_token,
     study_get_by_slug,
@@ -334,6 +336,8 @@ class PageContent:
     rejected: RejectedAnswer | None = None
     seconds_left: int = 0
     view_token: str = ""
+    short_reason: str = ""
+    reachable: int = 0
 
 
 def consent_page_context(study: Study, content: PageContent) -> dict:
@@ -413,17 +417,25 @@ def attention_check_page_context(study: Study, content: PageContent) -> dict:
 
 @dataclass(frozen=True)
 class ShortRun:
-    """An intruder who finished with fewer texts than announced, because the pool ran out."""
+    """An intruder who finished with fewer texts than announced, and why (a
+    `selectors.participant.SHORT_*` reason; `reachable`: the most one intruder can get)."""
 
     judged: int
     announced: int
+    reason: str
+    reachable: int
 
 
 def debrief_page_context(study: Study, content: PageContent) -> dict:
     """Return the debrief's context: the code as text, and why a run ended early if it did."""
     short = None
     if study.kind == Study.Kind.INTRUDER and content.completed < study.items_per_participant:
-        short = ShortRun(judged=content.completed, announced=study.items_per_participant)
+        short = ShortRun(
+            judged=content.completed,
+            announced=study.items_per_participant,
+            reason=content.short_reason or SHORT_FULL,
+            reachable=content.reachable,
+        )
     return {"completion_code": study.completion_code, "short": short}
 
 
@@ -645,7 +657,11 @@ def _check_content(participant: Participant, current: CurrentStep) -> PageConten
 
 
 def _debrief_content(participant: Participant, current: CurrentStep) -> PageContent:
-    return PageContent(completed=current.completed)
+    study = participant.study
+    if study.kind != Study.Kind.INTRUDER or current.completed >= study.items_per_participant:
+        return PageContent(completed=current.completed)
+    reason, reachable = intruder_short_run_reason(participant=participant)
+    return PageContent(completed=current.completed, short_reason=reason, reachable=reachable)
 
 
 # What the researcher's preview shows on a page: its plan's n-th text or target, nothing stored.

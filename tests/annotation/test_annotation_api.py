@@ -209,6 +209,10 @@ def test_evaluating_the_model_runs_as_a_job_whose_progress_and_result_the_page_s
     response = client.get(url)
     assert response.context["metrics"]["system"].endswith("@ threshold 0.5")
     assert 'id="summary"' in response.content.decode()
+    # Both per-category measures say how they read the category (issue 40).
+    note = response.content.decode().split('id="per-category-note">', 1)[1].split("</p>")[0]
+    assert "Per-category recall" in note and "whatever category the system gave it" in note
+    assert "Per-category precision" in note and "same category" in note
     # The job status a progress bar polls is the starter's: another user gets a 404.
     assert logged_in(make_user()).get(status_url).status_code == 404
 

@@ -130,3 +130,44 @@ def test_threshold_help_gives_the_shipped_models_own_threshold(tmp_path):
     assert saved_threshold(tmp_path) == DEFAULT_THRESHOLD  # no config: the load default
     run = build_parser()._subparsers._group_actions[0].choices["run"]
     assert f"{shipped} for the shipped model" in " ".join(run.format_help().split())
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "looks"),
+    [
+        ("texts.csv", b"id,text\nt1,Mara lives in Lisbon.\nt2,Tobin flew.\n", "a CSV file"),
+        ("notes.txt", b"Mara lives in Lisbon.\nTobin flew to Oslo.\n", "plain text"),
+    ],
+)
+def test_a_file_that_is_not_json_lines_is_named_once_not_line_by_line(
+    name, content, looks, tiny_model_dir, tmp_path
+):
+    source = tmp_path / name
+    source.write_bytes(content)
+    code, out, err = run_cli(["run", "--model-dir", str(tiny_model_dir), "--input", str(source)])
+    assert code == 2 and out == ""
+    assert f"--input {source} is not JSON Lines" in err and f"looks like {looks}" in err
+    assert "malformed JSON" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_json_lines_with_a_byte_order_mark_are_still_read(tiny_model_dir):
+    code, out, err = run_cli(
+        ["run", "--model-dir", str(tiny_model_dir)], stdin=b"\xef\xbb\xbf" + GOOD_LINE
+    )
+    assert code == 0 and "not JSON Lines" not in err
+    assert json.loads(out)["id"] == "a"
+
+
+def test_a_successful_run_says_what_it_wrote(tiny_model_dir, tmp_path):
+    target = tmp_path / "out.jsonl"
+    argv = ["run", "--model-dir", str(tiny_model_dir), "--output", str(target), "--threshold", "0"]
+    code, out, err = run_cli(argv, stdin=GOOD_LINE)
+    assert code == 0 and out == ""
+    spans = len(json.loads(target.read_text())["spans"])
+    assert err.strip().endswith(f"anonymized 1 text(s), {spans} span(s) masked; wrote {target}")
+
+
+def test_tpi_help_ends_with_a_worked_example(capsys):
+    with pytest.raises(SystemExit):
+        main(["tpi", "--help"])
+    assert "python -m anonymize tpi --input runs/anonymized.jsonl" in capsys.readouterr().out

@@ -135,6 +135,26 @@ def test_tfidf_shared_terms_sum_to_the_cosine(synthetic_json: Path, tmp_path: Pa
         attack.shared_terms(text, "Nobody Known")
 
 
+def test_bm25_shared_terms_sum_to_the_score(synthetic_json: Path, tmp_path: Path):
+    """BM25 is additive over the query's words: the shares are exact, the words repeated in
+    the text counted each time (issue 40: a BM25-only flag had no words to show)."""
+    config = AttackConfig(cache_dir=str(tmp_path / "cache"))
+    dataset = load_dataset(synthetic_json, config)
+    attack = get_attack("bm25", config)
+    attack.fit(dataset.background)
+    text = "the glassblower raced sled dogs on the glacier, a glassblower all winter"
+    name = "Orlena Vasquith"
+    words = attack.shared_terms(text, name, top=1000)
+    score = attack._scores(attack._pretreat([text], None), None)[0][attack.names.index(name)]
+    positive = sum(v for _, v in words)
+    # Words with a non-positive share (none in this background) are left out of the list.
+    assert positive == pytest.approx(score) and score > 0
+    assert [v for _, v in words] == sorted((v for _, v in words), reverse=True)
+    assert "glassblower" in {word for word, _ in words}
+    with pytest.raises(KeyError):
+        attack.shared_terms(text, "Nobody Known")
+
+
 def test_tfidf_shared_terms_follow_a_refit():
     """The term names kept between calls are those of the latest fit's vocabulary."""
     attack = get_attack("tfidf", AttackConfig(use_document_curation=False, cache_dir=""))

@@ -95,8 +95,12 @@ def test_accept_add_link_reload_and_export(page, project):
     expect(page.locator("#field-entity")).to_have_value("PERSON_FIRSTNAME_1")
     expect(page.locator(".mark.linked", has_text="Orla")).to_have_count(1)
 
+    # Suggestions left undecided are dropped on submit: the tool asks first (issue 40).
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.click("#submit-task")
     page.wait_for_url(f"**/annotate/{project.slug}/")
+    assert all("not decided yet" in message for message in asked)
     exported = json.loads(page.request.get(f"/annotate/{project.slug}/export/tab/").body())
     (document,) = exported
     mentions = document["annotations"]["ines"]["entity_mentions"]
@@ -163,3 +167,31 @@ def test_on_a_phone_a_tap_on_a_category_marks_the_selection(page, project):
     assert scroll <= inner
     page.locator("#field-entity").click(trial=True)
     page.locator("#submit-task").click(trial=True)
+
+
+def test_accept_all_keeps_focus_and_done_asks_before_dropping_suggestions(page, project):
+    """Issue 40: focus fell to the page body after "Accept all", and "Done" submitted with
+    suggestions undecided without asking."""
+    login(page)
+    page.goto(f"/annotate/{project.slug}/work/")
+    expect(page.locator(".mark.suggestion").first).to_be_visible()
+    expect(page.locator("#ann-text")).to_be_focused()  # a text opens with focus in it
+    task_url = page.url
+    open_suggestions = page.locator(".mark.suggestion").count()
+    assert open_suggestions >= 1
+    # Dismissing the question keeps the text, and focus goes back to it.
+    messages: list[str] = []
+    page.once("dialog", lambda dialog: (messages.append(dialog.message), dialog.dismiss()))
+    page.click("#submit-task")
+    expect(page.locator("#ann-text")).to_be_focused()
+    assert len(messages) == 1 and "not decided yet" in messages[0]
+    assert page.url == task_url
+    # Accept all: the button disables itself, focus stays in the text.
+    page.click("#accept-all")
+    expect(page.locator("#accept-all")).to_be_disabled()
+    expect(page.locator("#ann-text")).to_be_focused()
+    expect(page.locator("#save-status")).to_have_text("All changes saved")
+    # Nothing undecided now: "Done" submits without a question.
+    page.on("dialog", lambda dialog: pytest.fail(f"unexpected question: {dialog.message}"))
+    page.click("#submit-task")
+    page.wait_for_url(f"**/annotate/{project.slug}/")

@@ -44,6 +44,12 @@ def test_researcher_guards_drafts_and_sees_ranks_and_masked_words(page, viewport
         "Mask until the machine attackers rank the person k-th or worse"
     )
     assert "k-anonymous" not in page.content()
+    # On a phone the guard's columns are off to the right of the table: the page says so.
+    hint = page.locator("#guard-columns-hint")
+    if viewport[0] < 1100:
+        expect(hint).to_be_visible()
+    else:
+        expect(hint).to_be_hidden()
     screenshots.keep(page, f"guard_review_{viewport[0]}")
     # The words that still drive the match: one opens its text with the word ready to mask.
     word = page.locator("td.guard-residual a").first

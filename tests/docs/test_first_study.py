@@ -41,7 +41,7 @@ def make_my_study() -> Study:
         slug="my-study",
         title="My study",
         kind=Study.Kind.INTRUDER,
-        items_per_participant=2,
+        items_per_participant=1,
         judgments_per_text=3,
         consent_text="You agree to take part.",
         instructions_text="Play an adversary.",

@@ -239,3 +239,42 @@ def test_resampled_backgrounds_are_guarded_against_too():
     assert not result.flagged and all(rank >= 2 for rank in result.ranks_after.values())
     # Beating every resample takes at least what beating the full background took.
     assert set(plain.masked_words) <= set(result.masked_words)
+
+
+def test_the_manuals_guard_command_runs_on_the_example_files(tmp_path):
+    """docs/guard.md's command, as printed, on the examples (3 persons): its k is reachable.
+
+    Its input is the anonymizer's output; here the names are masked by spans made from the
+    targets' keys, so the test needs no model.
+    """
+    import re
+    import shlex
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    manual = (repo / "docs" / "guard.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    [command] = [line for line in manual.splitlines() if line.startswith("python -m guard guard")]
+    argv = shlex.split(command)[4:]
+    assert argv[argv.index("--input") + 1] == "runs/anonymized.jsonl"
+    rows = []
+    for line in (repo / "docs/examples/descriptions.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        names = "|".join(part.title() for part in row["target"].split("-"))
+        row["spans"] = [
+            {"start": m.start(), "end": m.end(), "category": "PERSON_LASTNAME"}
+            for m in re.finditer(rf"\b(?:{names})\b", row["text"])
+        ]
+        rows.append(row)
+    _write_jsonl(tmp_path / "anonymized.jsonl", rows)
+    argv = [
+        str(tmp_path / Path(a).name) if a.startswith("runs/") else str(repo / a) if "/" in a else a
+        for a in argv
+    ]
+    stderr = io.StringIO()
+    assert guard_main(["guard", *argv, "--quiet"], stderr=stderr) == 0, stderr.getvalue()
+    out = [json.loads(line) for line in (tmp_path / "guarded.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in out] == ["ex-1", "ex-2", "ex-3", "ex-4"]
+    k = int(argv[argv.index("--k") + 1])
+    for row in out:
+        reached = all(rank >= k for rank in row["ranks_after"].values())
+        assert reached or row["flagged"], row

@@ -12,8 +12,12 @@ def _fmt(value: object) -> str:
 
 
 @register.inclusion_tag("annotation/_agreement_table.html")
-def agreement_table(measures: dict, kappa_key: str, kappa_label: str) -> dict:
-    """Return rows (dimension, unit) with exact/partial observed agreement, κ and α."""
+def agreement_table(measures: dict, kappa_key: str, kappa_label: str, scope: str = "") -> dict:
+    """Return rows (dimension, unit) with exact/partial observed agreement, κ and α.
+
+    `scope` names whose agreement it is: a page shows several tables, and each scrolling
+    region needs its own name (landmarks must be unique).
+    """
     rows = []
     for dimension, units in measures.items():
         for unit, matches in units.items():
@@ -32,4 +36,4 @@ def agreement_table(measures: dict, kappa_key: str, kappa_label: str) -> dict:
                     "items": exact.get("items"),
                 }
             )
-    return {"rows": rows, "kappa_label": kappa_label}
+    return {"rows": rows, "kappa_label": kappa_label, "scope": scope}

@@ -251,6 +251,9 @@
     selected = null;
     changed();
     statusHint(`Accepted ${taken.length} suggestion${taken.length > 1 ? "s" : ""}`);
+    // The button is now disabled (nothing left to accept): keep focus in the work, not on
+    // the page body.
+    document.getElementById("ann-text").focus({preventScroll: true});
   }
 
   function renderAcceptCategories() {
@@ -587,6 +590,17 @@
 
   const submitForm = document.getElementById("submit-form");
   submitForm.addEventListener("submit", async (event) => {
+    // Undecided suggestions are dropped on submit: ask first, once per click.
+    const undecided = openSuggestions().length;
+    if (undecided) {
+      const go = window.confirm(`${undecided} suggestion${undecided > 1 ? "s are" : " is"} not ` +
+        "decided yet; undecided suggestions are not kept. Submit this text anyway?");
+      if (!go) {
+        event.preventDefault();
+        document.getElementById("ann-text").focus({preventScroll: true});
+        return;
+      }
+    }
     if (changeCounter === savedCounter && !saving) return;
     event.preventDefault();
     await save();
@@ -625,6 +639,8 @@
     resetHistory();
     render();
     updateStatus();
+    // A new text (after "Done: next text") starts with focus in the text, not the body.
+    document.getElementById("ann-text").focus({preventScroll: true});
   }
   load();
 })();

@@ -12,6 +12,8 @@
         if (!r.ok) continue;
         const j = await r.json();
         row.querySelector('[data-field="status"]').textContent = j.status;
+        const attempt = row.querySelector('[data-field="attempt"]');
+        if (attempt) attempt.textContent = j.attempt_label ? ", " + j.attempt_label : "";
         row.querySelector('[data-field="bar"]').style.width = j.progress_pct + "%";
         row.querySelector(".progress")?.setAttribute("aria-valuenow", Math.round(j.progress_pct));
         const counts = j.progress_total ? `${j.progress_done}/${j.progress_total} ` : "";

@@ -137,15 +137,27 @@ def flag_review(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpResp
     if not form.is_valid():
         messages.error(request, "Please choose confirm or overrule and say why.")
         return redirect("researcher-flags", slug=study.slug)
+    confirmed = form.cleaned_data["decision"] == "confirm"
     try:
         flag_review_record(
             answer=answer,
             user=request.user,
-            decision=FlagDecision(
-                confirmed=form.cleaned_data["decision"] == "confirm",
-                reason=form.cleaned_data["reason"],
-            ),
+            decision=FlagDecision(confirmed=confirmed, reason=form.cleaned_data["reason"]),
         )
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, _review_message(answer, kind, confirmed))
     return redirect(f"{reverse('researcher-flags', args=[study.slug])}#{kind}-{pk}")
+
+
+def _review_message(answer: Judgment | Description, kind: str, confirmed: bool) -> str:
+    """Return what a review did, naming the answer as the page lists it (by Prolific ID)."""
+    if kind == "judgment":
+        whose = f"the judgment of participant {answer.participant.prolific_pid}"
+    else:
+        writer = answer.writer.prolific_pid if answer.writer_id else "(imported)"
+        whose = f"description {answer.reference} by writer {writer}"
+    if confirmed:
+        return f"Flag confirmed: {whose} is excluded from the \u201cwithout flagged\u201d rates."
+    return f"Flag overruled: {whose} is kept in the \u201cwithout flagged\u201d rates."

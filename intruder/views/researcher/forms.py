@@ -23,6 +23,7 @@ from intruder.models import (
     Study,
     StudyMember,
 )
+from intruder.risk.guarding import reachable_k
 from intruder.risk.views import MultipleFileField
 from intruder.services import studies
 from intruder.views.model_bounds import bounded_formfield, constraint_fields
@@ -109,8 +110,9 @@ HELP = {
     "intruder_familiarity": "e.g. \u201cnone screened; the famous persons are widely "
     "known in the UK\u201d.",
     "is_open": "New studies start closed: tick once the consent text and the texts are "
-    "ready (a study without a consent text cannot open). Untick to stop new enrolments; "
-    "people already in may finish.",
+    "ready and the exclusion rules are recorded (Flagged answers; they "
+    "lock at the first participant). A study without a consent text cannot open. Untick to "
+    "stop new enrolments; people already in may finish.",
     "source_studies": "Their writers' descriptions (and targets) are copied into this study "
     "with their provenance, now and whenever you anonymize.",
     "telemetry_signals": "Counts and times only, never what is typed: time on the page and "
@@ -284,10 +286,12 @@ class CloneForm(forms.Form):
 class GuardForm(forms.Form):
     """Settings of a "mask until the machine attackers rank the person k-th or worse" job.
 
+    `candidates`: how many persons the study's own descriptions hold (`guard_candidates`),
+    so the form offers a k the study can reach and refuses a larger one next to the field.
     The background options are the risk report's attack runs' (`AttackRunForm`).
     """
 
-    k = forms.IntegerField(min_value=2, max_value=1000, initial=GuardConfig.k)
+    k = forms.IntegerField(min_value=2, max_value=1000, initial=GuardConfig.k, label="Rank k")
     budget = forms.FloatField(min_value=0.01, max_value=1.0, initial=GuardConfig.budget)
     background = forms.ChoiceField(
         choices=AttackRun.Background.choices,
@@ -295,7 +299,7 @@ class GuardForm(forms.Form):
         required=False,
     )
     folds = forms.IntegerField(
-        min_value=2, max_value=20, initial=5, label="k (folds)", required=False
+        min_value=2, max_value=20, initial=5, label="Cross-validation folds", required=False
     )
     documents = MultipleFileField(
         required=False,
@@ -304,8 +308,32 @@ class GuardForm(forms.Form):
         "with columns target and text.",
     )
 
+    def __init__(self, *args: Any, candidates: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.candidates = candidates
+        self.fields["k"].initial = reachable_k(candidates)
+        self.fields["k"].help_text = (
+            f"Stop once both attacks rank the person k-th or worse. The study's descriptions "
+            f"are about {candidates} person{'s' if candidates != 1 else ''}: k is at most "
+            f"{candidates} with them as background (an uploaded background allows as many "
+            "as it has persons)."
+        )
+
     def clean_background(self) -> str:
         return self.cleaned_data["background"] or AttackRun.Background.CROSS_VALIDATED
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        k = data.get("k")
+        own = data.get("background") == AttackRun.Background.CROSS_VALIDATED
+        if own and k is not None and k > self.candidates:
+            self.add_error(
+                "k",
+                f"k = {k} is more than the {self.candidates} persons the study's descriptions "
+                f"are about: no text can rank its person {k}-th or worse. Use k = "
+                f"{self.candidates} or less, or upload a background with more persons.",
+            )
+        return data
 
     def clean_folds(self) -> int:
         folds = self.cleaned_data["folds"]

@@ -30,8 +30,10 @@ from intruder.analysis.leak_checks import (
 )
 from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Job, Study
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
+from intruder.risk.flags import latest_risk_check, risk_flags
 from intruder.risk.guarding import (
     GuardRunError,
+    guard_candidates,
     guard_run_results,
     guard_run_start,
     latest_guard_run,
@@ -112,7 +114,9 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
             "unreviewed": len(review_texts(study, UNREVIEWED)),
             "guard_run": guard_run,
             "guard_job": guard_job,
-            "guard_form": GuardForm(),
+            "guard_form": GuardForm(
+                candidates=guard_candidates(study, AttackRun.Background.CROSS_VALIDATED)
+            ),
         },
     )
 
@@ -337,6 +341,9 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
             texts=texts, include_flagged=include_flagged, reviewed_only=reviewed_only
         )
         flagged_released = [t for t in release if blocking_leaks(t)]
+        # The pre-release risk check's flags: the machine ranks the true person first.
+        machine = risk_flags(latest_risk_check(study))
+        machine_released = [t for t in release if t.pk in machine]
         return render(
             request,
             "researcher/release_confirm.html",
@@ -350,6 +357,8 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
                 "unreviewed": unreviewed,
                 "flagged_released": flagged_released,
                 "unreviewed_released": sum(t.reviewed_at is None for t in release),
+                "machine_released": len(machine_released),
+                "machine_unreviewed": sum(t.reviewed_at is None for t in machine_released),
             },
         )
     released, held_back = review.anonymized_texts_release(
@@ -370,9 +379,16 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
 def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a job that masks what lets the machine attacks rank each draft's person."""
     study, _ = study_for(request, slug, edit=True)
-    form = GuardForm(request.POST, request.FILES)
+    form = GuardForm(
+        request.POST,
+        request.FILES,
+        candidates=guard_candidates(study, AttackRun.Background.CROSS_VALIDATED),
+    )
     if not form.is_valid():
-        errors = "; ".join(f"{field}: {' '.join(e)}" for field, e in form.errors.items())
+        errors = "; ".join(
+            f"{form.fields[field].label if field in form.fields else 'form'}: {' '.join(e)}"
+            for field, e in form.errors.items()
+        )
         messages.error(request, f"Not queued: {errors}")
         return redirect("researcher-review", slug=study.slug)
     data = form.cleaned_data

@@ -35,8 +35,10 @@ from intruder.selectors.jobs import job_status, study_jobs
 from intruder.selectors.linked import studies_linked
 from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
 from intruder.selectors.monitoring import study_is_full, study_progress
+from intruder.selectors.participant import GroupReach, intruder_group_reach
 from intruder.services import jobs, llm_jobs, studies
 from intruder.services.anonymization import anonymization_job_start
+from intruder.services.flags import exclusion_rules_locked
 from intruder.services.sources import (
     descriptions_take_from_sources,
     pending_source_descriptions,
@@ -108,6 +110,7 @@ def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         changes = {name: form.cleaned_data[name] for name in studies.EDITABLE_FIELDS}
         study.refresh_from_db()
+        opened = not study.is_open
         try:
             with transaction.atomic():
                 studies.study_update(study=study, **changes)
@@ -116,8 +119,29 @@ def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_service_error(exc)
         else:
             messages.success(request, "Study settings saved.")
+            if opened and study.is_open and rules_unrecorded(study):
+                messages.warning(
+                    request,
+                    "The study is open with the default exclusion rules: none were recorded. "
+                    "They lock when the first participant starts; record them now under "
+                    "Flagged answers.",
+                )
             return redirect("researcher-study", slug=study.slug)
-    return render(request, "researcher/study_form.html", {"form": form, "study": study})
+    return render(
+        request,
+        "researcher/study_form.html",
+        {
+            "form": form,
+            "study": study,
+            "reach_short": reach_shortfalls(study),
+            "rules_locked": exclusion_rules_locked(study),
+        },
+    )
+
+
+def rules_unrecorded(study: Study) -> bool:
+    """Return whether the study still runs on default exclusion rules that can change."""
+    return study.exclusion_rules_set_at is None and not exclusion_rules_locked(study)
 
 
 @login_required
@@ -149,8 +173,17 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "llm_prompts": llm_prompt_choices(),
         "llm_open_world": open_world_llm_results(study),
         "targets_by_group": count_by(study.targets.all(), "group"),
+        "reach_short": reach_shortfalls(study),
+        "rules_locked": exclusion_rules_locked(study),
     }
     return render(request, "researcher/study_detail.html", context)
+
+
+def reach_shortfalls(study: Study) -> list[GroupReach]:
+    """Return the groups whose intruders cannot get the announced number of texts."""
+    if study.kind != Study.Kind.INTRUDER:
+        return []
+    return [reach for reach in intruder_group_reach(study=study) if reach.short]
 
 
 def _linked_context(study: Study, user: Any) -> dict[str, Any]:

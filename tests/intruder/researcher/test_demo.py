@@ -213,3 +213,22 @@ def test_demo_judges_are_simulated_with_plausible_timings_and_labelled(fake_anon
     assert study_report(intruder).warnings[0].startswith("Simulated human data: 3 of the 3")
     page = logged_in(intruder.owner).get(reverse("analysis-study", args=[intruder.slug]))
     assert b"Simulated human data" in page.content
+
+
+@pytest.mark.django_db
+def test_restarting_the_demo_keeps_the_researcher_logged_in():
+    """The demo sets its password on every start; the same password must not end the
+    researcher's sessions (a new hash would), a changed one must (issue 40)."""
+    from django.test import Client
+
+    from intruder.demo import _researcher
+
+    user = _researcher("intruder-demo")
+    client = Client()
+    assert user.check_password("intruder-demo")
+    client.force_login(user)  # the session holds a hash of the stored password hash
+    assert client.get("/r/").status_code == 200
+    _researcher("intruder-demo")  # a restart
+    assert client.get("/r/").status_code == 200
+    _researcher("another-demo-password")  # DEMO_RESEARCHER_PASSWORD changed: sessions end
+    assert client.get("/r/").status_code == 302

@@ -331,3 +331,21 @@ def test_a_row_written_meanwhile_another_way_gives_a_message_not_a_500(monkeypat
     with pytest.raises(imports.ImportRunning, match="import it again"):
         import_study_data(study=study, content=jsonl(textwash_row(1)), fmt="jsonl")
     assert study.descriptions.count() == 0 and not study.import_batches.exists()
+
+
+def test_a_missing_name_names_the_column_that_was_not_read() -> None:
+    """A `fullname` column is why `name` is missing: the error says so (issue 40)."""
+    study = make_study()
+    errors = errors_of(study, "fullname,group\nAnn Lee,famous\n", "csv")
+    [error] = [e for e in errors if e.field == "name"]
+    assert error.line == 2
+    assert error.message == (
+        "required; the column(s) 'fullname' are not read: rename the one meant"
+    )
+    assert_nothing_written(study)
+
+
+def test_a_missing_name_with_only_known_columns_just_says_required() -> None:
+    study = make_study()
+    [error] = errors_of(study, "name,group\n,famous\n", "csv")
+    assert (error.field, error.message) == ("name", "required")
