@@ -16,6 +16,7 @@
 #   TEST_REDIS_URL=redis://...   use this Redis server instead of starting one
 #   TEST_SKIP_PG=1               run the SQLite pass only (quick local runs)
 #   TEST_SKIP_LINT=1             skip ruff (quick local runs)
+#   TEST_SKIP_SETUP=1            use .venv as it is (a run inside a run must not reinstall it)
 #   TEST_PG_MARKERS="not (slow or browser) or redis or postgres"   marker expression of the PostgreSQL pass (see below)
 #   TEST_PASS_TIMEOUT=40m        hard limit per pytest pass, so CI never hangs
 #   TEST_WORKERS=N               pytest-xdist workers per pass (default: the CPU count, at most
@@ -148,8 +149,12 @@ trap cleanup EXIT
 unset PYTHONDONTWRITEBYTECODE
 
 install_system_packages
-log "python environment (scripts/setup.sh --dev)"
-SETUP_BYTECODE=lazy scripts/setup.sh --dev
+if [ "${TEST_SKIP_SETUP:-0}" = 1 ] && [ -x .venv/bin/python ]; then
+    log "python environment: .venv as it is (TEST_SKIP_SETUP=1)"
+else
+    log "python environment (scripts/setup.sh --dev)"
+    SETUP_BYTECODE=lazy scripts/setup.sh --dev
+fi
 . .venv/bin/activate
 
 if [ "${TEST_SKIP_LINT:-0}" != 1 ]; then

@@ -215,7 +215,13 @@ SMOKES: dict[str, Smoke] = {
         args=lambda t: ["--output", str(t / "r.json"), "--", "tests/test_json_lines.py"],
         result=lambda t: t / "r.json",
         work=lambda r: len(r["passes"]) * (r["exit_status"] == 0),
-        env={"TEST_SKIP_PG": "1", "TEST_SKIP_LINT": "1"},
+        # Inside this run: never reinstall the .venv the running tests import from.
+        env={
+            "TEST_SKIP_PG": "1",
+            "TEST_SKIP_LINT": "1",
+            "TEST_SKIP_SETUP": "1",
+            "TEST_WORKERS": "1",
+        },
     ),
     # The README's first command in a fresh clone: minutes, not seconds, and the one way to
     # know it still serves.
@@ -271,7 +277,9 @@ SMOKES: dict[str, Smoke] = {
 
 
 def _run(name: str, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    environment = {**os.environ, **env}
+    # A benchmark is a program of its own, not a part of this pytest run (xdist's variables
+    # would make a nested pytest think it is one of this run's workers).
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")} | env
     return subprocess.run(
         [sys.executable, str(BENCHMARKS / f"{name}.py"), *args],
         cwd=REPO,
