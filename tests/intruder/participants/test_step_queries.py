@@ -21,18 +21,20 @@ from tests.intruder.factories import make_description, make_study, make_target, 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # Step -> queries. Item pages: participant, progress, the pool with its held slots, the claim
-# (one INSERT) and the claimed text; a reload needs only participant and progress. The
-# debrief shows the completion code, so its page marks the participant completed (one UPDATE)
-# and "finish" only reads the participant back.
+# (one INSERT) and the claimed text, then the server's record of this serving (issue 36: the
+# open page views of the assignment, one INSERT); a reload needs participant and progress and
+# that record. The answer also closes the page view it names (+1). The debrief shows the
+# completion code, so its page marks the participant completed (one UPDATE) and "finish" only
+# reads the participant back.
 EXPECTED = {
     "entry": 12,
     "consent_page": 1,
     "consent_submit": 5,
     "instructions_page": 1,
     "instructions_submit": 2,
-    "item_page": 5,
-    "item_page_reload": 2,
-    "item_submit": 7,
+    "item_page": 7,
+    "item_page_reload": 4,
+    "item_submit": 8,
     "debrief_page": 3,
     "finish": 2,
 }
