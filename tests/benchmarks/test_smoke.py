@@ -84,6 +84,11 @@ def _require(folder: Path) -> None:
         pytest.skip(missing_reason(folder))
 
 
+def tiny_anonymizer_speed(folder: Path) -> list[str]:
+    """Return the arguments of one untimed pass over 4 descriptions (the anonymizer's speed)."""
+    return ["--subset", "4", "--rounds", "1", "--no-quality", "--output", str(folder / "r.json")]
+
+
 def _json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -102,30 +107,14 @@ SMOKES: dict[str, Smoke] = {
         needs_shared_data=True,
     ),
     "anonymize_levers": Smoke(
-        args=lambda t: [
-            "--subset",
-            "4",
-            "--rounds",
-            "1",
-            "--no-quality",
-            "--output",
-            str(t / "r.json"),
-        ],
+        args=tiny_anonymizer_speed,
         result=lambda t: t / "r.json",
         work=lambda r: r["subset"],
         needs_shared_data=True,
         env={"MODEL_RUNTIME_CPU": "bf16,vnni"},
     ),
     "anonymize_speed": Smoke(
-        args=lambda t: [
-            "--subset",
-            "4",
-            "--rounds",
-            "1",
-            "--no-quality",
-            "--output",
-            str(t / "r.json"),
-        ],
+        args=tiny_anonymizer_speed,
         result=lambda t: t / "r.json",
         work=lambda r: r["subset"] if "subset" in r else len(r["speed"]),
         needs_shared_data=True,
