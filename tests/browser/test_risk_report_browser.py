@@ -68,3 +68,31 @@ def test_the_report_reads_whole_at_desktop_and_phone_widths(page, finished_run):
         assert not page.evaluate(WIDER_THAN_SCREEN), f"report.html overflows at {width} px"
         screenshots.keep(page, f"risk-report-html-{suffix}")
     assert not errors, errors
+
+
+def test_a_viewer_reads_the_report_and_is_told_who_makes_the_pdf(page, finished_run):
+    from intruder.models import Job, StudyMember
+
+    viewer = get_user_model().objects.create_user("vera", "vera@example.org", PASSWORD)
+    StudyMember.objects.create(study=finished_run.study, user=viewer, role="viewer")
+    page.goto("/accounts/login/")
+    page.fill("#id_username", "vera")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/r/")
+    page.goto(f"/r/{finished_run.study.slug}/risk/?run={finished_run.pk}")
+    for suffix, (width, height) in WIDTHS.items():
+        page.set_viewport_size({"width": width, "height": height})
+        expect(page.locator("#report-pdf")).to_contain_text("an owner or editor of the study")
+        expect(page.locator("#report-pdf button")).to_have_count(0)
+        expect(page.locator("#risk-summary")).to_be_visible()
+        assert not page.evaluate(WIDER_THAN_SCREEN), f"the viewer's page overflows at {width} px"
+        screenshots.keep(page, f"risk-report-viewer-{suffix}")
+    # The action itself refuses a viewer (a forged POST gets the same 404 as any risk action).
+    token = page.evaluate("document.cookie.match(/csrftoken=([^;]+)/)?.[1] || ''")
+    answer = page.request.post(
+        f"/r/{finished_run.study.slug}/risk/{finished_run.pk}/pdf/",
+        headers={"X-CSRFToken": token},
+    )
+    assert answer.status == 404
+    assert not Job.objects.filter(kind=Job.Kind.RISK_REPORT_PDF).exists()
