@@ -8,7 +8,8 @@ missing browser is a failure.
 
 import os
 import shutil
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -67,11 +68,61 @@ def chromium_browser() -> Iterator[object]:
     playwright.stop()
 
 
+class InFlight:
+    """The live server's WSGI app, counting the requests it is still answering.
+
+    On SQLite the live server's request threads share the test thread's in-memory connection.
+    A request still running when the test ends (a page's poll, a click's last fetch) then
+    interleaves with the flush between tests, and its failed query can leave that one shared
+    connection inside a broken transaction, failing every later test of the worker.
+    """
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+        self.running = 0
+        self.idle = threading.Condition()
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        with self.idle:
+            self.running += 1
+        try:
+            return self.app(environ, start_response)
+        finally:
+            with self.idle:
+                self.running -= 1
+                self.idle.notify_all()
+
+    def wait_idle(self, timeout_s: float = ACTION_TIMEOUT_MS / 1000) -> None:
+        """Return once no request is running; fail the test if one never ends."""
+        with self.idle:
+            if not self.idle.wait_for(lambda: self.running == 0, timeout=timeout_s):
+                pytest.fail(f"{self.running} live-server request(s) still running at teardown")
+
+    @classmethod
+    def around(cls, live_server) -> "InFlight":
+        """Wrap the (session-wide) live server's app once and return the wrapper."""
+        httpd = live_server.thread.httpd
+        if not isinstance(httpd.get_app(), cls):
+            httpd.set_app(cls(httpd.get_app()))
+        return httpd.get_app()
+
+
 @pytest.fixture
-def page(chromium_browser, live_server) -> Iterator[object]:
-    """Return a fresh page (own cookies) whose relative URLs resolve against live_server."""
+def live_requests(live_server) -> InFlight:
+    """The live server's request counter: wait on it after closing a browser context."""
+    return InFlight.around(live_server)
+
+
+@pytest.fixture
+def page(chromium_browser, live_server, live_requests) -> Iterator[object]:
+    """Return a fresh page (own cookies) whose relative URLs resolve against live_server.
+
+    At teardown the page is closed and its last requests are waited for, so none of them
+    runs into the next test's database.
+    """
     context = chromium_browser.new_context(base_url=live_server.url)
     context.set_default_timeout(ACTION_TIMEOUT_MS)
     page = context.new_page()
     yield page
     context.close()
+    live_requests.wait_idle()

@@ -79,7 +79,9 @@ def android_type(cdp, text: str, rng: random.Random) -> None:
         cdp.send("Input.insertText", {"text": word})
 
 
-def test_an_android_keyboard_on_a_phone_is_not_flagged(chromium_browser, live_server) -> None:
+def test_an_android_keyboard_on_a_phone_is_not_flagged(
+    chromium_browser, live_server, live_requests
+) -> None:
     study = make_study()
     context = chromium_browser.new_context(
         base_url=live_server.url,
@@ -101,6 +103,7 @@ def test_an_android_keyboard_on_a_phone_is_not_flagged(chromium_browser, live_se
         send(page)
     finally:
         context.close()
+        live_requests.wait_idle()
     judgment = judgment_of("ANDROID1")
     assert judgment.telemetry is not None
     assert judgment.telemetry["fields"]["other_knowledge"]["typed"] >= len(judgment.other_knowledge)

@@ -118,7 +118,7 @@ def fake_model():
 
 
 def test_writers_to_intruders_to_analysis_without_a_file(
-    page, chromium_browser, live_server, fake_model
+    page, chromium_browser, live_server, live_requests, fake_model
 ):
     researcher = f.make_user(username="rosa", password=PASSWORD)
     collection = f.make_study(
@@ -137,6 +137,7 @@ def test_writers_to_intruders_to_analysis_without_a_file(
         context = chromium_browser.new_context(base_url=live_server.url)
         write(context, collection, pid, texts)
         context.close()
+        live_requests.wait_idle()
     assert collection.descriptions.count() == 6
 
     # 2. The researcher logs in and builds an intruder test from the collection.
@@ -260,6 +261,7 @@ def test_writers_to_intruders_to_analysis_without_a_file(
         context = chromium_browser.new_context(base_url=live_server.url)
         judged += judge(context, study, f"INTRUDER{n:04d}")
         context.close()
+        live_requests.wait_idle()
     assert judged == Judgment.objects.filter(participant__study=study).count() == 6
 
     # 7. Monitoring and the analysis, construct loss as a background job.
