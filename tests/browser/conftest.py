@@ -10,6 +10,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -80,10 +81,12 @@ class InFlight:
     def __init__(self, app: Callable) -> None:
         self.app = app
         self.running = 0
+        self.holds = 0
         self.idle = threading.Condition()
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         with self.idle:
+            self.idle.wait_for(lambda: self.holds == 0)
             self.running += 1
         try:
             return self.app(environ, start_response)
@@ -97,6 +100,23 @@ class InFlight:
         with self.idle:
             if not self.idle.wait_for(lambda: self.running == 0, timeout=timeout_s):
                 pytest.fail(f"{self.running} live-server request(s) still running at teardown")
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Hold the page's new requests (its polls) while the test itself writes.
+
+        The test thread running a job while a poll reads the same tables fails on SQLite's
+        shared in-memory database ("database table is locked").
+        """
+        with self.idle:
+            self.holds += 1
+        try:
+            self.wait_idle()
+            yield
+        finally:
+            with self.idle:
+                self.holds -= 1
+                self.idle.notify_all()
 
     @classmethod
     def around(cls, live_server) -> "InFlight":

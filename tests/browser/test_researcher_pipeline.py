@@ -64,12 +64,13 @@ def look_at(page, name: str) -> None:
     page.set_viewport_size({"width": 1280, "height": 900})
 
 
-def run_jobs() -> list[Job]:
-    """Run every queued job as the worker would, in this process."""
-    return [
-        job_execute(job.pk, heartbeat_interval_s=None)
-        for job in Job.objects.filter(status="queued")
-    ]
+def run_jobs(live_requests) -> list[Job]:
+    """Run every queued job as the worker would, in this process, the page's polls held."""
+    with live_requests.paused():
+        return [
+            job_execute(job.pk, heartbeat_interval_s=None)
+            for job in Job.objects.filter(status="queued")
+        ]
 
 
 def write(browser_context, study: Study, pid: str, texts: list[str]) -> None:
@@ -177,7 +178,7 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     # The job shows at the top of the page ("Running now") and in the jobs list.
     expect(page.locator("#active-jobs tr.job-waiting")).to_contain_text("No worker")
     look_at(page, "03-no-worker")
-    assert [job.status for job in run_jobs()] == ["succeeded"]
+    assert [job.status for job in run_jobs(live_requests)] == ["succeeded"]
     page.reload()
     expect(page.locator("tr.job [data-field=status]").first).to_have_text("succeeded")
     assert AnonymizedText.objects.filter(description__study=study).count() == 6
@@ -274,14 +275,14 @@ def test_writers_to_intruders_to_analysis_without_a_file(
     # The rate with its Wilson interval and n, as the risk report gives it (issue 35).
     assert re.search(r"Judged texts identified: <strong>[^<]*CI [^<]* of 6\)", page.content())
     page.click("text=Compute construct loss")
-    ran = run_jobs()
+    ran = run_jobs(live_requests)
     assert "construct_loss" in [job.kind for job in ran]
     assert {job.status for job in ran} == {"succeeded"}
     # The finished job changed the study's data: the page shows the older report, labelled,
     # until the report refresh job (the worker's part, here) stored the current one.
     page.reload()
     expect(page.locator("#report-freshness")).to_contain_text("Not yet updated")
-    assert [job.status for job in run_jobs()] == ["succeeded"]
+    assert [job.status for job in run_jobs(live_requests)] == ["succeeded"]
     page.reload()
     expect(page.locator("#report-freshness")).to_contain_text("the current data")
     expect(page.locator("#construct_loss")).to_contain_text("Pronouns")
