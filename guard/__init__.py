@@ -13,6 +13,7 @@ from guard.greedy import (
     fit_attacks,
     guard_document,
     guard_texts,
+    ordinal,
 )
 from guard.scorers import DEFAULT_ATTACKS
 
@@ -24,4 +25,5 @@ __all__ = [
     "fit_attacks",
     "guard_document",
     "guard_texts",
+    "ordinal",
 ]

@@ -16,7 +16,7 @@ from typing import TextIO
 from anonymize import Span
 from anonymize.labels import SPAN_CATEGORIES
 from attacks.background import TEXT_SEPARATOR, background_row
-from guard.greedy import GuardConfig
+from guard.greedy import GuardConfig, ordinal
 from guard.scorers import DEFAULT_ATTACKS
 from model_runtime.cli_progress import counting_bar, progress_wanted, silence_library_bars
 from research_data.json_lines import json_lines
@@ -124,7 +124,7 @@ def command_guard(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         if args.k > len(background):
             raise GuardInputError(
                 f"--k {args.k} is more than the {len(background)} candidates in "
-                f"{Path(args.background).name}: no text can rank its person {args.k}-th or "
+                f"{Path(args.background).name}: no text can rank its person {ordinal(args.k)} or "
                 f"worse; use --k {len(background)} or less, or a larger background"
             )
         rows = _read_jsonl(Path(args.input), ("id", "text", "target"))

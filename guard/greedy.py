@@ -34,6 +34,13 @@ from guard.scorers import PredictScorer, Scorer
 GuardProgress = Callable[[int, int], None]
 
 
+def ordinal(rank: int) -> str:
+    """Return a rank as it is read: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 22nd."""
+    if 10 <= rank % 100 <= 20:
+        return f"{rank}th"
+    return f"{rank}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(rank % 10, 'th') }"
+
+
 @dataclass
 class GuardConfig:
     """Settings of one guard run."""

@@ -112,6 +112,17 @@ def project_member_set(*, project: Project, user: Any, role: str) -> ProjectMemb
     return member
 
 
+@transaction.atomic
+def project_member_remove(*, project: Project, user: Any) -> int:
+    """Take a researcher's role away; return how many roles were removed.
+
+    Her submitted annotations stay (they are the project's data); the tasks API checks the
+    role on every call, so an unfinished task is closed to her at once.
+    """
+    removed, _ = ProjectMember.objects.filter(project=project, user=user).delete()
+    return removed
+
+
 def documents_add(
     *,
     project: Project,

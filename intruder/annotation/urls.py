@@ -2,13 +2,19 @@
 
 from django.urls import path
 
-from intruder.annotation import apis, views
+from intruder.annotation import apis, members, views
 
 urlpatterns = [
     path("annotate/", views.project_list, name="annotation-projects"),
     path("annotate/new/", views.project_create, name="annotation-project-create"),
     path("annotate/<slug:slug>/", views.project_detail, name="annotation-project"),
     path("annotate/<slug:slug>/texts/", views.project_add_texts, name="annotation-add-texts"),
+    path("annotate/<slug:slug>/members/", members.project_members, name="annotation-members"),
+    path(
+        "annotate/<slug:slug>/members/<int:user_id>/remove/",
+        members.project_member_remove,
+        name="annotation-member-remove",
+    ),
     path("annotate/<slug:slug>/open/", views.project_open, name="annotation-project-open"),
     path("annotate/<slug:slug>/import/", views.project_import, name="annotation-import"),
     path("annotate/<slug:slug>/work/", views.work_next, name="annotation-work"),

@@ -23,7 +23,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Q
 
-from guard import DEFAULT_ATTACKS, GuardConfig
+from guard import DEFAULT_ATTACKS, GuardConfig, ordinal
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Job, Study
 from intruder.services import jobs
@@ -187,7 +187,7 @@ def _validate_reachable(*, k: int, candidates: int) -> None:
     if k > candidates:
         raise GuardRunError(
             f"k = {k} is more than the {candidates} candidate persons: no text can rank its "
-            f"person {k}-th or worse; use k = {candidates} or less, or a larger background"
+            f"person {ordinal(k)} or worse; use k = {candidates} or less, or a larger background"
         )
 
 

@@ -108,6 +108,8 @@ PAGES = {
     "add texts": ("post", "annotation-add-texts", (SLUG,), "", MANAGERS),
     "import layers": ("post", "annotation-import", (SLUG,), "", MANAGERS),
     "open/close": ("post", "annotation-project-open", (SLUG,), "", MANAGERS),
+    # Managers read the members list; changing it is the owner's (test_members_page.py).
+    "members": ("get", "annotation-members", (SLUG,), "", MANAGERS),
 }
 
 

@@ -89,3 +89,32 @@ def test_the_study_page_warns_before_launch_and_the_debrief_says_why(page, viewp
     screenshots.keep(p, f"issue40-debrief-short-{name}")
     _no_horizontal_overflow(p)
     participant.close()
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=IDS)
+def test_the_owner_adds_an_annotator_on_the_members_page(page, viewport) -> None:
+    from tests.annotation.conftest import make_project
+    from tests.intruder.factories import make_user
+
+    name = IDS[VIEWPORTS.index(viewport)]
+    project = make_project(slug=f"members-{name}", suggest=False)
+    make_user(username=f"ana-{name}")
+    page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
+    _log_in(page, project.owner)
+    page.goto(f"/annotate/{project.slug}/")
+    page.click("#members-link")
+    expect(page.locator("#no-members")).to_be_visible()
+    page.fill("#id_username", "nobody")
+    page.click("text=Save role")
+    expect(page.locator(".field-error")).to_contain_text("No account is called “nobody”.")
+    screenshots.keep(page, f"issue40-members-error-{name}")
+    _no_horizontal_overflow(page)
+    page.fill("#id_username", f"ana-{name}")
+    page.select_option("#id_role", "annotator")
+    page.click("text=Save role")
+    expect(page.locator("#members table")).to_contain_text(f"ana-{name}")
+    expect(page.locator("body")).to_contain_text(f"ana-{name} is now annotator of this project.")
+    screenshots.keep(page, f"issue40-members-added-{name}")
+    _no_horizontal_overflow(page)
+    page.click(f"button[aria-label='Remove ana-{name}']")
+    expect(page.locator("#no-members")).to_be_visible()

@@ -9,7 +9,7 @@ import pytest
 
 from anonymize import Span
 from anonymize.labels import GUARD_CATEGORY
-from guard import GuardConfig, GuardItem, fit_attacks, guard_texts
+from guard import GuardConfig, GuardItem, fit_attacks, guard_texts, ordinal
 from guard.cli import main as guard_main
 from guard.document import prepare_documents
 from guard.scorers import scorer_for
@@ -94,6 +94,28 @@ def test_one_run_answers_every_smaller_k(attacks):
         assert prediction.true_rank >= 2
     assert not flagged_k2 and words_k2 <= result.words_masked_by_guard
     assert "origami" not in text_k2
+
+
+@pytest.mark.parametrize(
+    ("rank", "read"),
+    [
+        (1, "1st"),
+        (2, "2nd"),
+        (3, "3rd"),
+        (4, "4th"),
+        (5, "5th"),
+        (11, "11th"),
+        (12, "12th"),
+        (13, "13th"),
+        (21, "21st"),
+        (22, "22nd"),
+        (101, "101st"),
+        (111, "111th"),
+        (999, "999th"),
+    ],
+)
+def test_refusals_read_a_rank_as_an_ordinal(rank, read):
+    assert ordinal(rank) == read
 
 
 def test_config_rejects_k_below_two_and_bad_budgets():

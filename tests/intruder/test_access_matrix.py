@@ -321,6 +321,7 @@ ANNOTATION_MATRIX = {page[1] for page in annotation_matrix.PAGES.values()} | {
     "annotation-crowd-api",
     "annotation-crowd-start",
     "annotation-crowd-submit",
+    "annotation-member-remove",  # owner-only, with every refusal: test_members_page.py
 }
 
 

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
-from guard import GuardConfig
+from guard import GuardConfig, ordinal
 from intruder.models import (
     TELEMETRY_SIGNALS,
     AttackRun,
@@ -330,7 +330,7 @@ class GuardForm(forms.Form):
             self.add_error(
                 "k",
                 f"k = {k} is more than the {self.candidates} persons the study's descriptions "
-                f"are about: no text can rank its person {k}-th or worse. Use k = "
+                f"are about: no text can rank its person {ordinal(k)} or worse. Use k = "
                 f"{self.candidates} or less, or upload a background with more persons.",
             )
         return data

@@ -52,6 +52,7 @@ def test_a_k_beyond_the_candidates_is_refused_next_to_the_field_and_nothing_is_q
     html = page.content.decode()
     assert page.status_code == 200
     assert f"Rank k: k = {k} is more than the {PERSONS} persons" in html
+    assert f"rank its person {k}th or worse" in html and f"{k}-th" not in html
     assert not Job.objects.exists() and not GuardRun.objects.exists()
     assert not AnonymizedText.objects.filter(revision__gt=1).exists()
 
