@@ -19,7 +19,8 @@ studies and unknown types. At the end: approvals, and identification bonuses pai
 over with injected gateway errors. Then three attacks (issue 37): --crashes bonus rounds in
 which the paying process dies between Prolific's set-up and pay and the researcher pays
 again; a second researcher's account tries every Prolific action and webhook on the
-study from a study of its own; and --replays accepted deliveries are sent again under a new
+study from a study of its own; and, right after the webhook phase, the --replays newest
+accepted deliveries still inside the signed timestamp's window are sent again under a new
 X-Event-ID and a far-future X-Timestamp (the headers the signature does not cover).
 
 Writes {events, duplicate_participants, orphaned_slots, max_minus_min_judgments_per_text,
@@ -490,6 +491,11 @@ def main() -> None:
     deliveries.drain()
     webhooks_s = time.monotonic() - started
 
+    # --- attack 3: accepted deliveries replayed under altered unsigned headers ---------------
+    # At once, while the recordings are fresh: a replay outside the signed timestamp's window
+    # is refused before deduplication and tests nothing of the attack.
+    replays = replay_attempts(deliveries.captured, webhook_url, args.replays)
+
     # --- review and bonuses, retried with lost answers ---------------------------------------
     study_sync(study=study, client=client)
     done = list(
@@ -517,9 +523,6 @@ def main() -> None:
     cross = cross_study_attempts(
         study=study, fake=fake, client=client, webhook_url=webhook_url, owner=owner
     )
-
-    # --- attack 3: accepted deliveries replayed under altered unsigned headers ---------------
-    replays = replay_attempts(deliveries.captured[-args.replays :], webhook_url)
 
     # --- invariants -------------------------------------------------------------------------
     per_pid = Counter(
@@ -862,22 +865,33 @@ def cross_study_attempts(*, study, fake, client, webhook_url: str, owner) -> dic
     }
 
 
-def replay_attempts(captured: list, webhook_url: str) -> dict:
-    """Send accepted deliveries again with a new X-Event-ID and a far-future X-Timestamp."""
+def replay_attempts(captured: list, webhook_url: str, count: int) -> dict:
+    """Send the newest accepted deliveries still inside the signed timestamp's window again,
+    with a new X-Event-ID and a far-future X-Timestamp."""
     import httpx
+    from django.conf import settings
 
     from intruder.prolific.fake_server import new_id
-    from intruder.prolific.signing import EVENT_ID_HEADER, EVENT_TIME_HEADER
+    from intruder.prolific.signing import EVENT_ID_HEADER, EVENT_TIME_HEADER, TIMESTAMP_HEADER
 
+    # Ten seconds short of the window, so every replay sent reaches the deduplication.
+    fresh_after = time.time() - settings.PROLIFIC_WEBHOOK_MAX_SKEW_SECONDS + 10
+    fresh = [d for d in captured if float(d.headers[TIMESTAMP_HEADER]) > fresh_after][-count:]
     future = (datetime.now(UTC) + timedelta(days=3650)).isoformat()
     outcomes = Counter()
     with httpx.Client(timeout=30) as http:
-        for delivery in captured:
+        for delivery in fresh:
             headers = {**delivery.headers, EVENT_ID_HEADER: new_id(), EVENT_TIME_HEADER: future}
             answer = http.post(webhook_url, content=delivery.body, headers=headers)
             outcome = answer.json().get("outcome") if answer.status_code < 300 else None
             outcomes[outcome or f"http_{answer.status_code}"] += 1
-    return {"sent": len(captured), "outcomes": dict(outcomes), "applied": outcomes["applied"]}
+    return {
+        "recorded": len(captured),
+        "stale_skipped": min(count, len(captured)) - len(fresh),
+        "sent": len(fresh),
+        "outcomes": dict(outcomes),
+        "applied": outcomes["applied"],
+    }
 
 
 if __name__ == "__main__":
