@@ -235,3 +235,25 @@ def test_reports_are_left_to_their_first_view_when_preparing_is_off(judged_study
     settings.INTRUDER_PREPARE_REPORTS = False
     report_refresh.report_prepare(study=judged_study, name=report_pages.ANALYSIS_PAGE)
     assert not ComputedReport.objects.exists()
+
+
+def test_once_the_job_has_run_the_page_shows_the_numbers_of_a_fresh_computation(judged_study):
+    client = logged_in(judged_study.owner)
+    url = reverse("analysis-study", args=[judged_study.slug])
+    client.get(url)  # the first view stores the report
+    for _ in range(3):
+        add_one_judgment(judged_study)
+        client.get(url)  # shows the older report, labelled; one job is queued
+    [job] = run_refresh_jobs()
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    cache.clear()  # another process: the page reads the shared store
+    body = client.get(url).content.decode()
+    assert CURRENT_LABEL in body
+
+    fresh = report_pages.analysis_page_parts(judged_study)
+    shown = report_refresh.page_report(study=judged_study, name=report_pages.ANALYSIS_PAGE)
+    assert shown.value["summary"] == fresh["summary"]
+    assert fresh["summary"]["overall"]["n_judgments"] == shown.count_then
+    assert fresh["sections"] and fresh["layouts"]
+    for part in (*fresh["sections"], *fresh["layouts"]):
+        assert str(part["table"]) in body  # every table on the page, number for number
