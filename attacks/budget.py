@@ -142,7 +142,8 @@ def run_budget(
 
     The background is the records' texts (e.g. the clear descriptions); the query of a text
     is what is attacked (e.g. its anonymized version). Rows: resample, fold, text_id, target,
-    attack, candidates, true_rank (None when the person is not among the candidates).
+    attack, candidates, true_rank (None when the person is not among the candidates),
+    true_prob and predicted (the person ranked first).
     ``reuse`` keeps one attack instance per name across budgets (the dense embeddings).
     """
     target_of = {r.text_id: r.target for r in records}
@@ -179,6 +180,8 @@ def run_budget(
                         "attack": name,
                         "candidates": len(background),
                         "true_rank": prediction.true_rank,
+                        "true_prob": prediction.true_prob,
+                        "predicted": prediction.predicted_name,
                     }
                 )
     return rows

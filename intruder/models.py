@@ -816,6 +816,15 @@ class AttackRun(models.Model):
     )
     folds = models.PositiveSmallIntegerField(default=5, help_text="k of the k-fold background.")
     seed = models.PositiveIntegerField(default=0)
+    knowledge_budget = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Descriptions known per candidate (b), drawn at random from the study's own; "
+        "empty = every description outside the fold.",
+    )
+    budget_resamples = models.PositiveSmallIntegerField(
+        default=1, help_text="Random draws of the b descriptions (R), averaged."
+    )
     config = models.JSONField(default=dict, blank=True, help_text="Attack config overrides.")
     summary = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
@@ -860,6 +869,12 @@ class AttackResult(models.Model):
     )
     driving_words = models.JSONField(
         default=list, blank=True, help_text="Words shared with the predicted person's background."
+    )
+    hit_share = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Knowledge-budget runs: share of the R resamples that ranked the true person "
+        "first (true_rank is the median rank over them).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -854,9 +854,10 @@ def threat_sentence(threat: dict[str, Any]) -> str:
     """Return the assumptions of a human-vs-machine comparison in one clause."""
     machine, human = threat.get("machine", {}), threat.get("human", {})
     null = machine.get("strongest_null_pct")
+    knowledge = f" ({machine['knowledge']})" if machine.get("knowledge") else ""
     return (
-        f"closed-world machine choosing among N = {machine.get('candidates')} persons "
-        f"(chance {_pct(machine.get('chance_pct'))} per attack, "
+        f"closed-world machine choosing among N = {machine.get('candidates')} persons"
+        f"{knowledge} (chance {_pct(machine.get('chance_pct'))} per attack, "
         f"{_pct(null)} for any of its {len(machine.get('attacks', []))} attacks by "
         f"permutation) vs open-world intruders without a candidate list "
         f"(identified: {human.get('identified_rule_text', '')})"

@@ -158,6 +158,8 @@ def _background_side(run: AttackRun) -> dict[str, Any]:
         .values_list("n", flat=True)
     )
     share = (run.folds - 1) / run.folds if run.folds else 1.0
+    if run.knowledge_budget is not None:
+        return budget_side(run, per_person, share)
     return {
         "candidates": len(per_person),
         "background_source": f"the study's own original descriptions of each person, "
@@ -166,6 +168,24 @@ def _background_side(run: AttackRun) -> dict[str, Any]:
         "background_descriptions_per_person_median": float(np.median(per_person) * share)
         if per_person
         else None,
+    }
+
+
+def budget_side(run: AttackRun, per_person: list[int], share: float) -> dict[str, Any]:
+    """Return the machine side of a knowledge-budget run: b descriptions per candidate."""
+    b = run.knowledge_budget
+    known = "1 writer does" if b == 1 else f"{b} writers do"
+    median = float(np.median(per_person) * share) if per_person else None
+    return {
+        "candidates": len(per_person),
+        "knowledge_budget": b,
+        "budget_resamples": run.budget_resamples,
+        "knowledge": f"the attacker knows each candidate as well as {known}",
+        "background_source": f"{b} of the study's own original descriptions per person, drawn "
+        f"at random in each of {run.budget_resamples} resamples of k = {run.folds} folds "
+        "(never the text's own, nor another text by the same writer about the same person); "
+        "a text counts as identified when its median rank over the resamples is 1",
+        "background_descriptions_per_person_median": min(b, median) if median else None,
     }
 
 
