@@ -59,6 +59,8 @@ RISK_TABLE_TITLES: dict[str, str] = {
     "open_world": "Open-world ladder: TRIR against the number of candidates N, with chance 1/N",
     "llm_intruder": "Open-world LLM intruder beside the human intruders: no candidate list, one "
     "name per text, scored like a human guess",
+    "familiarity_split": "Per famous person: the human rate split into familiarity (intruders "
+    "who had heard of the person, measured on the debrief) x identified-given-familiar",
     "predicted_group": "Predicted human risk per group (machine evidence model), beside humans",
     "predicted_target": "Predicted human risk per person (machine evidence model), beside humans",
     "agreement": "Per-text agreement of humans and machine (kappa, McNemar, AUC)",
@@ -529,8 +531,14 @@ def build_report(
     kept_texts: pd.DataFrame | None = None,
     llm_rows: list[dict[str, Any]] | None = None,
     tpi: dict[str, Any] | None = None,
+    familiarity_split: pd.DataFrame | None = None,
+    measured_familiarity: dict[str, float] | None = None,
 ) -> RiskReport:
     """Build every table of the report from the attack results and the human results.
+
+    familiarity_split / measured_familiarity: where the study asked the familiarity question
+    (`intruder.risk.familiarity`): the split table, and person -> share who had heard of them,
+    which the predicted-human model then uses instead of the declared constant.
 
     kept_texts: the per-text human results without the judgments the study's exclusion
     rules drop (flags); the sensitivity table then shows every rule with and without them.
@@ -618,6 +626,8 @@ def build_report(
     if llm_rows:
         report.tables["llm_intruder"] = llm_intruder_table(llm_rows, outcomes, human_method)
     report.tables["machine_per_text"] = machine
+    if familiarity_split is not None and not familiarity_split.empty:
+        report.tables["familiarity_split"] = familiarity_split
     report.correlations = person_correlations(report.tables["rates_target"], attacks)
     if "sensitivity" in report.tables and STRONGEST in report.correlations:
         # The chosen rule with all judgments is the headline: its rho is the summary's.
@@ -638,8 +648,14 @@ def build_report(
         int(report.threat_model["machine"]["candidates"]),
         human_rates_target,
         human_rates_group,
+        measured_familiarity,
     )
     report.tables.update(predicted)
+    if predicted and measured_familiarity:
+        report.settings["predicted_familiarity"] = (
+            f"familiarity measured for {len(measured_familiarity)} person(s) (the debrief's "
+            "familiarity question), declared for the others"
+        )
     report.settings["predicted_human"] = (
         validation_text(calibration) if predicted else f"not shown: {why_not}"
     )
@@ -742,6 +758,7 @@ def predicted_human_tables(
     candidates: int,
     human_target: pd.DataFrame | None,
     human_group: pd.DataFrame | None,
+    measured_familiarity: dict[str, float] | None = None,
 ) -> tuple[dict[str, pd.DataFrame], str]:
     """Return the predicted human rate per person and group (with intervals), or why not.
 
@@ -763,6 +780,8 @@ def predicted_human_tables(
         )
     part = machine[machine["method"] == method].copy()
     part["evidence"] = text_evidence(part, calibration.attacks).to_numpy()
+    if measured_familiarity:
+        part["measured_familiarity"] = part["target_key"].map(measured_familiarity).astype(float)
     tables = {}
     for by, human in (("target", human_target), ("group", human_group)):
         table = predict_with_intervals(calibration, part, KEYS[by])

@@ -18,6 +18,7 @@ from intruder.models import (
     Participant,
     Study,
 )
+from intruder.risk.familiarity import familiarity_split, measured_familiarity
 from intruder.risk.methods import method_label
 from intruder.risk.report import RiskReport, build_report
 from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
@@ -248,6 +249,7 @@ def run_report(
     kept_texts = human_texts(study, kept) if kept is not None else None
     human = human_side(study)
     machine = machine_side(run)
+    answers = familiarity_answers(study)
     report = build_report(
         results,
         human_texts=texts,
@@ -278,6 +280,8 @@ def run_report(
         kept_texts=kept_texts,
         llm_rows=(open_world_llm_results(study) or {}).get("rows"),
         tpi=(run.summary or {}).get("tpi") or {},
+        familiarity_split=familiarity_split(_judged_persons(judgments), answers),
+        measured_familiarity=measured_familiarity(answers),
     )
     note = simulated_note(study)
     if note:
@@ -291,6 +295,36 @@ def run_report(
             "on the risk page says how far it is.",
         )
     return report
+
+
+def familiarity_answers(study: Study) -> pd.DataFrame:
+    """Return the study's familiarity answers: participant_id, target_key, heard_of, simulated."""
+    from intruder.models import FamiliarityAnswer
+
+    rows = FamiliarityAnswer.objects.filter(target__study=study).values_list(
+        "participant_id", "target__key", "heard_of", "simulated"
+    )
+    return pd.DataFrame(
+        list(rows), columns=["participant_id", "target_key", "heard_of", "simulated"]
+    )
+
+
+def _judged_persons(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Return the judgments with the person each judged text describes."""
+    if judgments.empty:
+        return pd.DataFrame()
+    persons = pd.DataFrame(
+        list(
+            AnonymizedText.objects.filter(pk__in=judgments["text_id"].tolist()).values_list(
+                "pk",
+                "description__target__key",
+                "description__target__name",
+                "description__target__group",
+            )
+        ),
+        columns=["text_id", "target_key", "target_name", "group"],
+    )
+    return judgments[["text_id", "participant_id", "identified"]].merge(persons, on="text_id")
 
 
 def calibration_path() -> Path:
