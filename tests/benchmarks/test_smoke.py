@@ -141,8 +141,10 @@ SMOKES: dict[str, Smoke] = {
             "1,all",
         ],
         result=lambda t: t / "summary.json",
-        work=lambda r: r["knowledge_budget"]["study2"]["1"]["tfidf"]["n"]
-        * r["pooled"]["study1"]["all"]["tfidf"]["n"],
+        work=lambda r: (
+            r["knowledge_budget"]["study2"]["1"]["tfidf"]["n"]
+            * r["pooled"]["study1"]["all"]["tfidf"]["n"]
+        ),
         needs_shared_data=True,
     ),
     "dense_encoder_levers": Smoke(

@@ -126,3 +126,26 @@ def test_a_participant_who_timed_out_is_not_asked():
     from intruder.services.familiarity import familiarity_due
 
     assert not familiarity_due(participant)
+
+
+def test_the_api_lists_answers_to_the_studys_own_researchers_only(client):
+    from rest_framework.test import APIClient
+
+    from tests.intruder.factories import make_user
+
+    study = study_of(MIXED)
+    home = enter(client, study)
+    judge_all(client, home)
+    client.get(home)
+    oriel = study.targets.get(name="Oriel Vantassel")
+    url = reverse("participant-familiarity", args=[home.rstrip("/").split("/")[-1]])
+    client.post(url, {"known": [oriel.pk]})
+    api = APIClient()
+    api.force_authenticate(study.owner)
+    rows = api.get("/api/familiarity-answers/", {"study": study.pk, "heard_of": "true"}).json()
+    assert [(r["target_key"], r["heard_of"], r["simulated"]) for r in rows["results"]] == [
+        (oriel.key, True, False)
+    ]
+    stranger = APIClient()
+    stranger.force_authenticate(make_user())
+    assert stranger.get("/api/familiarity-answers/").json()["count"] == 0
