@@ -20,6 +20,8 @@ from intruder.models import FamiliarityAnswer, Participant, PersonGroup, Study, 
 class FamiliarityRefused(IntruderError):
     """The participant may not answer the familiarity question (now, or again)."""
 
+    status_code = 409
+
 
 def familiarity_persons(study: Study) -> list[TargetPerson]:
     """Return the persons the question lists: the study's famous ones, when it asks at all."""

@@ -40,6 +40,7 @@ from intruder.services.jobs import (
     JobError,
     UnknownTaskError,
 )
+from intruder.services.familiarity import FamiliarityRefused
 from intruder.services.judgments import JudgmentRejected
 from intruder.services.llm_jobs import LLMJobError
 from intruder.services.review import (
@@ -91,6 +92,7 @@ ANSWERS: list[tuple[IntruderError, int, dict[str, Any]]] = [
     ),
     (AssignmentBusy("no free slot"), 503, {"detail": "no free slot"}),
     (JudgmentRejected(JudgmentRejected.EXPIRED), 409, {"detail": "expired"}),
+    (FamiliarityRefused("already answered"), 409, {"detail": "already answered"}),
     (BackgroundUploadError("line 2: no text"), 400, {"detail": "line 2: no text"}),
     (
         ImportValidationError([RowError(2, "target", "missing")]),
