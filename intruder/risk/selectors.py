@@ -237,6 +237,8 @@ def run_report(
         "background": run.background,
         "k": run.folds if run.background == AttackRun.Background.CROSS_VALIDATED else None,
         "seed": run.seed,
+        "knowledge_budget": run.knowledge_budget,
+        "budget_resamples": run.budget_resamples if run.knowledge_budget else None,
         "identification_threshold": study.identification_threshold,
         "created_at": run.created_at.isoformat(),
         "finished": run_finished(run),

@@ -144,3 +144,33 @@ def test_the_api_starts_a_budget_run_and_refuses_it_to_other_accounts():
     )
     assert forged.status_code == 404
     assert AttackRun.objects.count() == 1
+
+
+def test_the_risk_page_form_starts_a_budget_run_and_the_report_says_so():
+    from django.urls import reverse
+
+    from tests.intruder.factories import logged_in
+
+    study = risk_study(per_person=4)
+    client = logged_in(study.owner)
+    page = client.get(reverse("risk-page", args=[study.slug])).content.decode()
+    assert 'name="knowledge_budget"' in page and 'name="budget_resamples"' in page
+    form = {
+        "attacks": ["tfidf"],
+        "methods": ["clear"],
+        "background": "cross_validated",
+        "folds": 2,
+        "seed": 0,
+        "knowledge_budget": 2,
+    }
+    bad = client.post(reverse("risk-run-start", args=[study.slug]), form | {"attacks": ["tria"]})
+    assert bad.status_code == 302 and not AttackRun.objects.exists()
+    client.post(reverse("risk-run-start", args=[study.slug]), form)
+    run = AttackRun.objects.get()
+    assert (run.knowledge_budget, run.budget_resamples) == (2, 10)
+    run.config = FAST_CONFIG
+    run.save(update_fields=["config"])
+    assert jobs.job_execute(run.job.pk).status == Job.Status.SUCCEEDED
+    body = client.get(reverse("risk-page", args=[study.slug]) + f"?run={run.pk}").content.decode()
+    assert "b = 2 per person × 10 resamples" in body
+    assert "as well as 2 writers do" in " ".join(body.split())
