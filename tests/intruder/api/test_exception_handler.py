@@ -33,6 +33,7 @@ from intruder.risk.attack_runs import AttackRunBusy, AttackRunError
 from intruder.risk.background_uploads import BackgroundUploadError
 from intruder.risk.guarding import GuardRunError
 from intruder.services.assignment import AssignmentBusy
+from intruder.services.familiarity import FamiliarityRefused
 from intruder.services.jobs import (
     ImproperlyConfiguredBackend,
     JobAlreadyActive,
@@ -40,7 +41,6 @@ from intruder.services.jobs import (
     JobError,
     UnknownTaskError,
 )
-from intruder.services.familiarity import FamiliarityRefused
 from intruder.services.judgments import JudgmentRejected
 from intruder.services.llm_jobs import LLMJobError
 from intruder.services.review import (

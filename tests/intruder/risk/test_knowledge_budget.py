@@ -174,3 +174,16 @@ def test_the_risk_page_form_starts_a_budget_run_and_the_report_says_so():
     body = client.get(reverse("risk-page", args=[study.slug]) + f"?run={run.pk}").content.decode()
     assert "b = 2 per person × 10 resamples" in body
     assert "as well as 2 writers do" in " ".join(body.split())
+
+
+def test_the_risk_report_command_runs_a_budget_and_says_so(tmp_path):
+    from django.core.management import call_command
+
+    study = risk_study(per_person=3)
+    args = ["--attack", "--attacks", "tfidf", "--methods", "clear", "--folds", "2", "--no-pdf"]
+    call_command("risk_report", study.slug, "--out", str(tmp_path), *args, "--budget", "1")
+    run = AttackRun.objects.get()
+    assert (run.knowledge_budget, run.budget_resamples) == (1, 10)
+    assert run.job.status == Job.Status.SUCCEEDED and run.results.count() == 12
+    html = " ".join((tmp_path / "report.html").read_text().split())
+    assert "the attacker knows each candidate as well as 1 writer does" in html
