@@ -36,11 +36,13 @@ def familiarity_due(participant: Participant) -> bool:
     Due once the participant has completed (seen the debrief, which comes after the last
     answer is locked) with at least one judgment, and has not answered yet.
     """
+    study = participant.study
     return (
-        participant.status == Participant.Status.COMPLETED
+        study.ask_familiarity  # first: a study that does not ask costs no query
+        and participant.status == Participant.Status.COMPLETED
         and participant.judgments.exists()
         and not participant.familiarity_answers.exists()
-        and bool(familiarity_persons(participant.study))
+        and bool(familiarity_persons(study))
     )
 
 
