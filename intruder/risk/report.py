@@ -694,6 +694,15 @@ SENSITIVITY_NOTE = (
 )
 
 
+# The familiarity split's one sentence: every form shows it beside the table.
+FAMILIARITY_NOTE = (
+    "Over the judgments of intruders who answered the debrief's familiarity question: "
+    "human rate = familiarity x identified-given-familiar + (1 - familiarity) x "
+    "identified-given-unfamiliar, each a share with its Wilson interval. Familiarity is "
+    "measured, asked after the intruder's last answer was locked."
+)
+
+
 def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
     """Return the sentence that explains each table that needs one (shown in every form)."""
     notes = {
@@ -702,6 +711,10 @@ def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
         "per_text": PER_TEXT_NOTE.format(rule=report.settings["identified_rule_text"]),
         "frontier": FRONTIER_NOTE,
     }
+    if "familiarity_split" in report.tables:
+        notes["familiarity_split"] = FAMILIARITY_NOTE + (
+            " These answers are SIMULATED by the demo, not people's." if simulated else ""
+        )
     predicted = report.settings.get("predicted_human", "")
     for name in ("predicted_group", "predicted_target"):
         if name in report.tables:
