@@ -57,6 +57,8 @@ RISK_TABLE_TITLES: dict[str, str] = {
     "judgments and with flagged judgments excluded",
     "coverage": "Texts humans judged and texts they did not (drafts, unserved)",
     "open_world": "Open-world ladder: TRIR against the number of candidates N, with chance 1/N",
+    "knowledge_budget": "Knowledge-budget ladder: each attack's TRIR and per-person rho as the "
+    "attacker knows each candidate through b descriptions",
     "llm_intruder": "Open-world LLM intruder beside the human intruders: no candidate list, one "
     "name per text, scored like a human guess",
     "familiarity_split": "Per famous person: the human rate split into familiarity (intruders "
@@ -707,6 +709,7 @@ def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
     """Return the sentence that explains each table that needs one (shown in every form)."""
     notes = {
         "open_world": OPEN_WORLD_NOTE,
+        "knowledge_budget": KNOWLEDGE_NOTE,
         "sensitivity": SENSITIVITY_NOTE,
         "per_text": PER_TEXT_NOTE.format(rule=report.settings["identified_rule_text"]),
         "frontier": FRONTIER_NOTE,
@@ -724,6 +727,63 @@ def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
                 + (", SIMULATED by the demo, not people." if simulated else ".")
             )
     return notes
+
+
+KNOWLEDGE_NOTE = (
+    "Each row is one finished attack run of the study: b is how many descriptions the attacker "
+    "knows per candidate, drawn at random (all = every description outside the fold, the "
+    "k-fold run); TRIR is the mean over the run's resamples with a Wilson interval over its "
+    "texts, rho the Spearman correlation of each person's machine rate with the human rate "
+    "(Fisher interval). They are machine rates at a stated knowledge budget, not human rates."
+)
+
+
+def knowledge_budget_table(
+    runs: list[tuple[dict[str, Any], pd.DataFrame]],
+    method: str,
+    judged: set[Any] | None,
+    human_target: pd.DataFrame | None,
+) -> pd.DataFrame:
+    """Return one row per run and attack: b, TRIR over resamples (Wilson CI), per-person rho.
+
+    Empty unless a run has a knowledge budget. runs: (machine side, results) of the study's
+    finished cross-validated runs; rates on the texts of `method` (judged ones where any).
+    """
+    if not any(side.get("knowledge_budget") for side, _ in runs):
+        return pd.DataFrame()
+    human: dict[str, float] = {}
+    if human_target is not None and "human_pct_identified" in human_target:
+        known = human_target.dropna(subset=["human_pct_identified"])
+        human = dict(zip(known["target_key"], known["human_pct_identified"], strict=True))
+    rows = []
+    for side, results in runs:
+        part = results[results["method"] == method]
+        if judged:
+            part = part[part["description_id"].isin(judged)]
+        if part.empty:
+            continue
+        budget = side.get("knowledge_budget")
+        hits = part["hit_share"] if budget else (part["true_rank"] == 1)
+        part = part.assign(hit=hits.astype(float).fillna(0.0))
+        for attack, mine in part.groupby("attack"):
+            rate = wilson(round(float(mine["hit"].sum())), len(mine))
+            per_person = mine.groupby("target_key")["hit"].mean() * 100
+            keys = [k for k in per_person.index if k in human]
+            rho = spearman_with_ci([human[k] for k in keys], [per_person[k] for k in keys])
+            rows.append(
+                {
+                    "run": side.get("run"),
+                    "knowledge_budget": str(budget) if budget else "all",
+                    "resamples": side.get("budget_resamples") or 1,
+                    "attack": attack,
+                    "n_texts": len(mine),
+                    **_rate_columns("trir_", rate, "trir"),
+                    **_rho_columns(rho),
+                }
+            )
+    table = pd.DataFrame(rows)
+    order = table["knowledge_budget"].map(lambda b: float("inf") if b == "all" else int(b))
+    return table.assign(_order=order).sort_values(["_order", "attack"]).drop(columns="_order")
 
 
 def open_world_table(

@@ -34,6 +34,7 @@ RESULT_COLUMNS = [
     "true_rank",
     "true_prob",
     "masked_share",
+    "hit_share",
     "target_key",
     "target_name",
     "group",
@@ -72,6 +73,7 @@ def run_results(run: AttackRun) -> pd.DataFrame:
             "true_rank": r.true_rank,
             "true_prob": r.true_prob,
             "masked_share": r.masked_share,
+            "hit_share": r.hit_share,
             "target_key": r.description.target.key,
             "target_name": r.description.target.name,
             "group": r.description.target.group,
@@ -85,6 +87,7 @@ def run_results(run: AttackRun) -> pd.DataFrame:
     frame["true_rank"] = frame["true_rank"].astype("Float64")
     frame["true_prob"] = frame["true_prob"].astype(float)
     frame["masked_share"] = frame["masked_share"].astype(float)
+    frame["hit_share"] = frame["hit_share"].astype(float)
     return frame
 
 
@@ -216,6 +219,31 @@ def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> 
         report.tables = {n: report.tables[n] for n in RISK_TABLE_TITLES if n in report.tables}
 
 
+def _add_knowledge_ladder(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
+    """Add the study's finished cross-validated report runs side by side by knowledge budget."""
+    from intruder.risk.report import RISK_TABLE_TITLES, knowledge_budget_table
+
+    method = report.settings.get("human_method")
+    others = finished_runs(
+        run.study.attack_runs.filter(
+            purpose=AttackRun.Purpose.REPORT, background=AttackRun.Background.CROSS_VALIDATED
+        )
+    ).exclude(pk=run.pk)[:10]
+    runs = [r for r in [run, *others] if method in r.methods and not r.distractor_documents]
+    judged = None
+    if not texts.empty:
+        judged = set(texts.loc[texts["n_judgments"] > 0, "description_id"])
+    table = knowledge_budget_table(
+        [({**machine_side(r), "run": r.pk}, run_results(r)) for r in runs],
+        method,
+        judged,
+        report.tables.get("rates_target"),
+    )
+    if not table.empty:
+        report.tables["knowledge_budget"] = table
+        report.tables = {n: report.tables[n] for n in RISK_TABLE_TITLES if n in report.tables}
+
+
 def run_report(
     run: AttackRun, *, human_method: str | None = None, judgments: pd.DataFrame | None = None
 ) -> RiskReport:
@@ -290,6 +318,7 @@ def run_report(
         report.warnings.insert(0, note)
     if not results.empty:
         _add_open_world(report, run, texts)
+        _add_knowledge_ladder(report, run, texts)
     if not run_finished(run):
         report.warnings.insert(
             0,

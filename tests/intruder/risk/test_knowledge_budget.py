@@ -187,3 +187,35 @@ def test_the_risk_report_command_runs_a_budget_and_says_so(tmp_path):
     assert run.job.status == Job.Status.SUCCEEDED and run.results.count() == 12
     html = " ".join((tmp_path / "report.html").read_text().split())
     assert "the attacker knows each candidate as well as 1 writer does" in html
+
+
+def test_the_report_puts_the_studys_runs_side_by_side_by_knowledge_budget():
+    from intruder.risk.report import KNOWLEDGE_NOTE
+    from tests.intruder.risk_fixtures import finished_cheap_run
+
+    plain = finished_cheap_run(["textwash-model"])
+    budget = start(plain.study, methods=["textwash-model"], knowledge_budget=1)
+    assert jobs.job_execute(budget.job.pk).status == Job.Status.SUCCEEDED
+    report = run_report(budget, human_method="textwash-model")
+    table = report.tables["knowledge_budget"]
+    assert list(table["knowledge_budget"]) == ["1", "1", "all", "all"]  # tfidf, bm25 each
+    row = table[(table["knowledge_budget"] == "1") & (table["attack"] == "tfidf")].iloc[0]
+    shares = budget.results.filter(method="textwash-model", attack="tfidf")
+    mean = 100 * sum(r.hit_share for r in shares) / shares.count()
+    assert row["n_texts"] == shares.count() == 12 and row["resamples"] == 10
+    assert row["trir"] == pytest.approx(round(mean * 12 / 100) / 12 * 100)
+    assert row["trir_ci_low"] <= row["trir"] <= row["trir_ci_high"]
+    assert row["persons"] == 4  # each person's machine rate beside the human rate
+    full = table[(table["knowledge_budget"] == "all") & (table["attack"] == "tfidf")].iloc[0]
+    assert full["trir"] == pytest.approx(plain.summary["trir"]["textwash-model"]["tfidf"]["trir"])
+    assert report.notes["knowledge_budget"] == KNOWLEDGE_NOTE
+    from django.urls import reverse
+
+    from intruder.risk.report import RISK_TABLE_TITLES
+    from tests.intruder.factories import logged_in
+
+    page = logged_in(budget.study.owner).get(
+        reverse("risk-page", args=[budget.study.slug]) + f"?run={budget.pk}"
+    )
+    body = " ".join(page.content.decode().replace("&#x27;", "'").split())
+    assert RISK_TABLE_TITLES["knowledge_budget"] in body and KNOWLEDGE_NOTE in body
