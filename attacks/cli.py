@@ -25,6 +25,13 @@ GUESS_EXAMPLE = """example:
   LLM_BASE_URL=http://127.0.0.1:8080/v1 LLM_MODEL=my-model \\
       python -m attacks guess --input texts.jsonl --out guesses.jsonl --k 3
   (texts.jsonl rows: {"doc_id": "t1", "text": "...", "true_name": "...", "aliases": [...]})"""
+BUDGET_EXAMPLE = """example:
+  python -m attacks budget --config docs/examples/attack_config.json \\
+      --descriptions docs/examples/crowd_descriptions.jsonl --attack tfidf,bm25 \\
+      --budget 1,2,all --resamples 10 --out runs/crowd
+  (rows: {"id", "target", "writer"?, "text", "attacked"?}: each row's "attacked" text, or its
+  "text", is attacked with b other rows per candidate as background; writes OUT/summary.json
+  and OUT/ranks.jsonl)"""
 PREDICT_EXAMPLE = """example:
   python -m attacks predict --model runs/ferry/tfidf/model --input texts.jsonl \\
       --out predictions.jsonl --top-k 5
@@ -70,6 +77,79 @@ def print_trir_table(trir_by_attack: dict[str, dict[str, float]]) -> None:
     for column in columns:
         cells = "".join(f"{trir_by_attack[a].get(column, float('nan')):>10.1f}" for a in attacks)
         print(column.ljust(width) + cells)
+
+
+def read_descriptions(path: Path) -> tuple[list, dict[str, str]]:
+    """Read JSONL rows {"id", "target", "writer"?, "text", "attacked"?}: records and queries."""
+    from attacks.background import BackgroundRecord
+
+    records, queries = [], {}
+    for line_number, row in read_json_lines(path):
+        where = f"{path}:{line_number}"
+        if not isinstance(row, dict) or not all(row.get(key) for key in ("id", "target", "text")):
+            raise DatasetError(f"{where}: each row needs 'id', 'target' and 'text'")
+        text_id = str(row["id"])
+        if text_id in queries:
+            raise DatasetError(f"{where}: duplicate id {text_id!r}")
+        writer = row.get("writer")
+        records.append(
+            BackgroundRecord(
+                text_id, str(row["target"]), None if writer is None else str(writer), row["text"]
+            )
+        )
+        queries[text_id] = row.get("attacked") or row["text"]
+    return records, queries
+
+
+def command_budget(args: argparse.Namespace) -> int:
+    """Attack every description with b other descriptions per candidate, over R resamples."""
+    from attacks.budget import budget_label, budget_trir, parse_budget, run_budget
+    from attacks.prepared import PreparedTexts
+    from attacks.runner import attack_names
+
+    try:
+        budgets = [parse_budget(v) for v in args.budget.split(",") if v.strip()]
+    except ValueError as error:
+        raise DatasetError(str(error)) from None
+    names = attack_names(args.attack)
+    from attacks.registry import ATTACKS as registry
+
+    refits = [name for name in names if not getattr(registry[name], "reusable", False)]
+    if refits:
+        raise ConfigError(f"the knowledge budget takes the retrieval attacks, not {refits}")
+    config = AttackConfig.from_json(args.config) if args.config else AttackConfig()
+    records, queries = read_descriptions(Path(args.descriptions))
+    prepared = PreparedTexts(config)
+    reuse: dict = {}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary: dict = {"resamples": args.resamples, "folds": args.folds, "seed": args.seed}
+    summary["knowledge_budget"] = {}
+    with (out / "ranks.jsonl").open("w", encoding="utf-8") as handle:
+        for budget in budgets:
+            rows = run_budget(
+                prepared,
+                names,
+                records,
+                queries,
+                budget,
+                resamples=args.resamples,
+                k=args.folds,
+                seed=args.seed,
+                reuse=reuse,
+            )
+            label = budget_label(budget)
+            for row in rows:
+                handle.write(json.dumps({"budget": label, **row}) + "\n")
+            summary["knowledge_budget"][label] = budget_trir(rows)
+            cells = ", ".join(
+                f"{name} {values['trir']:.1f}%"
+                for name, values in summary["knowledge_budget"][label].items()
+            )
+            print(f"b = {label}: TRIR {cells} (n={len(queries)}, {args.resamples} resamples)")
+    (out / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    print(f"outputs in {out}")
+    return 0
 
 
 def command_predict(args: argparse.Namespace) -> int:
@@ -182,6 +262,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="no progress bars (they are off anyway when stderr is not a terminal)",
     )
     run.set_defaults(func=command_run)
+    budget = sub.add_parser(
+        "budget",
+        help="crowd intruder: attack each description knowing each candidate through b "
+        "other descriptions (drawn at random, never the text's own or its writer's)",
+        epilog=BUDGET_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    budget.add_argument(
+        "--descriptions",
+        required=True,
+        help='JSONL: {"id", "target", "writer"?, "text", "attacked"?}',
+    )
+    budget.add_argument("--config", help="JSON config (default: the library's defaults)")
+    budget.add_argument("--attack", default="tfidf,bm25,dense", help="comma list of attacks")
+    budget.add_argument(
+        "--budget", default="1,2,4,8,all", help="descriptions known per candidate: counts or 'all'"
+    )
+    budget.add_argument("--resamples", type=int, default=10, help="random draws averaged (R)")
+    budget.add_argument("--folds", type=int, default=5, help="folds per resample (k)")
+    budget.add_argument("--seed", type=int, default=0, help="seed of the folds and the draws")
+    budget.add_argument("--out", required=True, help="output directory")
+    budget.add_argument(
+        "--quiet", action="store_true", help="no progress bars (off anyway without a terminal)"
+    )
+    budget.set_defaults(func=command_budget)
     predict = sub.add_parser(
         "predict",
         help="score documents with a saved attack",

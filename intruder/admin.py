@@ -10,6 +10,7 @@ from intruder.models import (
     AttentionCheck,
     ComputedReport,
     Description,
+    FamiliarityAnswer,
     ImportBatch,
     Job,
     Judgment,
@@ -61,6 +62,12 @@ class ParticipantAdmin(admin.ModelAdmin):
     list_filter = ["status", "group", "study"]
     search_fields = ["prolific_pid", "prolific_session_id"]
     exclude = ["token"]  # a session credential: never shown
+
+
+@admin.register(FamiliarityAnswer)
+class FamiliarityAnswerAdmin(admin.ModelAdmin):
+    list_display = ["participant", "target", "heard_of", "simulated", "created_at"]
+    list_filter = ["heard_of", "simulated", "target__study"]
 
 
 @admin.register(Description)

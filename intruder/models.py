@@ -130,6 +130,15 @@ class Study(models.Model):
     intruder_familiarity = models.TextField(
         blank=True, help_text="How familiar they may be with the persons described."
     )
+    # Measured familiarity (opt-in): after an intruder's last answer is locked, the debrief
+    # asks which of the study's famous persons they had heard of before. Only for public
+    # figures: asking about private, semi-famous or invented persons would name them to
+    # people who may never have seen their names, and "heard of" means nothing for them.
+    ask_familiarity = models.BooleanField(
+        default=False,
+        help_text="Ask intruders on the debrief which of the study's famous persons they had "
+        "heard of before (after their last answer is locked).",
+    )
     # Closed by default: a study opens only once its researcher has checked it (and written
     # the consent text, see clean()).
     is_open = models.BooleanField(default=False, help_text="Whether new participants may enrol.")
@@ -245,6 +254,14 @@ class Study(models.Model):
                 {
                     "consent_text": "Write the consent text before opening the study: "
                     "participants must see what they agree to."
+                }
+            )
+
+        if self.ask_familiarity and self.groups and PersonGroup.FAMOUS not in self.groups:
+            raise ValidationError(
+                {
+                    "ask_familiarity": "The familiarity question is asked about famous persons "
+                    "only: tick the famous group, or leave the question off."
                 }
             )
 
@@ -775,6 +792,33 @@ class Job(models.Model):
         return "" if self.attempts == 1 else f"attempt {self.attempts}"
 
 
+class FamiliarityAnswer(models.Model):
+    """An intruder's answer on the debrief: had they heard of this famous person before?"""
+
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="familiarity_answers"
+    )
+    target = models.ForeignKey(
+        TargetPerson, on_delete=models.CASCADE, related_name="familiarity_answers"
+    )
+    heard_of = models.BooleanField()
+    simulated = models.BooleanField(
+        default=False, help_text="Made by the demo's simulated intruders, not a person."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "target"], name="familiarity_once_per_participant_target"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant_id} {'knew' if self.heard_of else 'did not know'} {self.target}"
+
+
 class AttackRun(models.Model):
     """A machine re-identification attack on a study's texts: its settings and its outcome.
 
@@ -816,6 +860,15 @@ class AttackRun(models.Model):
     )
     folds = models.PositiveSmallIntegerField(default=5, help_text="k of the k-fold background.")
     seed = models.PositiveIntegerField(default=0)
+    knowledge_budget = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Descriptions known per candidate (b), drawn at random from the study's own; "
+        "empty = every description outside the fold.",
+    )
+    budget_resamples = models.PositiveSmallIntegerField(
+        default=1, help_text="Random draws of the b descriptions (R), averaged."
+    )
     config = models.JSONField(default=dict, blank=True, help_text="Attack config overrides.")
     summary = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
@@ -860,6 +913,12 @@ class AttackResult(models.Model):
     )
     driving_words = models.JSONField(
         default=list, blank=True, help_text="Words shared with the predicted person's background."
+    )
+    hit_share = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Knowledge-budget runs: share of the R resamples that ranked the true person "
+        "first (true_rank is the median rank over them).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

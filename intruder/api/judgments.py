@@ -1,12 +1,13 @@
-"""Judgments of intruders with their scores: list and detail."""
+"""Judgments of intruders with their scores (list and detail), and their familiarity answers."""
 
 from __future__ import annotations
 
+import django_filters as filters
 from rest_framework import serializers
 
 from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
-from intruder.api.filters import JudgmentFilter
-from intruder.models import Judgment
+from intruder.api.filters import IdFilter, JudgmentFilter
+from intruder.models import FamiliarityAnswer, Judgment
 
 
 class JudgmentListApi(StudyScopedListApi):
@@ -61,3 +62,42 @@ class JudgmentDetailApi(StudyScopedDetailApi):
     study_lookup = "participant__study"
     base_queryset = JudgmentListApi.base_queryset
     serializer_class = JudgmentListApi.OutputSerializer
+
+
+class FamiliarityAnswerFilter(filters.FilterSet):
+    study = IdFilter(field_name="participant__study_id")
+    participant = IdFilter(field_name="participant_id")
+    target = IdFilter(field_name="target_id")
+    heard_of = filters.BooleanFilter()
+
+    class Meta:
+        model = FamiliarityAnswer
+        fields = ["study", "participant", "target", "heard_of"]
+
+
+class FamiliarityAnswerListApi(StudyScopedListApi):
+    """List the debrief's familiarity answers: had the intruder heard of this famous person?"""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        study = serializers.IntegerField(source="participant.study_id", read_only=True)
+        target_key = serializers.CharField(source="target.key", read_only=True)
+
+        class Meta:
+            model = FamiliarityAnswer
+            ref_name = "FamiliarityAnswer"
+            fields = [
+                "id",
+                "study",
+                "participant",
+                "target",
+                "target_key",
+                "heard_of",
+                "simulated",
+                "created_at",
+            ]
+
+    study_lookup = "participant__study"
+    base_queryset = FamiliarityAnswer.objects.select_related("participant", "target")
+    filterset_class = FamiliarityAnswerFilter
+    ordering_fields = ["id", "created_at"]
+    serializer_class = OutputSerializer

@@ -10,7 +10,11 @@ from drf_spectacular.views import (
 from intruder.api.auth_token import LockoutAwareObtainAuthToken
 from intruder.api.descriptions import DescriptionDetailApi, DescriptionListApi
 from intruder.api.jobs import JobCancelApi, JobDetailApi, JobListApi, JobRetryApi
-from intruder.api.judgments import JudgmentDetailApi, JudgmentListApi
+from intruder.api.judgments import (
+    FamiliarityAnswerListApi,
+    JudgmentDetailApi,
+    JudgmentListApi,
+)
 from intruder.api.llm import StudyLLMAnonymizeApi, StudyLLMIntruderApi
 from intruder.api.participants import ParticipantDetailApi, ParticipantListApi
 from intruder.api.studies import (
@@ -83,6 +87,11 @@ urlpatterns = [
     path("participants/<id:pk>/", ParticipantDetailApi.as_view(), name="participant-detail"),
     path("judgments/", JudgmentListApi.as_view(), name="judgment-list"),
     path("judgments/<id:pk>/", JudgmentDetailApi.as_view(), name="judgment-detail"),
+    path(
+        "familiarity-answers/",
+        FamiliarityAnswerListApi.as_view(),
+        name="familiarity-answer-list",
+    ),
     path("attack-runs/", AttackRunListApi.as_view(), name="attack-run-list"),
     path("attack-runs/create/", AttackRunCreateApi.as_view(), name="attack-run-create"),
     path("attack-runs/<id:pk>/", AttackRunDetailApi.as_view(), name="attack-run-detail"),

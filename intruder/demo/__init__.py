@@ -144,6 +144,8 @@ def load_demo(
             title="Demo: who is described here?",
             kind=Study.Kind.INTRUDER,
             items_per_participant=5,
+            # Its two famous (invented) persons: the debrief asks who had heard of them.
+            ask_familiarity=True,
             # Three slots per text hold the invented demo judgments; two are left to play.
             judgments_per_text=5,
             consent_text=CONSENT,

@@ -113,6 +113,17 @@ class AttentionCheckColumn(StrEnum):
     ANSWERED_AT = "answered_at"
 
 
+class FamiliarityColumn(StrEnum):
+    """The debrief's familiarity question: one row per intruder and famous person asked about."""
+
+    PARTICIPANT_PID = "participant_pid"
+    TARGET_KEY = "target_key"
+    TARGET_NAME = "target_name"
+    HEARD_OF = "heard_of"
+    SIMULATED = "simulated"
+    ANSWERED_AT = "answered_at"
+
+
 class FlagColumn(StrEnum):
     """An answer's flags (after its telemetry columns), on judgments and descriptions."""
 
@@ -184,6 +195,7 @@ SCHEMA: dict[str, Table] = {
         Table("anonymized_texts", tuple(AnonymizedTextColumn), imported=True),
         Table("participants", tuple(ParticipantColumn), imported=False),
         Table("attention_checks", tuple(AttentionCheckColumn), imported=False),
+        Table("familiarity", tuple(FamiliarityColumn), imported=False),
         Table("targets", tuple(TargetColumn), imported=True),
     )
 }

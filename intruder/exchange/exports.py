@@ -4,7 +4,9 @@ Tables: judgments (one row per judgment with text id, target, group, participant
 scores, the answer's telemetry figures and its flags: `intruder.services.flags`),
 descriptions (with the writer's telemetry and flags), anonymized_texts (with spans),
 participants (with their attention checks passed and failed), attention_checks (one row per
-check, flagged `attention_check`; never mixed with the judgments of texts), targets. Columns are
+check, flagged `attention_check`; never mixed with the judgments of texts), familiarity (the
+debrief's question: one row per intruder and famous person asked, `simulated` for the demo's),
+targets. Columns are
 flat scalars except `spans`/`aliases`/`profile`, which are JSON strings in CSV and lists or
 objects in JSONL. CSV cells that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`,
 tab, carriage return first) get a leading `'` (`csv_safe`); JSONL is never
@@ -35,6 +37,7 @@ from intruder.exchange.columns import (
     AnonymizedTextColumn,
     AttentionCheckColumn,
     DescriptionColumn,
+    FamiliarityColumn,
     FlagColumn,
     JudgmentColumn,
     ParticipantColumn,
@@ -45,6 +48,7 @@ from intruder.models import (
     AnonymizedText,
     AttentionCheck,
     Description,
+    FamiliarityAnswer,
     FlaggedAnswer,
     Judgment,
     Participant,
@@ -206,6 +210,24 @@ def attention_check_rows(study: Study) -> Iterator[dict[str, Any]]:
         }
 
 
+def familiarity_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """Yield one row per familiarity answer (had the intruder heard of the person before)."""
+    answers = (
+        FamiliarityAnswer.objects.filter(participant__study=study)
+        .select_related("participant", "target")
+        .order_by("participant_id", "target__key")
+    )
+    for a in answers:
+        yield {
+            FamiliarityColumn.PARTICIPANT_PID: a.participant.prolific_pid,
+            FamiliarityColumn.TARGET_KEY: a.target.key,
+            FamiliarityColumn.TARGET_NAME: a.target.name,
+            FamiliarityColumn.HEARD_OF: a.heard_of,
+            FamiliarityColumn.SIMULATED: a.simulated,
+            FamiliarityColumn.ANSWERED_AT: _iso(a.created_at),
+        }
+
+
 def target_rows(study: Study) -> Iterator[dict[str, Any]]:
     """Yield one row per target person."""
     for t in study.targets.order_by("group", "key"):
@@ -230,6 +252,7 @@ TABLES: dict[str, Callable[[Study], Iterator[dict[str, Any]]]] = {
     "anonymized_texts": anonymized_text_rows,
     "participants": participant_rows,
     "attention_checks": attention_check_rows,
+    "familiarity": familiarity_rows,
     "targets": target_rows,
 }
 

@@ -79,6 +79,8 @@ class AttackRunListApi(StudyScopedListApi):
                 "distractors",
                 "folds",
                 "seed",
+                "knowledge_budget",
+                "budget_resamples",
                 "config",
                 "trir",
                 "created_by",
@@ -128,6 +130,23 @@ class AttackRunCreateApi(APIView):
         # The seed column is a 32-bit integer on PostgreSQL.
         seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
         config = serializers.DictField(required=False, help_text="Attack config overrides.")
+        knowledge_budget = serializers.IntegerField(
+            min_value=1,
+            max_value=attack_runs.MAX_BUDGET,
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="b: descriptions known per candidate, drawn at random from the study's own "
+            "(the attacker knows each candidate as well as b writers do); empty = all.",
+        )
+        budget_resamples = serializers.IntegerField(
+            min_value=1,
+            max_value=attack_runs.MAX_RESAMPLES,
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="R: random draws of the b descriptions, averaged (default 10 with a budget).",
+        )
 
         class Meta:
             ref_name = "AttackRunCreateInput"
@@ -185,6 +204,7 @@ class AttackResultListApi(StudyScopedListApi):
                 "top_k",
                 "masked_share",
                 "driving_words",
+                "hit_share",
                 "created_at",
             ]
 

@@ -10,7 +10,10 @@ The single place the Django side calls the `attacks` library. A run attacks one 
 
 Background knowledge is either (a) documents uploaded per target person, or (b) the study's
 own descriptions, cross-validated in k folds (`attacks.background`): a text is never in its
-own background, nor is another text by the same writer about the same person.
+own background, nor is another text by the same writer about the same person. (b) takes a
+knowledge budget (`attacks.budget`): b descriptions per candidate drawn at random, R
+resamples, so the attacker knows each candidate as well as b writers do; a text's row then
+holds its median rank over the resamples and the share of them that ranked it first.
 
 Each attack is fitted once per fold and predicts every method's texts of that fold; the
 predictions are stored at once (one row per description, method and attack, unique in the
@@ -19,6 +22,7 @@ database), so a crashed run that is retried skips what is stored and loses nothi
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -149,8 +153,14 @@ def attack_run_start(
     distractor_documents: dict[str, str] | None = None,
     config: dict[str, Any] | None = None,
     purpose: str = AttackRun.Purpose.REPORT,
+    knowledge_budget: int | None = None,
+    budget_resamples: int | None = None,
 ) -> AttackRun:
     """Validate the settings, store the run and queue its job.
+
+    `knowledge_budget` (b) keeps b of the study's descriptions per candidate, drawn anew in
+    each of `budget_resamples` resamples (default 10); None keeps every description outside
+    the fold.
 
     `distractor_documents` (name -> text) are persons outside the study added as candidates
     to every background (the open-world ladder). Those that are study persons (by key or
@@ -183,6 +193,13 @@ def attack_run_start(
     if not 0 <= int(seed) <= 2**31 - 1:
         raise AttackRunError(f"seed must lie between 0 and {2**31 - 1}")
     distractors, dropped = distractors_outside_study(study, distractor_documents or {})
+    budget_resamples = _validate_budget(
+        knowledge_budget,
+        budget_resamples,
+        background=background,
+        attacks=attacks,
+        distractors=distractors,
+    )
     for name, text in distractors.items():
         if "\x00" in name or "\x00" in text:  # PostgreSQL stores no NUL in JSON
             raise AttackRunError(f"distractor {name[:40]!r}: holds a NUL character")
@@ -202,6 +219,8 @@ def attack_run_start(
             distractor_documents=distractors,
             folds=int(folds),
             seed=int(seed),
+            knowledge_budget=knowledge_budget,
+            budget_resamples=budget_resamples,
             config=config or {},
             summary={"distractors_dropped": dropped} if dropped else {},
         )
@@ -211,6 +230,43 @@ def attack_run_start(
             f"{busy.job.status if busy.job else 'active'} for this study: wait for it or "
             "cancel it first"
         ) from None
+
+
+MAX_BUDGET = 1000
+MAX_RESAMPLES = 50
+
+
+def _validate_budget(
+    budget: int | None,
+    resamples: int | None,
+    *,
+    background: str,
+    attacks: Sequence[str],
+    distractors: dict[str, str],
+) -> int:
+    """Return the resamples of a run's knowledge budget; raise AttackRunError for bad ones."""
+    from attacks.budget import DEFAULT_RESAMPLES
+
+    if budget is None:
+        if resamples not in (None, 1):
+            raise AttackRunError("resamples need a knowledge budget (b descriptions per person)")
+        return 1
+    if not 1 <= int(budget) <= MAX_BUDGET:
+        raise AttackRunError(f"the knowledge budget must lie between 1 and {MAX_BUDGET}")
+    if background != AttackRun.Background.CROSS_VALIDATED:
+        raise AttackRunError("a knowledge budget draws from the study's own descriptions")
+    slow = sorted(set(attacks) - REUSABLE_ATTACKS)
+    if slow:
+        raise AttackRunError(f"a knowledge budget takes the retrieval attacks, not {slow}")
+    if distractors:
+        raise AttackRunError("a knowledge budget cannot be combined with distractors yet")
+    resamples = DEFAULT_RESAMPLES if resamples is None else int(resamples)
+    if not DEFAULT_RESAMPLES <= resamples <= MAX_RESAMPLES:
+        raise AttackRunError(
+            f"resamples must lie between {DEFAULT_RESAMPLES} and {MAX_RESAMPLES}: fewer "
+            "leave the draw's luck in the rate"
+        )
+    return resamples
 
 
 @transaction.atomic
@@ -306,18 +362,9 @@ def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
                 ),
             )
         ]
-    from attacks.background import BackgroundRecord
     from attacks.crossval import fold_backgrounds
 
-    records = [
-        BackgroundRecord(
-            text_id=str(d.pk),
-            target=d.target.key,
-            writer=None if d.writer_id is None else str(d.writer_id),
-            text=d.text,
-        )
-        for d in descriptions
-    ]
+    records = background_records(descriptions)
     return [
         _Unit(
             fold=fold.index,
@@ -326,6 +373,108 @@ def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
         )
         for fold in fold_backgrounds(records, k=run.folds, seed=run.seed)
     ]
+
+
+def background_records(descriptions: list[Description]) -> list[Any]:
+    """Return the descriptions as `attacks.background` records (writer known or None)."""
+    from attacks.background import BackgroundRecord
+
+    return [
+        BackgroundRecord(
+            text_id=str(d.pk),
+            target=d.target.key,
+            writer=None if d.writer_id is None else str(d.writer_id),
+            text=d.text,
+        )
+        for d in descriptions
+    ]
+
+
+def _execute_budget(
+    run: AttackRun,
+    descriptions: list[Description],
+    texts: MethodTexts,
+    prepared: Any,
+    factory: AttackFactory,
+    instances: dict[str, Any],
+    progress: Callable[..., None],
+    total: int,
+) -> None:
+    """Attack every method's texts at the run's knowledge budget, one (method, attack) at a
+    time; each pair's rows are stored together, so a retried run skips the pairs it has."""
+    from attacks.budget import run_budget
+
+    records = background_records(descriptions)
+    key_of = {d.pk: d.target.key for d in descriptions}
+    done = set(run.results.values_list("method", "attack").distinct())
+    for method in run.methods:
+        chosen = texts.texts(method, sorted(texts.available(method) & set(key_of)))
+        for name in run.attacks:
+            if (method, name) in done or not chosen:
+                continue
+            progress(
+                run.results.count(),
+                total,
+                f"{name}, {method_label(method)}: b = {run.knowledge_budget}, "
+                f"{run.budget_resamples} resamples",
+            )
+            rows = run_budget(
+                prepared,
+                [name],
+                records,
+                {str(i): text for i, (text, _) in chosen.items()},
+                run.knowledge_budget,
+                resamples=run.budget_resamples,
+                k=run.folds,
+                seed=run.seed,
+                reuse=instances,
+                factory=factory,
+            )
+            AttackResult.objects.bulk_create(
+                budget_result_rows(run, method, name, chosen, rows), ignore_conflicts=True
+            )
+
+
+def budget_result_rows(
+    run: AttackRun,
+    method: str,
+    name: str,
+    chosen: dict[int, tuple[str, int | None]],
+    rows: list[dict[str, Any]],
+) -> list[AttackResult]:
+    """Return one result per text: the median rank over the resamples (unranked counts as
+    last), the share of resamples that ranked the true person first, the mean probability
+    and the person most often ranked first."""
+    import statistics
+    from collections import Counter
+
+    by_text: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_text.setdefault(int(row["text_id"]), []).append(row)
+    originals = dict(Description.objects.filter(pk__in=list(by_text)).values_list("pk", "text"))
+    out = []
+    for i, draws in by_text.items():
+        ranks = [r["true_rank"] if r["true_rank"] is not None else math.inf for r in draws]
+        median = statistics.median_low(ranks)
+        probs = [r["true_prob"] for r in draws if r["true_prob"] is not None]
+        text, stored_id = chosen[i]
+        out.append(
+            AttackResult(
+                run=run,
+                description_id=i,
+                anonymized_text_id=stored_id,
+                method=method,
+                attack=name,
+                fold=None,
+                predicted_key=Counter(r["predicted"] for r in draws).most_common(1)[0][0],
+                true_rank=None if median == math.inf else int(median),
+                true_prob=sum(probs) / len(probs) if probs else None,
+                top_k=[],
+                masked_share=masked_share(originals[i], text),
+                hit_share=sum(r["true_rank"] == 1 for r in draws) / len(draws),
+            )
+        )
+    return out
 
 
 class MethodTexts:
@@ -462,6 +611,12 @@ def execute_attack_run(
     # The process's reusable attacks (not a test's factory's): fold jobs and later runs of
     # the same settings in this worker reuse the loaded encoder and the embeddings it made.
     instances = _REUSED.setdefault(_config_key(prepared), {}) if attack_factory is None else {}
+    if run.knowledge_budget is not None:
+        _execute_budget(run, descriptions, texts, prepared, factory, instances, progress, total)
+        if finish:
+            progress(run.results.count(), total, "utility (TPI) of every method")
+            _finish(run, texts)
+        return {"run": run.pk, "results": run.results.count(), "expected": total}
     llm_stats: dict[str, Any] = {}
     for unit in _units(run, descriptions):
         if folds is not None and unit.fold not in folds:
@@ -594,7 +749,8 @@ def execute_attack_run_shared(
     this job, and retrying this job re-queues the failed folds, which resume from what they
     stored. Results and progress are those of a run in one job.
     """
-    if run.background != AttackRun.Background.CROSS_VALIDATED:
+    if run.background != AttackRun.Background.CROSS_VALIDATED or run.knowledge_budget is not None:
+        # A budget's resamples deal the texts anew each time: no fold is a unit of work.
         return execute_attack_run(run=run, progress=progress)
     fold_jobs = _fold_jobs(run, job)
     ids = [fold_job.pk for fold_job in fold_jobs]
@@ -721,6 +877,15 @@ def trir_table(run: AttackRun) -> dict[str, dict[str, dict[str, Any]]]:
             attack: {"trir": r.trir_pct, "n": r.n, "correct": r.correct, "cap": r.cap}
             for attack, r in rows.items()
         }
+    if run.knowledge_budget is not None:
+        # Under a budget "trir" counts a text whose median rank is 1; beside it the TRIR
+        # averaged over the resamples (the share of draws that ranked the person first).
+        shares: dict[tuple[str, str], list[float]] = {}
+        for method, attack, share in run.results.values_list("method", "attack", "hit_share"):
+            shares.setdefault((method, attack), []).append(share or 0.0)
+        for (method, attack), values in shares.items():
+            table[method][attack]["trir_mean_over_resamples"] = 100.0 * sum(values) / len(values)
+            table[method][attack]["resamples"] = run.budget_resamples
     return table
 
 

@@ -7,6 +7,10 @@ page and export that uses them labels as such. Their timings are drawn (seeded) 
 log-normal with a median of SIMULATED_MEDIAN_S seconds per text (a plausible reading and
 typing time; no real data behind it), one text after another with a short pause.
 The attack runs use the cheap attacks only, so the demo stays quick to start.
+
+The demo intruder study asks the familiarity question; the simulated intruders' answers are
+simulated too (`simulate_familiarity`, stored with `simulated=True`): a judge who named a
+person had heard of them, the others had with probability SIMULATED_HEARD_OF (seeded).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from research_data.json_lines import read_json_lines
 SIMULATED_MEDIAN_S = 70.0
 SIMULATED_SIGMA = 0.5
 SIMULATED_PAUSE_S = 8.0
+SIMULATED_HEARD_OF = 0.4
 
 
 def simulated_durations(pid: str, count: int) -> list[float]:
@@ -119,6 +124,34 @@ def load_demo_judgments(study: Study, path: Path) -> int:
                 surname_match=score.surname_match,
             )
             created += 1
+    simulate_familiarity(study)
+    return created
+
+
+def simulate_familiarity(study: Study) -> int:
+    """Store simulated familiarity answers of the simulated intruders; return how many."""
+    import zlib
+
+    import numpy as np
+
+    from intruder.models import FamiliarityAnswer
+    from intruder.services.familiarity import familiarity_persons
+
+    persons = familiarity_persons(study)
+    created = 0
+    for intruder in study.participants.filter(simulated=True).order_by("prolific_pid"):
+        named = set(
+            intruder.judgments.filter(identified=True).values_list(
+                "text__description__target_id", flat=True
+            )
+        )
+        rng = np.random.default_rng(zlib.crc32(intruder.prolific_pid.encode()))
+        for person in persons:
+            heard = person.pk in named or bool(rng.random() < SIMULATED_HEARD_OF)
+            _, new = FamiliarityAnswer.objects.get_or_create(
+                participant=intruder, target=person, defaults={"heard_of": heard, "simulated": True}
+            )
+            created += new
     return created
 
 

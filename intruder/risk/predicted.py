@@ -8,7 +8,9 @@ A deliberately small model (2 fitted parameters; the public Textwash data has 20
     p(person)      = mean of p(text) over the person's texts
 
 `a` and `b` are fitted by maximum likelihood on per-person human rates (k of n texts
-identified, binomial), the only human data that is public. `familiarity` is declared, not
+identified, binomial), the only human data that is public. Where a study measured
+familiarity (its intruders' answers to the familiarity question), a person's measured share
+replaces the declared constant at prediction time. Otherwise `familiarity` is declared, not
 fitted: famous 1; fictitious 0 (nobody can know an invented person); semi-famous a prior
 (SEMIFAMOUS_FAMILIARITY) that no public data with machine evidence can fit yet, since study 2
 holds famous persons only. Intervals: percentiles of refits on persons resampled with
@@ -65,16 +67,33 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
+def _familiarity(
+    calibration: Calibration, groups: Sequence[str], measured: Sequence[float] | None
+) -> np.ndarray:
+    """Return each text's familiarity: measured where given (not NaN), else declared."""
+    declared = np.asarray([calibration.familiarity.get(g, 0.0) for g in groups], float)
+    if measured is None:
+        return declared
+    values = np.asarray(measured, float)
+    return np.where(np.isnan(values), declared, values)
+
+
 def predict_texts(
-    calibration: Calibration, evidence: np.ndarray, groups: Sequence[str]
+    calibration: Calibration,
+    evidence: np.ndarray,
+    groups: Sequence[str],
+    measured: Sequence[float] | None = None,
 ) -> np.ndarray:
     """Return the predicted probability that humans identify each text."""
-    familiarity = np.asarray([calibration.familiarity.get(g, 0.0) for g in groups])
+    familiarity = _familiarity(calibration, groups, measured)
     return familiarity * _sigmoid(calibration.a + calibration.b * np.asarray(evidence, float))
 
 
 def _mean_predictions_per_draw(
-    calibration: Calibration, evidence: np.ndarray, groups: Sequence[str]
+    calibration: Calibration,
+    evidence: np.ndarray,
+    groups: Sequence[str],
+    measured: Sequence[float] | None = None,
 ) -> np.ndarray:
     """Return the mean predicted probability of the texts under each resampled (a, b).
 
@@ -82,7 +101,7 @@ def _mean_predictions_per_draw(
     view take seconds.
     """
     params = np.asarray(calibration.draws or [], float).reshape(-1, 2)
-    familiarity = np.asarray([calibration.familiarity.get(g, 0.0) for g in groups])
+    familiarity = _familiarity(calibration, groups, measured)
     logits = params[:, :1] + params[:, 1:] * np.asarray(evidence, float)[None, :]
     return (familiarity[None, :] * _sigmoid(logits)).mean(axis=1)
 
@@ -213,15 +232,17 @@ def predict_with_intervals(
 ) -> pd.DataFrame:
     """Return the predicted human rate (%) per `by` group of texts, with a 95 % interval.
 
-    texts: one row per text with `group` and `evidence` (and the `by` columns). The interval
-    comes from the calibration's resampled parameters.
+    texts: one row per text with `group` and `evidence` (and the `by` columns), and
+    optionally `measured_familiarity` (NaN where not measured). The interval comes from the
+    calibration's resampled parameters.
     """
     rows = []
     for key, part in texts.groupby(list(by), sort=True):
         key = key if isinstance(key, tuple) else (key,)
         groups = part["group"].tolist()
-        point = predict_texts(calibration, part["evidence"], groups).mean()
-        draws = _mean_predictions_per_draw(calibration, part["evidence"], groups)
+        measured = part.get("measured_familiarity")
+        point = predict_texts(calibration, part["evidence"], groups, measured).mean()
+        draws = _mean_predictions_per_draw(calibration, part["evidence"], groups, measured)
         low, high = np.percentile(draws, [2.5, 97.5]) if len(draws) else (np.nan, np.nan)
         rows.append(
             {

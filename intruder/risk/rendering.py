@@ -272,6 +272,7 @@ def threat_rows(report: RiskReport) -> dict[str, list[tuple[str, str]]]:
         ("Candidates N", str(machine.get("candidates"))),
         ("Chance 1/N", _pct(machine.get("chance_pct"))),
         ("Background", str(machine.get("background_source") or machine.get("background"))),
+        *([("Knowledge", machine["knowledge"])] if machine.get("knowledge") else []),
         (
             "Background per person",
             _background_size(machine),

@@ -57,8 +57,12 @@ RISK_TABLE_TITLES: dict[str, str] = {
     "judgments and with flagged judgments excluded",
     "coverage": "Texts humans judged and texts they did not (drafts, unserved)",
     "open_world": "Open-world ladder: TRIR against the number of candidates N, with chance 1/N",
+    "knowledge_budget": "Knowledge-budget ladder: each attack's TRIR and per-person rho as the "
+    "attacker knows each candidate through b descriptions",
     "llm_intruder": "Open-world LLM intruder beside the human intruders: no candidate list, one "
     "name per text, scored like a human guess",
+    "familiarity_split": "Per famous person: the human rate split into familiarity (intruders "
+    "who had heard of the person, measured on the debrief) x identified-given-familiar",
     "predicted_group": "Predicted human risk per group (machine evidence model), beside humans",
     "predicted_target": "Predicted human risk per person (machine evidence model), beside humans",
     "agreement": "Per-text agreement of humans and machine (kappa, McNemar, AUC)",
@@ -529,8 +533,14 @@ def build_report(
     kept_texts: pd.DataFrame | None = None,
     llm_rows: list[dict[str, Any]] | None = None,
     tpi: dict[str, Any] | None = None,
+    familiarity_split: pd.DataFrame | None = None,
+    measured_familiarity: dict[str, float] | None = None,
 ) -> RiskReport:
     """Build every table of the report from the attack results and the human results.
+
+    familiarity_split / measured_familiarity: where the study asked the familiarity question
+    (`intruder.risk.familiarity`): the split table, and person -> share who had heard of them,
+    which the predicted-human model then uses instead of the declared constant.
 
     kept_texts: the per-text human results without the judgments the study's exclusion
     rules drop (flags); the sensitivity table then shows every rule with and without them.
@@ -618,6 +628,8 @@ def build_report(
     if llm_rows:
         report.tables["llm_intruder"] = llm_intruder_table(llm_rows, outcomes, human_method)
     report.tables["machine_per_text"] = machine
+    if familiarity_split is not None and not familiarity_split.empty:
+        report.tables["familiarity_split"] = familiarity_split
     report.correlations = person_correlations(report.tables["rates_target"], attacks)
     if "sensitivity" in report.tables and STRONGEST in report.correlations:
         # The chosen rule with all judgments is the headline: its rho is the summary's.
@@ -638,8 +650,14 @@ def build_report(
         int(report.threat_model["machine"]["candidates"]),
         human_rates_target,
         human_rates_group,
+        measured_familiarity,
     )
     report.tables.update(predicted)
+    if predicted and measured_familiarity:
+        report.settings["predicted_familiarity"] = (
+            f"familiarity measured for {len(measured_familiarity)} person(s) (the debrief's "
+            "familiarity question), declared for the others"
+        )
     report.settings["predicted_human"] = (
         validation_text(calibration) if predicted else f"not shown: {why_not}"
     )
@@ -678,14 +696,28 @@ SENSITIVITY_NOTE = (
 )
 
 
+# The familiarity split's one sentence: every form shows it beside the table.
+FAMILIARITY_NOTE = (
+    "Over the judgments of intruders who answered the debrief's familiarity question: "
+    "human rate = familiarity x identified-given-familiar + (1 - familiarity) x "
+    "identified-given-unfamiliar, each a share with its Wilson interval. Familiarity is "
+    "measured, asked after the intruder's last answer was locked."
+)
+
+
 def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
     """Return the sentence that explains each table that needs one (shown in every form)."""
     notes = {
         "open_world": OPEN_WORLD_NOTE,
+        "knowledge_budget": KNOWLEDGE_NOTE,
         "sensitivity": SENSITIVITY_NOTE,
         "per_text": PER_TEXT_NOTE.format(rule=report.settings["identified_rule_text"]),
         "frontier": FRONTIER_NOTE,
     }
+    if "familiarity_split" in report.tables:
+        notes["familiarity_split"] = FAMILIARITY_NOTE + (
+            " These answers are SIMULATED by the demo, not people's." if simulated else ""
+        )
     predicted = report.settings.get("predicted_human", "")
     for name in ("predicted_group", "predicted_target"):
         if name in report.tables:
@@ -695,6 +727,63 @@ def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
                 + (", SIMULATED by the demo, not people." if simulated else ".")
             )
     return notes
+
+
+KNOWLEDGE_NOTE = (
+    "Each row is one finished attack run of the study: b is how many descriptions the attacker "
+    "knows per candidate, drawn at random (all = every description outside the fold, the "
+    "k-fold run); TRIR is the mean over the run's resamples with a Wilson interval over its "
+    "texts, rho the Spearman correlation of each person's machine rate with the human rate "
+    "(Fisher interval). They are machine rates at a stated knowledge budget, not human rates."
+)
+
+
+def knowledge_budget_table(
+    runs: list[tuple[dict[str, Any], pd.DataFrame]],
+    method: str,
+    judged: set[Any] | None,
+    human_target: pd.DataFrame | None,
+) -> pd.DataFrame:
+    """Return one row per run and attack: b, TRIR over resamples (Wilson CI), per-person rho.
+
+    Empty unless a run has a knowledge budget. runs: (machine side, results) of the study's
+    finished cross-validated runs; rates on the texts of `method` (judged ones where any).
+    """
+    if not any(side.get("knowledge_budget") for side, _ in runs):
+        return pd.DataFrame()
+    human: dict[str, float] = {}
+    if human_target is not None and "human_pct_identified" in human_target:
+        known = human_target.dropna(subset=["human_pct_identified"])
+        human = dict(zip(known["target_key"], known["human_pct_identified"], strict=True))
+    rows = []
+    for side, results in runs:
+        part = results[results["method"] == method]
+        if judged:
+            part = part[part["description_id"].isin(judged)]
+        if part.empty:
+            continue
+        budget = side.get("knowledge_budget")
+        hits = part["hit_share"] if budget else (part["true_rank"] == 1)
+        part = part.assign(hit=hits.astype(float).fillna(0.0))
+        for attack, mine in part.groupby("attack"):
+            rate = wilson(round(float(mine["hit"].sum())), len(mine))
+            per_person = mine.groupby("target_key")["hit"].mean() * 100
+            keys = [k for k in per_person.index if k in human]
+            rho = spearman_with_ci([human[k] for k in keys], [per_person[k] for k in keys])
+            rows.append(
+                {
+                    "run": side.get("run"),
+                    "knowledge_budget": str(budget) if budget else "all",
+                    "resamples": side.get("budget_resamples") or 1,
+                    "attack": attack,
+                    "n_texts": len(mine),
+                    **_rate_columns("trir_", rate, "trir"),
+                    **_rho_columns(rho),
+                }
+            )
+    table = pd.DataFrame(rows)
+    order = table["knowledge_budget"].map(lambda b: float("inf") if b == "all" else int(b))
+    return table.assign(_order=order).sort_values(["_order", "attack"]).drop(columns="_order")
 
 
 def open_world_table(
@@ -742,6 +831,7 @@ def predicted_human_tables(
     candidates: int,
     human_target: pd.DataFrame | None,
     human_group: pd.DataFrame | None,
+    measured_familiarity: dict[str, float] | None = None,
 ) -> tuple[dict[str, pd.DataFrame], str]:
     """Return the predicted human rate per person and group (with intervals), or why not.
 
@@ -763,6 +853,8 @@ def predicted_human_tables(
         )
     part = machine[machine["method"] == method].copy()
     part["evidence"] = text_evidence(part, calibration.attacks).to_numpy()
+    if measured_familiarity:
+        part["measured_familiarity"] = part["target_key"].map(measured_familiarity).astype(float)
     tables = {}
     for by, human in (("target", human_target), ("group", human_group)):
         table = predict_with_intervals(calibration, part, KEYS[by])
@@ -854,9 +946,10 @@ def threat_sentence(threat: dict[str, Any]) -> str:
     """Return the assumptions of a human-vs-machine comparison in one clause."""
     machine, human = threat.get("machine", {}), threat.get("human", {})
     null = machine.get("strongest_null_pct")
+    knowledge = f" ({machine['knowledge']})" if machine.get("knowledge") else ""
     return (
-        f"closed-world machine choosing among N = {machine.get('candidates')} persons "
-        f"(chance {_pct(machine.get('chance_pct'))} per attack, "
+        f"closed-world machine choosing among N = {machine.get('candidates')} persons"
+        f"{knowledge} (chance {_pct(machine.get('chance_pct'))} per attack, "
         f"{_pct(null)} for any of its {len(machine.get('attacks', []))} attacks by "
         f"permutation) vs open-world intruders without a candidate list "
         f"(identified: {human.get('identified_rule_text', '')})"

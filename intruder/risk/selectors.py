@@ -18,6 +18,7 @@ from intruder.models import (
     Participant,
     Study,
 )
+from intruder.risk.familiarity import familiarity_split, measured_familiarity
 from intruder.risk.methods import method_label
 from intruder.risk.report import RiskReport, build_report
 from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
@@ -33,6 +34,7 @@ RESULT_COLUMNS = [
     "true_rank",
     "true_prob",
     "masked_share",
+    "hit_share",
     "target_key",
     "target_name",
     "group",
@@ -71,6 +73,7 @@ def run_results(run: AttackRun) -> pd.DataFrame:
             "true_rank": r.true_rank,
             "true_prob": r.true_prob,
             "masked_share": r.masked_share,
+            "hit_share": r.hit_share,
             "target_key": r.description.target.key,
             "target_name": r.description.target.name,
             "group": r.description.target.group,
@@ -84,6 +87,7 @@ def run_results(run: AttackRun) -> pd.DataFrame:
     frame["true_rank"] = frame["true_rank"].astype("Float64")
     frame["true_prob"] = frame["true_prob"].astype(float)
     frame["masked_share"] = frame["masked_share"].astype(float)
+    frame["hit_share"] = frame["hit_share"].astype(float)
     return frame
 
 
@@ -158,6 +162,8 @@ def _background_side(run: AttackRun) -> dict[str, Any]:
         .values_list("n", flat=True)
     )
     share = (run.folds - 1) / run.folds if run.folds else 1.0
+    if run.knowledge_budget is not None:
+        return budget_side(run, per_person, share)
     return {
         "candidates": len(per_person),
         "background_source": f"the study's own original descriptions of each person, "
@@ -166,6 +172,24 @@ def _background_side(run: AttackRun) -> dict[str, Any]:
         "background_descriptions_per_person_median": float(np.median(per_person) * share)
         if per_person
         else None,
+    }
+
+
+def budget_side(run: AttackRun, per_person: list[int], share: float) -> dict[str, Any]:
+    """Return the machine side of a knowledge-budget run: b descriptions per candidate."""
+    b = run.knowledge_budget
+    known = "1 writer does" if b == 1 else f"{b} writers do"
+    median = float(np.median(per_person) * share) if per_person else None
+    return {
+        "candidates": len(per_person),
+        "knowledge_budget": b,
+        "budget_resamples": run.budget_resamples,
+        "knowledge": f"the attacker knows each candidate as well as {known}",
+        "background_source": f"{b} of the study's own original descriptions per person, drawn "
+        f"at random in each of {run.budget_resamples} resamples of k = {run.folds} folds "
+        "(never the text's own, nor another text by the same writer about the same person); "
+        "a text counts as identified when its median rank over the resamples is 1",
+        "background_descriptions_per_person_median": min(b, median) if median else None,
     }
 
 
@@ -195,6 +219,31 @@ def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> 
         report.tables = {n: report.tables[n] for n in RISK_TABLE_TITLES if n in report.tables}
 
 
+def _add_knowledge_ladder(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
+    """Add the study's finished cross-validated report runs side by side by knowledge budget."""
+    from intruder.risk.report import RISK_TABLE_TITLES, knowledge_budget_table
+
+    method = report.settings.get("human_method")
+    others = finished_runs(
+        run.study.attack_runs.filter(
+            purpose=AttackRun.Purpose.REPORT, background=AttackRun.Background.CROSS_VALIDATED
+        )
+    ).exclude(pk=run.pk)[:10]
+    runs = [r for r in [run, *others] if method in r.methods and not r.distractor_documents]
+    judged = None
+    if not texts.empty:
+        judged = set(texts.loc[texts["n_judgments"] > 0, "description_id"])
+    table = knowledge_budget_table(
+        [({**machine_side(r), "run": r.pk}, run_results(r)) for r in runs],
+        method,
+        judged,
+        report.tables.get("rates_target"),
+    )
+    if not table.empty:
+        report.tables["knowledge_budget"] = table
+        report.tables = {n: report.tables[n] for n in RISK_TABLE_TITLES if n in report.tables}
+
+
 def run_report(
     run: AttackRun, *, human_method: str | None = None, judgments: pd.DataFrame | None = None
 ) -> RiskReport:
@@ -216,6 +265,8 @@ def run_report(
         "background": run.background,
         "k": run.folds if run.background == AttackRun.Background.CROSS_VALIDATED else None,
         "seed": run.seed,
+        "knowledge_budget": run.knowledge_budget,
+        "budget_resamples": run.budget_resamples if run.knowledge_budget else None,
         "identification_threshold": study.identification_threshold,
         "created_at": run.created_at.isoformat(),
         "finished": run_finished(run),
@@ -228,6 +279,7 @@ def run_report(
     kept_texts = human_texts(study, kept) if kept is not None else None
     human = human_side(study)
     machine = machine_side(run)
+    answers = familiarity_answers(study)
     report = build_report(
         results,
         human_texts=texts,
@@ -258,12 +310,15 @@ def run_report(
         kept_texts=kept_texts,
         llm_rows=(open_world_llm_results(study) or {}).get("rows"),
         tpi=(run.summary or {}).get("tpi") or {},
+        familiarity_split=familiarity_split(_judged_persons(judgments), answers),
+        measured_familiarity=measured_familiarity(answers),
     )
     note = simulated_note(study)
     if note:
         report.warnings.insert(0, note)
     if not results.empty:
         _add_open_world(report, run, texts)
+        _add_knowledge_ladder(report, run, texts)
     if not run_finished(run):
         report.warnings.insert(
             0,
@@ -271,6 +326,36 @@ def run_report(
             "on the risk page says how far it is.",
         )
     return report
+
+
+def familiarity_answers(study: Study) -> pd.DataFrame:
+    """Return the study's familiarity answers: participant_id, target_key, heard_of, simulated."""
+    from intruder.models import FamiliarityAnswer
+
+    rows = FamiliarityAnswer.objects.filter(target__study=study).values_list(
+        "participant_id", "target__key", "heard_of", "simulated"
+    )
+    return pd.DataFrame(
+        list(rows), columns=["participant_id", "target_key", "heard_of", "simulated"]
+    )
+
+
+def _judged_persons(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Return the judgments with the person each judged text describes."""
+    if judgments.empty:
+        return pd.DataFrame()
+    persons = pd.DataFrame(
+        list(
+            AnonymizedText.objects.filter(pk__in=judgments["text_id"].tolist()).values_list(
+                "pk",
+                "description__target__key",
+                "description__target__name",
+                "description__target__group",
+            )
+        ),
+        columns=["text_id", "target_key", "target_name", "group"],
+    )
+    return judgments[["text_id", "participant_id", "identified"]].merge(persons, on="text_id")
 
 
 def calibration_path() -> Path:

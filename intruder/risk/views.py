@@ -65,6 +65,22 @@ class AttackRunForm(forms.Form):
     )
     folds = forms.IntegerField(min_value=2, max_value=20, initial=5, label="k (folds)")
     seed = forms.IntegerField(min_value=0, initial=0)
+    knowledge_budget = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=attack_runs.MAX_BUDGET,
+        label="Knowledge budget b (descriptions per person)",
+        help_text="Optional, with the study's own descriptions and the retrieval attacks: the "
+        "attacker knows each person through b descriptions drawn at random (as well as b "
+        "writers do), averaged over the resamples. Empty: every description outside the fold.",
+    )
+    budget_resamples = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=attack_runs.MAX_RESAMPLES,
+        label="resamples R",
+        help_text="Random draws of the b descriptions (default 10, at least 10).",
+    )
     documents = MultipleFileField(
         required=False,
         label="Background documents",
@@ -174,6 +190,8 @@ def risk_run_start(request: HttpRequest, slug: str) -> HttpResponse:
             distractor_documents=distractors,
             folds=data["folds"],
             seed=data["seed"],
+            knowledge_budget=data.get("knowledge_budget"),
+            budget_resamples=data.get("budget_resamples"),
         )
     except (BackgroundUploadError, attack_runs.AttackRunError) as error:
         messages.error(request, str(error))

@@ -33,6 +33,7 @@ EDITABLE_FIELDS = (
     "intruder_population",
     "intruder_recruitment",
     "intruder_familiarity",
+    "ask_familiarity",
     "is_open",
     "prolific_study_id",
     "telemetry_signals",

@@ -60,6 +60,12 @@ from intruder.selectors.participant import (
 from intruder.services.assignment import AssignmentBusy
 from intruder.services.attention import MAX_ANSWER_CHARS, attention_check_submit
 from intruder.services.canary import canary_encoded
+from intruder.services.familiarity import (
+    FamiliarityRefused,
+    familiarity_due,
+    familiarity_persons,
+    familiarity_record,
+)
 from intruder.services.form_state import (
     RejectedAnswer,
     check_task_key,
@@ -338,6 +344,7 @@ class PageContent:
     view_token: str = ""
     short_reason: str = ""
     reachable: int = 0
+    familiarity: tuple[TargetPerson, ...] = ()
 
 
 def consent_page_context(study: Study, content: PageContent) -> dict:
@@ -436,7 +443,11 @@ def debrief_page_context(study: Study, content: PageContent) -> dict:
             reason=content.short_reason or SHORT_FULL,
             reachable=content.reachable,
         )
-    return {"completion_code": study.completion_code, "short": short}
+    return {
+        "completion_code": study.completion_code,
+        "short": short,
+        "familiarity": content.familiarity,
+    }
 
 
 def _text_segments(view) -> list[tuple[bool, str]]:
@@ -619,6 +630,32 @@ def finish(request: HttpRequest, token: str) -> HttpResponse:
     return HttpResponseRedirect(prolific_completion_url(participant.study.completion_code))
 
 
+@never_cache
+@require_POST
+def familiarity(request: HttpRequest, token: str) -> HttpResponse:
+    """Store which famous persons the intruder had heard of; only on the debrief, once."""
+    participant = _participant_or_404(token)
+    study = participant.study
+    try:
+        known = {int(value) for value in request.POST.getlist("known")}
+        familiarity_record(participant=participant, known=known)
+    except (ValueError, FamiliarityRefused):
+        return _message(
+            request,
+            title="Not saved",
+            text="This question is asked once, at the end of the study.",
+            status=409,
+            study=study,
+        )
+    return _message(
+        request,
+        title="Thank you",
+        text="Your answer is saved. Please submit your completion code on Prolific.",
+        study=study,
+        completion_url=prolific_completion_url(study.completion_code),
+    )
+
+
 # The participant flow as a table of pages ---------------------------------------------------
 
 
@@ -658,10 +695,17 @@ def _check_content(participant: Participant, current: CurrentStep) -> PageConten
 
 def _debrief_content(participant: Participant, current: CurrentStep) -> PageContent:
     study = participant.study
+    # The debrief comes after the last answer is locked: only now may it name the persons.
+    familiarity = tuple(familiarity_persons(study)) if familiarity_due(participant) else ()
     if study.kind != Study.Kind.INTRUDER or current.completed >= study.items_per_participant:
-        return PageContent(completed=current.completed)
+        return PageContent(completed=current.completed, familiarity=familiarity)
     reason, reachable = intruder_short_run_reason(participant=participant)
-    return PageContent(completed=current.completed, short_reason=reason, reachable=reachable)
+    return PageContent(
+        completed=current.completed,
+        short_reason=reason,
+        reachable=reachable,
+        familiarity=familiarity,
+    )
 
 
 # What the researcher's preview shows on a page: its plan's n-th text or target, nothing stored.

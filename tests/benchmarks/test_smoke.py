@@ -125,6 +125,28 @@ SMOKES: dict[str, Smoke] = {
         result=lambda t: t / "r.json",
         work=lambda r: r["runs"]["shipped"]["steps"],
     ),
+    "crowd_intruder": Smoke(
+        args=lambda t: [
+            "--out",
+            str(t),
+            "--limit",
+            "30",
+            "--resamples",
+            "1",
+            "--folds",
+            "3",
+            "--attacks",
+            "tfidf",
+            "--budgets",
+            "1,all",
+        ],
+        result=lambda t: t / "summary.json",
+        work=lambda r: (
+            r["knowledge_budget"]["study2"]["1"]["tfidf"]["n"]
+            * r["pooled"]["study1"]["all"]["tfidf"]["n"]
+        ),
+        needs_shared_data=True,
+    ),
     "dense_encoder_levers": Smoke(
         args=lambda t: ["--texts", "4", "--output", str(t / "r.json")],
         result=lambda t: t / "r.json",

@@ -81,6 +81,9 @@ def _build() -> World:
     draft = f.make_text(study=study, status=AnonymizedText.Status.DRAFT)
     participant = f.make_participant(study=study)
     judgment = f.make_judgment(participant=participant, text=texts[0])
+    familiarity = participant.familiarity_answers.create(
+        target=texts[0].description.target, heard_of=True
+    )
     job = f.make_job(study=study, created_by=owner, status=Job.Status.FAILED)
     running = f.make_job(study=study, created_by=owner, kind="construct_loss")
     run = AttackRun.objects.create(study=study, attacks=["tfidf"], methods=["clear"])
@@ -127,6 +130,7 @@ def _build() -> World:
         "text": draft.pk,
         "participant": participant.pk,
         "judgment": judgment.pk,
+        "familiarity": familiarity.pk,
         "job": job.pk,
         "running_job": running.pk,
         "run": run.pk,
@@ -285,6 +289,7 @@ ROWS: dict[str, Row] = {
     "api:participant-detail": Row("get", of("participant"), READERS, api=True),
     "api:judgment-list": Row("get", none, RESEARCHERS, api=True),
     "api:judgment-detail": Row("get", of("judgment"), READERS, api=True),
+    "api:familiarity-answer-list": Row("get", none, RESEARCHERS, api=True),
     "api:attack-run-list": Row("get", none, RESEARCHERS, api=True),
     "api:attack-run-create": Row("post", none, RESEARCHERS, api=True),
     "api:attack-run-detail": Row("get", of("run"), READERS, api=True),
@@ -413,6 +418,7 @@ LISTS = {
     "api:text-list": "text",
     "api:participant-list": "participant",
     "api:judgment-list": "judgment",
+    "api:familiarity-answer-list": "familiarity",
     "api:attack-run-list": "run",
     "api:guard-run-list": "guard_run",
     "api:guard-result-list": "guard_result",

@@ -54,6 +54,16 @@ class Command(BaseCommand):
             help="With --attack: a population of persons not in the study (CSV, JSONL, or a "
             ".txt named for the person), added as candidates to every background.",
         )
+        parser.add_argument(
+            "--budget",
+            type=int,
+            default=None,
+            help="With --attack: knowledge budget b, descriptions known per person, drawn at "
+            "random from the study's own (retrieval attacks only); default: all.",
+        )
+        parser.add_argument(
+            "--resamples", type=int, default=None, help="With --budget: R draws (default 10)."
+        )
         parser.add_argument("--no-pdf", action="store_true", help="Skip report.pdf.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -117,6 +127,8 @@ class Command(BaseCommand):
                 distractor_documents=distractors,
                 folds=options["folds"],
                 seed=options["seed"],
+                knowledge_budget=options["budget"],
+                budget_resamples=options["resamples"],
             )
         except attack_runs.AttackRunError as error:
             raise CommandError(str(error)) from None

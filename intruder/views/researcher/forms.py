@@ -40,6 +40,7 @@ KIND_FIELDS: dict[str, str] = {
     "intruder_population": Study.Kind.INTRUDER,
     "intruder_recruitment": Study.Kind.INTRUDER,
     "intruder_familiarity": Study.Kind.INTRUDER,
+    "ask_familiarity": Study.Kind.INTRUDER,
     "source_studies": Study.Kind.INTRUDER,
     "discourage_copy": Study.Kind.INTRUDER,
     "allow_same_target": Study.Kind.INTRUDER,
@@ -70,6 +71,8 @@ LABELS = {
     "intruder_population": "Who the intruders are (population)",
     "intruder_recruitment": "How intruders were recruited and screened",
     "intruder_familiarity": "How familiar intruders may be with the persons",
+    "ask_familiarity": "Ask intruders which famous persons they had heard of (measured "
+    "familiarity)",
     "is_open": "Open for new participants",
     "source_studies": "Take descriptions from these collection studies",
     "telemetry_signals": "Answer telemetry recorded",
@@ -109,6 +112,12 @@ HELP = {
     "rate, first language) and any screening questions.",
     "intruder_familiarity": "e.g. \u201cnone screened; the famous persons are widely "
     "known in the UK\u201d.",
+    "ask_familiarity": "Asked on the debrief, after the intruder's last answer is locked, so it "
+    "cannot steer their answers; the risk report then splits each person's human rate into "
+    "familiarity \u00d7 identified-given-familiar. Famous persons only: it is never asked "
+    "about private, semi-famous or fictitious persons, whose names the question would reveal "
+    "to people who never saw them, and whom nobody can have \u201cheard of\u201d in a way "
+    "that means the same.",
     "is_open": "New studies start closed: tick once the consent text and the texts are "
     "ready and the exclusion rules are recorded (Flagged answers; they "
     "lock at the first participant). A study without a consent text cannot open. Untick to "

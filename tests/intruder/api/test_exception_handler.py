@@ -33,6 +33,7 @@ from intruder.risk.attack_runs import AttackRunBusy, AttackRunError
 from intruder.risk.background_uploads import BackgroundUploadError
 from intruder.risk.guarding import GuardRunError
 from intruder.services.assignment import AssignmentBusy
+from intruder.services.familiarity import FamiliarityRefused
 from intruder.services.jobs import (
     ImproperlyConfiguredBackend,
     JobAlreadyActive,
@@ -91,6 +92,7 @@ ANSWERS: list[tuple[IntruderError, int, dict[str, Any]]] = [
     ),
     (AssignmentBusy("no free slot"), 503, {"detail": "no free slot"}),
     (JudgmentRejected(JudgmentRejected.EXPIRED), 409, {"detail": "expired"}),
+    (FamiliarityRefused("already answered"), 409, {"detail": "already answered"}),
     (BackgroundUploadError("line 2: no text"), 400, {"detail": "line 2: no text"}),
     (
         ImportValidationError([RowError(2, "target", "missing")]),

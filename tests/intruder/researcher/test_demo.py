@@ -232,3 +232,25 @@ def test_restarting_the_demo_keeps_the_researcher_logged_in():
     assert client.get("/r/").status_code == 200
     _researcher("another-demo-password")  # DEMO_RESEARCHER_PASSWORD changed: sessions end
     assert client.get("/r/").status_code == 302
+
+
+@pytest.mark.django_db
+def test_the_demo_simulates_familiarity_answers_and_labels_them(fake_anonymizer) -> None:
+    from intruder.models import FamiliarityAnswer, Participant
+
+    load_demo(password="pw-demo-test", attacks=False)
+    intruder = Study.objects.get(slug="demo-intruder")
+    assert intruder.ask_familiarity
+    answers = FamiliarityAnswer.objects.filter(participant__study=intruder)
+    judges = Participant.objects.filter(study=intruder, simulated=True).count()
+    famous = intruder.targets.filter(group="famous").count()
+    assert answers.count() == judges * famous > 0
+    assert all(a.simulated for a in answers)
+    assert not answers.exclude(target__group="famous").exists()
+    # A judge who named a person had heard of them.
+    for answer in answers.filter(heard_of=False):
+        assert not answer.participant.judgments.filter(
+            identified=True, text__description__target=answer.target
+        ).exists()
+    load_demo(password="pw-demo-test", attacks=False)
+    assert FamiliarityAnswer.objects.filter(participant__study=intruder).count() == answers.count()

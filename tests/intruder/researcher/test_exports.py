@@ -30,6 +30,7 @@ def judged_study():
     target = make_target(
         study=study, name="Ines Calloway", group="semifamous", aliases=["Ines C.", "Calloway"]
     )
+    famous = make_target(study=study, name="Oriel Vantassel", group="famous")
     texts = [
         make_text(
             study=study,
@@ -56,6 +57,8 @@ def judged_study():
         participant.attention_checks.create(
             after_texts=1, prompt="Type the word orange.", expected="orange", answer=pid
         )
+        # The debrief's familiarity question (famous persons only).
+        participant.familiarity_answers.create(target=famous, heard_of=pid == "PIDA")
     return study
 
 
@@ -101,8 +104,18 @@ def test_spans_and_aliases_are_json_in_csv_and_lists_in_jsonl(judged_study) -> N
     jsonl_spans = read(judged_study, "anonymized_texts", "jsonl")["spans"]
     assert csv_spans.tolist() == jsonl_spans.tolist()
     assert csv_spans.iloc[0][0]["text"] == "Ines Calloway"
-    aliases = read(judged_study, "targets", "jsonl")["aliases"].iloc[0]
+    aliases = read(judged_study, "targets", "jsonl").set_index("name")["aliases"]["Ines Calloway"]
     assert aliases == ["Ines C.", "Calloway"]
+
+
+def test_familiarity_has_one_row_per_intruder_and_person_asked(judged_study) -> None:
+    frame = read(judged_study, "familiarity", "csv")
+    assert list(frame.columns) == COLUMNS["familiarity"]
+    assert dict(zip(frame["participant_pid"], frame["heard_of"], strict=True)) == {
+        "PIDA": True,
+        "PIDB": False,
+    }
+    assert set(frame["target_name"]) == {"Oriel Vantassel"} and not frame["simulated"].any()
 
 
 def test_participant_export_has_no_session_token(judged_study) -> None:

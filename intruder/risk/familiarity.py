@@ -1,0 +1,73 @@
+"""Split each person's human rate into familiarity x identified-given-familiar (measured).
+
+Where a study asks the familiarity question (`intruder.services.familiarity`), every judgment
+of a famous person's text by an intruder who answered it is either familiar (they had heard
+of the person) or not. Over those judgments, exactly:
+
+    rate = familiarity x identified-given-familiar + (1 - familiarity) x identified-given-unfamiliar
+
+The second term is small where "heard of" is what naming a person needs; the table shows it,
+so nothing is hidden in the product. Each share is k of n with its Wilson interval.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from intruder.risk.stats import wilson
+
+SPLIT_COLUMNS = (
+    "n_judgments",
+    "human_pct",
+    "familiarity_pct",
+    "identified_given_familiar_pct",
+    "identified_given_unfamiliar_pct",
+)
+
+
+def familiarity_split(judgments: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
+    """Return one row per person asked about, with each share, its k, n and Wilson interval.
+
+    judgments: participant_id, target_key, target_name, group, identified (one per judgment);
+    answers: participant_id, target_key, heard_of. Judgments of intruders who did not answer
+    for that person are left out of every share of the row (so the shares add up).
+    """
+    if judgments.empty or answers.empty:
+        return pd.DataFrame()
+    joined = judgments.merge(
+        answers[["participant_id", "target_key", "heard_of"]],
+        on=["participant_id", "target_key"],
+        how="inner",
+    )
+    rows: list[dict[str, Any]] = []
+    for (group, key, name), part in joined.groupby(["group", "target_key", "target_name"]):
+        identified = part["identified"].fillna(False).astype(bool)
+        familiar = part["heard_of"].astype(bool)
+        row: dict[str, Any] = {"group": group, "target_key": key, "target_name": name}
+        for label, k, n in (
+            ("human", identified.sum(), len(part)),
+            ("familiarity", familiar.sum(), len(part)),
+            ("identified_given_familiar", (identified & familiar).sum(), familiar.sum()),
+            ("identified_given_unfamiliar", (identified & ~familiar).sum(), (~familiar).sum()),
+        ):
+            rate = wilson(int(k), int(n))
+            row |= {
+                f"{label}_k": rate.k,
+                f"{label}_n": rate.n,
+                f"{label}_pct": rate.pct,
+                f"{label}_ci_low": rate.ci_low,
+                f"{label}_ci_high": rate.ci_high,
+            }
+        row["n_judgments"] = len(part)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def measured_familiarity(answers: pd.DataFrame) -> dict[str, float]:
+    """Return person -> share of the intruders asked who had heard of them (every answer)."""
+    if answers.empty:
+        return {}
+    shares = answers.groupby("target_key")["heard_of"].mean()
+    return {str(key): float(value) for key, value in shares.items()}

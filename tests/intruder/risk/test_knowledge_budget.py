@@ -1,0 +1,221 @@
+"""Attack runs at a knowledge budget: b descriptions per candidate, R resamples, never a leak."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from attacks.registry import get_attack
+from intruder.models import AttackRun, Description, Job
+from intruder.risk import attack_runs
+from intruder.risk.rendering import threat_rows
+from intruder.risk.selectors import run_report
+from intruder.services import jobs
+from tests.intruder.factories import make_user
+from tests.intruder.risk_fixtures import FAST_CONFIG, risk_study
+
+pytestmark = pytest.mark.django_db
+
+
+def start(study, **overrides):
+    settings = {
+        "study": study,
+        "user": study.owner,
+        "attacks": ["tfidf", "bm25"],
+        "methods": ["clear", "textwash-model"],
+        "folds": 2,
+        "config": FAST_CONFIG,
+        "knowledge_budget": 1,
+    }
+    return attack_runs.attack_run_start(**(settings | overrides))
+
+
+def spy_factory(seen: list[tuple[set[str], list[str]]]):
+    """Return a factory whose attacks record each fit's background and each query."""
+
+    def factory(name, config):
+        attack = get_attack(name, config)
+        fit, predict = attack.fit, attack.predict
+
+        def spying_fit(background, progress=None):
+            attack.known = set(background.values())
+            return fit(background, progress)
+
+        def spying_predict(documents, *args, **kwargs):
+            seen.append((attack.known, list(documents.values())))
+            return predict(documents, *args, **kwargs)
+
+        attack.fit, attack.predict = spying_fit, spying_predict
+        return attack
+
+    return factory
+
+
+def test_a_budget_run_stores_median_ranks_and_hit_shares_and_never_shows_a_text_itself():
+    study = risk_study(per_person=4)
+    run = start(study, budget_resamples=10)
+    assert (run.knowledge_budget, run.budget_resamples) == (1, 10)
+    seen: list = []
+    jobs.job_claim_next()
+    attack_runs.execute_attack_run(
+        run=run, progress=lambda *a: None, attack_factory=spy_factory(seen)
+    )
+    originals = set(Description.objects.filter(study=study).values_list("text", flat=True))
+    # 2 methods x 2 attacks x 10 resamples x 2 folds fits, each with 1 text per person.
+    assert len(seen) == 2 * 2 * 10 * 2
+    for known, queries in seen:
+        assert len(known) == 4  # one text per candidate, joined: a profile each
+        assert known <= originals
+        assert not known & set(queries)  # the clear text attacked is never its own background
+    assert run.results.count() == 16 * 2 * 2
+    shares = list(run.results.values_list("hit_share", flat=True))
+    assert all(0 <= s <= 1 for s in shares)
+    for result in run.results.all():
+        assert (result.true_rank == 1) == (result.hit_share > 0.5) or result.hit_share == 0.5
+    attack_runs._finish(run)
+    run.refresh_from_db()
+    cell = run.summary["trir"]["clear"]["tfidf"]
+    tfidf = run.results.filter(method="clear", attack="tfidf").values_list("hit_share", flat=True)
+    assert cell["trir_mean_over_resamples"] == pytest.approx(100 * sum(tfidf) / len(tfidf))
+    assert cell["resamples"] == 10
+
+
+def test_the_same_seed_gives_the_same_results_and_the_threat_box_names_the_budget():
+    study = risk_study(per_person=4)
+    first = start(study, seed=3)
+    assert jobs.job_execute(first.job.pk).status == Job.Status.SUCCEEDED
+    second = start(study, seed=3)
+    assert jobs.job_execute(second.job.pk).status == Job.Status.SUCCEEDED
+
+    def outcome(run):
+        return sorted(
+            run.results.values_list("description_id", "method", "attack", "true_rank", "hit_share")
+        )
+
+    assert outcome(first) == outcome(second)
+    report = run_report(second, human_method="textwash-model")
+    machine = report.threat_model["machine"]
+    assert machine["knowledge"] == "the attacker knows each candidate as well as 1 writer does"
+    assert ("Knowledge", machine["knowledge"]) in threat_rows(report)["Machine attacker"]
+    assert "1 of the study's own original descriptions per person" in machine["background_source"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"attacks": ["tria"]}, "retrieval attacks"),
+        ({"budget_resamples": 3}, "resamples must lie between 10"),
+        ({"knowledge_budget": 0}, "between 1 and"),
+        ({"knowledge_budget": None, "budget_resamples": 10}, "need a knowledge budget"),
+        ({"distractor_documents": {"Ilse Marrow": "weaver of Dunholm"}}, "distractors"),
+        (
+            {"background": AttackRun.Background.UPLOADED, "background_documents": {"orlena": "x"}},
+            "study's own descriptions",
+        ),
+    ],
+)
+def test_bad_budgets_are_refused(overrides, message):
+    study = risk_study()
+    with pytest.raises(attack_runs.AttackRunError, match=message):
+        start(study, **overrides)
+    assert not AttackRun.objects.exists()
+
+
+def test_the_api_starts_a_budget_run_and_refuses_it_to_other_accounts():
+    study = risk_study()
+    api = APIClient()
+    api.force_authenticate(study.owner)
+    payload = {"study": study.pk, "attacks": ["tfidf"], "methods": ["clear"], "folds": 2}
+    zero = api.post("/api/attack-runs/create/", payload | {"knowledge_budget": 0}, format="json")
+    assert zero.status_code == 400 and "knowledge_budget" in zero.json()
+    created = api.post("/api/attack-runs/create/", payload | {"knowledge_budget": 2}, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["knowledge_budget"] == 2 and created.json()["budget_resamples"] == 10
+    run = AttackRun.objects.get(pk=created.json()["id"])
+    run.config = FAST_CONFIG
+    run.save(update_fields=["config"])
+    assert jobs.job_execute(run.job.pk).status == Job.Status.SUCCEEDED
+    results = api.get("/api/attack-results/", {"run": run.pk}).json()["results"]
+    assert results and all(0 <= r["hit_share"] <= 1 for r in results)
+    stranger = APIClient()
+    stranger.force_authenticate(make_user())
+    forged = stranger.post(
+        "/api/attack-runs/create/", payload | {"knowledge_budget": 2}, format="json"
+    )
+    assert forged.status_code == 404
+    assert AttackRun.objects.count() == 1
+
+
+def test_the_risk_page_form_starts_a_budget_run_and_the_report_says_so():
+    from django.urls import reverse
+
+    from tests.intruder.factories import logged_in
+
+    study = risk_study(per_person=4)
+    client = logged_in(study.owner)
+    page = client.get(reverse("risk-page", args=[study.slug])).content.decode()
+    assert 'name="knowledge_budget"' in page and 'name="budget_resamples"' in page
+    form = {
+        "attacks": ["tfidf"],
+        "methods": ["clear"],
+        "background": "cross_validated",
+        "folds": 2,
+        "seed": 0,
+        "knowledge_budget": 2,
+    }
+    bad = client.post(reverse("risk-run-start", args=[study.slug]), form | {"attacks": ["tria"]})
+    assert bad.status_code == 302 and not AttackRun.objects.exists()
+    client.post(reverse("risk-run-start", args=[study.slug]), form)
+    run = AttackRun.objects.get()
+    assert (run.knowledge_budget, run.budget_resamples) == (2, 10)
+    run.config = FAST_CONFIG
+    run.save(update_fields=["config"])
+    assert jobs.job_execute(run.job.pk).status == Job.Status.SUCCEEDED
+    body = client.get(reverse("risk-page", args=[study.slug]) + f"?run={run.pk}").content.decode()
+    assert "b = 2 per person × 10 resamples" in body
+    assert "as well as 2 writers do" in " ".join(body.split())
+
+
+def test_the_risk_report_command_runs_a_budget_and_says_so(tmp_path):
+    from django.core.management import call_command
+
+    study = risk_study(per_person=3)
+    args = ["--attack", "--attacks", "tfidf", "--methods", "clear", "--folds", "2", "--no-pdf"]
+    call_command("risk_report", study.slug, "--out", str(tmp_path), *args, "--budget", "1")
+    run = AttackRun.objects.get()
+    assert (run.knowledge_budget, run.budget_resamples) == (1, 10)
+    assert run.job.status == Job.Status.SUCCEEDED and run.results.count() == 12
+    html = " ".join((tmp_path / "report.html").read_text().split())
+    assert "the attacker knows each candidate as well as 1 writer does" in html
+
+
+def test_the_report_puts_the_studys_runs_side_by_side_by_knowledge_budget():
+    from intruder.risk.report import KNOWLEDGE_NOTE
+    from tests.intruder.risk_fixtures import finished_cheap_run
+
+    plain = finished_cheap_run(["textwash-model"])
+    budget = start(plain.study, methods=["textwash-model"], knowledge_budget=1)
+    assert jobs.job_execute(budget.job.pk).status == Job.Status.SUCCEEDED
+    report = run_report(budget, human_method="textwash-model")
+    table = report.tables["knowledge_budget"]
+    assert list(table["knowledge_budget"]) == ["1", "1", "all", "all"]  # tfidf, bm25 each
+    row = table[(table["knowledge_budget"] == "1") & (table["attack"] == "tfidf")].iloc[0]
+    shares = budget.results.filter(method="textwash-model", attack="tfidf")
+    mean = 100 * sum(r.hit_share for r in shares) / shares.count()
+    assert row["n_texts"] == shares.count() == 12 and row["resamples"] == 10
+    assert row["trir"] == pytest.approx(round(mean * 12 / 100) / 12 * 100)
+    assert row["trir_ci_low"] <= row["trir"] <= row["trir_ci_high"]
+    assert row["persons"] == 4  # each person's machine rate beside the human rate
+    full = table[(table["knowledge_budget"] == "all") & (table["attack"] == "tfidf")].iloc[0]
+    assert full["trir"] == pytest.approx(plain.summary["trir"]["textwash-model"]["tfidf"]["trir"])
+    assert report.notes["knowledge_budget"] == KNOWLEDGE_NOTE
+    from django.urls import reverse
+
+    from intruder.risk.report import RISK_TABLE_TITLES
+    from tests.intruder.factories import logged_in
+
+    page = logged_in(budget.study.owner).get(
+        reverse("risk-page", args=[budget.study.slug]) + f"?run={budget.pk}"
+    )
+    body = " ".join(page.content.decode().replace("&#x27;", "'").split())
+    assert RISK_TABLE_TITLES["knowledge_budget"] in body and KNOWLEDGE_NOTE in body
