@@ -19,9 +19,10 @@ studies and unknown types. At the end: approvals, and identification bonuses pai
 over with injected gateway errors. Then three attacks (issue 37): --crashes bonus rounds in
 which the paying process dies between Prolific's set-up and pay and the researcher pays
 again; a second researcher's account tries every Prolific action and webhook on the
-study from a study of its own; and, right after the webhook phase, the --replays newest
-accepted deliveries still inside the signed timestamp's window are sent again under a new
-X-Event-ID and a far-future X-Timestamp (the headers the signature does not cover).
+study from a study of its own; and, beside the real traffic, an attacker sends --replays
+accepted deliveries again as soon as it records them (inside the signed timestamp's window)
+under a new X-Event-ID and a far-future X-Timestamp (the headers the signature does not
+cover).
 
 Writes {events, duplicate_participants, orphaned_slots, max_minus_min_judgments_per_text,
 reissue_seconds_p95, bad_signature_accepted, double_payments, crash_double_payments,
@@ -466,6 +467,17 @@ def main() -> None:
     started = time.monotonic()
     noise_thread = threading.Thread(target=noise, daemon=True)
     noise_thread.start()
+    # Attack 3 runs beside the real traffic: an attacker replays what it records while the
+    # signed timestamp is fresh (a replay outside the window is refused before deduplication
+    # and tests nothing of the attack).
+    replays: dict = {}
+    attacker = threading.Thread(
+        target=lambda: replays.update(
+            replay_while_fresh(deliveries, webhook_url, args.replays, stop)
+        ),
+        daemon=True,
+    )
+    attacker.start()
     index = 0
     with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
         running = []
@@ -491,10 +503,7 @@ def main() -> None:
     deliveries.drain()
     webhooks_s = time.monotonic() - started
 
-    # --- attack 3: accepted deliveries replayed under altered unsigned headers ---------------
-    # At once, while the recordings are fresh: a replay outside the signed timestamp's window
-    # is refused before deduplication and tests nothing of the attack.
-    replays = replay_attempts(deliveries.captured, webhook_url, args.replays)
+    attacker.join()
 
     # --- review and bonuses, retried with lost answers ---------------------------------------
     study_sync(study=study, client=client)
@@ -865,30 +874,46 @@ def cross_study_attempts(*, study, fake, client, webhook_url: str, owner) -> dic
     }
 
 
-def replay_attempts(captured: list, webhook_url: str, count: int) -> dict:
-    """Send the newest accepted deliveries still inside the signed timestamp's window again,
-    with a new X-Event-ID and a far-future X-Timestamp."""
+def replay_while_fresh(deliveries: Deliveries, webhook_url: str, count: int, stop) -> dict:
+    """Attack 3: send each newly recorded real delivery again at once, with a new X-Event-ID
+    and a far-future X-Timestamp (the headers the signature does not cover), until `count`
+    replays are sent or the traffic has stopped and every recording is seen."""
     import httpx
     from django.conf import settings
 
     from intruder.prolific.fake_server import new_id
     from intruder.prolific.signing import EVENT_ID_HEADER, EVENT_TIME_HEADER, TIMESTAMP_HEADER
 
-    # Ten seconds short of the window, so every replay sent reaches the deduplication.
-    fresh_after = time.time() - settings.PROLIFIC_WEBHOOK_MAX_SKEW_SECONDS + 10
-    fresh = [d for d in captured if float(d.headers[TIMESTAMP_HEADER]) > fresh_after][-count:]
     future = (datetime.now(UTC) + timedelta(days=3650)).isoformat()
-    outcomes = Counter()
+    outcomes, stale, seen = Counter(), 0, 0
     with httpx.Client(timeout=30) as http:
-        for delivery in fresh:
-            headers = {**delivery.headers, EVENT_ID_HEADER: new_id(), EVENT_TIME_HEADER: future}
-            answer = http.post(webhook_url, content=delivery.body, headers=headers)
-            outcome = answer.json().get("outcome") if answer.status_code < 300 else None
-            outcomes[outcome or f"http_{answer.status_code}"] += 1
+        while sum(outcomes.values()) < count:
+            with deliveries.cond:
+                batch = deliveries.captured[seen:]
+            seen += len(batch)
+            if not batch:
+                if stop.is_set() and deliveries.closed:
+                    break
+                time.sleep(0.1)
+                continue
+            # Ten seconds short of the window, so each replay sent reaches the deduplication.
+            fresh_after = time.time() - settings.PROLIFIC_WEBHOOK_MAX_SKEW_SECONDS + 10
+            for delivery in batch[: count - sum(outcomes.values())]:
+                if float(delivery.headers[TIMESTAMP_HEADER]) <= fresh_after:
+                    stale += 1
+                    continue
+                headers = {
+                    **delivery.headers,
+                    EVENT_ID_HEADER: new_id(),
+                    EVENT_TIME_HEADER: future,
+                }
+                answer = http.post(webhook_url, content=delivery.body, headers=headers)
+                outcome = answer.json().get("outcome") if answer.status_code < 300 else None
+                outcomes[outcome or f"http_{answer.status_code}"] += 1
     return {
-        "recorded": len(captured),
-        "stale_skipped": min(count, len(captured)) - len(fresh),
-        "sent": len(fresh),
+        "recorded": seen,
+        "stale_skipped": stale,
+        "sent": sum(outcomes.values()),
         "outcomes": dict(outcomes),
         "applied": outcomes["applied"],
     }
