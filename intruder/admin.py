@@ -18,6 +18,7 @@ from intruder.models import (
     PageView,
     Participant,
     ProlificAction,
+    ProlificSignedDelivery,
     ProlificStudyState,
     ProlificSubmission,
     ProlificWebhookEvent,
@@ -178,6 +179,12 @@ class ProlificWebhookEventAdmin(ReadOnlyAdmin):
     list_display = ["event_id", "event_type", "occurred_at", "outcome", "received_at"]
     list_filter = ["event_type", "outcome"]
     search_fields = ["event_id"]
+
+
+@admin.register(ProlificSignedDelivery)
+class ProlificSignedDeliveryAdmin(ReadOnlyAdmin):
+    list_display = ["event_id", "signed_digest", "received_at"]
+    search_fields = ["event_id", "signed_digest"]
 
 
 @admin.register(ProlificAction)

@@ -1074,12 +1074,10 @@ class ProlificSubmission(models.Model):
 
 
 class ProlificWebhookEvent(models.Model):
-    """A verified webhook delivery, stored once per X-Event-ID and once per signed content."""
+    """A verified webhook event, stored once per X-Event-ID (its signed bytes, once each, are
+    ProlificSignedDelivery rows)."""
 
     event_id = models.CharField(max_length=100, unique=True)
-    # SHA-256 of the signed request timestamp and body: a captured delivery replayed under
-    # another (unsigned) X-Event-ID is still the same delivery.
-    signed_digest = models.CharField(max_length=64, null=True, blank=True, unique=True)
     event_type = models.CharField(max_length=100)
     occurred_at = models.DateTimeField()
     payload = models.JSONField(default=dict)
@@ -1091,6 +1089,27 @@ class ProlificWebhookEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.event_id} ({self.outcome})"
+
+
+class ProlificSignedDelivery(models.Model):
+    """The digest of every verified delivery, Prolific's retries of a known event included.
+
+    A retry is signed anew and is a duplicate by its X-Event-ID, so no event row keeps its
+    digest; without this row an attacker replaying the retry's signed bytes under a new
+    X-Event-ID inside the timestamp window would have it applied.
+    """
+
+    # SHA-256 of the signed request timestamp and body: a captured delivery replayed under
+    # another (unsigned) X-Event-ID is still the same delivery.
+    signed_digest = models.CharField(max_length=64, unique=True)
+    event_id = models.CharField(max_length=100)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-received_at"]
+
+    def __str__(self) -> str:
+        return f"{self.event_id} {self.signed_digest[:12]}"
 
 
 class ProlificAction(models.Model):

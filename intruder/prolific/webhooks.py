@@ -30,7 +30,6 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -38,6 +37,7 @@ from intruder.exceptions import IntruderError
 from intruder.models import (
     Assignment,
     Participant,
+    ProlificSignedDelivery,
     ProlificStudyState,
     ProlificSubmission,
     ProlificWebhookEvent,
@@ -189,11 +189,12 @@ def delivery_handle(delivery: Delivery, *, now: datetime | None = None) -> Outco
     occurred = event_time(delivery.event_time, signed=signed_time(delivery))
     event_type = str(payload.get("event_type", ""))
     digest = signed_digest(delivery)
+    event_id = delivery.event_id[:100]
     try:
         with transaction.atomic():
+            ProlificSignedDelivery.objects.create(signed_digest=digest, event_id=event_id)
             event = ProlificWebhookEvent.objects.create(
-                event_id=delivery.event_id[:100],
-                signed_digest=digest,
+                event_id=event_id,
                 event_type=event_type[:100],
                 occurred_at=occurred,
                 payload=payload,
@@ -201,12 +202,18 @@ def delivery_handle(delivery: Delivery, *, now: datetime | None = None) -> Outco
             outcome = _apply(event_type, payload, occurred=occurred, now=now)
             ProlificWebhookEvent.objects.filter(pk=event.pk).update(outcome=outcome.outcome)
     except IntegrityError:
-        seen = ProlificWebhookEvent.objects.filter(
-            Q(event_id=delivery.event_id[:100]) | Q(signed_digest=digest)
-        )
-        if seen.exists():
-            return Outcome("duplicate")
-        raise
+        if ProlificSignedDelivery.objects.filter(signed_digest=digest).exists():
+            return Outcome("duplicate")  # these signed bytes were seen: a replay or a resend
+        if not ProlificWebhookEvent.objects.filter(event_id=event_id).exists():
+            raise
+        # Prolific's retry of a known event, signed anew: keep its digest, so its bytes
+        # replayed under another X-Event-ID are a duplicate too.
+        try:
+            with transaction.atomic():
+                ProlificSignedDelivery.objects.create(signed_digest=digest, event_id=event_id)
+        except IntegrityError:
+            pass  # the same retry, delivered twice at once
+        return Outcome("duplicate")
     if outcome.outcome == "unknown_type":
         logger.warning("Prolific webhook: unknown event type %r acknowledged", event_type)
     return outcome

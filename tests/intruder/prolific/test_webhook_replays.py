@@ -168,6 +168,28 @@ def test_prolifics_own_retries_and_repeated_statuses_are_honest(client, study, f
     assert ProlificStudyState.objects.get(study=study).status == "ACTIVE"
 
 
+def test_prolifics_retry_replayed_under_a_new_event_id_is_a_duplicate(client, study, fake_prolific):
+    """Found by prolific_replay's full run: a retry (same X-Event-ID, signed anew) is a
+    duplicate by its id, so no event row kept its digest, and its bytes replayed under a new
+    X-Event-ID within the window were applied as a new event."""
+    participant = holder(study, "PIDRETRY")
+    sub = fake_prolific.submission_start(PROLIFIC_STUDY, "PIDRETRY")
+    active = fake_prolific.events[-1]
+    body = json.dumps(active["payload"]).encode()
+    first = signed(fake_prolific, body, at=time.time() - 20, event_id=active["event_id"])
+    assert post(client, first).json()["outcome"] == "applied"
+    retry = signed(fake_prolific, body, at=time.time(), event_id=active["event_id"])
+    assert post(client, retry).json()["outcome"] == "duplicate"
+    returned = fake_prolific.submission_set_status(sub, "RETURNED")
+    assert post(client, fake_prolific.delivery(returned)).json()["outcome"] == "applied"
+    replay = altered(retry, **{EVENT_ID_HEADER: "forged-after-retry"})
+    assert post(client, replay).json()["outcome"] == "duplicate"
+    assert not ProlificWebhookEvent.objects.filter(event_id="forged-after-retry").exists()
+    assert ProlificSubmission.objects.get(submission_id=sub).status == "RETURNED"
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.RETURNED
+
+
 @pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "1e400", "1e300"])
 def test_a_non_finite_or_impossible_signed_timestamp_is_4xx(client, study, fake_prolific, value):
     body = json.dumps({"event_type": "x", "resource_id": PROLIFIC_STUDY}).encode()
