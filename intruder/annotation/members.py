@@ -2,39 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from intruder.annotation import selectors, services
 from intruder.annotation.models import Project, ProjectMember
+from intruder.views.researcher.forms import AccountRoleForm
 
 
-class MemberForm(forms.Form):
+class MemberForm(AccountRoleForm):
     """Give an existing account a role in the project."""
 
-    username = forms.CharField(label="Username", max_length=150)
-    role = forms.ChoiceField(
-        label="Role",
-        choices=[
-            (ProjectMember.Role.ANNOTATOR, "Annotator: annotates texts"),
-            (ProjectMember.Role.MANAGER, "Manager: also adds texts, sees progress and exports"),
-        ],
-    )
-
-    def clean_username(self) -> Any:
-        name = self.cleaned_data["username"].strip()
-        user = get_user_model().objects.filter(username=name).first()
-        if user is None:
-            raise ValidationError(f"No account is called “{name}”.")
-        return user
+    ROLES = [
+        (ProjectMember.Role.ANNOTATOR, "Annotator: annotates texts"),
+        (ProjectMember.Role.MANAGER, "Manager: also adds texts, sees progress and exports"),
+    ]
 
 
 def _managed(request: HttpRequest, slug: str) -> tuple[Project, bool]:

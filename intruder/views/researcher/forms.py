@@ -259,17 +259,17 @@ class ImportForm(forms.Form):
         return upload
 
 
-class MemberForm(forms.Form):
-    """Give an existing account a role on the study."""
+class AccountRoleForm(forms.Form):
+    """Give an existing account one of `ROLES` (a study's or a project's; subclasses name them)."""
+
+    ROLES: list[tuple[str, str]] = []
 
     username = forms.CharField(label="Username", max_length=150)
-    role = forms.ChoiceField(
-        label="Role",
-        choices=[
-            (StudyMember.Role.EDITOR, "Editor: may change the study"),
-            (StudyMember.Role.VIEWER, "Viewer: may only look"),
-        ],
-    )
+    role = forms.ChoiceField(label="Role", choices=())
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["role"].choices = self.ROLES
 
     def clean_username(self) -> Any:
         name = self.cleaned_data["username"].strip()
@@ -277,6 +277,15 @@ class MemberForm(forms.Form):
         if user is None:
             raise ValidationError(f"No account is called “{name}”.")
         return user
+
+
+class MemberForm(AccountRoleForm):
+    """Give an existing account a role on the study."""
+
+    ROLES = [
+        (StudyMember.Role.EDITOR, "Editor: may change the study"),
+        (StudyMember.Role.VIEWER, "Viewer: may only look"),
+    ]
 
 
 class CloneForm(forms.Form):
