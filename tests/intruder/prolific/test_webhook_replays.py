@@ -12,13 +12,10 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.urls import reverse
-from django.utils import timezone
 
 from intruder.models import (
     Assignment,
     Participant,
-    PersonGroup,
     ProlificStudyState,
     ProlificSubmission,
     ProlificWebhookEvent,
@@ -32,20 +29,9 @@ from intruder.prolific.signing import (
     TIMESTAMP_HEADER,
     sign,
 )
-from intruder.services.participants import participant_current_step
-from tests.intruder.factories import make_participant, make_study, make_texts
+from tests.intruder.prolific.webhook_world import PROLIFIC_STUDY, holder, post, webhook_study
 
 pytestmark = pytest.mark.django_db
-
-PROLIFIC_STUDY = "64f0c0ffee0000000000cafe"
-
-
-def post(client, delivery: WebhookDelivery):
-    headers = {f"HTTP_{k.upper().replace('-', '_')}": v for k, v in delivery.headers.items()}
-    headers.pop("HTTP_CONTENT_TYPE", None)
-    return client.post(
-        reverse("prolific-webhook"), delivery.body, content_type="application/json", **headers
-    )
 
 
 def signed(fake, body: bytes, *, at: float | str, event_id: str, event_time: str = ""):
@@ -75,27 +61,7 @@ def altered(delivery: WebhookDelivery, **headers: str) -> WebhookDelivery:
 
 @pytest.fixture
 def study(prolific_settings, fake_prolific) -> Study:
-    study = make_study(
-        kind=Study.Kind.INTRUDER,
-        items_per_participant=2,
-        judgments_per_text=1,
-        prolific_study_id=PROLIFIC_STUDY,
-    )
-    make_texts(study=study, count=4, group=PersonGroup.FAMOUS)
-    fake_prolific.studies[PROLIFIC_STUDY] = {"id": PROLIFIC_STUDY, "status": "ACTIVE"}
-    return study
-
-
-def holder(study: Study, pid: str) -> Participant:
-    participant = make_participant(
-        study=study,
-        prolific_pid=pid,
-        group=PersonGroup.FAMOUS,
-        consented_at=timezone.now(),
-        instructions_seen_at=timezone.now(),
-    )
-    assert participant_current_step(participant=participant).assignment is not None
-    return participant
+    return webhook_study(fake_prolific)
 
 
 FAR_FUTURE = (datetime.now(UTC) + timedelta(days=3650)).isoformat()

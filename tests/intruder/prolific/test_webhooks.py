@@ -22,45 +22,15 @@ from intruder.models import (
 )
 from intruder.prolific.signing import HOOK_SECRET_HEADER, TIMESTAMP_HEADER, sign
 from intruder.services.participants import participant_consent_give, participant_current_step
-from tests.intruder.factories import make_judgment, make_participant, make_study, make_texts
+from tests.intruder.factories import make_judgment, make_participant
+from tests.intruder.prolific.webhook_world import PROLIFIC_STUDY, holder, post, webhook_study
 
 pytestmark = pytest.mark.django_db
-
-PROLIFIC_STUDY = "64f0c0ffee0000000000beef"
-
-
-def post(client, delivery):
-    headers = {f"HTTP_{k.upper().replace('-', '_')}": v for k, v in delivery.headers.items()}
-    headers.pop("HTTP_CONTENT_TYPE")
-    return client.post(
-        reverse("prolific-webhook"), delivery.body, content_type="application/json", **headers
-    )
 
 
 @pytest.fixture
 def study(prolific_settings, fake_prolific) -> Study:
-    study = make_study(
-        kind=Study.Kind.INTRUDER,
-        items_per_participant=2,
-        judgments_per_text=1,
-        prolific_study_id=PROLIFIC_STUDY,
-    )
-    make_texts(study=study, count=4, group=PersonGroup.FAMOUS)
-    fake_prolific.studies[PROLIFIC_STUDY] = {"id": PROLIFIC_STUDY, "status": "ACTIVE"}
-    return study
-
-
-def holder(study: Study, pid: str) -> Participant:
-    """A participant judging their first text (one slot held)."""
-    participant = make_participant(
-        study=study,
-        prolific_pid=pid,
-        group=PersonGroup.FAMOUS,
-        consented_at=timezone.now(),
-        instructions_seen_at=timezone.now(),
-    )
-    assert participant_current_step(participant=participant).assignment is not None
-    return participant
+    return webhook_study(fake_prolific)
 
 
 def test_a_returned_submission_releases_the_held_slot_at_once(client, study, fake_prolific):
