@@ -27,7 +27,8 @@ from intruder.services.preview import (
     preview_state_new,
 )
 from intruder.views.access import study_for
-from intruder.views.participant import PAGE_SEQUENCE, STATUS_PAGES, Page
+from intruder.views.participant.base import Page
+from intruder.views.participant.pages import PAGE_SEQUENCE, STATUS_PAGES
 
 COOKIE_SALT = "intruder.preview"
 COOKIE_AGE = 12 * 3600
@@ -169,5 +170,6 @@ def _finished(request: HttpRequest, study: Study) -> HttpResponse:
 
 
 def _declined(request: HttpRequest, study: Study) -> HttpResponse:
-    title, text = STATUS_PAGES[Step.RETURNED]
-    return _render(request, study, "participant/message.html", {"title": title, "text": text})
+    page = STATUS_PAGES[Step.RETURNED]
+    context = {"title": page.title, "text": page.text}
+    return _render(request, study, "participant/message.html", context)

@@ -8,7 +8,7 @@ from django.urls import resolve, reverse
 
 from intruder.models import Study
 from intruder.selectors.participant import Step
-from intruder.views.participant import PAGE_SEQUENCE, PAGES
+from intruder.views.participant.pages import PAGE_SEQUENCE, PAGES, STATUS_PAGES, STEP_PAGES
 
 
 @pytest.mark.parametrize("step", list(PAGES))
@@ -34,3 +34,13 @@ def test_the_preview_names_its_pages_as_before() -> None:
     preview = {page.step: page.preview_step for page in PAGES.values()}
     assert preview[Step.JUDGE] == "text" and preview[Step.WRITE] == "write"
     assert reverse("researcher-preview-item", args=["s", "text", 1]) == "/r/s/preview/text/1/"
+
+
+def test_every_step_a_participant_can_be_on_has_one_page_class() -> None:
+    steps = {value for name, value in vars(Step).items() if name.isupper()}
+    assert set(STEP_PAGES) == steps
+    assert not set(PAGES) & set(STATUS_PAGES)
+    # One class per page: no two steps share a page class.
+    assert len({type(page) for page in STEP_PAGES.values()}) == len(STEP_PAGES)
+    # Status pages have no form to post to.
+    assert all(not page.path for page in STATUS_PAGES.values())
