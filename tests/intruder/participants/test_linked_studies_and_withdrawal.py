@@ -66,8 +66,11 @@ def test_a_writer_study_cannot_be_opened_while_its_linked_intruder_study_is_open
 
 def test_the_demo_may_keep_both_open(pair, settings) -> None:
     settings.INTRUDER_DEMO = True
-    writers, _ = pair
+    writers, intruders = pair
     study_update(study=writers, is_open=True)
+    writers.refresh_from_db()
+    intruders.refresh_from_db()
+    assert writers.is_open and intruders.is_open
 
 
 def test_new_intruders_are_refused_while_a_linked_writer_study_is_open(pair) -> None:

@@ -54,10 +54,16 @@ def test_an_early_writer_cannot_consent_after_the_close_and_sees_no_target(linke
 def test_the_service_refuses_consent_for_a_closed_writer_study(linked_pair):
     writers, _ = linked_pair
     participant = Participant.objects.create(study=writers, prolific_pid="LATECONSENT1")
+    on_time = Participant.objects.create(study=writers, prolific_pid="ONTIMECONSNT")
+    participant_consent_give(participant=on_time)  # the same consent while the study is open
+    assert on_time.writing_tasks.exists()
     Study.objects.filter(pk=writers.pk).update(is_open=False)
-    with pytest.raises(EnrolmentRefused):
+    participant.refresh_from_db()
+    with pytest.raises(EnrolmentRefused) as refusal:
         participant_consent_give(participant=participant)
-    assert not participant.writing_tasks.exists()
+    assert refusal.value.code == EnrolmentRefused.CLOSED
+    participant.refresh_from_db()
+    assert participant.consented_at is None and not participant.writing_tasks.exists()
 
 
 def test_a_writer_who_consented_before_the_close_keeps_writing(linked_pair):
