@@ -42,7 +42,7 @@ TEXT_COLUMNS: tuple[str, ...] = (
 TARGET_COLUMNS: tuple[str, ...] = ("target_key", "target_name", "group")
 
 
-class AnalysisInputError(IntruderError, ValueError):
+class AnalysisInputError(IntruderError):
     """The input frames lack columns or hold values no analysis can use."""
 
 

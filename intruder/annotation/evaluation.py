@@ -47,7 +47,7 @@ PROGRESS_CHUNK = 8
 Progress = Callable[..., None]
 
 
-class EvaluationError(IntruderError, ValueError):
+class EvaluationError(IntruderError):
     """The evaluation cannot run (no annotations, bad system file); worded for the user."""
 
 

@@ -43,6 +43,7 @@ from intruder.enrolment import (
     new_client_admission,
     prolific_completion_url,
 )
+from intruder.exceptions import errors_as_messages
 from intruder.models import Study
 from intruder.selectors.access import owns_study_less_job, studies_visible_to
 from intruder.selectors.jobs import no_worker_note
@@ -233,13 +234,11 @@ def project_add_texts(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@errors_as_messages("annotation-project")
 def project_open(request: HttpRequest, slug: str) -> HttpResponse:
     """Open or close the project to new crowd annotators (managers)."""
     project, _ = _project(request, slug)
-    try:
-        services.project_open_set(project=project, is_open=request.POST.get("is_open") == "1")
-    except ValidationError as error:
-        messages.error(request, "; ".join(error.messages))
+    services.project_open_set(project=project, is_open=request.POST.get("is_open") == "1")
     return redirect("annotation-project", slug=project.slug)
 
 

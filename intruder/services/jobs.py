@@ -92,7 +92,7 @@ class ImproperlyConfiguredBackend(IntruderError):
     status_code = 503
 
 
-class UnknownTaskError(IntruderError, KeyError):
+class UnknownTaskError(IntruderError):
     """No job function is registered under this kind."""
 
 

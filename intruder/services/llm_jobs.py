@@ -31,7 +31,7 @@ ROUND = 16
 MAX_NAME_CHARS = 200
 
 
-class LLMJobError(IntruderError, ValueError):
+class LLMJobError(IntruderError):
     """Settings an LLM job cannot use; the message says which and why."""
 
 

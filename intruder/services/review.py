@@ -29,13 +29,13 @@ class StaleRevisionError(IntruderError):
     api_field = "expected_revision"
 
 
-class SpanEditError(IntruderError, ValueError):
+class SpanEditError(IntruderError):
     """An edit that would produce invalid spans (out of range, overlapping, unknown category)."""
 
     api_field = "spans"
 
 
-class StatusError(IntruderError, ValueError):
+class StatusError(IntruderError):
     """A status change the text's current status does not allow."""
 
     api_field = "status"

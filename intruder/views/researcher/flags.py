@@ -6,12 +6,12 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from intruder.exceptions import errors_as_messages
 from intruder.models import Description, Judgment
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.flags import (
@@ -99,6 +99,7 @@ def flags_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@errors_as_messages("researcher-flags")
 def exclusion_rules_save(request: HttpRequest, slug: str) -> HttpResponse:
     """Record the exclusion rules (refused once participants have started)."""
     study, _ = study_for(request, slug, edit=True)
@@ -107,21 +108,18 @@ def exclusion_rules_save(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, f"Rules not saved: {form.errors.as_text()}")
         return redirect("researcher-flags", slug=study.slug)
     data = form.cleaned_data
-    try:
-        exclusion_rules_set(
-            study=study,
-            exclude=data["exclude"],
-            thresholds={name: data[name] for name in DEFAULT_RULES if name != "exclude"},
-        )
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
-    else:
-        messages.success(request, "Exclusion rules recorded.")
+    exclusion_rules_set(
+        study=study,
+        exclude=data["exclude"],
+        thresholds={name: data[name] for name in DEFAULT_RULES if name != "exclude"},
+    )
+    messages.success(request, "Exclusion rules recorded.")
     return redirect("researcher-flags", slug=study.slug)
 
 
 @login_required
 @require_POST
+@errors_as_messages("researcher-flags", fragment="{kind}-{pk}")
 def flag_review(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpResponse:
     """Confirm (exclude) or overrule (keep) one flagged answer, with the reason."""
     study, _ = study_for(request, slug, edit=True)
@@ -138,16 +136,12 @@ def flag_review(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpResp
         messages.error(request, "Please choose confirm or overrule and say why.")
         return redirect("researcher-flags", slug=study.slug)
     confirmed = form.cleaned_data["decision"] == "confirm"
-    try:
-        flag_review_record(
-            answer=answer,
-            user=request.user,
-            decision=FlagDecision(confirmed=confirmed, reason=form.cleaned_data["reason"]),
-        )
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
-    else:
-        messages.success(request, _review_message(answer, kind, confirmed))
+    flag_review_record(
+        answer=answer,
+        user=request.user,
+        decision=FlagDecision(confirmed=confirmed, reason=form.cleaned_data["reason"]),
+    )
+    messages.success(request, _review_message(answer, kind, confirmed))
     return redirect(f"{reverse('researcher-flags', args=[study.slug])}#{kind}-{pk}")
 
 

@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from intruder.enrolment import entry_link
+from intruder.exceptions import errors_as_messages
 from intruder.exchange import exports, imports
 from intruder.models import Job, Study
 from intruder.selectors.access import (
@@ -224,19 +225,16 @@ def study_import(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@errors_as_messages("researcher-study", prefix="Nothing taken: ")
 def study_take_from_sources(request: HttpRequest, slug: str) -> HttpResponse:
     """Copy the source collection studies' new descriptions into this intruder study."""
     study, _ = study_for(request, slug, edit=True)
-    try:
-        report = descriptions_take_from_sources(study=study)
-    except ValidationError as exc:
-        messages.error(request, f"Nothing taken: {' '.join(exc.messages)}")
-    else:
-        messages.success(
-            request,
-            f"Took {report.descriptions_created} description(s) from the source studies "
-            f"({report.targets_created} new target(s)). Anonymize them next.",
-        )
+    report = descriptions_take_from_sources(study=study)
+    messages.success(
+        request,
+        f"Took {report.descriptions_created} description(s) from the source studies "
+        f"({report.targets_created} new target(s)). Anonymize them next.",
+    )
     return redirect("researcher-study", slug=study.slug)
 
 
@@ -258,6 +256,7 @@ def study_anonymize(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@errors_as_messages("researcher-study", prefix="Nothing queued: ")
 def study_anonymize_llm(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a background job that anonymizes the descriptions with an LLM prompt."""
     return _llm_job_queue(
@@ -271,6 +270,7 @@ def study_anonymize_llm(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@errors_as_messages("researcher-study", prefix="Nothing queued: ")
 def study_llm_intruder(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue the open-world LLM intruder on the study's anonymized texts."""
     return _llm_job_queue(
@@ -287,12 +287,8 @@ def _llm_job_queue(
 ) -> HttpResponse:
     """Queue an LLM job through its start service for an editor; say so on the study page."""
     study, _ = study_for(request, slug, edit=True)
-    try:
-        job = start(study=study, user=request.user, **params)
-    except llm_jobs.LLMJobError as error:
-        messages.error(request, f"Nothing queued: {error}")
-    else:
-        messages.success(request, f"{label} job {job.pk} queued.")
+    job = start(study=study, user=request.user, **params)
+    messages.success(request, f"{label} job {job.pk} queued.")
     return redirect("researcher-study", slug=study.slug)
 
 

@@ -64,7 +64,7 @@ ANSWERS: list[tuple[IntruderError, int, dict[str, Any]]] = [
     ),
     (JobCancelled("job 3 is no longer running"), 409, {"detail": "job 3 is no longer running"}),
     (ImproperlyConfiguredBackend("no backend 'x'"), 503, {"detail": "no backend 'x'"}),
-    (UnknownTaskError("no job kind 'x'"), 400, {"detail": "\"no job kind 'x'\""}),
+    (UnknownTaskError("no job kind 'x'"), 400, {"detail": "no job kind 'x'"}),
     (StaleRevisionError("text 1 changed"), 409, {"expected_revision": ["text 1 changed"]}),
     (SpanEditError("span 0-9 lies outside"), 400, {"spans": ["span 0-9 lies outside"]}),
     (
