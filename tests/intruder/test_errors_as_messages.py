@@ -10,10 +10,7 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 
 from intruder.exceptions import IntruderError, errors_as_messages
-
-
-class Refused(IntruderError):
-    pass
+from intruder.services.review import StatusError
 
 
 def _request():
@@ -33,7 +30,7 @@ def view(request, slug: str, kind: str, pk: int, raise_: Exception | None = None
 @pytest.mark.parametrize(
     ("error", "words"),
     [
-        (Refused("rules are locked once participants started"), "rules are locked"),
+        (StatusError("cannot change a released text to draft"), "cannot change a released"),
         (ValidationError({"reason": ["say why"], "decision": ["choose one"]}), "say why"),
     ],
 )
