@@ -36,7 +36,12 @@ from django.db.models import Count
 from attacks.registry import attacks_where
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
-from intruder.risk.background_uploads import BackgroundUploadError, background_check_size
+from intruder.risk.background_uploads import (
+    BackgroundUploadError,
+    background_check_size,
+    uploaded_background_check,
+)
+from intruder.risk.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 from intruder.services import jobs
 
@@ -136,8 +141,8 @@ def _validate(study: Study, attacks: Sequence[str], methods: Sequence[str], fold
             model_threshold(method)
         elif method not in present and method not in (CLEAR, SPACY_NER):
             raise AttackRunError(f"the study has no texts of method {method!r}")
-    if not 2 <= folds <= 20:
-        raise AttackRunError(f"k (folds) must lie between 2 and 20, got {folds}")
+    if not FOLDS.holds(folds):
+        raise AttackRunError(FOLDS.message)
 
 
 def attack_run_start(
@@ -147,8 +152,8 @@ def attack_run_start(
     attacks: Sequence[str],
     methods: Sequence[str],
     background: str = AttackRun.Background.CROSS_VALIDATED,
-    folds: int = 5,
-    seed: int = 0,
+    folds: int = FOLDS.default,
+    seed: int = SEED.default,
     background_documents: dict[str, str] | None = None,
     distractor_documents: dict[str, str] | None = None,
     config: dict[str, Any] | None = None,
@@ -174,14 +179,8 @@ def attack_run_start(
         raise AttackRunError("the study has no descriptions to attack")
     documents = background_documents or {}
     if background == AttackRun.Background.UPLOADED:
-        keys = set(study.targets.values_list("key", flat=True))
-        unknown = sorted(set(documents) - keys)
-        if unknown:
-            raise AttackRunError(f"background documents for unknown target key(s): {unknown[:5]}")
-        if not documents:
-            raise AttackRunError("upload background documents, or use the study's own texts")
         try:
-            background_check_size(documents)
+            uploaded_background_check(study, documents, persons=1, strangers=False)
         except BackgroundUploadError as error:
             raise AttackRunError(str(error)) from None
     elif background != AttackRun.Background.CROSS_VALIDATED:
@@ -190,8 +189,8 @@ def attack_run_start(
         AttackConfig.from_dict(config or {})
     except (ConfigError, TypeError, ValueError) as error:
         raise AttackRunError(f"attack config: {error}") from None
-    if not 0 <= int(seed) <= 2**31 - 1:
-        raise AttackRunError(f"seed must lie between 0 and {2**31 - 1}")
+    if not SEED.holds(seed):
+        raise AttackRunError(SEED.message)
     distractors, dropped = distractors_outside_study(study, distractor_documents or {})
     budget_resamples = _validate_budget(
         knowledge_budget,
@@ -232,10 +231,6 @@ def attack_run_start(
         ) from None
 
 
-MAX_BUDGET = 1000
-MAX_RESAMPLES = 50
-
-
 def _validate_budget(
     budget: int | None,
     resamples: int | None,
@@ -245,14 +240,12 @@ def _validate_budget(
     distractors: dict[str, str],
 ) -> int:
     """Return the resamples of a run's knowledge budget; raise AttackRunError for bad ones."""
-    from attacks.budget import DEFAULT_RESAMPLES
-
     if budget is None:
         if resamples not in (None, 1):
             raise AttackRunError("resamples need a knowledge budget (b descriptions per person)")
         return 1
-    if not 1 <= int(budget) <= MAX_BUDGET:
-        raise AttackRunError(f"the knowledge budget must lie between 1 and {MAX_BUDGET}")
+    if not KNOWLEDGE_BUDGET.holds(budget):
+        raise AttackRunError(KNOWLEDGE_BUDGET.message)
     if background != AttackRun.Background.CROSS_VALIDATED:
         raise AttackRunError("a knowledge budget draws from the study's own descriptions")
     slow = sorted(set(attacks) - REUSABLE_ATTACKS)
@@ -260,12 +253,9 @@ def _validate_budget(
         raise AttackRunError(f"a knowledge budget takes the retrieval attacks, not {slow}")
     if distractors:
         raise AttackRunError("a knowledge budget cannot be combined with distractors yet")
-    resamples = DEFAULT_RESAMPLES if resamples is None else int(resamples)
-    if not DEFAULT_RESAMPLES <= resamples <= MAX_RESAMPLES:
-        raise AttackRunError(
-            f"resamples must lie between {DEFAULT_RESAMPLES} and {MAX_RESAMPLES}: fewer "
-            "leave the draw's luck in the rate"
-        )
+    resamples = RESAMPLES.default if resamples is None else int(resamples)
+    if not RESAMPLES.holds(resamples):
+        raise AttackRunError(f"{RESAMPLES.message}: fewer leave the draw's luck in the rate")
     return resamples
 
 
@@ -288,7 +278,7 @@ def risk_check_start(
     *,
     study: Study,
     user: Any,
-    folds: int = 5,
+    folds: int = FOLDS.default,
     attacks: Sequence[str] = CHEAP_ATTACKS,
     config: dict[str, Any] | None = None,
 ) -> AttackRun:

@@ -37,7 +37,7 @@ class Bound:
 
 
 # k of the k-fold background: a fold needs another to learn from; more than 20 only slows.
-FOLDS = Bound("k (folds)", 2, 20, default=5)
+FOLDS = Bound("the cross-validation folds", 2, 20, default=5)
 # The seed column is a 32-bit integer on PostgreSQL.
 SEED = Bound("the seed", 0, 2**31 - 1, default=0)
 # b: descriptions known per candidate (attack runs' knowledge budget).

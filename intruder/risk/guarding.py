@@ -26,6 +26,8 @@ from django.db.models import Count, Q
 from guard import DEFAULT_ATTACKS, GuardConfig, ordinal
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Job, Study
+from intruder.risk.background_uploads import BackgroundUploadError, uploaded_background_check
+from intruder.risk.bounds import FOLDS, SEED
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD, span_to_dict
 from intruder.services.review import StaleRevisionError, anonymized_text_set_spans
@@ -34,7 +36,6 @@ from intruder.services.review import StaleRevisionError, anonymized_text_set_spa
 # starts, so the review page fills in while the job runs and a crash loses one batch.
 GUARD_BATCH = 8
 BACKGROUNDS = tuple(AttackRun.Background.values)
-MAX_FOLDS = 20
 
 
 class GuardRunError(IntruderError, ValueError):
@@ -89,8 +90,8 @@ def guard_run_start(
     budget: float = GuardConfig.budget,
     background: str = AttackRun.Background.CROSS_VALIDATED,
     background_documents: dict[str, str] | None = None,
-    folds: int = 5,
-    seed: int = 0,
+    folds: int = FOLDS.default,
+    seed: int = SEED.default,
     attacks: Sequence[str] = DEFAULT_ATTACKS,
 ) -> tuple[GuardRun, bool]:
     """Store a guard run and queue its job, unless one is queued or running; (run, created).
@@ -100,11 +101,13 @@ def guard_run_start(
     A run already at work is handed back instead (one at a time per study).
     """
     _validate(
+        study=study,
         k=k,
         budget=budget,
         background=background,
         documents=background_documents,
         folds=folds,
+        seed=seed,
         attacks=attacks,
     )
     _validate_reachable(
@@ -137,21 +140,25 @@ def guard_run_start(
 
 def _validate(
     *,
+    study: Study,
     k: int,
     budget: float,
     background: str,
     documents: dict[str, str] | None,
     folds: int,
+    seed: int,
     attacks: Sequence[str],
 ) -> None:
     if background not in BACKGROUNDS:
         raise GuardRunError(f"background must be one of {BACKGROUNDS}, got {background!r}")
-    if background == AttackRun.Background.UPLOADED and len(documents or {}) < 2:
-        raise GuardRunError("an uploaded background needs documents for at least two persons")
-    if not 2 <= int(folds) <= MAX_FOLDS:
-        raise GuardRunError(
-            f"the cross-validation folds must lie between 2 and {MAX_FOLDS}, got {folds}"
-        )
+    if background == AttackRun.Background.UPLOADED:
+        try:
+            uploaded_background_check(study, documents or {}, persons=2, strangers=True)
+        except BackgroundUploadError as error:
+            raise GuardRunError(str(error)) from None
+    for bound, value in ((FOLDS, folds), (SEED, seed)):
+        if not bound.holds(value):
+            raise GuardRunError(bound.message)
     if not attacks:
         raise GuardRunError("choose at least one attack")
     try:
