@@ -22,10 +22,10 @@ database), so a crashed run that is retried skips what is stored and loses nothi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -331,37 +331,20 @@ def with_distractors(background: dict[str, list[str]], run: AttackRun) -> dict[s
     return {**background, **extra}
 
 
-@dataclass
-class _Unit:
-    """Texts attacked together with one background (a fold, or everything for uploads)."""
+def _backgrounds(run: AttackRun, descriptions: list[Description]) -> list[Any]:
+    """Return the run's folds (or its one uploaded background), distractors added to each."""
+    from attacks.crossval import run_backgrounds
 
-    fold: int | None
-    description_ids: list[int]
-    background: dict[str, list[str]] = field(default_factory=dict)
-
-
-def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
-    """Return the folds of a cross-validated run, or one unit with the uploaded background."""
-    if run.background == AttackRun.Background.UPLOADED:
-        return [
-            _Unit(
-                fold=None,
-                description_ids=[d.pk for d in descriptions],
-                background=with_distractors(
-                    {key: [text] for key, text in run.background_documents.items()}, run
-                ),
-            )
-        ]
-    from attacks.crossval import fold_backgrounds
-
-    records = background_records(descriptions)
+    uploaded = (
+        {key: [text] for key, text in run.background_documents.items()}
+        if run.background == AttackRun.Background.UPLOADED
+        else None
+    )
     return [
-        _Unit(
-            fold=fold.index,
-            description_ids=[int(i) for i in fold.test_ids],
-            background=with_distractors(fold.texts_by_person, run),
+        dataclasses.replace(fold, texts_by_person=with_distractors(fold.texts_by_person, run))
+        for fold in run_backgrounds(
+            background_records(descriptions), uploaded=uploaded, k=run.folds, seed=run.seed
         )
-        for fold in fold_backgrounds(records, k=run.folds, seed=run.seed)
     ]
 
 
@@ -578,7 +561,7 @@ def execute_attack_run(
     table, which needs every fold, so fold jobs leave it to the run's own job.
     """
     from attacks.config import AttackConfig
-    from attacks.crossval import fit_on_fold
+    from attacks.crossval import attack_cells
     from attacks.prepared import PreparedTexts
     from attacks.registry import get_attack
 
@@ -594,10 +577,6 @@ def execute_attack_run(
     progress(stored, total, "resuming" if stored else "starting")
     config = AttackConfig.from_dict({**_server_paths(run), **run.config})
     prepared = PreparedTexts(config)
-    done_pairs = {
-        (row["fold"], row["attack"], row["method"]): row["n"]
-        for row in run.results.values("fold", "attack", "method").annotate(n=Count("pk"))
-    }
     # The process's reusable attacks (not a test's factory's): fold jobs and later runs of
     # the same settings in this worker reuse the loaded encoder and the embeddings it made.
     instances = _REUSED.setdefault(_config_key(prepared), {}) if attack_factory is None else {}
@@ -607,64 +586,70 @@ def execute_attack_run(
             progress(run.results.count(), total, "utility (TPI) of every method")
             _finish(run, texts)
         return {"run": run.pk, "results": run.results.count(), "expected": total}
+    backgrounds = [b for b in _backgrounds(run, descriptions) if folds is None or b.index in folds]
+
+    def where(fold: int | None, name: str) -> str:
+        return f"{name}, fold {fold + 1}/{run.folds}" if fold is not None else name
+
     llm_stats: dict[str, Any] = {}
-    for unit in _units(run, descriptions):
-        if folds is not None and unit.fold not in folds:
-            continue
-        in_unit = set(unit.description_ids)
-        for name in run.attacks:
-            todo = [
-                method
-                for method in run.methods
-                if done_pairs.get((unit.fold, name, method), 0)
-                < len(texts.available(method) & in_unit)
+    for cell in attack_cells(
+        prepared,
+        backgrounds,
+        run.attacks,
+        run.methods,
+        texts=lambda method, ids: {
+            str(i): text for i, (text, _) in texts.texts(method, map(int, ids)).items()
+        },
+        true_names={str(i): key for i, key in key_of.items()},
+        remaining=_remaining(run, texts),
+        factory=factory,
+        reuse=instances,
+        reusable=REUSABLE_ATTACKS,
+        on_fit=lambda fold, name: progress(
+            run.results.count(), total, f"{where(fold.index, name)}: fitting"
+        ),
+    ):
+        chosen = texts.texts(cell.method, [int(i) for i in cell.texts])
+        AttackResult.objects.bulk_create(_result_rows(run, cell, chosen), ignore_conflicts=True)
+        stored = run.results.count()
+        progress(
+            stored, total, f"{where(cell.fold, cell.attack_name)}: {method_label(cell.method)}"
+        )
+        if cell.attack is not None and "llm" in getattr(cell.attack, "stats", {}):
+            # The model, every sampling setting, tokens and failures of the LLM attack.
+            llm_stats[f"fold {cell.fold}" if cell.fold is not None else "all"] = cell.attack.stats[
+                "llm"
             ]
-            if not todo:
-                continue
-            have = set(
-                run.results.filter(attack=name, description_id__in=in_unit).values_list(
-                    "description_id", "method"
-                )
-            )
-            pending = {
-                method: sorted(
-                    i for i in texts.available(method) & in_unit if (i, method) not in have
-                )
-                for method in todo
-            }
-            pending = {m: ids for m, ids in pending.items() if ids}
-            if not pending:
-                continue
-            where = f"{name}, fold {unit.fold + 1}/{run.folds}" if unit.fold is not None else name
-            progress(stored, total, f"{where}: fitting")
-            curate = prepared.curates(name)
-            fitted = fit_on_fold(
-                prepared,
-                name,
-                unit.background,
-                factory=factory,
-                reuse=instances if name in REUSABLE_ATTACKS else None,
-            )
-            attack = fitted.fitted if fitted is not None else None
-            for method, ids in pending.items():
-                chosen = texts.texts(method, ids)
-                rows = _predict_rows(
-                    run, unit, name, method, chosen, key_of, attack, prepared, curate
-                )
-                AttackResult.objects.bulk_create(rows, ignore_conflicts=True)
-                stored = run.results.count()
-                progress(stored, total, f"{where}: {method_label(method)}")
-            if attack is not None and "llm" in getattr(attack, "stats", {}):
-                # The model, every sampling setting, tokens and failures of the LLM attack.
-                llm_stats[f"fold {unit.fold}" if unit.fold is not None else "all"] = attack.stats[
-                    "llm"
-                ]
     if llm_stats:
         _store_llm_stats(run, llm_stats)
     if finish:
         progress(stored, total, "utility (TPI) of every method")
         _finish(run, texts)
     return {"run": run.pk, "results": run.results.count(), "expected": total}
+
+
+def _remaining(run: AttackRun, texts: MethodTexts) -> Callable[..., list[str]]:
+    """Return the run's resume hook: a cell's texts (of those the method has) not yet stored.
+
+    A cell whose count is complete needs no query; another asks for the ids it has.
+    """
+    done = {
+        (row["fold"], row["attack"], row["method"]): row["n"]
+        for row in run.results.values("fold", "attack", "method").annotate(n=Count("pk"))
+    }
+
+    def remaining(fold: int | None, name: str, method: str, ids: list[str]) -> list[str]:
+        available = texts.available(method) & {int(i) for i in ids}
+        if done.get((fold, name, method), 0) >= len(available):
+            return []
+        have = set(
+            run.results.filter(
+                attack=name, method=method, description_id__in=available
+            ).values_list("description_id", flat=True)
+        )
+        return [str(i) for i in sorted(available - have)]
+
+    return remaining
 
 
 # config key -> attack name -> a fitted-before instance of a REUSABLE_ATTACKS attack.
@@ -785,40 +770,21 @@ def _method_tpi(run: AttackRun, texts: MethodTexts) -> dict[str, Any]:
     return method_tpi(originals, by_method)
 
 
-def _predict_rows(
-    run: AttackRun,
-    unit: _Unit,
-    name: str,
-    method: str,
-    chosen: dict[int, tuple[str, int | None]],
-    key_of: dict[int, str],
-    attack: Any,
-    prepared: Any,
-    curate: bool,
+def _result_rows(
+    run: AttackRun, cell: Any, chosen: dict[int, tuple[str, int | None]]
 ) -> list[AttackResult]:
-    """Predict the chosen texts and return their unsaved result rows.
+    """Return a cell's unsaved result rows (`attacks.crossval.Cell`; `chosen`: id -> (text,
+    stored text id)).
 
     A TF-IDF or BM25 hit also records the words that carry the match (`shared_terms`):
     what a reviewer should mask.
     """
     ids = list(chosen)
     originals = {d.pk: d.text for d in Description.objects.filter(pk__in=ids).only("pk", "text")}
-    documents: dict[str, str] = {}
-    if attack is None:
-        predictions = {i: None for i in ids}
-    else:
-        treated = prepared.documents([chosen[i][0] for i in ids], curate=curate)
-        documents = {str(i): t for i, t in zip(ids, treated, strict=True)}
-        found = attack.predict(
-            documents,
-            top_k=prepared.config.top_k,
-            true_names={str(i): key_of[i] for i in ids},
-        )
-        predictions = {int(p.doc_id): p for p in found}
     rows = []
     for i in ids:
         text, stored_id = chosen[i]
-        prediction = predictions[i]
+        prediction = cell.predictions[str(i)]
         rank = prediction.true_rank if prediction else None
         predicted = prediction.predicted_name if prediction else ""
         rows.append(
@@ -826,15 +792,17 @@ def _predict_rows(
                 run=run,
                 description_id=i,
                 anonymized_text_id=stored_id,
-                method=method,
-                attack=name,
-                fold=unit.fold,
+                method=cell.method,
+                attack=cell.attack_name,
+                fold=cell.fold,
                 predicted_key=predicted,
                 true_rank=rank,
                 true_prob=prediction.true_prob if prediction else None,
                 top_k=[[n, round(float(p), 6)] for n, p in prediction.top_k] if prediction else [],
                 masked_share=masked_share(originals[i], text),
-                driving_words=_driving_words(attack, documents.get(str(i), ""), predicted, rank),
+                driving_words=_driving_words(
+                    cell.attack, cell.documents.get(str(i), ""), predicted, rank
+                ),
             )
         )
     return rows

@@ -17,7 +17,6 @@ left alone: what intruders already see does not change under them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -44,42 +43,34 @@ class GuardRunError(IntruderError, ValueError):
     api_field = "non_field_errors"
 
 
-@dataclass
-class _Unit:
-    """Texts guarded against one background: a cross-validation fold, or the uploaded one."""
-
-    label: str
-    text_ids: list[str]
-    background: dict[str, list[str]]
-
-
 def _units(
     descriptions: list[Any],
     background: str,
     documents: dict[str, str] | None,
     folds: int,
     seed: int,
-) -> list[_Unit]:
-    """Return the backgrounds to guard against, as the risk report's attack runs build them."""
-    if background == "uploaded":
-        return [
-            _Unit(
-                "uploaded background",
-                [str(d.id) for d in descriptions],
-                {key: [text] for key, text in (documents or {}).items()},
-            )
-        ]
+) -> list[Any]:
+    """Return the backgrounds to guard against, as the risk report's attack runs build them
+    (`attacks.crossval.run_backgrounds`: the uploaded one, or the k folds)."""
     from attacks.background import BackgroundRecord
-    from attacks.crossval import fold_backgrounds
+    from attacks.crossval import run_backgrounds
 
     records = [
         BackgroundRecord(str(d.id), d.target.key, str(d.writer_id) if d.writer_id else None, d.text)
         for d in descriptions
     ]
-    return [
-        _Unit(f"fold {fold.index + 1}", fold.test_ids, fold.texts_by_person)
-        for fold in fold_backgrounds(records, k=min(folds, max(len(records), 2)), seed=seed)
-    ]
+    uploaded = (
+        {key: [text] for key, text in (documents or {}).items()}
+        if background == "uploaded"
+        else None
+    )
+    return run_backgrounds(
+        records, uploaded=uploaded, k=min(folds, max(len(records), 2)), seed=seed
+    )
+
+
+def _label(unit: Any) -> str:
+    return "uploaded background" if unit.index is None else f"fold {unit.index + 1}"
 
 
 def guard_run_start(
@@ -261,7 +252,7 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
     units = _units(descriptions, run.background, run.background_documents, run.folds, run.seed)
     for unit in units:
         chosen = []
-        for description_id in unit.text_ids:
+        for description_id in unit.test_ids:
             text = texts.get(description_id)
             if text is None:
                 continue
@@ -270,22 +261,22 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
             elif text.status == AnonymizedText.Status.RELEASED:
                 skip("released")
                 done += 1
-            elif text.description.target.key not in unit.background:
+            elif text.description.target.key not in unit.texts_by_person:
                 skip("no background for the person")
                 done += 1
             else:
                 chosen.append(text)
-        progress(done, total, f"{unit.label}: fitting {', '.join(attacks)}")
+        progress(done, total, f"{_label(unit)}: fitting {', '.join(attacks)}")
         if not chosen:
             continue
-        if len(unit.background) < max(2, run.k):
+        if len(unit.texts_by_person) < max(2, run.k):
             # Too few candidates in this fold to rank anyone k-th: masking could not move
             # the ranks, only damage the text.
             for _ in chosen:
                 skip(f"fewer than k = {run.k} persons in the background")
             done += len(chosen)
             continue
-        fitted = fit_attacks(unit.background, attacks)
+        fitted = fit_attacks(unit.texts_by_person, attacks)
         for first in range(0, len(chosen), GUARD_BATCH):
             batch = chosen[first : first + GUARD_BATCH]
             items = [
@@ -302,7 +293,7 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
             for reason in _store_batch(run, batch, results, residual):
                 skip(reason)
             done += len(batch)
-            progress(done, total, f"{unit.label}: guarded")
+            progress(done, total, f"{_label(unit)}: guarded")
     result = guard_run_finish(run, skipped)
     progress(total, total, finished_message(result))
     return result
