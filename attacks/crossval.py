@@ -1,21 +1,24 @@
-"""K-fold attacks: each fold's background as person -> texts, and an attack fitted on it.
+"""K-fold attacks: each fold's background as person -> texts, an attack fitted on it, and
+the fold x attack x method loop over them.
 
 One path for everything that attacks a corpus with its own other texts as the background
 (the platform's attack runs, its guard job, the benchmarks): the folds come from
 ``attacks.background`` (no text in its own background, nor its writer's twin), the fit
 from ``PreparedTexts`` (each text pretreated once, whatever the fold), and the fitted
-``PreparedAttack`` predicts raw texts. Callers keep only what is theirs: which folds and
-attacks are still to do, progress and storage (the platform resumes per fold, attack and
-method), or a background split in halves (the guard benchmark).
+``PreparedAttack`` predicts raw texts. ``attack_cells`` walks the folds, attacks and methods
+and yields each cell's predictions; callers keep only what is theirs: which cells are still
+to do (one resume hook, ``remaining``), progress and storage (the platform resumes per fold,
+attack and method), or a background split in halves (the guard benchmark).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from attacks.background import BackgroundRecord, cross_validation_folds
 from attacks.base import Attack
+from attacks.prediction import Prediction
 from attacks.prepared import AttackFactory, PreparedAttack, PreparedTexts
 from attacks.registry import get_attack
 
@@ -24,7 +27,7 @@ from attacks.registry import get_attack
 class FoldBackground:
     """One fold: the texts attacked in it and each person's texts outside it (the fit input)."""
 
-    index: int
+    index: int | None  # None: one background for every text (uploaded, not folded)
     test_ids: list[str]
     texts_by_person: dict[str, list[str]]
 
@@ -50,6 +53,26 @@ def fold_backgrounds(
     ]
 
 
+def run_backgrounds(
+    records: Sequence[BackgroundRecord],
+    *,
+    uploaded: Mapping[str, Sequence[str]] | None = None,
+    k: int = 5,
+    seed: int = 0,
+) -> list[FoldBackground]:
+    """Return the backgrounds a run attacks ``records`` with: the ``uploaded`` one (person ->
+    texts) for every text, or else the k folds of the records themselves."""
+    if uploaded is not None:
+        return [
+            FoldBackground(
+                index=None,
+                test_ids=[r.text_id for r in records],
+                texts_by_person={person: list(texts) for person, texts in uploaded.items()},
+            )
+        ]
+    return fold_backgrounds(records, k=k, seed=seed)
+
+
 def fit_on_fold(
     prepared: PreparedTexts,
     name: str,
@@ -73,3 +96,90 @@ def fit_on_fold(
         reuse[name] = attack
     attack.fit(background)
     return PreparedAttack(attack, prepared, curate)
+
+
+@dataclass
+class Cell:
+    """One fold's predictions by one attack of one method's texts (text id -> raw text).
+
+    ``predictions`` holds one per text, None for every text where the fold's background was
+    empty; ``documents`` are the texts as pretreated for the attack; ``attack`` is the fitted
+    attack (None without a background), for what the caller reads off it (shared terms,
+    stats).
+    """
+
+    fold: int | None
+    attack_name: str
+    method: str
+    texts: dict[str, str]
+    predictions: dict[str, Prediction | None]
+    documents: dict[str, str] = field(default_factory=dict)
+    attack: Attack | None = None
+
+
+# The resume hook: (fold, attack, method, the fold's text ids) -> the ids still to predict.
+Remaining = Callable[[int | None, str, str, list[str]], list[str]]
+
+
+def attack_cells(
+    prepared: PreparedTexts,
+    folds: Sequence[FoldBackground],
+    attacks: Sequence[str],
+    methods: Sequence[str],
+    *,
+    texts: Callable[[str, list[str]], Mapping[str, str]],
+    true_names: Mapping[str, str],
+    remaining: Remaining,
+    factory: AttackFactory | None = None,
+    reuse: dict[str, Attack] | None = None,
+    reusable: Collection[str] = (),
+    on_fit: Callable[[FoldBackground, str], None] | None = None,
+) -> Iterator[Cell]:
+    """Yield each (fold, attack, method) cell still to do, attack fitted once per fold.
+
+    ``remaining`` is the caller's resume rule: the cell's texts not yet done (all of them on
+    a first run); an attack is fitted on a fold only when one of its cells has any.
+    ``texts(method, ids)`` returns each id's text under ``method``; ``reuse`` serves the
+    ``reusable`` attacks across folds (see ``fit_on_fold``); ``on_fit`` is told before each fit.
+    """
+    for fold in folds:
+        for name in attacks:
+            pending = {
+                m: ids for m in methods if (ids := remaining(fold.index, name, m, fold.test_ids))
+            }
+            if not pending:
+                continue
+            if on_fit is not None:
+                on_fit(fold, name)
+            fitted = fit_on_fold(
+                prepared,
+                name,
+                fold.texts_by_person,
+                factory=factory,
+                reuse=reuse if name in reusable else None,
+            )
+            for method, ids in pending.items():
+                chosen = dict(texts(method, ids))
+                yield _predicted(prepared, fold.index, name, method, chosen, fitted, true_names)
+
+
+def _predicted(
+    prepared: PreparedTexts,
+    fold: int | None,
+    name: str,
+    method: str,
+    chosen: dict[str, str],
+    fitted: PreparedAttack | None,
+    true_names: Mapping[str, str],
+) -> Cell:
+    """Return one cell: the chosen texts pretreated as the fold's background and predicted."""
+    if fitted is None:
+        return Cell(fold, name, method, chosen, dict.fromkeys(chosen))
+    ids = list(chosen)
+    treated = prepared.documents([chosen[i] for i in ids], curate=fitted.curate)
+    documents = dict(zip(ids, treated, strict=True))
+    found = fitted.fitted.predict(
+        documents, top_k=prepared.config.top_k, true_names={i: true_names[i] for i in ids}
+    )
+    predictions: dict[str, Prediction | None] = {p.doc_id: p for p in found}
+    return Cell(fold, name, method, chosen, predictions, documents, fitted.fitted)

@@ -13,6 +13,7 @@ Distractors are never a study text's own background: a distractor's key is
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import unicodedata
 from collections.abc import Sequence
@@ -65,7 +66,7 @@ def ladder(
     """Return one row per (text, level, attack): N candidates and the true person's rank."""
     from attacks.background import BackgroundRecord
     from attacks.config import AttackConfig
-    from attacks.crossval import fit_on_fold, fold_backgrounds
+    from attacks.crossval import attack_cells, fold_backgrounds
     from attacks.prepared import PreparedTexts
     from intruder.models import AnonymizedText, Description
 
@@ -96,20 +97,23 @@ def ladder(
     rows = []
     for fold in folds:
         own = fold.texts_by_person
-        ids = [int(i) for i in fold.test_ids if int(i) in seen]
         for level in levels:
             extra = {f"{DISTRACTOR_PREFIX}{name}": [text] for name, text in distractors[:level]}
             assert not set(extra) & set(own)  # never a study person's own background
-            background = {**own, **extra}
-            for name in attacks:
-                attack = fit_on_fold(prepared, name, background, reuse=instances)
-                found = attack.predict(
-                    {str(i): seen[i] for i in ids},
-                    top_k=1,
-                    true_names={str(i): key_of[i] for i in ids},
-                )
-                for prediction in found:
-                    i = int(prediction.doc_id)
+            background = dataclasses.replace(fold, texts_by_person={**own, **extra})
+            for cell in attack_cells(
+                prepared,
+                [background],
+                attacks,
+                [method],
+                texts=lambda _, ids: {i: seen[int(i)] for i in ids},
+                true_names={str(i): key for i, key in key_of.items()},
+                remaining=lambda fold, name, method, ids: [i for i in ids if int(i) in seen],
+                reuse=instances,
+                reusable=attacks,
+            ):
+                for doc_id, prediction in cell.predictions.items():
+                    i = int(doc_id)
                     rows.append(
                         {
                             "description_id": i,
@@ -117,10 +121,10 @@ def ladder(
                             "group": group_of[i],
                             "fold": fold.index,
                             "distractors": level,
-                            "candidates": len(background),
-                            "attack": name,
-                            "true_rank": prediction.true_rank,
-                            "correct": prediction.true_rank == 1,
+                            "candidates": len(background.texts_by_person),
+                            "attack": cell.attack_name,
+                            "true_rank": prediction.true_rank if prediction else None,
+                            "correct": prediction is not None and prediction.true_rank == 1,
                         }
                     )
     return pd.DataFrame(rows)

@@ -10,5 +10,7 @@ class IntruderConfig(AppConfig):
         # Imported for what they register: the system checks, and the job runners.
         from intruder import checks, tasks  # noqa: F401
         from intruder.log_redaction import install_request_log_redaction
+        from intruder.risk.review_parts import register_review_parts
 
         install_request_log_redaction()
+        register_review_parts()

@@ -17,6 +17,7 @@ from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
 from intruder.api.filters import IdFilter
 from intruder.models import AttackResult, AttackRun, GuardResult, GuardRun
 from intruder.risk import attack_runs
+from intruder.risk.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 
 
 class AttackRunFilter(filters.FilterSet):
@@ -126,13 +127,11 @@ class AttackRunCreateApi(APIView):
             "as candidates (study persons and study texts are dropped, and named in the run's "
             "summary).",
         )
-        folds = serializers.IntegerField(min_value=2, max_value=20, default=5)
-        # The seed column is a 32-bit integer on PostgreSQL.
-        seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
+        folds = serializers.IntegerField(**FOLDS.field_kwargs(), default=FOLDS.default)
+        seed = serializers.IntegerField(**SEED.field_kwargs(), default=SEED.default)
         config = serializers.DictField(required=False, help_text="Attack config overrides.")
         knowledge_budget = serializers.IntegerField(
-            min_value=1,
-            max_value=attack_runs.MAX_BUDGET,
+            **KNOWLEDGE_BUDGET.field_kwargs(),
             required=False,
             allow_null=True,
             default=None,
@@ -141,7 +140,7 @@ class AttackRunCreateApi(APIView):
         )
         budget_resamples = serializers.IntegerField(
             min_value=1,
-            max_value=attack_runs.MAX_RESAMPLES,
+            max_value=RESAMPLES.high,
             required=False,
             allow_null=True,
             default=None,

@@ -22,10 +22,10 @@ database), so a crashed run that is retried skips what is stored and loses nothi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,12 @@ from django.db.models import Count
 from attacks.registry import attacks_where
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
-from intruder.risk.background_uploads import BackgroundUploadError, background_check_size
+from intruder.risk.background_uploads import (
+    BackgroundUploadError,
+    background_check_size,
+    uploaded_background_check,
+)
+from intruder.risk.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 from intruder.services import jobs
 
@@ -136,8 +141,8 @@ def _validate(study: Study, attacks: Sequence[str], methods: Sequence[str], fold
             model_threshold(method)
         elif method not in present and method not in (CLEAR, SPACY_NER):
             raise AttackRunError(f"the study has no texts of method {method!r}")
-    if not 2 <= folds <= 20:
-        raise AttackRunError(f"k (folds) must lie between 2 and 20, got {folds}")
+    if not FOLDS.holds(folds):
+        raise AttackRunError(FOLDS.message)
 
 
 def attack_run_start(
@@ -147,8 +152,8 @@ def attack_run_start(
     attacks: Sequence[str],
     methods: Sequence[str],
     background: str = AttackRun.Background.CROSS_VALIDATED,
-    folds: int = 5,
-    seed: int = 0,
+    folds: int = FOLDS.default,
+    seed: int = SEED.default,
     background_documents: dict[str, str] | None = None,
     distractor_documents: dict[str, str] | None = None,
     config: dict[str, Any] | None = None,
@@ -174,14 +179,8 @@ def attack_run_start(
         raise AttackRunError("the study has no descriptions to attack")
     documents = background_documents or {}
     if background == AttackRun.Background.UPLOADED:
-        keys = set(study.targets.values_list("key", flat=True))
-        unknown = sorted(set(documents) - keys)
-        if unknown:
-            raise AttackRunError(f"background documents for unknown target key(s): {unknown[:5]}")
-        if not documents:
-            raise AttackRunError("upload background documents, or use the study's own texts")
         try:
-            background_check_size(documents)
+            uploaded_background_check(study, documents, persons=1, strangers=False)
         except BackgroundUploadError as error:
             raise AttackRunError(str(error)) from None
     elif background != AttackRun.Background.CROSS_VALIDATED:
@@ -190,8 +189,8 @@ def attack_run_start(
         AttackConfig.from_dict(config or {})
     except (ConfigError, TypeError, ValueError) as error:
         raise AttackRunError(f"attack config: {error}") from None
-    if not 0 <= int(seed) <= 2**31 - 1:
-        raise AttackRunError(f"seed must lie between 0 and {2**31 - 1}")
+    if not SEED.holds(seed):
+        raise AttackRunError(SEED.message)
     distractors, dropped = distractors_outside_study(study, distractor_documents or {})
     budget_resamples = _validate_budget(
         knowledge_budget,
@@ -232,10 +231,6 @@ def attack_run_start(
         ) from None
 
 
-MAX_BUDGET = 1000
-MAX_RESAMPLES = 50
-
-
 def _validate_budget(
     budget: int | None,
     resamples: int | None,
@@ -245,14 +240,12 @@ def _validate_budget(
     distractors: dict[str, str],
 ) -> int:
     """Return the resamples of a run's knowledge budget; raise AttackRunError for bad ones."""
-    from attacks.budget import DEFAULT_RESAMPLES
-
     if budget is None:
         if resamples not in (None, 1):
             raise AttackRunError("resamples need a knowledge budget (b descriptions per person)")
         return 1
-    if not 1 <= int(budget) <= MAX_BUDGET:
-        raise AttackRunError(f"the knowledge budget must lie between 1 and {MAX_BUDGET}")
+    if not KNOWLEDGE_BUDGET.holds(budget):
+        raise AttackRunError(KNOWLEDGE_BUDGET.message)
     if background != AttackRun.Background.CROSS_VALIDATED:
         raise AttackRunError("a knowledge budget draws from the study's own descriptions")
     slow = sorted(set(attacks) - REUSABLE_ATTACKS)
@@ -260,12 +253,9 @@ def _validate_budget(
         raise AttackRunError(f"a knowledge budget takes the retrieval attacks, not {slow}")
     if distractors:
         raise AttackRunError("a knowledge budget cannot be combined with distractors yet")
-    resamples = DEFAULT_RESAMPLES if resamples is None else int(resamples)
-    if not DEFAULT_RESAMPLES <= resamples <= MAX_RESAMPLES:
-        raise AttackRunError(
-            f"resamples must lie between {DEFAULT_RESAMPLES} and {MAX_RESAMPLES}: fewer "
-            "leave the draw's luck in the rate"
-        )
+    resamples = RESAMPLES.default if resamples is None else int(resamples)
+    if not RESAMPLES.holds(resamples):
+        raise AttackRunError(f"{RESAMPLES.message}: fewer leave the draw's luck in the rate")
     return resamples
 
 
@@ -288,7 +278,7 @@ def risk_check_start(
     *,
     study: Study,
     user: Any,
-    folds: int = 5,
+    folds: int = FOLDS.default,
     attacks: Sequence[str] = CHEAP_ATTACKS,
     config: dict[str, Any] | None = None,
 ) -> AttackRun:
@@ -341,37 +331,20 @@ def with_distractors(background: dict[str, list[str]], run: AttackRun) -> dict[s
     return {**background, **extra}
 
 
-@dataclass
-class _Unit:
-    """Texts attacked together with one background (a fold, or everything for uploads)."""
+def _backgrounds(run: AttackRun, descriptions: list[Description]) -> list[Any]:
+    """Return the run's folds (or its one uploaded background), distractors added to each."""
+    from attacks.crossval import run_backgrounds
 
-    fold: int | None
-    description_ids: list[int]
-    background: dict[str, list[str]] = field(default_factory=dict)
-
-
-def _units(run: AttackRun, descriptions: list[Description]) -> list[_Unit]:
-    """Return the folds of a cross-validated run, or one unit with the uploaded background."""
-    if run.background == AttackRun.Background.UPLOADED:
-        return [
-            _Unit(
-                fold=None,
-                description_ids=[d.pk for d in descriptions],
-                background=with_distractors(
-                    {key: [text] for key, text in run.background_documents.items()}, run
-                ),
-            )
-        ]
-    from attacks.crossval import fold_backgrounds
-
-    records = background_records(descriptions)
+    uploaded = (
+        {key: [text] for key, text in run.background_documents.items()}
+        if run.background == AttackRun.Background.UPLOADED
+        else None
+    )
     return [
-        _Unit(
-            fold=fold.index,
-            description_ids=[int(i) for i in fold.test_ids],
-            background=with_distractors(fold.texts_by_person, run),
+        dataclasses.replace(fold, texts_by_person=with_distractors(fold.texts_by_person, run))
+        for fold in run_backgrounds(
+            background_records(descriptions), uploaded=uploaded, k=run.folds, seed=run.seed
         )
-        for fold in fold_backgrounds(records, k=run.folds, seed=run.seed)
     ]
 
 
@@ -588,7 +561,7 @@ def execute_attack_run(
     table, which needs every fold, so fold jobs leave it to the run's own job.
     """
     from attacks.config import AttackConfig
-    from attacks.crossval import fit_on_fold
+    from attacks.crossval import attack_cells
     from attacks.prepared import PreparedTexts
     from attacks.registry import get_attack
 
@@ -604,10 +577,6 @@ def execute_attack_run(
     progress(stored, total, "resuming" if stored else "starting")
     config = AttackConfig.from_dict({**_server_paths(run), **run.config})
     prepared = PreparedTexts(config)
-    done_pairs = {
-        (row["fold"], row["attack"], row["method"]): row["n"]
-        for row in run.results.values("fold", "attack", "method").annotate(n=Count("pk"))
-    }
     # The process's reusable attacks (not a test's factory's): fold jobs and later runs of
     # the same settings in this worker reuse the loaded encoder and the embeddings it made.
     instances = _REUSED.setdefault(_config_key(prepared), {}) if attack_factory is None else {}
@@ -617,64 +586,70 @@ def execute_attack_run(
             progress(run.results.count(), total, "utility (TPI) of every method")
             _finish(run, texts)
         return {"run": run.pk, "results": run.results.count(), "expected": total}
+    backgrounds = [b for b in _backgrounds(run, descriptions) if folds is None or b.index in folds]
+
+    def where(fold: int | None, name: str) -> str:
+        return f"{name}, fold {fold + 1}/{run.folds}" if fold is not None else name
+
     llm_stats: dict[str, Any] = {}
-    for unit in _units(run, descriptions):
-        if folds is not None and unit.fold not in folds:
-            continue
-        in_unit = set(unit.description_ids)
-        for name in run.attacks:
-            todo = [
-                method
-                for method in run.methods
-                if done_pairs.get((unit.fold, name, method), 0)
-                < len(texts.available(method) & in_unit)
+    for cell in attack_cells(
+        prepared,
+        backgrounds,
+        run.attacks,
+        run.methods,
+        texts=lambda method, ids: {
+            str(i): text for i, (text, _) in texts.texts(method, map(int, ids)).items()
+        },
+        true_names={str(i): key for i, key in key_of.items()},
+        remaining=_remaining(run, texts),
+        factory=factory,
+        reuse=instances,
+        reusable=REUSABLE_ATTACKS,
+        on_fit=lambda fold, name: progress(
+            run.results.count(), total, f"{where(fold.index, name)}: fitting"
+        ),
+    ):
+        chosen = texts.texts(cell.method, [int(i) for i in cell.texts])
+        AttackResult.objects.bulk_create(_result_rows(run, cell, chosen), ignore_conflicts=True)
+        stored = run.results.count()
+        progress(
+            stored, total, f"{where(cell.fold, cell.attack_name)}: {method_label(cell.method)}"
+        )
+        if cell.attack is not None and "llm" in getattr(cell.attack, "stats", {}):
+            # The model, every sampling setting, tokens and failures of the LLM attack.
+            llm_stats[f"fold {cell.fold}" if cell.fold is not None else "all"] = cell.attack.stats[
+                "llm"
             ]
-            if not todo:
-                continue
-            have = set(
-                run.results.filter(attack=name, description_id__in=in_unit).values_list(
-                    "description_id", "method"
-                )
-            )
-            pending = {
-                method: sorted(
-                    i for i in texts.available(method) & in_unit if (i, method) not in have
-                )
-                for method in todo
-            }
-            pending = {m: ids for m, ids in pending.items() if ids}
-            if not pending:
-                continue
-            where = f"{name}, fold {unit.fold + 1}/{run.folds}" if unit.fold is not None else name
-            progress(stored, total, f"{where}: fitting")
-            curate = prepared.curates(name)
-            fitted = fit_on_fold(
-                prepared,
-                name,
-                unit.background,
-                factory=factory,
-                reuse=instances if name in REUSABLE_ATTACKS else None,
-            )
-            attack = fitted.fitted if fitted is not None else None
-            for method, ids in pending.items():
-                chosen = texts.texts(method, ids)
-                rows = _predict_rows(
-                    run, unit, name, method, chosen, key_of, attack, prepared, curate
-                )
-                AttackResult.objects.bulk_create(rows, ignore_conflicts=True)
-                stored = run.results.count()
-                progress(stored, total, f"{where}: {method_label(method)}")
-            if attack is not None and "llm" in getattr(attack, "stats", {}):
-                # The model, every sampling setting, tokens and failures of the LLM attack.
-                llm_stats[f"fold {unit.fold}" if unit.fold is not None else "all"] = attack.stats[
-                    "llm"
-                ]
     if llm_stats:
         _store_llm_stats(run, llm_stats)
     if finish:
         progress(stored, total, "utility (TPI) of every method")
         _finish(run, texts)
     return {"run": run.pk, "results": run.results.count(), "expected": total}
+
+
+def _remaining(run: AttackRun, texts: MethodTexts) -> Callable[..., list[str]]:
+    """Return the run's resume hook: a cell's texts (of those the method has) not yet stored.
+
+    A cell whose count is complete needs no query; another asks for the ids it has.
+    """
+    done = {
+        (row["fold"], row["attack"], row["method"]): row["n"]
+        for row in run.results.values("fold", "attack", "method").annotate(n=Count("pk"))
+    }
+
+    def remaining(fold: int | None, name: str, method: str, ids: list[str]) -> list[str]:
+        available = texts.available(method) & {int(i) for i in ids}
+        if done.get((fold, name, method), 0) >= len(available):
+            return []
+        have = set(
+            run.results.filter(
+                attack=name, method=method, description_id__in=available
+            ).values_list("description_id", flat=True)
+        )
+        return [str(i) for i in sorted(available - have)]
+
+    return remaining
 
 
 # config key -> attack name -> a fitted-before instance of a REUSABLE_ATTACKS attack.
@@ -795,40 +770,21 @@ def _method_tpi(run: AttackRun, texts: MethodTexts) -> dict[str, Any]:
     return method_tpi(originals, by_method)
 
 
-def _predict_rows(
-    run: AttackRun,
-    unit: _Unit,
-    name: str,
-    method: str,
-    chosen: dict[int, tuple[str, int | None]],
-    key_of: dict[int, str],
-    attack: Any,
-    prepared: Any,
-    curate: bool,
+def _result_rows(
+    run: AttackRun, cell: Any, chosen: dict[int, tuple[str, int | None]]
 ) -> list[AttackResult]:
-    """Predict the chosen texts and return their unsaved result rows.
+    """Return a cell's unsaved result rows (`attacks.crossval.Cell`; `chosen`: id -> (text,
+    stored text id)).
 
     A TF-IDF or BM25 hit also records the words that carry the match (`shared_terms`):
     what a reviewer should mask.
     """
     ids = list(chosen)
     originals = {d.pk: d.text for d in Description.objects.filter(pk__in=ids).only("pk", "text")}
-    documents: dict[str, str] = {}
-    if attack is None:
-        predictions = {i: None for i in ids}
-    else:
-        treated = prepared.documents([chosen[i][0] for i in ids], curate=curate)
-        documents = {str(i): t for i, t in zip(ids, treated, strict=True)}
-        found = attack.predict(
-            documents,
-            top_k=prepared.config.top_k,
-            true_names={str(i): key_of[i] for i in ids},
-        )
-        predictions = {int(p.doc_id): p for p in found}
     rows = []
     for i in ids:
         text, stored_id = chosen[i]
-        prediction = predictions[i]
+        prediction = cell.predictions[str(i)]
         rank = prediction.true_rank if prediction else None
         predicted = prediction.predicted_name if prediction else ""
         rows.append(
@@ -836,15 +792,17 @@ def _predict_rows(
                 run=run,
                 description_id=i,
                 anonymized_text_id=stored_id,
-                method=method,
-                attack=name,
-                fold=unit.fold,
+                method=cell.method,
+                attack=cell.attack_name,
+                fold=cell.fold,
                 predicted_key=predicted,
                 true_rank=rank,
                 true_prob=prediction.true_prob if prediction else None,
                 top_k=[[n, round(float(p), 6)] for n, p in prediction.top_k] if prediction else [],
                 masked_share=masked_share(originals[i], text),
-                driving_words=_driving_words(attack, documents.get(str(i), ""), predicted, rank),
+                driving_words=_driving_words(
+                    cell.attack, cell.documents.get(str(i), ""), predicted, rank
+                ),
             )
         )
     return rows

@@ -8,6 +8,8 @@ The CSV and JSONL rows are the one background format of the platform and the gua
 (`attacks.background.background_row`, which also takes `name` for `target` where unambiguous).
 
 Several documents of one person are joined. Errors name the line and the field.
+`uploaded_background_check` is the one check of an uploaded background, for attack runs and
+guard runs alike.
 """
 
 from __future__ import annotations
@@ -16,11 +18,15 @@ import csv
 import io
 from collections.abc import Iterable
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from attacks.background import TEXT_SEPARATOR, background_row
 from csv_safe import SafeDictReader
 from intruder.exceptions import IntruderError
 from research_data.json_lines import json_lines
+
+if TYPE_CHECKING:
+    from intruder.models import Study
 
 
 class BackgroundUploadError(IntruderError, ValueError):
@@ -43,6 +49,29 @@ def background_check_size(documents: dict[str, str]) -> None:
             f"the background documents hold {size / 1024 / 1024:.1f} MB; the limit is "
             f"{limit / 1024 / 1024:.0f} MB (INTRUDER_BACKGROUND_MAX_MB)"
         )
+
+
+def uploaded_background_check(
+    study: Study, documents: dict[str, str], *, persons: int, strangers: bool
+) -> None:
+    """Refuse an uploaded background a run cannot use: documents for fewer than `persons` of
+    the study's persons (the guard ranks among at least two), documents of other persons
+    unless `strangers` (the guard takes them as more candidates; an attack run takes them as
+    distractors, apart), or more bytes than a run may store."""
+    keys = set(study.targets.values_list("key", flat=True))
+    unknown = sorted(set(documents) - keys)
+    if unknown and not strangers:
+        raise BackgroundUploadError(
+            f"background documents for unknown target key(s): {unknown[:5]} (name the files "
+            "for the study's keys, or fill the target column)"
+        )
+    if len(set(documents) & keys) < persons:
+        count = {1: "one", 2: "two"}.get(persons, str(persons))
+        raise BackgroundUploadError(
+            f"upload background documents for at least {count} of the study's target persons "
+            "(files named for their keys, or a target column), or use the study's own texts"
+        )
+    background_check_size(documents)
 
 
 def _decode(content: bytes, filename: str) -> str:

@@ -17,7 +17,6 @@ left alone: what intruders already see does not change under them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -26,6 +25,8 @@ from django.db.models import Count, Q
 from guard import DEFAULT_ATTACKS, GuardConfig, ordinal
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Job, Study
+from intruder.risk.background_uploads import BackgroundUploadError, uploaded_background_check
+from intruder.risk.bounds import FOLDS, SEED
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD, span_to_dict
 from intruder.services.review import StaleRevisionError, anonymized_text_set_spans
@@ -34,7 +35,6 @@ from intruder.services.review import StaleRevisionError, anonymized_text_set_spa
 # starts, so the review page fills in while the job runs and a crash loses one batch.
 GUARD_BATCH = 8
 BACKGROUNDS = tuple(AttackRun.Background.values)
-MAX_FOLDS = 20
 
 
 class GuardRunError(IntruderError, ValueError):
@@ -43,42 +43,34 @@ class GuardRunError(IntruderError, ValueError):
     api_field = "non_field_errors"
 
 
-@dataclass
-class _Unit:
-    """Texts guarded against one background: a cross-validation fold, or the uploaded one."""
-
-    label: str
-    text_ids: list[str]
-    background: dict[str, list[str]]
-
-
 def _units(
     descriptions: list[Any],
     background: str,
     documents: dict[str, str] | None,
     folds: int,
     seed: int,
-) -> list[_Unit]:
-    """Return the backgrounds to guard against, as the risk report's attack runs build them."""
-    if background == "uploaded":
-        return [
-            _Unit(
-                "uploaded background",
-                [str(d.id) for d in descriptions],
-                {key: [text] for key, text in (documents or {}).items()},
-            )
-        ]
+) -> list[Any]:
+    """Return the backgrounds to guard against, as the risk report's attack runs build them
+    (`attacks.crossval.run_backgrounds`: the uploaded one, or the k folds)."""
     from attacks.background import BackgroundRecord
-    from attacks.crossval import fold_backgrounds
+    from attacks.crossval import run_backgrounds
 
     records = [
         BackgroundRecord(str(d.id), d.target.key, str(d.writer_id) if d.writer_id else None, d.text)
         for d in descriptions
     ]
-    return [
-        _Unit(f"fold {fold.index + 1}", fold.test_ids, fold.texts_by_person)
-        for fold in fold_backgrounds(records, k=min(folds, max(len(records), 2)), seed=seed)
-    ]
+    uploaded = (
+        {key: [text] for key, text in (documents or {}).items()}
+        if background == "uploaded"
+        else None
+    )
+    return run_backgrounds(
+        records, uploaded=uploaded, k=min(folds, max(len(records), 2)), seed=seed
+    )
+
+
+def _label(unit: Any) -> str:
+    return "uploaded background" if unit.index is None else f"fold {unit.index + 1}"
 
 
 def guard_run_start(
@@ -89,8 +81,8 @@ def guard_run_start(
     budget: float = GuardConfig.budget,
     background: str = AttackRun.Background.CROSS_VALIDATED,
     background_documents: dict[str, str] | None = None,
-    folds: int = 5,
-    seed: int = 0,
+    folds: int = FOLDS.default,
+    seed: int = SEED.default,
     attacks: Sequence[str] = DEFAULT_ATTACKS,
 ) -> tuple[GuardRun, bool]:
     """Store a guard run and queue its job, unless one is queued or running; (run, created).
@@ -100,11 +92,13 @@ def guard_run_start(
     A run already at work is handed back instead (one at a time per study).
     """
     _validate(
+        study=study,
         k=k,
         budget=budget,
         background=background,
         documents=background_documents,
         folds=folds,
+        seed=seed,
         attacks=attacks,
     )
     _validate_reachable(
@@ -137,21 +131,25 @@ def guard_run_start(
 
 def _validate(
     *,
+    study: Study,
     k: int,
     budget: float,
     background: str,
     documents: dict[str, str] | None,
     folds: int,
+    seed: int,
     attacks: Sequence[str],
 ) -> None:
     if background not in BACKGROUNDS:
         raise GuardRunError(f"background must be one of {BACKGROUNDS}, got {background!r}")
-    if background == AttackRun.Background.UPLOADED and len(documents or {}) < 2:
-        raise GuardRunError("an uploaded background needs documents for at least two persons")
-    if not 2 <= int(folds) <= MAX_FOLDS:
-        raise GuardRunError(
-            f"the cross-validation folds must lie between 2 and {MAX_FOLDS}, got {folds}"
-        )
+    if background == AttackRun.Background.UPLOADED:
+        try:
+            uploaded_background_check(study, documents or {}, persons=2, strangers=True)
+        except BackgroundUploadError as error:
+            raise GuardRunError(str(error)) from None
+    for bound, value in ((FOLDS, folds), (SEED, seed)):
+        if not bound.holds(value):
+            raise GuardRunError(bound.message)
     if not attacks:
         raise GuardRunError("choose at least one attack")
     try:
@@ -254,7 +252,7 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
     units = _units(descriptions, run.background, run.background_documents, run.folds, run.seed)
     for unit in units:
         chosen = []
-        for description_id in unit.text_ids:
+        for description_id in unit.test_ids:
             text = texts.get(description_id)
             if text is None:
                 continue
@@ -263,22 +261,22 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
             elif text.status == AnonymizedText.Status.RELEASED:
                 skip("released")
                 done += 1
-            elif text.description.target.key not in unit.background:
+            elif text.description.target.key not in unit.texts_by_person:
                 skip("no background for the person")
                 done += 1
             else:
                 chosen.append(text)
-        progress(done, total, f"{unit.label}: fitting {', '.join(attacks)}")
+        progress(done, total, f"{_label(unit)}: fitting {', '.join(attacks)}")
         if not chosen:
             continue
-        if len(unit.background) < max(2, run.k):
+        if len(unit.texts_by_person) < max(2, run.k):
             # Too few candidates in this fold to rank anyone k-th: masking could not move
             # the ranks, only damage the text.
             for _ in chosen:
                 skip(f"fewer than k = {run.k} persons in the background")
             done += len(chosen)
             continue
-        fitted = fit_attacks(unit.background, attacks)
+        fitted = fit_attacks(unit.texts_by_person, attacks)
         for first in range(0, len(chosen), GUARD_BATCH):
             batch = chosen[first : first + GUARD_BATCH]
             items = [
@@ -295,7 +293,7 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
             for reason in _store_batch(run, batch, results, residual):
                 skip(reason)
             done += len(batch)
-            progress(done, total, f"{unit.label}: guarded")
+            progress(done, total, f"{_label(unit)}: guarded")
     result = guard_run_finish(run, skipped)
     progress(total, total, finished_message(result))
     return result

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -18,8 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from intruder.models import AttackRun, Job, ReportFile, Study
 from intruder.risk import attack_runs
-from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
-from intruder.risk.methods import method_label
+from intruder.risk.forms import AttackRunForm
 from intruder.risk.rendering import standalone_html, summary_json, table_csv, table_json
 from intruder.risk.report import RISK_TABLE_TITLES
 from intruder.risk.selectors import latest_run
@@ -31,80 +29,6 @@ from intruder.services import report_files
 from intruder.services.report_refresh import page_report
 from intruder.views.access import study_for
 from intruder.views.job_messages import job_start_message
-
-
-class MultipleFileInput(forms.ClearableFileInput):
-    allow_multiple_selected = True
-
-
-class MultipleFileField(forms.FileField):
-    """Accept several files (Django's documented recipe for multiple uploads)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("widget", MultipleFileInput())
-        super().__init__(*args, **kwargs)
-
-    def clean(self, data: Any, initial: Any = None) -> Any:
-        if isinstance(data, list | tuple):
-            return [super(MultipleFileField, self).clean(d, initial) for d in data]
-        return super().clean(data, initial)
-
-
-class AttackRunForm(forms.Form):
-    """The settings of a new attack run; choices depend on the study's methods."""
-
-    attacks = forms.MultipleChoiceField(
-        choices=[(a, a) for a in attack_runs.ALL_ATTACKS],
-        initial=list(attack_runs.CHEAP_ATTACKS),
-        widget=forms.CheckboxSelectMultiple,
-        help_text="TRIA trains a transformer per fold: minutes to hours on a CPU.",
-    )
-    methods = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
-    background = forms.ChoiceField(
-        choices=AttackRun.Background.choices, initial=AttackRun.Background.CROSS_VALIDATED
-    )
-    folds = forms.IntegerField(min_value=2, max_value=20, initial=5, label="k (folds)")
-    seed = forms.IntegerField(min_value=0, initial=0)
-    knowledge_budget = forms.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=attack_runs.MAX_BUDGET,
-        label="Knowledge budget b (descriptions per person)",
-        help_text="Optional, with the study's own descriptions and the retrieval attacks: the "
-        "attacker knows each person through b descriptions drawn at random (as well as b "
-        "writers do), averaged over the resamples. Empty: every description outside the fold.",
-    )
-    budget_resamples = forms.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=attack_runs.MAX_RESAMPLES,
-        label="resamples R",
-        help_text="Random draws of the b descriptions (default 10, at least 10).",
-    )
-    documents = MultipleFileField(
-        required=False,
-        label="Background documents",
-        help_text="For uploaded background: TXT files named for the target key, or CSV/JSONL "
-        "with columns target and text.",
-    )
-
-    distractors = MultipleFileField(
-        required=False,
-        label="Distractor population (open world)",
-        help_text="Optional: persons who are not in the study, in the same formats (TXT named "
-        "for the person, or CSV/JSONL with columns target and text). Each becomes one more "
-        "candidate in every background; study persons among them are dropped.",
-    )
-
-    def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        methods = [*attack_runs.study_methods(study), *attack_runs.baseline_methods()]
-        self.fields["methods"].choices = [(m, method_label(m)) for m in methods]
-        self.fields["methods"].initial = [
-            *attack_runs.study_methods(study),
-            attack_runs.CLEAR,
-            attack_runs.SPACY_NER,
-        ]
 
 
 def _run_for(study: Study, run_id: Any) -> AttackRun:
@@ -171,29 +95,21 @@ def risk_run_start(request: HttpRequest, slug: str) -> HttpResponse:
             messages.error(request, f"{field}: {' '.join(errors)}")
         return redirect("risk-page", slug=study.slug)
     data = form.cleaned_data
-    documents: dict[str, str] = {}
     try:
-        if data["background"] == AttackRun.Background.UPLOADED:
-            files = request.FILES.getlist("documents")
-            documents = parse_background_uploads((f.name, f.read()) for f in files)
-        population = request.FILES.getlist("distractors")
-        distractors = (
-            parse_background_uploads((f.name, f.read()) for f in population) if population else {}
-        )
         run = attack_runs.attack_run_start(
             study=study,
             user=request.user,
             attacks=data["attacks"],
             methods=data["methods"],
             background=data["background"],
-            background_documents=documents,
-            distractor_documents=distractors,
+            background_documents=data["documents"],
+            distractor_documents=data["distractors"],
             folds=data["folds"],
             seed=data["seed"],
             knowledge_budget=data.get("knowledge_budget"),
             budget_resamples=data.get("budget_resamples"),
         )
-    except (BackgroundUploadError, attack_runs.AttackRunError) as error:
+    except attack_runs.AttackRunError as error:
         messages.error(request, str(error))
         return redirect("risk-page", slug=study.slug)
     messages.success(request, f"Attack run {run.pk} queued as job {run.job_id}.")

@@ -6,7 +6,7 @@ import pytest
 
 from attacks import AttackConfig
 from attacks.background import BackgroundRecord, cross_validation_folds
-from attacks.crossval import fit_on_fold, fold_backgrounds
+from attacks.crossval import attack_cells, fit_on_fold, fold_backgrounds, run_backgrounds
 from attacks.prepared import PreparedTexts
 
 PERSONS = {
@@ -59,3 +59,62 @@ def test_a_reused_attack_is_refitted_and_predicts_as_a_fresh_one(name):
     first = reuse[name]
     fit_on_fold(prepared, name, folds[0].texts_by_person, reuse=reuse)
     assert reuse[name] is first
+
+
+def _cells(remaining, *, on_fit=None):
+    prepared = PreparedTexts(AttackConfig(cache_dir=""))
+    text_of = {r.text_id: r.text for r in RECORDS}
+    return list(
+        attack_cells(
+            prepared,
+            fold_backgrounds(RECORDS, k=3, seed=0),
+            ["tfidf", "bm25"],
+            ["clear", "upper"],
+            texts=lambda method, ids: {
+                i: text_of[i].upper() if method == "upper" else text_of[i] for i in ids
+            },
+            true_names={r.text_id: r.target for r in RECORDS},
+            remaining=remaining,
+            on_fit=on_fit,
+        )
+    )
+
+
+def test_the_loop_yields_every_fold_attack_and_method_once_fitting_once_per_fold():
+    fits: list[tuple[int | None, str]] = []
+    cells = _cells(
+        lambda fold, name, method, ids: ids, on_fit=lambda f, n: fits.append((f.index, n))
+    )
+    assert len(cells) == 3 * 2 * 2 and len(fits) == 3 * 2
+    assert {(c.fold, c.attack_name, c.method) for c in cells} == {
+        (f, a, m) for f in range(3) for a in ("tfidf", "bm25") for m in ("clear", "upper")
+    }
+    assert sorted(
+        i for c in cells if c.attack_name == "bm25" and c.method == "clear" for i in c.texts
+    ) == sorted(r.text_id for r in RECORDS)
+    assert all(set(c.predictions) == set(c.texts) for c in cells)
+
+
+def test_the_resume_hook_skips_finished_cells_and_fits_only_where_work_is_left():
+    """A run resumed after a crash: the cells it stored are skipped, the rest predict as on a
+    first run (the same predictions)."""
+    first = {(c.fold, c.attack_name, c.method): c for c in _cells(lambda f, n, m, ids: ids)}
+    done = {(0, "tfidf", "clear"), (0, "tfidf", "upper"), (1, "bm25", "upper")}
+    fits: list[tuple[int | None, str]] = []
+    resumed = _cells(
+        lambda f, n, m, ids: [] if (f, n, m) in done else ids,
+        on_fit=lambda f, n: fits.append((f.index, n)),
+    )
+    assert (0, "tfidf") not in fits and (1, "bm25") in fits
+    assert {(c.fold, c.attack_name, c.method) for c in resumed} == set(first) - done
+    for cell in resumed:
+        theirs = first[(cell.fold, cell.attack_name, cell.method)]
+        assert {i: (p.predicted_name, p.true_rank) for i, p in cell.predictions.items()} == {
+            i: (p.predicted_name, p.true_rank) for i, p in theirs.predictions.items()
+        }
+
+
+def test_an_uploaded_background_is_one_unfolded_unit_for_every_text():
+    (unit,) = run_backgrounds(RECORDS, uploaded={"alma": ["paints"], "bruno": ["chess"]})
+    assert unit.index is None and unit.test_ids == [r.text_id for r in RECORDS]
+    assert unit.texts_by_person == {"alma": ["paints"], "bruno": ["chess"]}

@@ -15,16 +15,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
-from guard import GuardConfig, ordinal
 from intruder.models import (
     TELEMETRY_SIGNALS,
-    AttackRun,
     PersonGroup,
     Study,
     StudyMember,
 )
-from intruder.risk.guarding import reachable_k
-from intruder.risk.views import MultipleFileField
 from intruder.services import studies
 from intruder.views.model_bounds import bounded_formfield, constraint_fields
 
@@ -299,60 +295,3 @@ class CloneForm(forms.Form):
         if Study.objects.filter(slug=slug).exists():
             raise ValidationError("A study with this short name already exists.")
         return slug
-
-
-class GuardForm(forms.Form):
-    """Settings of a "mask until the machine attackers rank the person k-th or worse" job.
-
-    `candidates`: how many persons the study's own descriptions hold (`guard_candidates`),
-    so the form offers a k the study can reach and refuses a larger one next to the field.
-    The background options are the risk report's attack runs' (`AttackRunForm`).
-    """
-
-    k = forms.IntegerField(min_value=2, max_value=1000, initial=GuardConfig.k, label="Rank k")
-    budget = forms.FloatField(min_value=0.01, max_value=1.0, initial=GuardConfig.budget)
-    background = forms.ChoiceField(
-        choices=AttackRun.Background.choices,
-        initial=AttackRun.Background.CROSS_VALIDATED,
-        required=False,
-    )
-    folds = forms.IntegerField(
-        min_value=2, max_value=20, initial=5, label="Cross-validation folds", required=False
-    )
-    documents = MultipleFileField(
-        required=False,
-        label="Background documents",
-        help_text="For uploaded background: TXT files named for the target key, or CSV/JSONL "
-        "with columns target and text.",
-    )
-
-    def __init__(self, *args: Any, candidates: int, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.candidates = candidates
-        self.fields["k"].initial = reachable_k(candidates)
-        self.fields["k"].help_text = (
-            f"Stop once both attacks rank the person k-th or worse. The study's descriptions "
-            f"are about {candidates} person{'s' if candidates != 1 else ''}: k is at most "
-            f"{candidates} with them as background (an uploaded background allows as many "
-            "as it has persons)."
-        )
-
-    def clean_background(self) -> str:
-        return self.cleaned_data["background"] or AttackRun.Background.CROSS_VALIDATED
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        k = data.get("k")
-        own = data.get("background") == AttackRun.Background.CROSS_VALIDATED
-        if own and k is not None and k > self.candidates:
-            self.add_error(
-                "k",
-                f"k = {k} is more than the {self.candidates} persons the study's descriptions "
-                f"are about: no text can rank its person {ordinal(k)} or worse. Use k = "
-                f"{self.candidates} or less, or upload a background with more persons.",
-            )
-        return data
-
-    def clean_folds(self) -> int:
-        folds = self.cleaned_data["folds"]
-        return self.fields["folds"].initial if folds is None else folds

@@ -14,9 +14,8 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -28,22 +27,12 @@ from intruder.analysis.leak_checks import (
     blocking_leaks,
     text_leak_findings,
 )
-from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Job, Study
-from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
-from intruder.risk.flags import latest_risk_check, risk_flags
-from intruder.risk.guarding import (
-    GuardRunError,
-    guard_candidates,
-    guard_run_results,
-    guard_run_start,
-    latest_guard_run,
-)
+from intruder.models import AnonymizedText, Study
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
-from intruder.services import anonymization, jobs, review
+from intruder.services import anonymization, review
 from intruder.views.access import study_for
-from intruder.views.job_messages import job_start_message
-from intruder.views.researcher.forms import GuardForm
+from intruder.views.researcher.review_parts import PARTS
 
 REVIEW_PAGE_SIZE = 50
 # The writer's placeholders as whole words (`anonymize.placeholders`).
@@ -83,7 +72,7 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     total = len(texts)
     page = _page_number(request.GET.get("page", "1"), total)
     page_texts = texts[(page - 1) * REVIEW_PAGE_SIZE : page * REVIEW_PAGE_SIZE]
-    guard_run, guard_job, guarded = latest_guard_results(study)
+    guard_context, guarded = PARTS.guard_panel(study)
     rows = [
         {"text": t, "findings": text_leak_findings(t), "guard": guarded.get(t.pk)}
         for t in page_texts
@@ -112,26 +101,9 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
             "total": total,
             "flagged_drafts": flagged,
             "unreviewed": len(review_texts(study, UNREVIEWED)),
-            "guard_run": guard_run,
-            "guard_job": guard_job,
-            "guard_form": GuardForm(
-                candidates=guard_candidates(study, AttackRun.Background.CROSS_VALIDATED)
-            ),
+            **guard_context,
         },
     )
-
-
-def latest_guard_results(
-    study: Study,
-) -> tuple[GuardRun | None, Job | None, dict[int, GuardResult]]:
-    """Return the study's latest guard run, its job and its rows by text id, so far while it
-    runs (none for a failed job: the page shows its error, and a retry resumes)."""
-    run = latest_guard_run(study)
-    if run is None:
-        return None, None, {}
-    if run.job is not None and run.job.status == Job.Status.FAILED:
-        return run, run.job, {}
-    return run, run.job, guard_run_results(run)
 
 
 def highlight_original(original: str, spans: list[dict[str, Any]]) -> SafeString:
@@ -342,7 +314,7 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
         )
         flagged_released = [t for t in release if blocking_leaks(t)]
         # The pre-release risk check's flags: the machine ranks the true person first.
-        machine = risk_flags(latest_risk_check(study))
+        machine = set(PARTS.machine_flags(study))
         machine_released = [t for t in release if t.pk in machine]
         return render(
             request,
@@ -372,91 +344,3 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
             "held back for a leak).",
         )
     return redirect("researcher-review", slug=study.slug)
-
-
-@login_required
-@require_POST
-def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
-    """Queue a job that masks what lets the machine attacks rank each draft's person."""
-    study, _ = study_for(request, slug, edit=True)
-    form = GuardForm(
-        request.POST,
-        request.FILES,
-        candidates=guard_candidates(study, AttackRun.Background.CROSS_VALIDATED),
-    )
-    if not form.is_valid():
-        errors = "; ".join(
-            f"{form.fields[field].label if field in form.fields else 'form'}: {' '.join(e)}"
-            for field, e in form.errors.items()
-        )
-        messages.error(request, f"Not queued: {errors}")
-        return redirect("researcher-review", slug=study.slug)
-    data = form.cleaned_data
-    params: dict[str, Any] = {
-        "k": data["k"],
-        "budget": data["budget"],
-        "background": data["background"],
-        "folds": data["folds"],
-    }
-    if data["background"] == AttackRun.Background.UPLOADED:
-        try:
-            files = request.FILES.getlist("documents")
-            documents = parse_background_uploads((f.name, f.read()) for f in files)
-        except BackgroundUploadError as error:
-            messages.error(request, f"Not queued: {error}")
-            return redirect("researcher-review", slug=study.slug)
-        known = set(study.targets.values_list("key", flat=True))
-        documents = {key: text for key, text in documents.items() if key in known}
-        if len(documents) < 2:
-            messages.error(
-                request,
-                "Not queued: upload background documents for at least two of the study's "
-                "target persons (files named for their keys, or a target column).",
-            )
-            return redirect("researcher-review", slug=study.slug)
-        params["background_documents"] = documents
-    try:
-        run, created = guard_run_start(study=study, user=request.user, **params)
-    except GuardRunError as error:
-        messages.error(request, f"Not queued: {error}")
-        return redirect("researcher-review", slug=study.slug)
-    job_start_message(
-        request, job=run.job, created=created, name="Guard", queued="a worker runs it"
-    )
-    return redirect("researcher-review", slug=study.slug)
-
-
-@login_required
-@require_GET
-def study_guard_rows(request: HttpRequest, slug: str) -> JsonResponse:
-    """Return the latest guard run's progress and its per-text rows so far (polled live)."""
-    study, _ = study_for(request, slug)
-    run, guard_job, guarded = latest_guard_results(study)
-    if run is None:
-        return JsonResponse({"job": None, "rows": {}})
-    rows = {
-        str(text_id): {
-            "ranks": row.ranks,
-            "masked_words": row.masked_words,
-            "residual_words": row.residual_words,
-            "review_url": reverse("researcher-review-text", args=[study.slug, text_id]),
-            "flagged": row.flagged,
-            "reason": row.reason,
-        }
-        for text_id, row in guarded.items()
-    }
-    # A run whose job is gone (never deleted by the app) counts as finished.
-    status = guard_job.status if guard_job is not None else Job.Status.SUCCEEDED
-    return JsonResponse(
-        {
-            "job": run.job_id,
-            "run": run.pk,
-            "status": status,
-            # A cancelled job stops too: the page stops polling (its rows so far stay).
-            "finished": status not in jobs.ACTIVE_STATUSES,
-            "progress_done": guard_job.progress_done if guard_job is not None else len(rows),
-            "progress_total": guard_job.progress_total if guard_job is not None else len(rows),
-            "message": guard_job.message if guard_job is not None else "",
-            "rows": rows,
-        }
-    )

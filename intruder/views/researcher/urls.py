@@ -24,8 +24,6 @@ study_urls = [
     path("review/", review.review_list, name="researcher-review"),
     path("review/<id:pk>/", review.review_text, name="researcher-review-text"),
     path("release/", review.release_bulk, name="researcher-release"),
-    path("review/guard/", review.study_guard, name="researcher-study-guard"),
-    path("review/guard/rows.json", review.study_guard_rows, name="researcher-study-guard-rows"),
     path("export/<str:table>.<str:fmt>", studies.export_table, name="researcher-export"),
 ]
 

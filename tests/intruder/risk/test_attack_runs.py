@@ -307,7 +307,7 @@ def test_tria_runs_per_fold_through_the_public_attack_interface(tiny_bert_dir):
 
 
 def test_distractors_widen_the_candidates_but_never_a_texts_own_background():
-    from intruder.risk.attack_runs import DISTRACTOR_PREFIX, _units
+    from intruder.risk.attack_runs import DISTRACTOR_PREFIX, _backgrounds
     from intruder.risk.selectors import machine_side, run_report
     from tests.intruder.risk_fixtures import add_judgments
 
@@ -333,13 +333,13 @@ def test_distractors_widen_the_candidates_but_never_a_texts_own_background():
     assert sorted(run.summary["distractors_dropped"]) == ["Orlena Vasquith", "Someone Else"]
     descriptions = list(study.descriptions.select_related("target").order_by("pk"))
     targets = {d.target.key for d in descriptions}
-    for unit in _units(run, descriptions):
-        extra = {k for k in unit.background if k.startswith(DISTRACTOR_PREFIX)}
+    for unit in _backgrounds(run, descriptions):
+        extra = {k for k in unit.texts_by_person if k.startswith(DISTRACTOR_PREFIX)}
         assert extra == {f"{DISTRACTOR_PREFIX}Ilse Marrow", f"{DISTRACTOR_PREFIX}Piet Sandoval"}
         assert not extra & targets
-        attacked = {d.pk: d for d in descriptions if d.pk in set(unit.description_ids)}
+        attacked = {d.pk: d for d in descriptions if str(d.pk) in set(unit.test_ids)}
         for description in attacked.values():
-            for texts in unit.background.values():
+            for texts in unit.texts_by_person.values():
                 assert description.text not in texts  # never its own background
     assert jobs.job_execute(run.job.pk).status == "succeeded"
     side = machine_side(run)

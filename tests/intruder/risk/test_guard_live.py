@@ -51,7 +51,7 @@ def test_uploaded_background_guards_every_text_against_the_documents():
 
 def test_uploaded_background_for_one_person_is_refused():
     study = study_with_guardable_texts()
-    with pytest.raises(GuardRunError, match="at least two persons"):
+    with pytest.raises(GuardRunError, match="at least two of the study"):
         guard_run_start(
             study=study,
             user=study.owner,
