@@ -38,14 +38,19 @@ View = Callable[..., HttpResponse]
 
 
 def errors_as_messages(
-    url_name: str, *, kwargs: tuple[str, ...] = ("slug",), fragment: str = "", prefix: str = ""
+    url_name: str | Callable[..., str],
+    *,
+    kwargs: tuple[str, ...] = ("slug",),
+    fragment: str = "",
+    prefix: str = "",
 ) -> Callable[[View], View]:
     """Turn what a form view's service refuses into an error message and a redirect.
 
     Catches `IntruderError` and Django's `ValidationError` (the services' refusals, worded
     for the person who caused them): the message is `prefix` and the error's words, and the
     redirect goes to `url_name` reversed with the view's keyword arguments named in `kwargs`
-    (and `#fragment`, formatted with them). Anything else still rises (a 500, logged).
+    (and `#fragment`, formatted with them), or to what `url_name(request, **view_kwargs)`
+    returns. Anything else still rises (a 500, logged).
     """
 
     def decorate(view: View) -> View:
@@ -56,7 +61,10 @@ def errors_as_messages(
             except (IntruderError, ValidationError) as error:
                 words = " ".join(error.messages) if isinstance(error, ValidationError) else error
                 messages.error(request, f"{prefix}{words}")
-                url = reverse(url_name, kwargs={name: view_kwargs[name] for name in kwargs})
+                if callable(url_name):
+                    url = url_name(request, **view_kwargs)
+                else:
+                    url = reverse(url_name, kwargs={name: view_kwargs[name] for name in kwargs})
                 return redirect(f"{url}#{fragment.format(**view_kwargs)}" if fragment else url)
 
         return wrapped

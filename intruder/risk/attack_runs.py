@@ -81,7 +81,7 @@ def _server_paths(run: AttackRun) -> dict[str, str]:
     }
 
 
-class AttackRunError(IntruderError, ValueError):
+class AttackRunError(IntruderError):
     """Settings an attack run cannot use; the message says which and why."""
 
     api_field = "non_field_errors"

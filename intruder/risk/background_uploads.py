@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from intruder.models import Study
 
 
-class BackgroundUploadError(IntruderError, ValueError):
+class BackgroundUploadError(IntruderError):
     """A background file the platform cannot read; the message names the line and field."""
 
 

@@ -13,10 +13,10 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from intruder.exceptions import errors_as_messages
 from intruder.models import GuardResult, GuardRun, Job, Study, StudyRun
 from intruder.risk.forms import GuardForm
 from intruder.risk.guarding import (
-    GuardRunError,
     guard_candidates,
     guard_run_results,
     guard_run_start,
@@ -47,6 +47,7 @@ def latest_guard_results(
 
 @login_required
 @require_POST
+@errors_as_messages("researcher-review", prefix="Not queued: ")
 def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a job that masks what lets the machine attacks rank each draft's person."""
     study, _ = study_for(request, slug, edit=True)
@@ -59,19 +60,15 @@ def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, f"Not queued: {errors}")
         return redirect("researcher-review", slug=study.slug)
     data = form.cleaned_data
-    try:
-        run, created = guard_run_start(
-            study=study,
-            user=request.user,
-            k=data["k"],
-            budget=data["budget"],
-            background=data["background"],
-            background_documents=data["documents"],
-            folds=data["folds"],
-        )
-    except GuardRunError as error:
-        messages.error(request, f"Not queued: {error}")
-        return redirect("researcher-review", slug=study.slug)
+    run, created = guard_run_start(
+        study=study,
+        user=request.user,
+        k=data["k"],
+        budget=data["budget"],
+        background=data["background"],
+        background_documents=data["documents"],
+        folds=data["folds"],
+    )
     job_start_message(
         request, job=run.job, created=created, name="Guard", queued="a worker runs it"
     )

@@ -37,7 +37,7 @@ GUARD_BATCH = 8
 BACKGROUNDS = tuple(AttackRun.Background.values)
 
 
-class GuardRunError(IntruderError, ValueError):
+class GuardRunError(IntruderError):
     """Settings a guard run cannot use; the message says which and why."""
 
     api_field = "non_field_errors"

@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from intruder.exceptions import errors_as_messages
 from intruder.models import AttackRun, Job, ReportFile, Study
 from intruder.risk import attack_runs
 from intruder.risk.forms import AttackRunForm
@@ -85,6 +86,7 @@ def risk_pdf_start(request: HttpRequest, slug: str, run_id: int) -> HttpResponse
 
 @login_required
 @require_POST
+@errors_as_messages("risk-page")
 def risk_run_start(request: HttpRequest, slug: str) -> HttpResponse:
     """Start an attack run from the form; errors come back as messages after a redirect."""
     # A viewer is not told that the action exists: 404, as without a role.
@@ -95,45 +97,43 @@ def risk_run_start(request: HttpRequest, slug: str) -> HttpResponse:
             messages.error(request, f"{field}: {' '.join(errors)}")
         return redirect("risk-page", slug=study.slug)
     data = form.cleaned_data
-    try:
-        run = attack_runs.attack_run_start(
-            study=study,
-            user=request.user,
-            attacks=data["attacks"],
-            methods=data["methods"],
-            background=data["background"],
-            background_documents=data["documents"],
-            distractor_documents=data["distractors"],
-            folds=data["folds"],
-            seed=data["seed"],
-            knowledge_budget=data.get("knowledge_budget"),
-            budget_resamples=data.get("budget_resamples"),
-        )
-    except attack_runs.AttackRunError as error:
-        messages.error(request, str(error))
-        return redirect("risk-page", slug=study.slug)
+    run = attack_runs.attack_run_start(
+        study=study,
+        user=request.user,
+        attacks=data["attacks"],
+        methods=data["methods"],
+        background=data["background"],
+        background_documents=data["documents"],
+        distractor_documents=data["distractors"],
+        folds=data["folds"],
+        seed=data["seed"],
+        knowledge_budget=data.get("knowledge_budget"),
+        budget_resamples=data.get("budget_resamples"),
+    )
     messages.success(request, f"Attack run {run.pk} queued as job {run.job_id}.")
     return redirect(f"{reverse('risk-page', args=[study.slug])}?run={run.pk}")
 
 
+def _risk_check_next(request: HttpRequest, slug: str) -> str:
+    """Where the risk check's form leads: back to the review page or to the study page."""
+    name = "researcher-review" if request.POST.get("next") == "review" else "researcher-study"
+    return reverse(name, args=[slug])
+
+
 @login_required
 @require_POST
+@errors_as_messages(_risk_check_next)
 def risk_check_start(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue the pre-release risk check; back to the review page or the study page."""
     # A viewer is not told that the action exists: 404, as without a role.
     study, _ = study_for(request, slug, edit=True, hide_from_readers=True)
-    try:
-        run = attack_runs.risk_check_start(study=study, user=request.user)
-    except attack_runs.AttackRunError as error:
-        messages.error(request, str(error))
-    else:
-        messages.success(
-            request,
-            f"Risk check {run.pk} queued as job {run.job_id}; flags appear on the review page "
-            "as results come in.",
-        )
-    target = "researcher-review" if request.POST.get("next") == "review" else "researcher-study"
-    return redirect(target, slug=study.slug)
+    run = attack_runs.risk_check_start(study=study, user=request.user)
+    messages.success(
+        request,
+        f"Risk check {run.pk} queued as job {run.job_id}; flags appear on the review page "
+        "as results come in.",
+    )
+    return redirect(_risk_check_next(request, study.slug))
 
 
 @login_required

@@ -27,11 +27,13 @@ from intruder.analysis.leak_checks import (
     blocking_leaks,
     text_leak_findings,
 )
-from intruder.models import AnonymizedText, Study
+from intruder.exceptions import errors_as_messages
+from intruder.models import AnonymizedText
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
 from intruder.services import anonymization, review
 from intruder.views.access import study_for
+from intruder.views.researcher.review_actions import ACTIONS, ReviewAction
 from intruder.views.researcher.review_parts import PARTS
 
 REVIEW_PAGE_SIZE = 50
@@ -180,7 +182,7 @@ def review_text(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         description__study=study,
     )
     if request.method == "POST":
-        return _review_action(request, study, text)
+        return _review_action(request, slug=study.slug, pk=text.pk, text=text)
     siblings = list(
         AnonymizedText.objects.filter(description__study=study)
         .order_by("description_id", "method")
@@ -210,91 +212,29 @@ def review_text(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, "researcher/review_text.html", context)
 
 
-def _review_action(request: HttpRequest, study: Study, text: AnonymizedText) -> HttpResponse:
-    """Apply one review action (unmask, mask a string, edit text, release, withdraw, reopen)."""
-    action = request.POST.get("action", "")
-    try:
-        revision = int(request.POST.get("revision", ""))
-    except ValueError:
-        messages.error(request, "The form is missing its revision; reload the page.")
-        return redirect("researcher-review-text", slug=study.slug, pk=text.pk)
-    original = text.description.text
-    post = request.POST
+@errors_as_messages("researcher-review-text", kwargs=("slug", "pk"), prefix="Not saved: ")
+def _review_action(request: HttpRequest, slug: str, pk: int, text: AnonymizedText) -> HttpResponse:
+    """Apply one review action (a small form of `review_actions`), then back to a text."""
+    action = ACTIONS.get(request.POST.get("action", ""))
+    if action is None:
+        messages.error(request, f"Unknown action {request.POST.get('action', '')!r}.")
+        return redirect("researcher-review-text", slug=slug, pk=pk)
+    form = action(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Not saved: {' '.join(_form_errors(form))}")
+        return redirect("researcher-review-text", slug=slug, pk=pk)
+    messages.success(request, form.apply(text, request.user))
+    following = form.cleaned_data.get("next")  # "Release and go to next"
+    return redirect("researcher-review-text", slug=slug, pk=following or pk)
 
-    def number(name: str) -> int:
-        return int(post.get(name, ""))
 
-    span_edits = {
-        "remove_span": lambda: review.spans_without(text.spans, number("index")),
-        "remove_same": lambda: review.spans_without_same(text.spans, number("index")),
-        "set_category": lambda: review.spans_with_category(
-            text.spans, number("index"), post.get("category", "")
-        ),
-        "set_bounds": lambda: review.spans_with_bounds(
-            original, text.spans, number("index"), number("start"), number("end")
-        ),
-        "add_range": lambda: review.spans_with_range(
-            original, text.spans, number("start"), number("end"), post.get("category", "")
-        ),
-        "add_span": lambda: review.spans_with_string(
-            original,
-            text.spans,
-            post.get("needle", ""),
-            post.get("category", ""),
-            whole_words=bool(post.get("whole_words")),
-        ),
-    }
-    try:
-        if action in span_edits:
-            review.anonymized_text_set_spans(
-                text=text, spans=span_edits[action](), expected_revision=revision, user=request.user
-            )
-            messages.success(request, "Saved; text re-rendered.")
-        elif action in ("mark_reviewed", "unmark_reviewed"):
-            review.anonymized_text_mark_reviewed(
-                text=text,
-                user=request.user,
-                expected_revision=revision,
-                reviewed=action == "mark_reviewed",
-            )
-            messages.success(
-                request, "Marked reviewed." if action == "mark_reviewed" else "Review mark removed."
-            )
-        elif action == "release" and blocking_leaks(text) and not post.get("confirm_leak"):
-            messages.error(
-                request,
-                "Not released: the text has leak warnings. Tick “I have read the warnings” to "
-                "release it anyway.",
-            )
-        elif action == "edit_text":
-            review.anonymized_text_set_text(
-                text=text,
-                new_text=request.POST.get("text", ""),
-                expected_revision=revision,
-                user=request.user,
-            )
-            messages.success(request, "Text saved.")
-        elif action in ("release", "withdraw", "reopen"):
-            status = {
-                "release": AnonymizedText.Status.RELEASED,
-                "withdraw": AnonymizedText.Status.WITHDRAWN,
-                "reopen": AnonymizedText.Status.DRAFT,
-            }[action]
-            review.anonymized_text_set_status(
-                text=text, status=status, user=request.user, expected_revision=revision
-            )
-            messages.success(request, f"Text is now {status}.")
-        else:
-            messages.error(request, f"Unknown action {action!r}.")
-    except review.StaleRevisionError as exc:
-        messages.error(request, f"Not saved: {exc}. Your change was not applied.")
-        return redirect("researcher-review-text", slug=study.slug, pk=text.pk)
-    except (review.SpanEditError, review.StatusError, ValueError) as exc:
-        messages.error(request, f"Not saved: {exc}")
-    nxt = request.POST.get("next")
-    if action == "release" and nxt and nxt.isdigit():
-        return redirect("researcher-review-text", slug=study.slug, pk=int(nxt))
-    return redirect("researcher-review-text", slug=study.slug, pk=text.pk)
+def _form_errors(form: ReviewAction) -> list[str]:
+    """Return a form's errors as sentences naming their field (the revision's says reload)."""
+    return [
+        message if field == "revision" else f"{field}: {message}"
+        for field, messages_ in form.errors.items()
+        for message in messages_
+    ]
 
 
 @login_required
