@@ -51,9 +51,7 @@ def test_a_malformed_action_is_refused_with_its_field_and_changes_nothing(text, 
 
 
 def test_every_button_of_the_page_has_its_form() -> None:
-    import re
-    from pathlib import Path
-
-    template = Path("intruder/templates/researcher/review_text.html").read_text()
+    repo = Path(__file__).resolve().parents[3]
+    template = (repo / "intruder/templates/researcher/review_text.html").read_text()
     buttons = set(re.findall(r'name="action" value="([a-z_]+)"', template))
     assert buttons and buttons <= set(ACTIONS)
