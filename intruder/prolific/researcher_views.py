@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from intruder.exceptions import errors_as_messages
 from intruder.models import ProlificAction, ProlificStudyState, Study
 from intruder.prolific.bulk_review import (
     APPROVE_CLEAN,
@@ -229,8 +230,10 @@ def _bulk_send(request: HttpRequest, slug: str, rule: str) -> HttpResponse:
     return redirect("researcher-prolific", slug=study.slug)
 
 
+@errors_as_messages("researcher-prolific")
 def _act(
     request: HttpRequest,
+    *,
     slug: str,
     run: Callable[[Study, ProlificClient], str],
     plan: Callable[[Study], Plan],
@@ -244,24 +247,17 @@ def _act(
     if not prolific_enabled():
         messages.error(request, "No Prolific API token is set on the server.")
         return redirect("researcher-prolific", slug=study.slug)
-    try:
-        planned = plan(study)
-    except ProlificActionRefused as error:
-        messages.error(request, str(error))
-        return redirect("researcher-prolific", slug=study.slug)
+    planned = plan(study)
     confirm = request.POST.get("confirm", "")
     if confirm != planned.digest:
         return _confirm_page(request, study, planned, changed=bool(confirm))
     client = client_from_settings()
     try:
         note = run(study, client)
-    except (ProlificActionRefused, ProlificError) as error:
-        messages.error(request, str(error))
-    else:
-        if note:
-            messages.success(request, note)
     finally:
         client.close()
+    if note:
+        messages.success(request, note)
     return redirect("researcher-prolific", slug=study.slug)
 
 
@@ -310,7 +306,7 @@ def prolific_draft(request: HttpRequest, slug: str) -> HttpResponse:
         created = study_draft_create(client=client, **_draft_fields(request, study))
         return f"Prolific draft {created['id']} created; its ID is now the study's."
 
-    return _act(request, slug, run, plan)
+    return _act(request, slug=slug, run=run, plan=plan)
 
 
 @login_required
@@ -334,11 +330,12 @@ def prolific_transition(request: HttpRequest, slug: str) -> HttpResponse:
         answer = study_transition(study=study, client=client, action=action)
         return f"Prolific status: {answer.get('status', '?')}."
 
-    return _act(request, slug, run, plan)
+    return _act(request, slug=slug, run=run, plan=plan)
 
 
 @login_required
 @require_POST
+@errors_as_messages("researcher-prolific")
 def prolific_sync(request: HttpRequest, slug: str) -> HttpResponse:
     """Read Prolific's status and submissions (sends nothing that changes anything)."""
     study, _ = study_for(request, slug, edit=True)
@@ -348,8 +345,6 @@ def prolific_sync(request: HttpRequest, slug: str) -> HttpResponse:
     client = client_from_settings()
     try:
         messages.success(request, _synced(study_sync(study=study, client=client)))
-    except (ProlificActionRefused, ProlificError) as error:
-        messages.error(request, str(error))
     finally:
         client.close()
     return redirect("researcher-prolific", slug=study.slug)
@@ -381,7 +376,7 @@ def prolific_review(request: HttpRequest, slug: str) -> HttpResponse:
         ok = sum(a.status == ProlificAction.Status.SUCCEEDED for a in done)
         return f"{kind}: {ok} of {len(done)} succeeded (failed ones can be sent again)."
 
-    return _act(request, slug, run, plan)
+    return _act(request, slug=slug, run=run, plan=plan)
 
 
 @login_required
@@ -410,4 +405,6 @@ def prolific_bonus(request: HttpRequest, slug: str) -> HttpResponse:
         ok = sum(a.status == ProlificAction.Status.SUCCEEDED for a in done)
         return f"Bonus “{label}”: {ok} of {len(done)} paid (each is paid once)."
 
-    return _act(request, slug, run, lambda study: bonus_plan(study, amounts_for(study), label))
+    return _act(
+        request, slug=slug, run=run, plan=lambda study: bonus_plan(study, amounts_for(study), label)
+    )
