@@ -33,7 +33,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 
-from attacks.registry import attacks_where
+from attacks.registry import ATTACKS, attacks_where
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
 from intruder.risk.background_uploads import (
@@ -50,8 +50,9 @@ if TYPE_CHECKING:
 
 # Facts about the attacks come from their classes (`attacks.base.Attack`).
 CHEAP_ATTACKS: tuple[str, ...] = attacks_where("cheap")
-# "llm" sends the texts to the LLM endpoint of the environment (intruder.services.llm_jobs).
-ALL_ATTACKS: tuple[str, ...] = ("tria", *CHEAP_ATTACKS, "llm")
+# Every attack the library registers, TRIA first (the method the report leads with); "llm"
+# sends the texts to the LLM endpoint of the environment (intruder.services.llm_jobs).
+ALL_ATTACKS: tuple[str, ...] = tuple(sorted(ATTACKS, key=lambda name: name != "tria"))
 # Beside the model's own threshold, one stricter and one looser anonymization.
 BASELINE_THRESHOLDS: tuple[float, ...] = (0.2, 0.6)
 DRIVING_WORDS = 8
