@@ -155,28 +155,14 @@ def predicted_human(
     n_candidates: int,
 ) -> dict[str, Any]:
     """Refit the predicted-human model on study 2's evidence; LOPO rho, MAE and the baseline."""
-    from scipy import stats
-
     from benchmarks.predicted_human_fit import person_table
     from intruder.risk import predicted as model
-    from intruder.risk.stats import fisher_interval
 
     texts = evidence["study2"]
     persons = person_table(texts, published, STUDIES["study2"])
-    if len(persons) < 3:
-        return {"error": f"{len(persons)} study-2 persons with a human rate: too few to fit"}
-    lopo = model.leave_one_person_out(persons, texts, attacks, n_candidates)
-    rho = float(stats.spearmanr(lopo["human_pct"], lopo["predicted_pct"]).statistic)
-    low, high = fisher_interval(rho, len(lopo))
-    others = (persons["human_pct"].sum() - persons["human_pct"]) / (len(persons) - 1)
-    out: dict[str, Any] = {
-        "lopo_rho": rho,
-        "lopo_rho_ci_low": low,
-        "lopo_rho_ci_high": high,
-        "lopo_mae_pp": float((lopo["human_pct"] - lopo["predicted_pct"]).abs().mean()),
-        "mean_baseline_mae_pp": float((persons["human_pct"] - others).abs().mean()),
-        "n": len(lopo),
-    }
+    out: dict[str, Any] = model.lopo_validation(persons, texts, attacks, n_candidates)
+    if "note" in out:
+        return {"error": f"study 2: {out['note']}"}
     calibration = model.fit(
         persons, texts, fitted_on="study 2", n_candidates=n_candidates, attacks=attacks, draws=0
     )

@@ -219,3 +219,9 @@ def test_the_report_puts_the_studys_runs_side_by_side_by_knowledge_budget():
     )
     body = " ".join(page.content.decode().replace("&#x27;", "'").split())
     assert RISK_TABLE_TITLES["knowledge_budget"] in body and KNOWLEDGE_NOTE in body
+    # The predicted-human model refitted per budget: 4 persons are below the minimum of 5.
+    predicted = report.tables["knowledge_budget_predicted"]
+    assert list(predicted["knowledge_budget"]) == ["1", "all"]
+    assert (predicted["n"] == 4).all() and predicted["lopo_rho"].isna().all()
+    assert predicted["note"].str.contains("needs 5 persons").all()
+    assert RISK_TABLE_TITLES["knowledge_budget_predicted"] in body
