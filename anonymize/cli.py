@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from anonymize.labels import CATEGORIES
 from anonymize.model import ANONYMIZER_PRECISIONS, saved_threshold
@@ -318,7 +318,7 @@ def command_train(args: argparse.Namespace, stdout: TextIO) -> int:
     from anonymize.train import TrainConfig, train
 
     values = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
-    values = {k: v for k, v in values.items() if v is not None}
+    values["evaluate_splits"] = tuple(values["evaluate_splits"])
     metrics = train(TrainConfig(**values))
     for split, scored in metrics.items():
         print(
@@ -497,42 +497,54 @@ def _add_rules_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    """Expose every TrainConfig field as a flag, with its help text."""
+def _add_train_verb(commands: argparse._SubParsersAction) -> None:
+    """Add `train`, its flags built from TrainConfig by HfArgumentParser (as run_ner.py does).
+
+    The flags it lacked are added as before: ``--no-...`` for the bools that default to
+    False (argparse's BooleanOptionalAction gave every bool both), and `evaluate_splits`
+    takes zero or more split names (a tuple field, which HfArgumentParser cannot type).
+    """
     from anonymize.train import TrainConfig
 
+    train = _verb(
+        commands,
+        "train",
+        help="train the PSI tagger on the study corpus",
+        dataclass_types=[TrainConfig],
+    )
+    for action in train._actions:
+        if action.dest == "evaluate_splits":
+            action.type, action.nargs = str, "*"
     for f in dataclasses.fields(TrainConfig):
-        flag = "--" + f.name.replace("_", "-")
-        help_text = f.metadata.get("help", "")
-        if f.type in ("bool", bool):
-            parser.add_argument(
-                flag,
+        if f.type in ("bool", bool) and f.default is False:
+            train.add_argument(
+                f"--no-{f.name.replace('_', '-')}",
                 dest=f.name,
-                action=argparse.BooleanOptionalAction,
-                default=None,
-                help=help_text,
+                action="store_false",
+                help=argparse.SUPPRESS,
             )
-        elif f.name == "evaluate_splits":
-            parser.add_argument(flag, dest=f.name, nargs="*", default=None, help=help_text)
-        else:
-            kind = {"int": int, "int | None": int, "float": float}.get(str(f.type), str)
-            parser.add_argument(flag, dest=f.name, type=kind, default=None, help=help_text)
 
 
-def _verb(commands: argparse._SubParsersAction, name: str, help: str) -> argparse.ArgumentParser:
+def _verb(
+    commands: argparse._SubParsersAction, name: str, help: str, **options: Any
+) -> argparse.ArgumentParser:
     """Add a subcommand whose --help ends with its worked example."""
     return commands.add_parser(
         name,
         help=help,
         epilog=EXAMPLES[name],
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        **options,
     )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of all subcommands."""
+    from transformers.hf_argparser import HfArgumentParser  # here: importing stays light
+
     parser = argparse.ArgumentParser(prog="python -m anonymize", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    # Every verb's parser is an HfArgumentParser; only `train` gives it a dataclass.
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=HfArgumentParser)
 
     run = _verb(commands, "run", help="anonymize JSONL lines or a folder of .txt files")
     run.add_argument("--input", help="JSONL file of {id, text}; '-' or absent = stdin")
@@ -583,8 +595,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="no progress bars (they are off anyway when stderr is not a terminal)",
     )
 
-    train = _verb(commands, "train", help="train the PSI tagger on the study corpus")
-    _add_train_arguments(train)
+    _add_train_verb(commands)
 
     evaluate = _verb(commands, "evaluate", help="per-category scores on a person split")
     evaluate.add_argument("--model-dir", default=None, help="model folder (default: shipped)")

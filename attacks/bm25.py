@@ -28,11 +28,45 @@ class BM25Attack(RetrievalAttack):
         from rank_bm25 import BM25Okapi
 
         self.index = BM25Okapi([bm25_tokens(self.profiles[n]) for n in self.names])
+        self._table = None
+
+    def _term_table(self) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
+        """Return word -> row, the (words + 1) x profiles frequency matrix, the idf per row
+        and the length norm per profile; the last row (0s) stands for unknown words."""
+        if getattr(self, "_table", None) is None:
+            index = self.index
+            row_of = {word: row for row, word in enumerate(index.idf)}
+            freqs = np.zeros((len(row_of) + 1, index.corpus_size), dtype=np.int64)
+            for column, counts in enumerate(index.doc_freqs):
+                rows = [row_of[word] for word in counts]
+                freqs[rows, column] = list(counts.values())
+            idf = np.zeros(len(row_of) + 1)
+            idf[:-1] = [value or 0 for value in index.idf.values()]
+            doc_len = np.array(index.doc_len)
+            norm = index.k1 * (1 - index.b + index.b * doc_len / index.avgdl)
+            self._table = (row_of, freqs, idf, norm)
+        return self._table
+
+    def _query_scores(self, tokens: list[str]) -> np.ndarray:
+        """Return ``BM25Okapi.get_scores(tokens)`` to the last bit, without its per-word loop.
+
+        Each word's summand is the same element-wise expression, and the cumulative sum adds
+        them in the query's order, as get_scores does, so ranks and ties are unchanged.
+        """
+        row_of, freqs, idf, norm = self._term_table()
+        unknown = len(row_of)
+        rows = np.fromiter((row_of.get(t, unknown) for t in tokens), np.int64, len(tokens))
+        if not len(rows):
+            return np.zeros(freqs.shape[1])
+        q_freq = freqs[rows]
+        k1 = self.index.k1
+        summands = idf[rows, None] * (q_freq * (k1 + 1) / (q_freq + norm))
+        return np.cumsum(summands, axis=0)[-1]
 
     def _scores(self, texts: list[str], progress: ProgressCallback | None) -> np.ndarray:
         rows = []
         for done, text in enumerate(texts, 1):
-            rows.append(self.index.get_scores(bm25_tokens(text)))
+            rows.append(self._query_scores(bm25_tokens(text)))
             if progress:
                 progress("prediction", done, len(texts))
         return np.vstack(rows) if rows else np.zeros((0, len(self.names)))

@@ -137,8 +137,13 @@ def run_budget(
     seed: int = 0,
     reuse: dict[str, Attack] | None = None,
     factory: AttackFactory | None = None,
+    distractors: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Attack ``queries`` (text id -> text to attack) at one budget; one row per draw and text.
+
+    ``distractors`` (candidate -> its one document) are persons outside the records, added
+    as they are to every draw's background and never attacked: each is known through one
+    document, within any budget b >= 1, so the budget draws only the records' persons.
 
     The background is the records' texts (e.g. the clear descriptions); the query of a text
     is what is attacked (e.g. its anonymized version). Rows: resample, fold, text_id, target,
@@ -148,6 +153,10 @@ def run_budget(
     """
     target_of = {r.text_id: r.target for r in records}
     text_of = {r.text_id: r.text for r in records}
+    extra = {name: [text] for name, text in (distractors or {}).items()}
+    clash = sorted(set(extra) & set(target_of.values()))
+    if clash:
+        raise ValueError(f"distractor {clash[0]!r} is a person of the records")
     reuse = {} if reuse is None else reuse
     rows = []
     draws = budget_draws(
@@ -160,7 +169,7 @@ def run_budget(
         background = {
             person: [text_of[i] for i in text_ids]
             for person, text_ids in draw.background_ids.items()
-        }
+        } | extra
         for name in attacks:
             attack = fit_on_fold(prepared, name, background, factory=factory, reuse=reuse)
             if attack is None:

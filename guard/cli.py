@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -116,8 +117,8 @@ def command_guard(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
         config = GuardConfig(
             k=args.k,
             budget=args.budget,
-            phrases=not args.no_phrases,
-            stop_words=not args.no_stop_words,
+            phrases=args.phrases,
+            stop_words=args.stop_words,
             rare_zipf=args.rare_zipf,
         )
         background = load_background(Path(args.background))
@@ -183,77 +184,100 @@ def command_guard(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
     return 0
 
 
+@dataclass
+class GuardArguments:
+    """The flags of `python -m guard guard`: HfArgumentParser builds them from these fields
+    (``--model-dir`` and ``--model_dir`` alike; a True bool also gets ``--no-...``), and the
+    guard's own settings take their defaults from GuardConfig."""
+
+    input: str = field(
+        metadata={
+            "help": "JSONL rows {id, text, target, spans?}; rows without spans are anonymized first"
+        }
+    )
+    background: str = field(
+        metadata={
+            "help": 'JSONL rows {"target", "text"} (the platform\'s background format; "name" '
+            "is accepted for target): the candidates' background, rows of a person joined"
+        }
+    )
+    output: str | None = field(default=None, metadata={"help": "JSONL output (default: stdout)"})
+    k: int = field(
+        default=GuardConfig.k,
+        metadata={
+            "help": "stop once every attack ranks the true person k-th or worse (at most the "
+            "number of candidates)"
+        },
+    )
+    attacks: str = field(
+        default=",".join(DEFAULT_ATTACKS),
+        metadata={
+            "help": "comma list of tfidf, bm25 (exact), dense, tria (leave-one-out on a shortlist)"
+        },
+    )
+    budget: float = field(
+        default=GuardConfig.budget,
+        metadata={
+            "help": "most words the guard may mask per text, as a share of its words (flagged "
+            "beyond)"
+        },
+    )
+    phrases: bool = field(
+        default=GuardConfig.phrases,
+        metadata={"help": "also mask adjacent two-word phrases (--no-phrases: single words only)"},
+    )
+    resamples: int = field(
+        default=0,
+        metadata={
+            "help": "also beat each attack fitted on this many random halves of the background"
+        },
+    )
+    stop_words: bool = field(
+        default=GuardConfig.stop_words,
+        metadata={
+            "help": "may mask capitalised stop words the attacks' curation keeps "
+            "(--no-stop-words: never)"
+        },
+    )
+    rare_zipf: float | None = field(
+        default=GuardConfig.rare_zipf,
+        metadata={
+            "help": "first mask every word the background never contains that is rarer in "
+            "English than this Zipf frequency (wordfreq; e.g. 3.5); off by default"
+        },
+    )
+    anonymize: bool = field(
+        default=True,
+        metadata={
+            "help": "run the anonymizer first on rows without spans (--no-anonymize: guard "
+            "them as they are)"
+        },
+    )
+    model_dir: str | None = field(
+        default=None, metadata={"help": "anonymizer model (default: shipped)"}
+    )
+    rules: str = field(default="default", metadata={"help": "anonymizer rules (see anonymize)"})
+    quiet: bool = field(
+        default=False,
+        metadata={
+            "help": "no progress bars, model-loading bars included (off anyway without a terminal)"
+        },
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of `python -m guard`."""
+    """Return the argument parser of `python -m guard` (HfArgumentParser, imported here so
+    that importing this module stays light)."""
+    from transformers.hf_argparser import HfArgumentParser
+
     parser = argparse.ArgumentParser(prog="python -m guard", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    guard = commands.add_parser(
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=HfArgumentParser)
+    commands.add_parser(
         "guard",
+        dataclass_types=[GuardArguments],
         help="mask until the machine attackers rank the person k-th or worse",
         epilog=GUARD_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    guard.add_argument(
-        "--input",
-        required=True,
-        help="JSONL rows {id, text, target, spans?}; rows without spans are anonymized first",
-    )
-    guard.add_argument(
-        "--background",
-        required=True,
-        help='JSONL rows {"target", "text"} (the platform\'s background format; "name" is '
-        "accepted for target): the candidates' background, rows of a person joined",
-    )
-    guard.add_argument("--output", default=None, help="JSONL output (default: stdout)")
-    guard.add_argument(
-        "--k",
-        type=int,
-        default=GuardConfig.k,
-        help="stop once every attack ranks the true person k-th or worse (at most the "
-        "number of candidates)",
-    )
-    guard.add_argument(
-        "--attacks",
-        default=",".join(DEFAULT_ATTACKS),
-        help="comma list of tfidf, bm25 (exact), dense, tria (leave-one-out on a shortlist)",
-    )
-    guard.add_argument(
-        "--budget",
-        type=float,
-        default=GuardConfig.budget,
-        help="most words the guard may mask per text, as a share of its words (flagged beyond)",
-    )
-    guard.add_argument("--no-phrases", action="store_true", help="mask single words only")
-    guard.add_argument(
-        "--resamples",
-        type=int,
-        default=0,
-        help="also beat each attack fitted on this many random halves of the background",
-    )
-    guard.add_argument(
-        "--no-stop-words",
-        action="store_true",
-        help="never mask stop words, not even capitalised ones the attacks' curation keeps",
-    )
-    guard.add_argument(
-        "--rare-zipf",
-        type=float,
-        default=None,
-        help="first mask every word the background never contains that is rarer in English "
-        "than this Zipf frequency (wordfreq; e.g. 3.5); off by default",
-    )
-    guard.add_argument(
-        "--no-anonymize",
-        dest="anonymize",
-        action="store_false",
-        help="guard rows without spans as they are instead of running the anonymizer first",
-    )
-    guard.add_argument("--model-dir", default=None, help="anonymizer model (default: shipped)")
-    guard.add_argument("--rules", default="default", help="anonymizer rules (see anonymize)")
-    guard.add_argument(
-        "--quiet",
-        action="store_true",
-        help="no progress bars, model-loading bars included (off anyway without a terminal)",
     )
     return parser
 

@@ -9,7 +9,6 @@ Ollama, hosted), and the cache in front of them.
 from __future__ import annotations
 
 import json
-import random
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,10 +20,13 @@ import httpx
 
 from llm.cache import AnswerCache, cache_key
 from llm.errors import LLMAnswerError, LLMCancelled, LLMUnavailable
+from llm.retrying import NO_RETRY, retrying_transport
 from llm.settings import LLMSettings
 
 Messages = list[dict[str, str]]
 RETRIED_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+# Each back-off wait is stretched by up to a quarter, so parallel requests spread out.
+BACKOFF_JITTER = 0.25
 
 
 @dataclass(frozen=True)
@@ -88,11 +90,21 @@ class LLMClient:
         headers = {"Content-Type": "application/json"}
         if settings.api_key:
             headers["Authorization"] = f"Bearer {settings.api_key}"
+        self._retry = retrying_transport(
+            statuses=RETRIED_STATUSES,
+            retries=settings.max_retries,
+            backoff=settings.backoff_s,
+            max_wait=settings.max_backoff_s,
+            jitter=BACKOFF_JITTER,
+            sleep=self._wait_unless_stopped,
+            on_retry=self._count_retry,
+            transport=transport,
+        )
         self._http = httpx.Client(
             base_url=settings.base_url.rstrip("/") + "/",
             headers=headers,
             timeout=settings.timeout_s,
-            transport=transport,
+            transport=self._retry,
             limits=httpx.Limits(max_connections=settings.concurrency),
         )
         self.cache = AnswerCache(settings.cache_dir) if settings.cache_dir else None
@@ -117,7 +129,11 @@ class LLMClient:
         """
         self.settings.require_endpoint()
         try:
-            response = self._http.get("models", timeout=min(self.settings.timeout_s, 15.0))
+            response = self._http.get(
+                "models",
+                timeout=min(self.settings.timeout_s, 15.0),
+                extensions={"retry": NO_RETRY},
+            )
         except httpx.HTTPError as error:
             raise LLMUnavailable(
                 f"cannot reach the LLM endpoint {self.settings.base_url}: {error}"
@@ -284,14 +300,19 @@ class LLMClient:
                 ) / 1e6
 
     def _send_with_retries(self, body: dict[str, Any]) -> Completion:
-        """POST until an answer comes back or the retries are spent."""
+        """POST until an answer comes back or the retries are spent.
+
+        The transport (`llm.retrying`) retries HTTP failures (statuses, timeouts, network
+        errors); this loop asks again, within the same `max_retries`, when a 200 answer is
+        not a completion (non-JSON), which no transport can see.
+        """
         failure = LLMAnswerError("connection")
         for attempt in range(self.settings.max_retries + 1):
             if attempt:
-                with self._lock:
-                    self.usage.retries += 1
-                self._sleep(self._backoff(attempt, failure))
-            if self._stopped.is_set():
+                wait = self._retry.retry.copy_with(attempts_made=attempt).backoff_strategy()
+                self._count_retry(None, failure, wait)
+                self._wait_unless_stopped(wait)
+            elif self._stopped.is_set():
                 raise LLMCancelled("stopped; this request was not sent")
             try:
                 return self._send(body)
@@ -303,23 +324,26 @@ class LLMClient:
             self.usage.failures += 1
         raise failure
 
-    def _backoff(self, attempt: int, failure: LLMAnswerError) -> float:
-        """Return the wait before retry `attempt`: Retry-After where given, else 2^n with jitter."""
-        retry_after = getattr(failure, "retry_after", None)
-        if retry_after is not None:
-            return min(retry_after, self.settings.max_backoff_s)
-        base = self.settings.backoff_s * 2 ** (attempt - 1)
-        return min(base * (1 + random.random() / 4), self.settings.max_backoff_s)
+    def _count_retry(self, request: Any, failure: Any, wait: float) -> None:
+        """Count one retry (the transport's or this client's own)."""
+        with self._lock:
+            self.usage.retries += 1
+
+    def _wait_unless_stopped(self, seconds: float) -> None:
+        """Wait before a retry; after a stop nothing more is sent."""
+        self._sleep(seconds)
+        if self._stopped.is_set():
+            raise LLMCancelled("stopped; this request was not sent")
 
     def _send(self, body: dict[str, Any]) -> Completion:
         """POST once and turn every failure into an LLMAnswerError with its reason."""
         try:
             with self._http.stream("POST", "chat/completions", json=body) as response:
                 raw = self._read_capped(response)
-        except httpx.TimeoutException as error:
-            raise LLMAnswerError("timeout", str(error) or "no answer in time") from None
+        except httpx.TimeoutException as error:  # the transport's retries spent
+            raise _final(LLMAnswerError("timeout", str(error) or "no answer in time")) from None
         except httpx.HTTPError as error:
-            raise LLMAnswerError("connection", str(error)) from None
+            raise _final(LLMAnswerError("connection", str(error))) from None
         text = raw.decode("utf-8", errors="replace")
         if response.status_code in (401, 403):
             raise LLMUnavailable(f"the LLM endpoint refused the key (HTTP {response.status_code})")
@@ -331,10 +355,7 @@ class LLMClient:
                 if response.status_code >= 500
                 else f"http_{response.status_code}"
             )
-            error = LLMAnswerError(reason, text[:200])
-            error.retry = response.status_code in RETRIED_STATUSES  # type: ignore[attr-defined]
-            error.retry_after = _retry_after(response)  # type: ignore[attr-defined]
-            raise error
+            raise _final(LLMAnswerError(reason, text[:200]))  # retried by the transport
         try:
             payload = json.loads(text)
             choice = payload["choices"][0]
@@ -375,10 +396,7 @@ class LLMClient:
         return error
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    """Return the Retry-After seconds of a response, where given as a number."""
-    value = response.headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
+def _final(error: LLMAnswerError) -> LLMAnswerError:
+    """Mark an HTTP failure as final: the transport has already retried what it retries."""
+    error.retry = False  # type: ignore[attr-defined]
+    return error

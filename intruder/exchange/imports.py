@@ -29,8 +29,6 @@ from `intruder.exchange.columns`, which the exports write.
 
 from __future__ import annotations
 
-import os
-import socket
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -340,34 +338,22 @@ def _delete_created(targets: list[int], descriptions: list[int], texts: list[int
         TargetPerson.objects.filter(pk__in=targets).delete()
 
 
-def _process_alive(worker: str) -> bool:
-    """Return whether host:pid names a live process (another host's: assume it is)."""
-    host, _, pid = worker.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def imports_roll_back_abandoned(
     *, study: Study | None = None, stale_after: timedelta = timedelta(minutes=30)
 ) -> int:
     """Delete what crashed imports left behind (their process is gone); return how many.
 
-    Called before every import of a study and when a worker starts. An import on another
-    host counts as crashed once its marker has not moved for `stale_after`. An import still
+    Called before every import of a study and when a worker starts. The job queue's rule
+    (`jobs.worker_alive`): an import on another host counts as crashed once its marker has
+    not moved for `stale_after`. An import still
     running into the same study refuses the new one.
     """
+    from intruder.services.jobs import worker_alive
+
     markers = ImportBatch.objects.all() if study is None else study.import_batches.all()
     rolled_back = 0
     for marker in markers:
-        alive = _process_alive(marker.worker)
-        if alive and marker.heartbeat_at > timezone.now() - stale_after:
+        if worker_alive(marker.worker, marker.heartbeat_at, stale_after):
             if study is not None:
                 raise ImportRunning(
                     [RowError(0, "(file)", "another import into this study is still running")]

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from intruder.exceptions import IntruderError
+from llm.retrying import retrying_transport
 
 logger = logging.getLogger(__name__)
 
@@ -150,7 +151,15 @@ class ProlificClient:
             self._http = httpx.Client(
                 base_url=self.base_url,
                 timeout=self.timeout,
-                transport=self.transport,
+                transport=retrying_transport(
+                    statuses=RETRY_STATUSES,
+                    retries=self.max_retries,
+                    backoff=self.backoff,
+                    max_wait=MAX_RETRY_AFTER_SECONDS,
+                    sleep=self.sleep,
+                    on_retry=_log_retry,
+                    transport=self.transport,
+                ),
                 headers={"Authorization": f"Token {self.token}", "Accept": "application/json"},
             )
         return self._http
@@ -172,24 +181,18 @@ class ProlificClient:
             return None
         if not self.token:
             raise ProlificNotConfigured("No Prolific API token is set (PROLIFIC_API_TOKEN).")
-        last: str = ""
-        for attempt in range(self.max_retries + 1):
-            try:
-                response = self._client().request(method, path, json=json_body, params=params)
-            except httpx.TransportError as error:  # timeouts, refused connections
-                last = f"{type(error).__name__}: {error}"
-                wait = self.backoff * 2**attempt
-            else:
-                if response.status_code not in RETRY_STATUSES:
-                    return self._check(response, method=method, path=path)
-                last = f"HTTP {response.status_code}"
-                wait = _retry_after(response) or self.backoff * 2**attempt
-            if attempt < self.max_retries:
-                logger.warning("Prolific %s %s: %s; retry in %.1fs", method, path, last, wait)
-                self.sleep(min(wait, MAX_RETRY_AFTER_SECONDS))
+        tries = f"after {self.max_retries + 1} tries"
+        try:
+            response = self._client().request(method, path, json=json_body, params=params)
+        except httpx.TransportError as error:  # timeouts, refused connections, every retry
+            last = f"{type(error).__name__}: {error}"
+        else:
+            if response.status_code not in RETRY_STATUSES:
+                return self._check(response, method=method, path=path)
+            last = f"HTTP {response.status_code}"
         raise ProlificUnavailable(
-            f"Prolific did not answer {method} {path} after {self.max_retries + 1} tries "
-            f"({last}). Nothing was lost: try again later."
+            f"Prolific did not answer {method} {path} {tries} ({last}). Nothing was lost: "
+            "try again later."
         )
 
     def _check(self, response: httpx.Response, *, method: str, path: str) -> httpx.Response:
@@ -334,11 +337,17 @@ def answer_text(answer: Any) -> str:
     return "" if answer is None else str(answer)
 
 
-def _retry_after(response: httpx.Response) -> float:
-    try:
-        return max(0.0, float(response.headers.get("Retry-After", "")))
-    except ValueError:
-        return 0.0
+def _log_retry(
+    request: httpx.Request | None, failure: httpx.Response | Exception, wait: float
+) -> None:
+    """Log each retry: the call, why, and the wait (never the token: it is in a header)."""
+    why = (
+        f"HTTP {failure.status_code}"
+        if isinstance(failure, httpx.Response)
+        else f"{type(failure).__name__}: {failure}"
+    )
+    call = f"{request.method} {request.url.path}" if request is not None else "call"
+    logger.warning("Prolific %s: %s; retry in %.1fs", call, why, wait)
 
 
 def _body(response: httpx.Response) -> Any:

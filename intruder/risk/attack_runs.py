@@ -198,7 +198,6 @@ def attack_run_start(
         budget_resamples,
         background=background,
         attacks=attacks,
-        distractors=distractors,
     )
     for name, text in distractors.items():
         if "\x00" in name or "\x00" in text:  # PostgreSQL stores no NUL in JSON
@@ -238,7 +237,6 @@ def _validate_budget(
     *,
     background: str,
     attacks: Sequence[str],
-    distractors: dict[str, str],
 ) -> int:
     """Return the resamples of a run's knowledge budget; raise AttackRunError for bad ones."""
     if budget is None:
@@ -252,8 +250,6 @@ def _validate_budget(
     slow = sorted(set(attacks) - REUSABLE_ATTACKS)
     if slow:
         raise AttackRunError(f"a knowledge budget takes the retrieval attacks, not {slow}")
-    if distractors:
-        raise AttackRunError("a knowledge budget cannot be combined with distractors yet")
     resamples = RESAMPLES.default if resamples is None else int(resamples)
     if not RESAMPLES.holds(resamples):
         raise AttackRunError(f"{RESAMPLES.message}: fewer leave the draw's luck in the rate")
@@ -403,6 +399,10 @@ def _execute_budget(
                 seed=run.seed,
                 reuse=instances,
                 factory=factory,
+                distractors={
+                    f"{DISTRACTOR_PREFIX}{n}": t
+                    for n, t in (run.distractor_documents or {}).items()
+                },
             )
             AttackResult.objects.bulk_create(
                 budget_result_rows(run, method, name, chosen, rows), ignore_conflicts=True

@@ -127,7 +127,8 @@ class AttackRunForm(BackgroundForm):
         label="Distractor population (open world)",
         help_text="Optional: persons who are not in the study, in the same formats (TXT named "
         "for the person, or CSV/JSONL with columns target and text). Each becomes one more "
-        "candidate in every background; study persons among them are dropped.",
+        "candidate in every background; study persons among them are dropped. With a "
+        "knowledge budget each is known through its one document in every draw.",
     )
 
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:

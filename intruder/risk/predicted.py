@@ -201,6 +201,38 @@ def leave_one_person_out(
     return persons.merge(pd.DataFrame(rows), on="target_key")
 
 
+def lopo_validation(
+    persons: pd.DataFrame, texts: pd.DataFrame, attacks: Sequence[str], n_candidates: int | None
+) -> dict[str, Any]:
+    """Return how the model refitted on this evidence holds up out of sample, with n.
+
+    persons: target_key, group, human_k, human_n, human_pct; texts: target_key, group,
+    evidence. The leave-one-person-out rho (Spearman, Fisher z interval) and MAE, beside the
+    MAE of predicting every person at the mean of the others. One home for the
+    crowd-intruder benchmark's ladder and the risk report's: below MIN_PERSONS_RHO persons
+    it returns a note instead of numbers.
+    """
+    from scipy import stats
+
+    from intruder.risk.stats import MIN_PERSONS_RHO, NOT_ENOUGH, fisher_interval
+
+    n = len(persons)
+    if n < MIN_PERSONS_RHO:
+        return {"n": n, "note": f"{NOT_ENOUGH}: needs {MIN_PERSONS_RHO} persons, has {n}"}
+    lopo = leave_one_person_out(persons, texts, attacks, n_candidates)
+    rho = float(stats.spearmanr(lopo["human_pct"], lopo["predicted_pct"]).statistic)
+    low, high = fisher_interval(rho, len(lopo))
+    others = (persons["human_pct"].sum() - persons["human_pct"]) / (n - 1)
+    return {
+        "lopo_rho": rho,
+        "lopo_rho_ci_low": low,
+        "lopo_rho_ci_high": high,
+        "lopo_mae_pp": float((lopo["human_pct"] - lopo["predicted_pct"]).abs().mean()),
+        "mean_baseline_mae_pp": float((persons["human_pct"] - others).abs().mean()),
+        "n": len(lopo),
+    }
+
+
 def bootstrap_intervals(
     persons: pd.DataFrame,
     texts: pd.DataFrame,

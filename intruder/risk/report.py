@@ -59,6 +59,8 @@ RISK_TABLE_TITLES: dict[str, str] = {
     "open_world": "Open-world ladder: TRIR against the number of candidates N, with chance 1/N",
     "knowledge_budget": "Knowledge-budget ladder: each attack's TRIR and per-person rho as the "
     "attacker knows each candidate through b descriptions",
+    "knowledge_budget_predicted": "Knowledge-budget ladder: the predicted-human model refitted on "
+    "each budget's evidence, leave one person out, beside the mean baseline",
     "llm_intruder": "Open-world LLM intruder beside the human intruders: no candidate list, one "
     "name per text, scored like a human guess",
     "familiarity_split": "Per famous person: the human rate split into familiarity (intruders "
@@ -710,6 +712,7 @@ def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
     notes = {
         "open_world": OPEN_WORLD_NOTE,
         "knowledge_budget": KNOWLEDGE_NOTE,
+        "knowledge_budget_predicted": KNOWLEDGE_PREDICTED_NOTE,
         "sensitivity": SENSITIVITY_NOTE,
         "per_text": PER_TEXT_NOTE.format(rule=report.settings["identified_rule_text"]),
         "frontier": FRONTIER_NOTE,
@@ -784,6 +787,86 @@ def knowledge_budget_table(
     table = pd.DataFrame(rows)
     order = table["knowledge_budget"].map(lambda b: float("inf") if b == "all" else int(b))
     return table.assign(_order=order).sort_values(["_order", "attack"]).drop(columns="_order")
+
+
+KNOWLEDGE_PREDICTED_NOTE = (
+    "One row per run of the ladder: the predicted-human model (2 parameters) refitted on that "
+    "run's evidence (each text's reciprocal rank of the true person, averaged over the run's "
+    "attacks; a budget run's rank is the median over its resamples) and this study's human "
+    "rates, then validated leaving one person out: Spearman rho with its Fisher interval and "
+    "the mean absolute error in percentage points, beside the error of predicting each person "
+    "at the mean of the others. n = persons with a human rate; below the minimum no number is "
+    "shown. A validation of predictions, not a human rate."
+)
+
+
+def knowledge_budget_predicted_table(
+    runs: list[tuple[dict[str, Any], pd.DataFrame]],
+    method: str,
+    judged: set[Any] | None,
+    human_target: pd.DataFrame | None,
+) -> pd.DataFrame:
+    """Return one row per run: the predicted-human model refitted on the run's evidence, its
+    leave-one-person-out rho and MAE and the mean baseline (`predicted.lopo_validation`, as
+    the crowd-intruder benchmark). Empty without a budget run or human rates per person."""
+    from intruder.risk.predicted import lopo_validation, text_evidence
+
+    if human_target is None or "human_pct_identified" not in human_target:
+        return pd.DataFrame()
+    if not any(side.get("knowledge_budget") for side, _ in runs):
+        return pd.DataFrame()
+    known = human_target[human_target["human_n"].fillna(0) > 0]
+    rows = []
+    for side, results in runs:
+        machine = machine_per_text(results)
+        part = machine[machine["method"] == method]
+        if judged:
+            part = part[part["description_id"].isin(judged)]
+        attacks = [a for a in machine_attacks(part) if a != STRONGEST]
+        if part.empty or not attacks:
+            continue
+        texts = part[["target_key", "group"]].assign(
+            evidence=text_evidence(part, attacks).to_numpy()
+        )
+        persons = known[known["target_key"].isin(set(texts["target_key"]))]
+        persons = pd.DataFrame(
+            {
+                "target_key": persons["target_key"],
+                "group": persons["group"],
+                "human_k": (persons["human_pct_identified"] * persons["human_n"] / 100).round(),
+                "human_n": persons["human_n"],
+                "human_pct": persons["human_pct_identified"],
+            }
+        )
+        candidates = int(side.get("candidates") or results["target_key"].nunique())
+        found = lopo_validation(persons, texts, attacks, candidates)
+        budget = side.get("knowledge_budget")
+        rows.append(
+            {
+                "run": side.get("run"),
+                "knowledge_budget": str(budget) if budget else "all",
+                "resamples": side.get("budget_resamples") or 1,
+                "attacks": ", ".join(attacks),
+                "n_texts": len(texts),
+                "n": found["n"],
+                **{
+                    name: found.get(name)
+                    for name in (
+                        "lopo_rho",
+                        "lopo_rho_ci_low",
+                        "lopo_rho_ci_high",
+                        "lopo_mae_pp",
+                        "mean_baseline_mae_pp",
+                    )
+                },
+                "note": found.get("note", ""),
+            }
+        )
+    if not rows:
+        return pd.DataFrame()
+    table = pd.DataFrame(rows)
+    order = table["knowledge_budget"].map(lambda b: float("inf") if b == "all" else int(b))
+    return table.assign(_order=order).sort_values(["_order", "run"]).drop(columns="_order")
 
 
 def open_world_table(

@@ -221,7 +221,11 @@ def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> 
 
 def _add_knowledge_ladder(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
     """Add the study's finished cross-validated report runs side by side by knowledge budget."""
-    from intruder.risk.report import RISK_TABLE_TITLES, knowledge_budget_table
+    from intruder.risk.report import (
+        RISK_TABLE_TITLES,
+        knowledge_budget_predicted_table,
+        knowledge_budget_table,
+    )
 
     method = report.settings.get("human_method")
     others = finished_runs(
@@ -233,14 +237,15 @@ def _add_knowledge_ladder(report: RiskReport, run: AttackRun, texts: pd.DataFram
     judged = None
     if not texts.empty:
         judged = set(texts.loc[texts["n_judgments"] > 0, "description_id"])
-    table = knowledge_budget_table(
-        [({**machine_side(r), "run": r.pk}, run_results(r)) for r in runs],
-        method,
-        judged,
-        report.tables.get("rates_target"),
-    )
+    sides = [({**machine_side(r), "run": r.pk}, run_results(r)) for r in runs]
+    table = knowledge_budget_table(sides, method, judged, report.tables.get("rates_target"))
     if not table.empty:
         report.tables["knowledge_budget"] = table
+    predicted = knowledge_budget_predicted_table(
+        sides, method, judged, report.tables.get("rates_target")
+    )
+    if not predicted.empty:
+        report.tables["knowledge_budget_predicted"] = predicted
         report.tables = {n: report.tables[n] for n in RISK_TABLE_TITLES if n in report.tables}
 
 

@@ -119,6 +119,33 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def process_alive(worker: str) -> bool:
+    """Return whether host:pid (`worker_name`) names a live process; another host's (or a
+    name that is not host:pid) cannot be checked from here, so it counts as alive."""
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def worker_alive(worker: str, heartbeat_at: Any, stale_after: timedelta) -> bool:
+    """The one liveness rule of the job queue and of an import's crash marker.
+
+    A worker is alive while its heartbeat is younger than `stale_after` and, when it ran on
+    this host, its process still exists: a crash here is seen at once, one on another host
+    by its silence. (A host name is taken to name one process namespace.)
+    """
+    if heartbeat_at is None or heartbeat_at < timezone.now() - stale_after:
+        return False
+    return process_alive(worker)
+
+
 def job_backend() -> str:
     """Return the configured backend name ("db" or "rq")."""
     backend = getattr(settings, "INTRUDER_JOB_BACKEND", "db")
@@ -416,7 +443,8 @@ def job_retry(*, job: Job) -> Job:
 def jobs_requeue_stale(
     *, stale_after: timedelta | None = None, max_attempts: int | None = None
 ) -> list[int]:
-    """Re-queue running jobs whose worker stopped beating (crashed); fail those out of attempts.
+    """Re-queue running jobs whose worker is not alive (`worker_alive`: it stopped beating, or
+    its process on this host is gone); fail those out of attempts.
 
     Return the ids of the jobs re-queued.
     """
@@ -424,21 +452,21 @@ def jobs_requeue_stale(
         stale_after = timedelta(minutes=settings.INTRUDER_JOB_STALE_MINUTES)
     if max_attempts is None:
         max_attempts = settings.INTRUDER_JOB_MAX_ATTEMPTS
-    cutoff = timezone.now() - stale_after
-    stale = Job.objects.filter(status=Job.Status.RUNNING, heartbeat_at__lt=cutoff)
+    running = Job.objects.filter(status=Job.Status.RUNNING)
+    stale = [job for job in running if not worker_alive(job.worker, job.heartbeat_at, stale_after)]
     requeued: list[int] = []
     for job in stale:
+        # Only if nothing moved since it was judged: a live worker's beat keeps its job.
+        unchanged = {"pk": job.pk, "status": Job.Status.RUNNING, "heartbeat_at": job.heartbeat_at}
         if job.attempts >= max_attempts:
-            Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
+            Job.objects.filter(**unchanged).update(
                 status=Job.Status.FAILED,
                 error=f"worker {job.worker} stopped responding; {job.attempts} attempts used",
                 message="failed: worker lost, no attempts left",
                 finished_at=timezone.now(),
             )
             continue
-        moved = Job.objects.filter(
-            pk=job.pk, status=Job.Status.RUNNING, heartbeat_at__lt=cutoff
-        ).update(
+        moved = Job.objects.filter(**unchanged).update(
             status=Job.Status.QUEUED,
             message=f"re-queued: worker {job.worker} stopped responding",
             worker="",

@@ -190,6 +190,31 @@ def test_stale_running_job_is_requeued_and_a_fresh_one_is_left_alone() -> None:
     assert alive.status == "running"
 
 
+def test_a_job_whose_process_on_this_host_is_gone_is_requeued_at_once() -> None:
+    import socket
+
+    here = socket.gethostname()
+    now = timezone.now()
+    crashed = make_job(
+        status=Job.Status.RUNNING, heartbeat_at=now, attempts=1, worker=f"{here}:999999999"
+    )
+    mine = make_job(
+        status=Job.Status.RUNNING, heartbeat_at=now, attempts=1, worker=jobs.worker_name()
+    )
+    elsewhere = make_job(
+        status=Job.Status.RUNNING, heartbeat_at=now, attempts=1, worker="other-host:1"
+    )
+    requeued = jobs.jobs_requeue_stale(stale_after=timedelta(minutes=5), max_attempts=3)
+    assert requeued == [crashed.pk]
+    for job, status in ((crashed, "queued"), (mine, "running"), (elsewhere, "running")):
+        job.refresh_from_db()
+        assert job.status == status
+    # The import's crash marker follows the same rule.
+    assert not jobs.worker_alive(f"{here}:999999999", now, timedelta(minutes=30))
+    assert jobs.worker_alive("other-host:1", now, timedelta(minutes=30))
+    assert not jobs.worker_alive("other-host:1", now - timedelta(minutes=31), timedelta(minutes=30))
+
+
 def test_stale_job_out_of_attempts_fails_instead_of_looping() -> None:
     old = timezone.now() - timedelta(minutes=30)
     job = make_job(status=Job.Status.RUNNING, heartbeat_at=old, attempts=3, worker="dead:2")

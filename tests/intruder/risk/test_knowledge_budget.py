@@ -80,6 +80,57 @@ def test_a_budget_run_stores_median_ranks_and_hit_shares_and_never_shows_a_text_
     assert cell["resamples"] == 10
 
 
+def test_a_budget_run_with_distractors_knows_each_through_its_one_document_in_every_draw():
+    study = risk_study(per_person=4)
+    distractors = {"Ilse Marrow": "weaver of Dunholm, famed for blue cloth", "Odo Fenn": "a miller"}
+    run = start(study, methods=["clear"], distractor_documents=distractors)
+    seen: list = []
+    jobs.job_claim_next()
+    attack_runs.execute_attack_run(
+        run=run, progress=lambda *a: None, attack_factory=spy_factory(seen)
+    )
+    originals = set(Description.objects.filter(study=study).values_list("text", flat=True))
+    assert len(seen) == 2 * 10 * 2  # 2 attacks x 10 resamples x 2 folds
+    for known, queries in seen:
+        # 4 study persons at b = 1 and both distractors, each through its own document.
+        assert len(known) == 6 and set(distractors.values()) <= known
+        assert known - set(distractors.values()) <= originals
+        assert not known & set(queries)
+    # Only the study's texts are attacked; a distractor is a candidate, never a target.
+    assert run.results.count() == 16 * 2
+    attacked = set(run.results.values_list("description_id", flat=True))
+    assert attacked == set(study.descriptions.values_list("pk", flat=True))
+    report = run_report(run, human_method="clear")
+    machine = report.threat_model["machine"]
+    assert (machine["candidates"], machine["distractors"]) == (4 + 2, 2)
+    assert machine["knowledge"] == "the attacker knows each candidate as well as 1 writer does"
+
+
+def test_the_budget_never_resamples_a_distractor_and_refuses_one_named_like_a_person():
+    from attacks.background import BackgroundRecord
+    from attacks.budget import run_budget
+    from attacks.config import AttackConfig
+    from attacks.prepared import PreparedTexts
+
+    records = [
+        BackgroundRecord(f"{p}{i}", p, None, f"{p} text {i}") for p in "ab" for i in range(3)
+    ]
+    prepared = PreparedTexts(AttackConfig(cache_dir="", use_document_curation=False))
+    rows = run_budget(
+        prepared,
+        ["tfidf"],
+        records,
+        {"a0": "a text 0"},
+        1,
+        resamples=10,
+        k=3,
+        distractors={"zed": "zed text"},
+    )
+    assert {row["candidates"] for row in rows} == {3}
+    with pytest.raises(ValueError, match="is a person of the records"):
+        run_budget(prepared, ["tfidf"], records, {"a0": "x"}, 1, distractors={"a": "x"})
+
+
 def test_the_same_seed_gives_the_same_results_and_the_threat_box_names_the_budget():
     study = risk_study(per_person=4)
     first = start(study, seed=3)
@@ -107,7 +158,6 @@ def test_the_same_seed_gives_the_same_results_and_the_threat_box_names_the_budge
         ({"budget_resamples": 3}, "resamples must lie between 10"),
         ({"knowledge_budget": 0}, "between 1 and"),
         ({"knowledge_budget": None, "budget_resamples": 10}, "need a knowledge budget"),
-        ({"distractor_documents": {"Ilse Marrow": "weaver of Dunholm"}}, "distractors"),
         (
             {"background": AttackRun.Background.UPLOADED, "background_documents": {"orlena": "x"}},
             "study's own descriptions",
@@ -219,3 +269,9 @@ def test_the_report_puts_the_studys_runs_side_by_side_by_knowledge_budget():
     )
     body = " ".join(page.content.decode().replace("&#x27;", "'").split())
     assert RISK_TABLE_TITLES["knowledge_budget"] in body and KNOWLEDGE_NOTE in body
+    # The predicted-human model refitted per budget: 4 persons are below the minimum of 5.
+    predicted = report.tables["knowledge_budget_predicted"]
+    assert list(predicted["knowledge_budget"]) == ["1", "all"]
+    assert (predicted["n"] == 4).all() and predicted["lopo_rho"].isna().all()
+    assert predicted["note"].str.contains("needs 5 persons").all()
+    assert RISK_TABLE_TITLES["knowledge_budget_predicted"] in body
