@@ -28,6 +28,7 @@ from anonymize.annotations.schema import (
     category_for_scheme,
     snap_to_words,
 )
+from intruder.annotation.linked import pid_in_project_linked_study, studies_linked_to_project
 from intruder.annotation.models import (
     HELD_STATUSES,
     Annotator,
@@ -42,10 +43,6 @@ from intruder.annotation.selectors import task_state
 from intruder.enrolment import EnrolmentRefused, new_enrolment_check, prolific_pid_check
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Description, Job, Study
-from intruder.selectors.linked import (
-    pid_in_project_linked_study,
-    studies_linked_to_project,
-)
 from intruder.services.jobs import ACTIVE_STATUSES, JobAlreadyActive, job_enqueue
 
 if TYPE_CHECKING:

@@ -193,8 +193,9 @@ def load_demo(
 
         say("loading the demo PSI annotation project")
         report.annotation = demo_annotation_load(owner=owner, study=intruder)
-    from intruder.selectors.report_pages import AGREEMENT_PAGE, ANALYSIS_PAGE
-    from intruder.services.report_refresh import report_prepare
+    from intruder.annotation.pages import AGREEMENT_PAGE
+    from intruder.rendering.analysis_page import ANALYSIS_PAGE
+    from intruder.reports.refresh import report_prepare
 
     say("storing the analysis and agreement pages, so that their first view is quick")
     report_prepare(study=intruder, name=ANALYSIS_PAGE)

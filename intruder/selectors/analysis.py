@@ -18,9 +18,8 @@ from intruder.analysis.frames import JUDGMENT_COLUMNS, TEXT_COLUMNS
 from intruder.models import AnonymizedText, Judgment, Study
 from intruder.scoring import score_guess
 from intruder.selectors.counts import count_by
-from intruder.selectors.flags import answer_flag_status
+from intruder.selectors.flags import answer_flag_status, study_rules
 from intruder.selectors.participant import intruder_text_pool
-from intruder.services.flags import study_rules
 
 
 def study_texts(study: Study) -> pd.DataFrame:

@@ -26,8 +26,8 @@ from intruder.services.preview import (
     preview_rejected,
     preview_state_new,
 )
-from intruder.views.access import study_for
 from intruder.views.participant import PAGE_SEQUENCE, STATUS_PAGES, Page
+from intruder.web.access import study_for
 
 COOKIE_SALT = "intruder.preview"
 COOKIE_AGE = 12 * 3600

@@ -12,7 +12,7 @@ from django.db.models import CheckConstraint
 from intruder.annotation.models import Project
 from intruder.annotation.views import ProjectForm
 from intruder.models import Study
-from intruder.views.model_bounds import constraint_fields
+from intruder.web.model_bounds import constraint_fields
 
 pytestmark = pytest.mark.django_db
 

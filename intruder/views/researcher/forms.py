@@ -26,7 +26,7 @@ from intruder.models import (
 from intruder.risk.guarding import reachable_k
 from intruder.risk.views import MultipleFileField
 from intruder.services import studies
-from intruder.views.model_bounds import bounded_formfield, constraint_fields
+from intruder.web.model_bounds import bounded_formfield, constraint_fields
 
 # Fields that only mean something for one kind of study; the form shows them for that kind.
 KIND_FIELDS: dict[str, str] = {

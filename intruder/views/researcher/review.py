@@ -1,7 +1,7 @@
 """Review pages: the span editor beside the original, leak findings, reviewed marks, search
 and filters, and releases (one text, or in bulk after a confirmation page).
 
-Access as on the other researcher pages (`intruder.views.access.study_for`): viewers
+Access as on the other researcher pages (`intruder.web.access.study_for`): viewers
 read, owners and editors change. Every edit carries the text's revision (optimistic
 locking), so an edit made on a stale page is refused and nothing is overwritten.
 """
@@ -41,9 +41,9 @@ from intruder.risk.guarding import (
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
 from intruder.services import anonymization, jobs, review
-from intruder.views.access import study_for
-from intruder.views.job_messages import job_start_message
 from intruder.views.researcher.forms import GuardForm
+from intruder.web.access import study_for
+from intruder.web.job_messages import job_start_message
 
 REVIEW_PAGE_SIZE = 50
 # The writer's placeholders as whole words (`anonymize.placeholders`).

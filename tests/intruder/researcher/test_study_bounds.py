@@ -136,8 +136,8 @@ NUMERIC_SETTINGS = [
 
 @pytest.mark.parametrize("name", NUMERIC_SETTINGS)
 def test_the_form_bounds_are_the_models(name: str) -> None:
-    from intruder.views.model_bounds import field_bounds
     from intruder.views.researcher.forms import StudyForm
+    from intruder.web.model_bounds import field_bounds
 
     model_bounds = field_bounds(Study._meta.get_field(name))
     field = StudyForm().fields[name]

@@ -12,6 +12,7 @@ import re
 import pandas as pd
 import pytest
 
+from intruder.analysis.intervals import wilson
 from intruder.risk.rendering import display_frame, html_table
 from intruder.risk.report import (
     CHANCE_VERDICTS,
@@ -26,7 +27,7 @@ from intruder.risk.report import (
     methods_sentence,
     most_at_risk_sentence,
 )
-from intruder.risk.stats import Correlation, p_text, spearman_with_ci, wilson
+from intruder.risk.stats import Correlation, p_text, spearman_with_ci
 
 # A clause that stops on a word that needs a continuation ("do not .", "than ;").
 DANGLING = re.compile(
