@@ -37,6 +37,7 @@ from attacks.registry import attacks_where
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
 from intruder.risk.background_uploads import BackgroundUploadError, background_check_size
+from intruder.risk.frontier import method_tpi
 from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 from intruder.services import jobs
 
@@ -784,8 +785,7 @@ def execute_attack_run_shared(
 
 
 def _method_tpi(run: AttackRun, texts: MethodTexts) -> dict[str, Any]:
-    """Return each method's TPI for the report's frontier (`intruder.services.frontier`)."""
-    from intruder.services.frontier import method_tpi
+    """Return each method's TPI for the report's frontier (`intruder.risk.frontier`)."""
 
     originals = {pk: d.text for pk, d in texts.descriptions.items()}
     by_method = {

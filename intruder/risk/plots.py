@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from intruder.analysis.frontier import plot_frontier
 from intruder.rendering.plots import to_svg
+from intruder.risk.frontier import plot_frontier
 from intruder.risk.report import STRONGEST
 from intruder.risk.stats import p_text
 

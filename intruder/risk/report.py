@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from attacks.strongest import STRONGEST
-from intruder.analysis.frontier import FRONTIER_TITLE, frontier_table
+from intruder.risk.frontier import FRONTIER_NOTE, FRONTIER_TITLE, frontier_table
 from intruder.risk.methods import is_baseline
 from intruder.risk.predicted import validation_text
 from intruder.risk.rules import DEFAULT_RULE, IDENTIFIED_RULES
@@ -681,13 +681,6 @@ PER_TEXT_NOTE = (
     "of judgments that named the person, shown for reference only, so a text can have most "
     "judgments correct and still read not identified when the rule is about the judgments' "
     "mean name similarity."
-)
-FRONTIER_NOTE = (
-    "TRIR and its 95 % Wilson interval are the TRIR-per-method table's; the chance level of "
-    "the strongest adversary is the permutation null the threat model shows (mean, and 95th "
-    "percentile); a method is dominated when another has both a lower strongest TRIR and a "
-    "higher TPI; robust means a strongest TRIR at or below paper 002's 9 %, a level stated for "
-    "one attacker."
 )
 SENSITIVITY_NOTE = (
     "The chosen rule's row with all judgments is the headline (the same rho and rates as the "

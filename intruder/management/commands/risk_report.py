@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from intruder.management.lookup import by_slug
+from intruder.lookup import by_slug
 from intruder.models import AttackRun, Study
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_upload

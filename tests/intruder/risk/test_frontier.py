@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from django.urls import reverse
 
-from intruder.analysis.frontier import frontier_table
+from intruder.risk.frontier import frontier_table
 from intruder.risk.report import machine_per_text, trir_by_method
 from intruder.risk.stats import strongest_null
 from tests.intruder.factories import logged_in
