@@ -78,7 +78,7 @@ def predicted_risk(run: AttackRun | None) -> PredictedRisk | None:
         text_evidence,
         validation_text,
     )
-    from intruder.risk.report import _default_human_method, machine_per_text
+    from intruder.risk.report.tables import _default_human_method, machine_per_text
     from intruder.risk.selectors import calibration_path, machine_side, run_results
 
     if run is None or run.job is None or run.job.status != "succeeded":

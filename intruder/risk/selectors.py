@@ -20,7 +20,8 @@ from intruder.models import (
 )
 from intruder.risk.familiarity import familiarity_split, measured_familiarity
 from intruder.risk.methods import method_label
-from intruder.risk.report import RiskReport, build_report
+from intruder.risk.report.build import build_report
+from intruder.risk.report.tables import RiskReport
 from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
 from intruder.selectors.llm_intruder import open_world_llm_results
 
@@ -195,7 +196,7 @@ def budget_side(run: AttackRun, per_person: list[int], share: float) -> dict[str
 
 def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
     """Add the ladder of the study's finished report runs (each run one N) to `report`."""
-    from intruder.risk.report import RISK_TABLE_TITLES, open_world_table
+    from intruder.risk.report.tables import RISK_TABLE_TITLES, open_world_table
 
     method = report.settings.get("human_method")
     runs = [run] + [
@@ -221,7 +222,7 @@ def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> 
 
 def _add_knowledge_ladder(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
     """Add the study's finished cross-validated report runs side by side by knowledge budget."""
-    from intruder.risk.report import RISK_TABLE_TITLES, knowledge_budget_table
+    from intruder.risk.report.tables import RISK_TABLE_TITLES, knowledge_budget_table
 
     method = report.settings.get("human_method")
     others = finished_runs(

@@ -24,7 +24,7 @@ from intruder.risk.background_uploads import BackgroundUploadError, parse_backgr
 from intruder.risk.methods import method_label
 from intruder.risk.pages import RISK_PAGE
 from intruder.risk.rendering import standalone_html, summary_json, table_csv, table_json
-from intruder.risk.report import RISK_TABLE_TITLES
+from intruder.risk.report.tables import RISK_TABLE_TITLES
 from intruder.risk.selectors import latest_run
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.jobs import no_worker_note

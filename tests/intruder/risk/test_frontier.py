@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from intruder.risk.frontier import frontier_table
-from intruder.risk.report import machine_per_text, trir_by_method
+from intruder.risk.report.tables import machine_per_text, trir_by_method
 from intruder.risk.stats import strongest_null
 from tests.intruder.factories import logged_in
 from tests.intruder.risk_fixtures import finished_cheap_run
