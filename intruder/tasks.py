@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from intruder.annotation import services as annotation
+from intruder.annotation.evaluation import evaluate_project
 from intruder.annotation.models import Project
 from intruder.models import AttackRun, GuardRun, Job
 from intruder.reports import refresh as report_refresh
@@ -91,8 +92,6 @@ def annotation_suggestions(job: Job, progress: Progress) -> dict[str, Any]:
 def annotation_evaluate(job: Job, progress: Progress) -> dict[str, Any]:
     """Score the anonymizer or spaCy on an annotation project's submitted annotations; the
     result is the metrics the evaluate page shows (TAB's names)."""
-    from intruder.annotation.evaluation import evaluate_project
-    from intruder.annotation.models import Project
 
     project = Project.objects.get(pk=job.params["project"])
     evaluation = evaluate_project(

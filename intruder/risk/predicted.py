@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from intruder.risk.stats import fisher_interval
+
 SEMIFAMOUS_FAMILIARITY = 0.1
 FAMILIARITY = {"famous": 1.0, "semifamous": SEMIFAMOUS_FAMILIARITY, "fictitious": 0.0}
 CALIBRATION_PATH = Path(__file__).with_name("predicted_human_calibration.json")
@@ -201,32 +203,6 @@ def leave_one_person_out(
     return persons.merge(pd.DataFrame(rows), on="target_key")
 
 
-def bootstrap_intervals(
-    persons: pd.DataFrame,
-    texts: pd.DataFrame,
-    target: pd.DataFrame,
-    *,
-    seed: int = 0,
-    resamples: int = BOOTSTRAP,
-) -> pd.DataFrame:
-    """Return per person of `target`: a 95 % interval of the predicted rate (persons resampled)."""
-    rng = np.random.default_rng(seed)
-    evidence, familiarity, k, n = _arrays(persons, texts)
-    target_texts = target.groupby("target_key")["evidence"].apply(lambda s: s.to_numpy(float))
-    keys = list(target_texts.index)
-    groups = target.groupby("target_key")["group"].first().reindex(keys)
-    fam = groups.map(FAMILIARITY).fillna(0.0).to_numpy(float)
-    draws = []
-    for _ in range(resamples):
-        pick = rng.integers(0, len(evidence), len(evidence))
-        params = _fit_params([evidence[i] for i in pick], familiarity[pick], k[pick], n[pick])
-        draws.append(_person_probs(params, [target_texts[key] for key in keys], fam))
-    low, high = np.percentile(np.asarray(draws), [2.5, 97.5], axis=0)
-    return pd.DataFrame(
-        {"target_key": keys, "predicted_ci_low": 100 * low, "predicted_ci_high": 100 * high}
-    )
-
-
 def predict_with_intervals(
     calibration: Calibration, texts: pd.DataFrame, by: Sequence[str]
 ) -> pd.DataFrame:
@@ -265,7 +241,6 @@ def validation_text(calibration: Calibration) -> str:
     every person at the mean of the others). The calibration stores no per-person errors, so
     the MAE has no interval; the sentence says so.
     """
-    from intruder.risk.stats import fisher_interval
 
     lopo = (calibration.validation or {}).get("study2_lopo") or {}
     fitted = f"Predicted by a model fitted on {calibration.fitted_on}" + (

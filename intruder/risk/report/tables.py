@@ -14,8 +14,10 @@ import pandas as pd
 
 from attacks.strongest import STRONGEST
 from intruder.analysis.intervals import Rate, wilson
+from intruder.analysis.report import records
 from intruder.risk.frontier import FRONTIER_TITLE
 from intruder.risk.methods import is_baseline
+from intruder.risk.predicted import predict_with_intervals, text_evidence
 from intruder.risk.rules import DEFAULT_RULE, IDENTIFIED_RULES
 from intruder.risk.stats import (
     Agreement,
@@ -345,7 +347,6 @@ class RiskReport:
 
     def summary(self) -> dict[str, Any]:
         """Return the headline numbers as JSON-able values."""
-        from intruder.analysis.report import records
 
         trir: dict[str, dict[str, Any]] = {}
         by_method = self.tables.get("trir_by_method")
@@ -596,7 +597,6 @@ def predicted_human_tables(
     The calibration was fitted on evidence at about `calibration.n_candidates` candidates;
     reciprocal ranks shrink as N grows, so it applies only to runs with N within a factor 2.
     """
-    from intruder.risk.predicted import predict_with_intervals, text_evidence
 
     if calibration is None:
         return {}, "no calibration shipped"
