@@ -1,4 +1,4 @@
-"""Adapter to the `anonymize` library: the single place the Django side calls it.
+"""Adapter to the `anonymize` tagger: where the Django side holds and runs the PSI model.
 
 Holds this process's anonymizer (typed by `anonymize.TextAnonymizer`, which the tests' fake
 implements too), batch-anonymizes a study's descriptions (one AnonymizedText per
