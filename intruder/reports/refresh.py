@@ -223,7 +223,8 @@ def report_prepare(
         return
     owner = ReportOwner(study=study, project=project)
     row = _stored(owner, name, args)
-    if row is None or row.data_version != owner.version() or _load(owner, row) is None:
+    lost = cache_is_shared() and row is not None and _load(owner, row) is None
+    if row is None or row.data_version != owner.version() or lost:
         _compute_and_store(owner, name, args)
 
 

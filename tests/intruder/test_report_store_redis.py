@@ -19,7 +19,7 @@ from tests.intruder.risk_fixtures import add_judgments, risk_study
 from tests.intruder.test_report_refresh import add_one_judgment, no_compute
 from tests.redis_server import redis_url
 
-pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
@@ -58,6 +58,7 @@ def test_the_default_store_is_the_database(judged_study):
     assert ComputedReport.objects.get(study=judged_study).content  # the pickled report
 
 
+@pytest.mark.redis
 def test_redis_holds_the_report_and_the_database_only_its_label(
     redis_store, judged_study, monkeypatch
 ):
@@ -73,6 +74,7 @@ def test_redis_holds_the_report_and_the_database_only_its_label(
     assert again.current and again.value["summary"] == first.value["summary"]
 
 
+@pytest.mark.redis
 def test_the_refresh_job_replaces_the_report_in_redis(redis_store, judged_study, monkeypatch):
     report_refresh.page_report(study=judged_study, name=ANALYSIS_PAGE)
     [old_key] = stored_keys(redis_store, judged_study)
@@ -92,6 +94,7 @@ def test_the_refresh_job_replaces_the_report_in_redis(redis_store, judged_study,
     assert fresh.current and fresh.count_then == stale.count_now
 
 
+@pytest.mark.redis
 def test_a_report_redis_lost_is_computed_again_not_failed(redis_store, judged_study):
     first = report_refresh.page_report(study=judged_study, name=ANALYSIS_PAGE)
     redis_store.delete(*stored_keys(redis_store, judged_study))  # evicted, or Redis restarted
