@@ -92,7 +92,6 @@ def annotation_suggestions(job: Job, progress: Progress) -> dict[str, Any]:
 def annotation_evaluate(job: Job, progress: Progress) -> dict[str, Any]:
     """Score the anonymizer or spaCy on an annotation project's submitted annotations; the
     result is the metrics the evaluate page shows (TAB's names)."""
-
     project = Project.objects.get(pk=job.params["project"])
     evaluation = evaluate_project(
         project=project,

@@ -160,7 +160,6 @@ def evaluation_job_start(
     Returns (job, created). The system runs in the worker, never in the request: the model
     takes seconds to load and a second or more per hundred texts.
     """
-
     if system not in ("model", "spacy"):
         raise EvaluationError("only the model and spaCy run as a job")
     if threshold is not None and not 0 <= threshold <= 1:
@@ -176,7 +175,6 @@ def evaluation_job_start(
 
 def evaluation_job_latest(*, project: Project, active_only: bool = False) -> Any:
     """Return the project's newest evaluation job (or its active one), or None."""
-
     jobs = Job.objects.filter(kind=Job.Kind.ANNOTATION_EVALUATE, params__project=project.pk)
     if active_only:
         jobs = jobs.filter(status__in=ACTIVE_STATUSES)

@@ -168,7 +168,6 @@ def project_gold(
     likewise; documents nobody has submitted are left out. `include_adjudicated=False` leaves
     the adjudicated gold layer out (agreement and evaluation compare independent annotators).
     """
-
     statuses = [Task.Status.SUBMITTED] + ([Task.Status.ACTIVE] if include_active else [])
     tasks = Task.objects.filter(document__project=project, status__in=statuses)
     if not include_adjudicated:
@@ -209,7 +208,6 @@ def project_gold(
 
 def suggestion_decision_counts(*, project: Project) -> dict[str, int]:
     """Return how often suggestions were accepted, corrected, rejected (automation bias)."""
-
     decisions = SuggestionDecision.objects.filter(task__document__project=project)
     result = {d: 0 for d in ("accepted", "corrected", "rejected")}
     result |= count_by(decisions, "decision")

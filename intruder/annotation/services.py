@@ -183,7 +183,6 @@ def documents_add_from_study(
     With `user`, only an owner, editor or viewer of the study may (not its PSI annotators).
     Withdrawn texts are never copied.
     """
-
     if user is not None and study_role(user, study) is None:
         raise ValidationError("you may not copy this study's texts")
     if what == "descriptions":
@@ -253,7 +252,6 @@ def suggestions_compute(
     The placeholder ("PERSON_FIRSTNAME_1") groups suggestions into entities, so accepted
     suggestions arrive already linked. Returns the number of documents processed.
     """
-
     pending = list(project.documents.filter(suggestions=[]).order_by("id"))
     if not pending or not project.pre_annotate:
         return 0

@@ -297,7 +297,6 @@ def submission_known(*, study: Study, prolific_pid: str, session_id: str) -> boo
     in this study. An unreachable Prolific refuses too (fail closed: a made-up participant
     must hold nothing); the page asks the participant to try again.
     """
-
     ended = ProlificSubmission.objects.filter(
         study=study, prolific_pid=prolific_pid, status__in=RELEASING_STATUSES
     )

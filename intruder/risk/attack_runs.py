@@ -786,7 +786,6 @@ def execute_attack_run_shared(
 
 def _method_tpi(run: AttackRun, texts: MethodTexts) -> dict[str, Any]:
     """Return each method's TPI for the report's frontier (`intruder.risk.frontier`)."""
-
     originals = {pk: d.text for pk, d in texts.descriptions.items()}
     by_method = {
         m: {i: t for i, (t, _) in texts.texts(m, sorted(texts.available(m))).items()}

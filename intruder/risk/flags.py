@@ -80,7 +80,6 @@ def predicted_risk(run: AttackRun | None) -> PredictedRisk | None:
     calibration fitted at the candidate count nearest the run's is used, and none where no
     calibration lies within a factor 2 of it (the reason is returned instead).
     """
-
     if run is None or run.job is None or run.job.status != "succeeded":
         return None
     machine = machine_per_text(run_results(run))

@@ -241,7 +241,6 @@ def validation_text(calibration: Calibration) -> str:
     every person at the mean of the others). The calibration stores no per-person errors, so
     the MAE has no interval; the sentence says so.
     """
-
     lopo = (calibration.validation or {}).get("study2_lopo") or {}
     fitted = f"Predicted by a model fitted on {calibration.fitted_on}" + (
         f" at N = {calibration.n_candidates} candidates" if calibration.n_candidates else ""

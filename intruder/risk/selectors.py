@@ -204,7 +204,6 @@ def budget_side(run: AttackRun, per_person: list[int], share: float) -> dict[str
 
 def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
     """Add the ladder of the study's finished report runs (each run one N) to `report`."""
-
     method = report.settings.get("human_method")
     runs = [run] + [
         other
@@ -229,7 +228,6 @@ def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> 
 
 def _add_knowledge_ladder(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
     """Add the study's finished cross-validated report runs side by side by knowledge budget."""
-
     method = report.settings.get("human_method")
     others = finished_runs(
         run.study.attack_runs.filter(
@@ -334,7 +332,6 @@ def run_report(
 
 def familiarity_answers(study: Study) -> pd.DataFrame:
     """Return the study's familiarity answers: participant_id, target_key, heard_of, simulated."""
-
     rows = FamiliarityAnswer.objects.filter(target__study=study).values_list(
         "participant_id", "target__key", "heard_of", "simulated"
     )

@@ -152,7 +152,6 @@ def study_report(
 
 def simulated_note(study: Study) -> str:
     """Return the label of simulated (demo) intruders' judgments, or '' where there are none."""
-
     judges = Participant.objects.filter(study=study, judgments__isnull=False).distinct()
     simulated = judges.filter(simulated=True).count()
     if not simulated:

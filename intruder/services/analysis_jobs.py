@@ -39,7 +39,6 @@ def construct_loss_compute(
     *, study: Study, progress: Callable[..., None], nlp: Any | None = None
 ) -> dict[str, Any]:
     """Return both construct loss tables of the study's texts as JSON-able records."""
-
     texts = study_texts(study)
     if texts.empty:
         raise AnalysisInputError(

@@ -347,7 +347,6 @@ class RiskReport:
 
     def summary(self) -> dict[str, Any]:
         """Return the headline numbers as JSON-able values."""
-
         trir: dict[str, dict[str, Any]] = {}
         by_method = self.tables.get("trir_by_method")
         if by_method is not None:
@@ -597,7 +596,6 @@ def predicted_human_tables(
     The calibration was fitted on evidence at about `calibration.n_candidates` candidates;
     reciprocal ranks shrink as N grows, so it applies only to runs with N within a factor 2.
     """
-
     if calibration is None:
         return {}, "no calibration shipped"
     missing = [a for a in calibration.attacks if f"{a}_true_rank" not in machine]
