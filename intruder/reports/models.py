@@ -44,10 +44,11 @@ class ComputedReport(models.Model):
     pages, an annotation project's agreement.
 
     Computing one takes seconds, so the `refresh_reports` job makes it and web and worker
-    processes share it here; `data_version` (`study_data_version`, `project_data_version`)
-    says which data it was computed from, so a page tells a current report from an older
-    one, which it shows labelled while the job computes the fresh one. One row per report,
-    replaced in place.
+    processes share it: here, or in Redis where Django's cache is Redis (`content` is then
+    empty; `intruder.reports.cache`). `data_version` (`study_data_version`,
+    `project_data_version`) says which data it was computed from, so a page tells a current
+    report from an older one, which it shows labelled while the job computes the fresh one.
+    One row per report, replaced in place.
     """
 
     study = models.ForeignKey(
