@@ -44,7 +44,7 @@ from intruder.enrolment import EnrolmentRefused, new_enrolment_check, prolific_p
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Description, Job, Study
 from intruder.selectors.access import study_role
-from intruder.services.anonymization import get_anonymizer
+from intruder.services import anonymization
 from intruder.services.jobs import ACTIVE_STATUSES, JobAlreadyActive, job_enqueue
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ def suggestions_compute(
     pending = list(project.documents.filter(suggestions=[]).order_by("id"))
     if not pending or not project.pre_annotate:
         return 0
-    anonymizer = anonymizer or get_anonymizer()
+    anonymizer = anonymizer or anonymization.get_anonymizer()
     categories = tuple(project.categories)
     for start in range(0, len(pending), batch_size):
         if progress is not None:

@@ -19,9 +19,10 @@ from intruder.models import (
     Participant,
     Study,
 )
+from intruder.risk import predicted
 from intruder.risk.familiarity import familiarity_split, measured_familiarity
 from intruder.risk.methods import method_label
-from intruder.risk.predicted import CALIBRATION_PATH, load_calibration
+from intruder.risk.predicted import load_calibration
 from intruder.risk.provenance import provenance
 from intruder.risk.report.build import build_report
 from intruder.risk.report.tables import (
@@ -364,4 +365,4 @@ def calibration_path() -> Path:
     from django.conf import settings
 
     configured = getattr(settings, "INTRUDER_PREDICTED_CALIBRATION", "")
-    return Path(configured) if configured else CALIBRATION_PATH
+    return Path(configured) if configured else predicted.CALIBRATION_PATH
