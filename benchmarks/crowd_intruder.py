@@ -109,7 +109,8 @@ def human_rates(published: pd.DataFrame, study: int) -> dict[str, float]:
 
 def cell(frame: pd.DataFrame, human: dict[str, float], resamples: int) -> dict[str, Any]:
     """Return TRIR with its Wilson interval and the per-person rho with its Fisher interval."""
-    from intruder.risk.stats import spearman_with_ci, wilson
+    from intruder.analysis.intervals import wilson
+    from intruder.risk.stats import spearman_with_ci
 
     correct = frame["true_rank"] == 1
     n = int(frame["text_id"].nunique())

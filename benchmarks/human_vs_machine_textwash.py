@@ -246,7 +246,7 @@ def main() -> int:
     from intruder.risk.methods import method_label
     from intruder.risk.provenance import provenance
     from intruder.risk.rendering import report_context, write_risk_report
-    from intruder.risk.report import build_report
+    from intruder.risk.report.build import build_report
     from intruder.risk.selectors import machine_side, run_results
     from intruder.services import jobs, studies
     from intruder.services.anonymization import anonymization_job_start
@@ -427,8 +427,8 @@ def main() -> int:
 
 def collect(summary: dict, name: str, report: Any, per_type: Any, methods: dict) -> None:
     """Add one study's numbers to the summary."""
+    from attacks.strongest import STRONGEST
     from intruder.analysis.report import records
-    from intruder.risk.report import STRONGEST
 
     correlation = report.correlations.get(STRONGEST)
     summary["spearman_rho"][name] = correlation.rho if correlation else None

@@ -23,7 +23,7 @@ text, the answer. Session types:
   after the page came, a desktop one sometimes looks away for 1-2 s.
 
 A session counts as flagged when its judgment has any flag under the default exclusion
-rules (`intruder.services.flags.DEFAULT_RULES`). Writes {"bots": {type: {"sessions",
+rules (`intruder.selectors.flags.DEFAULT_RULES`). Writes {"bots": {type: {"sessions",
 "flagged", "wilson_95_pct", ...}}, "human": {...}, "limits": {...}, "pass"}; exits 1 when no
 session reached an answer. `--time-scale` below 1 shrinks every wait for a smoke run (then
 people answer "too fast" and the file says it is no measurement). The machine is shared with
@@ -526,8 +526,7 @@ def main() -> int:
 def collect(plan: list[tuple[str, str]], *, full: bool) -> dict:
     """Count flagged sessions per type from the stored judgments."""
     from intruder.models import Judgment
-    from intruder.selectors.flags import answer_flag_status
-    from intruder.services.flags import DEFAULT_RULES
+    from intruder.selectors.flags import DEFAULT_RULES, answer_flag_status
 
     kinds = dict((pid, kind) for kind, pid in plan)
     per_type: dict[str, Counter] = {kind: Counter() for kind in TYPES}

@@ -113,10 +113,11 @@ def test_client_pass(repeats: int, only: list[str] | None = None) -> dict[str, A
     from django.test.utils import setup_test_environment
 
     from intruder.models import AttackRun
+    from intruder.reports import cache as report_cache
+    from intruder.reports import refresh as report_refresh
+    from intruder.risk import pdf as report_files
     from intruder.risk.rendering import pdf_bytes
     from intruder.risk.selectors import run_report
-    from intruder.selectors import report_cache
-    from intruder.services import report_files, report_refresh
 
     setup_test_environment()
     client = Client()

@@ -27,6 +27,7 @@ from intruder.models import (
     TargetPerson,
     WritingTask,
 )
+from intruder.services.jobs import JobError, job_retry
 
 
 class StudyMemberInline(admin.TabularInline):
@@ -118,7 +119,6 @@ class AttentionCheckAdmin(admin.ModelAdmin):
 
 @admin.action(description="Retry the selected failed jobs")
 def retry_jobs(modeladmin: admin.ModelAdmin, request: object, queryset: object) -> None:
-    from intruder.services.jobs import JobError, job_retry
 
     for job in queryset.filter(status=Job.Status.FAILED):
         try:

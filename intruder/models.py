@@ -1,6 +1,7 @@
 """Data model of crowd studies: targets, descriptions, anonymized texts, participants, judgments.
 
-Risk's tables (attack and guard runs) live in `intruder/risk/models.py`, imported here.
+Risk's tables (attack and guard runs), Prolific's and the computed reports' live in their
+packages' `models.py`, imported at the end of this module (same app label and tables).
 
 Invariants that must hold under concurrency (no over-assignment, one judgment per assignment,
 one enrolment per Prolific PID) are database constraints, not only Python checks.
@@ -17,11 +18,6 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.fields.json import KT
 
-from intruder.risk.models import AttackResult as AttackResult
-from intruder.risk.models import AttackRun
-from intruder.risk.models import GuardResult as GuardResult
-from intruder.risk.models import GuardRun as GuardRun
-from intruder.risk.models import StudyRun as StudyRun
 from intruder.risk.rules import DEFAULT_RULE, RULE_CHOICES
 
 # Sane ranges of a study's settings, enforced by the form, the API (both read the field
@@ -826,221 +822,6 @@ class FamiliarityAnswer(models.Model):
         return f"{self.participant_id} {'knew' if self.heard_of else 'did not know'} {self.target}"
 
 
-class ReportFile(models.Model):
-    """A rendered download of a run's report (the PDF) for one version of the study's data.
-
-    Rendering takes seconds, so a job makes it and the page links to it; it is stored in the
-    database so that a worker on another host can hand it to the web hosts. A file of an
-    older data version is never served (the study changed since): it is replaced.
-    """
-
-    run = models.ForeignKey(AttackRun, on_delete=models.CASCADE, related_name="report_files")
-    name = models.CharField(max_length=50, help_text="The download's name, e.g. report.pdf.")
-    data_version = models.CharField(
-        max_length=64, help_text="intruder.selectors.report_cache.study_data_version"
-    )
-    content = models.BinaryField()
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["run", "name", "data_version"], name="report_file_once_per_version"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.name} of run {self.run_id}"
-
-
-class ComputedReport(models.Model):
-    """The newest computed report behind a researcher page: a study's risk and analysis
-    pages, an annotation project's agreement.
-
-    Computing one takes seconds, so the `refresh_reports` job makes it and web and worker
-    processes share it here; `data_version` (`study_data_version`, `project_data_version`)
-    says which data it was computed from, so a page tells a current report from an older
-    one, which it shows labelled while the job computes the fresh one. One row per report,
-    replaced in place.
-    """
-
-    study = models.ForeignKey(
-        Study, on_delete=models.CASCADE, null=True, blank=True, related_name="computed_reports"
-    )
-    project = models.ForeignKey(
-        "annotation.Project",
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="computed_reports",
-    )
-    name = models.CharField(max_length=50, help_text="The report, e.g. risk-page.")
-    args = models.CharField(max_length=200, blank=True, help_text="Its arguments (a run id).")
-    data_version = models.CharField(
-        max_length=64, help_text="intruder.selectors.report_cache.study_data_version"
-    )
-    content = models.BinaryField(help_text="The computed report, pickled.")
-    judgments = models.PositiveIntegerField(
-        default=0,
-        help_text="How many judgments (a project: submitted annotations) it was computed from.",
-    )
-    computed_at = models.DateTimeField()
-    compute_ms = models.PositiveIntegerField(default=0)
-    requested_at = models.DateTimeField(
-        null=True, blank=True, help_text="A page asked for a fresh one (the job clears it)."
-    )
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["study", "name", "args"],
-                condition=Q(study__isnull=False),
-                name="computed_report_once_per_study",
-            ),
-            models.UniqueConstraint(
-                fields=["project", "name", "args"],
-                condition=Q(project__isnull=False),
-                name="computed_report_once_per_project",
-            ),
-            # Exactly one owner: a study or an annotation project.
-            models.CheckConstraint(
-                condition=Q(study__isnull=False, project__isnull=True)
-                | Q(study__isnull=True, project__isnull=False),
-                name="computed_report_one_owner",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        owner = f"study {self.study_id}" if self.study_id else f"project {self.project_id}"
-        return f"{self.name}{self.args} of {owner}"
-
-
-class ProlificStudyState(models.Model):
-    """A study's Prolific side: what was published and Prolific's status as last reported.
-
-    `status_at` is the X-Timestamp of the event (or the time of the sync) that set `status`:
-    an older event never overrides a newer state.
-    """
-
-    class CompletionAction(models.TextChoices):
-        AUTOMATICALLY_APPROVE = "AUTOMATICALLY_APPROVE", "Approve automatically"
-        MANUALLY_REVIEW = "MANUALLY_REVIEW", "Review manually"
-
-    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="prolific")
-    status = models.CharField(max_length=40, blank=True, help_text="Prolific's study status.")
-    status_at = models.DateTimeField(null=True, blank=True)
-    places = models.PositiveIntegerField(default=0)
-    reward_minor = models.PositiveIntegerField(default=0, help_text="Reward in pence/cents.")
-    estimated_minutes = models.PositiveIntegerField(default=0)
-    completion_action = models.CharField(
-        max_length=30, choices=CompletionAction.choices, default=CompletionAction.MANUALLY_REVIEW
-    )
-    counts = models.JSONField(default=dict, blank=True, help_text="Submissions by status.")
-    synced_at = models.DateTimeField(null=True, blank=True)
-
-    def __str__(self) -> str:
-        return f"Prolific {self.study.prolific_study_id or '(no ID)'}: {self.status or 'unknown'}"
-
-
-class ProlificSubmission(models.Model):
-    """A Prolific submission as last reported (webhook or sync), even before enrolment."""
-
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="prolific_submissions")
-    submission_id = models.CharField(max_length=64, unique=True)
-    prolific_pid = models.CharField(max_length=64)
-    status = models.CharField(max_length=40)
-    status_at = models.DateTimeField(help_text="When Prolific set the status (X-Timestamp).")
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["study", "prolific_pid"]
-        indexes = [models.Index(fields=["study", "prolific_pid"], name="prolific_sub_study_pid")]
-
-    def __str__(self) -> str:
-        return f"{self.prolific_pid}: {self.status}"
-
-
-class ProlificWebhookEvent(models.Model):
-    """A verified webhook event, stored once per X-Event-ID (its signed bytes, once each, are
-    ProlificSignedDelivery rows)."""
-
-    event_id = models.CharField(max_length=100, unique=True)
-    event_type = models.CharField(max_length=100)
-    occurred_at = models.DateTimeField()
-    payload = models.JSONField(default=dict)
-    outcome = models.CharField(max_length=40, blank=True)
-    received_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-received_at"]
-
-    def __str__(self) -> str:
-        return f"{self.event_type} {self.event_id} ({self.outcome})"
-
-
-class ProlificSignedDelivery(models.Model):
-    """The digest of every verified delivery, Prolific's retries of a known event included.
-
-    A retry is signed anew and is a duplicate by its X-Event-ID, so no event row keeps its
-    digest; without this row an attacker replaying the retry's signed bytes under a new
-    X-Event-ID inside the timestamp window would have it applied.
-    """
-
-    # SHA-256 of the signed request timestamp and body: a captured delivery replayed under
-    # another (unsigned) X-Event-ID is still the same delivery.
-    signed_digest = models.CharField(max_length=64, unique=True)
-    event_id = models.CharField(max_length=100)
-    received_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-received_at"]
-
-    def __str__(self) -> str:
-        return f"{self.event_id} {self.signed_digest[:12]}"
-
-
-class ProlificAction(models.Model):
-    """An approval, rejection or bonus sent to Prolific: who, what, and Prolific's answer.
-
-    `key` makes each action idempotent (one approval per participant, one payment per
-    participant and bonus): a retry re-sends the stored action and never pays twice.
-    """
-
-    class Kind(models.TextChoices):
-        APPROVE = "approve", "Approve"
-        REJECT = "reject", "Reject"
-        BONUS = "bonus", "Bonus"
-
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        SET_UP = "set_up", "Bonus set up, not yet paid"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed (may be retried)"
-
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="prolific_actions")
-    key = models.CharField(max_length=200, unique=True)
-    kind = models.CharField(max_length=20, choices=Kind.choices)
-    prolific_pid = models.CharField(max_length=64)
-    submission_id = models.CharField(max_length=64, blank=True)
-    amount = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
-    reason = models.TextField(blank=True)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
-    prolific_ref = models.CharField(max_length=64, blank=True, help_text="e.g. the bonus id.")
-    response = models.JSONField(default=dict, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.prolific_pid} ({self.status})"
-
-
 class ImportBatch(models.Model):
     """A study data import in progress: what it has committed so far, batch by batch.
 
@@ -1092,3 +873,22 @@ class LLMGuess(models.Model):
 
     def __str__(self) -> str:
         return f"LLM guess of text {self.anonymized_text_id} in job {self.job_id}"
+
+
+# Tables that live with their package, imported here so that the app finds them (and so
+# that `from intruder.models import ...` keeps working for them).
+from intruder.prolific.models import (  # noqa: E402, F401
+    ProlificAction,
+    ProlificSignedDelivery,
+    ProlificStudyState,
+    ProlificSubmission,
+    ProlificWebhookEvent,
+)
+from intruder.reports.models import ComputedReport, ReportFile  # noqa: E402, F401
+from intruder.risk.models import (  # noqa: E402, F401
+    AttackResult,
+    AttackRun,
+    GuardResult,
+    GuardRun,
+    StudyRun,
+)

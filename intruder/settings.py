@@ -172,8 +172,10 @@ INTRUDER_IMPORT_MAX_MB = float(os.environ.get("INTRUDER_IMPORT_MAX_MB", "64"))
 # Background documents of an attack run live in one database row and go to a job.
 INTRUDER_BACKGROUND_MAX_MB = float(os.environ.get("INTRUDER_BACKGROUND_MAX_MB", "10"))
 
-# Counters of the rate limits. The default is per process; with several gunicorn workers
-# or hosts point DJANGO_CACHE_URL at Redis (redis://host:6379/1) so they share one count.
+# Counters of the rate limits, and copies of the computed report pages. The default is per
+# process; with several gunicorn workers or hosts point DJANGO_CACHE_URL at Redis
+# (redis://host:6379/1) so they share one count, and Redis becomes the report pages' store
+# (else the database; `intruder.reports.cache`).
 CACHES = {
     "default": (
         {

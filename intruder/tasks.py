@@ -12,11 +12,14 @@ import logging
 from typing import Any
 
 from intruder.annotation import services as annotation
+from intruder.annotation.evaluation import evaluate_project
 from intruder.annotation.models import Project
 from intruder.models import AttackRun, GuardRun, Job
+from intruder.reports import refresh as report_refresh
 from intruder.risk import attack_runs, guarding
-from intruder.selectors.report_pages import RISK_PAGE
-from intruder.services import analysis_jobs, anonymization, llm_jobs, report_refresh, sources
+from intruder.risk.pages import RISK_PAGE
+from intruder.risk.pdf import report_pdf_make
+from intruder.services import analysis_jobs, anonymization, llm_jobs, sources
 from intruder.services.jobs import Progress, register_task
 
 logger = logging.getLogger(__name__)
@@ -89,9 +92,6 @@ def annotation_suggestions(job: Job, progress: Progress) -> dict[str, Any]:
 def annotation_evaluate(job: Job, progress: Progress) -> dict[str, Any]:
     """Score the anonymizer or spaCy on an annotation project's submitted annotations; the
     result is the metrics the evaluate page shows (TAB's names)."""
-    from intruder.annotation.evaluation import evaluate_project
-    from intruder.annotation.models import Project
-
     project = Project.objects.get(pk=job.params["project"])
     evaluation = evaluate_project(
         project=project,
@@ -105,9 +105,6 @@ def annotation_evaluate(job: Job, progress: Progress) -> dict[str, Any]:
 @register_task(Job.Kind.RISK_REPORT_PDF)
 def risk_report_pdf(job: Job, progress: Progress) -> dict[str, Any]:
     """Draw an attack run's risk report as a PDF and store it for the study's current data."""
-    from intruder.models import AttackRun
-    from intruder.services.report_files import report_pdf_make
-
     run = AttackRun.objects.select_related("study", "job").get(pk=job.params["run"])
     _, content = report_pdf_make(run=run, progress=progress)
     return {"run": run.pk, "bytes": len(content)}

@@ -18,7 +18,7 @@ urlpatterns = [
     path("r/", include("intruder.views.analysis_urls")),
     path("r/", include("intruder.risk.urls")),
     path("r/", include("intruder.views.preview_urls")),
-    path("api/", include("intruder.api.urls")),
+    path("api/", include("intruder.api_urls")),
     path("", include("intruder.prolific.urls")),
     path("", include("intruder.annotation.urls")),
     # The bare site address leads researchers to their pages (login first); participants

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from intruder.analysis.frames import judged_texts
+from intruder.analysis.intervals import wilson
 from intruder.analysis.per_text import per_text
-from intruder.risk.stats import wilson
 
 Unit = Literal["text", "judgment"]
 By = Literal["target", "group", "overall"]

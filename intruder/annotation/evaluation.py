@@ -27,6 +27,7 @@ from intruder.annotation.models import Project
 from intruder.annotation.selectors import project_gold
 from intruder.exceptions import IntruderError
 from intruder.models import Job
+from intruder.services.jobs import ACTIVE_STATUSES, job_enqueue
 
 SUMMARY_KEYS = (
     "recall_direct_entities",
@@ -159,8 +160,6 @@ def evaluation_job_start(
     Returns (job, created). The system runs in the worker, never in the request: the model
     takes seconds to load and a second or more per hundred texts.
     """
-    from intruder.services.jobs import job_enqueue
-
     if system not in ("model", "spacy"):
         raise EvaluationError("only the model and spaCy run as a job")
     if threshold is not None and not 0 <= threshold <= 1:
@@ -176,8 +175,6 @@ def evaluation_job_start(
 
 def evaluation_job_latest(*, project: Project, active_only: bool = False) -> Any:
     """Return the project's newest evaluation job (or its active one), or None."""
-    from intruder.services.jobs import ACTIVE_STATUSES
-
     jobs = Job.objects.filter(kind=Job.Kind.ANNOTATION_EVALUATE, params__project=project.pk)
     if active_only:
         jobs = jobs.filter(status__in=ACTIVE_STATUSES)

@@ -8,6 +8,7 @@ from django.db.models import Count, Q, QuerySet
 
 from anonymize.annotations.schema import AnnotatedDocument
 from anonymize.annotations.schema import Mention as LibraryMention
+from intruder.annotation.adjudication import GOLD_LAYER
 from intruder.annotation.models import (
     HELD_STATUSES,
     Annotator,
@@ -15,6 +16,7 @@ from intruder.annotation.models import (
     Mention,
     Project,
     ProjectMember,
+    SuggestionDecision,
     Task,
 )
 from intruder.models import AnonymizedText, Description, StudyMember
@@ -166,8 +168,6 @@ def project_gold(
     likewise; documents nobody has submitted are left out. `include_adjudicated=False` leaves
     the adjudicated gold layer out (agreement and evaluation compare independent annotators).
     """
-    from intruder.annotation.adjudication import GOLD_LAYER
-
     statuses = [Task.Status.SUBMITTED] + ([Task.Status.ACTIVE] if include_active else [])
     tasks = Task.objects.filter(document__project=project, status__in=statuses)
     if not include_adjudicated:
@@ -208,8 +208,6 @@ def project_gold(
 
 def suggestion_decision_counts(*, project: Project) -> dict[str, int]:
     """Return how often suggestions were accepted, corrected, rejected (automation bias)."""
-    from intruder.annotation.models import SuggestionDecision
-
     decisions = SuggestionDecision.objects.filter(task__document__project=project)
     result = {d: 0 for d in ("accepted", "corrected", "rejected")}
     result |= count_by(decisions, "decision")

@@ -28,6 +28,7 @@ from anonymize.annotations.schema import (
     category_for_scheme,
     snap_to_words,
 )
+from intruder.annotation.linked import pid_in_project_linked_study, studies_linked_to_project
 from intruder.annotation.models import (
     HELD_STATUSES,
     Annotator,
@@ -42,10 +43,8 @@ from intruder.annotation.selectors import task_state
 from intruder.enrolment import EnrolmentRefused, new_enrolment_check, prolific_pid_check
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Description, Job, Study
-from intruder.selectors.linked import (
-    pid_in_project_linked_study,
-    studies_linked_to_project,
-)
+from intruder.selectors.access import study_role
+from intruder.services import anonymization
 from intruder.services.jobs import ACTIVE_STATUSES, JobAlreadyActive, job_enqueue
 
 if TYPE_CHECKING:
@@ -184,8 +183,6 @@ def documents_add_from_study(
     With `user`, only an owner, editor or viewer of the study may (not its PSI annotators).
     Withdrawn texts are never copied.
     """
-    from intruder.selectors.access import study_role
-
     if user is not None and study_role(user, study) is None:
         raise ValidationError("you may not copy this study's texts")
     if what == "descriptions":
@@ -255,12 +252,10 @@ def suggestions_compute(
     The placeholder ("PERSON_FIRSTNAME_1") groups suggestions into entities, so accepted
     suggestions arrive already linked. Returns the number of documents processed.
     """
-    from intruder.services.anonymization import get_anonymizer
-
     pending = list(project.documents.filter(suggestions=[]).order_by("id"))
     if not pending or not project.pre_annotate:
         return 0
-    anonymizer = anonymizer or get_anonymizer()
+    anonymizer = anonymizer or anonymization.get_anonymizer()
     categories = tuple(project.categories)
     for start in range(0, len(pending), batch_size):
         if progress is not None:

@@ -34,6 +34,7 @@ from intruder.annotation.exports import (
     parse_annotation_file,
 )
 from intruder.annotation.models import Project, ProjectMember, Task
+from intruder.annotation.pages import AGREEMENT_PAGE
 from intruder.enrolment import (
     ANNOTATOR_RESUME,
     REFUSAL_PAGES,
@@ -45,11 +46,10 @@ from intruder.enrolment import (
 )
 from intruder.exceptions import errors_as_messages
 from intruder.models import Study
+from intruder.reports.refresh import page_report
 from intruder.selectors.access import owns_study_less_job, studies_visible_to
 from intruder.selectors.jobs import no_worker_note
-from intruder.selectors.report_pages import AGREEMENT_PAGE
-from intruder.services.report_refresh import page_report
-from intruder.views.model_bounds import bounded_formfield
+from intruder.web.model_bounds import bounded_formfield
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 # "x" rejects a suggestion, so no category gets it.

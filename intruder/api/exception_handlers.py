@@ -12,6 +12,7 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions
 from rest_framework.response import Response
+from rest_framework.serializers import as_serializer_error
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
@@ -26,8 +27,5 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         set_rollback()
         return Response(exc.api_body(), status=exc.status_code)
     if isinstance(exc, DjangoValidationError):
-        detail = (
-            exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
-        )
-        exc = exceptions.ValidationError(detail)
+        exc = exceptions.ValidationError(as_serializer_error(exc))
     return drf_exception_handler(exc, context)

@@ -31,18 +31,7 @@ from intruder.api.texts import (
     AnonymizedTextSpansUpdateApi,
     AnonymizedTextStatusUpdateApi,
 )
-from intruder.risk.apis import (
-    AttackResultListApi,
-    AttackRunCreateApi,
-    AttackRunDetailApi,
-    AttackRunListApi,
-    GuardResultListApi,
-    GuardRunDetailApi,
-    GuardRunListApi,
-)
 from intruder.throttles import TokenObtainThrottle
-
-app_name = "api"
 
 urlpatterns = [
     # Password guesses: rate-limited per client here, and django-axes locks the username.
@@ -92,13 +81,6 @@ urlpatterns = [
         FamiliarityAnswerListApi.as_view(),
         name="familiarity-answer-list",
     ),
-    path("attack-runs/", AttackRunListApi.as_view(), name="attack-run-list"),
-    path("attack-runs/create/", AttackRunCreateApi.as_view(), name="attack-run-create"),
-    path("attack-runs/<id:pk>/", AttackRunDetailApi.as_view(), name="attack-run-detail"),
-    path("attack-results/", AttackResultListApi.as_view(), name="attack-result-list"),
-    path("guard-runs/", GuardRunListApi.as_view(), name="guard-run-list"),
-    path("guard-runs/<id:pk>/", GuardRunDetailApi.as_view(), name="guard-run-detail"),
-    path("guard-results/", GuardResultListApi.as_view(), name="guard-result-list"),
     path("jobs/", JobListApi.as_view(), name="job-list"),
     path("jobs/<id:pk>/", JobDetailApi.as_view(), name="job-detail"),
     path("jobs/<id:pk>/retry/", JobRetryApi.as_view(), name="job-retry"),

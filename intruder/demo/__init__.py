@@ -13,9 +13,12 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from intruder.annotation.pages import AGREEMENT_PAGE
 from intruder.auth import DEMO_PASSWORD
 from intruder.exchange import imports
 from intruder.models import AnonymizedText, Job, Study
+from intruder.rendering.analysis_page import ANALYSIS_PAGE
+from intruder.reports.refresh import report_prepare
 from intruder.services import anonymization, jobs, review, studies
 
 # A job's progress as it runs: echo(done, total, message).
@@ -193,8 +196,6 @@ def load_demo(
 
         say("loading the demo PSI annotation project")
         report.annotation = demo_annotation_load(owner=owner, study=intruder)
-    from intruder.selectors.report_pages import AGREEMENT_PAGE, ANALYSIS_PAGE
-    from intruder.services.report_refresh import report_prepare
 
     say("storing the analysis and agreement pages, so that their first view is quick")
     report_prepare(study=intruder, name=ANALYSIS_PAGE)

@@ -54,7 +54,7 @@ from intruder.models import (
     Participant,
     Study,
 )
-from intruder.services.flags import answer_excluded, study_rules
+from intruder.selectors.flags import answer_excluded, study_rules
 from intruder.services.telemetry import TELEMETRY_FIELDS
 
 

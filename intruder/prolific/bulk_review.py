@@ -21,11 +21,12 @@ from intruder.prolific.services import (
 )
 from intruder.selectors.flags import (
     CONFIRMED_WITHOUT_FLAG,
+    FLAG_LABELS,
+    Flag,
     ParticipantFlags,
     participant_flag_summary,
 )
 from intruder.selectors.monitoring import participant_rows
-from intruder.services.flags import FLAG_LABELS, Flag
 
 APPROVE_CLEAN = "approve-clean"
 REJECT_EXCLUDED = "reject-excluded"

@@ -60,8 +60,8 @@ from intruder.prolific.services import (
     transitions_allowed,
 )
 from intruder.selectors.access import role_can_edit
-from intruder.services.flags import FLAG_LABELS, study_rules
-from intruder.views.access import study_for
+from intruder.selectors.flags import FLAG_LABELS, study_rules
+from intruder.web.access import study_for
 
 
 class DraftForm(forms.Form):

@@ -35,9 +35,8 @@ from intruder.prolific.client import (
     StudyDraft,
 )
 from intruder.selectors.counts import count_by
-from intruder.selectors.flags import ParticipantFlags, participant_flag_summary
+from intruder.selectors.flags import FLAG_LABELS, ParticipantFlags, participant_flag_summary
 from intruder.selectors.monitoring import ParticipantRow, participant_rows
-from intruder.services.flags import FLAG_LABELS
 
 TRANSITIONS = {"publish": "PUBLISH", "pause": "PAUSE", "resume": "START", "stop": "STOP"}
 # Prolific's transitions of a study, by the status it is in (docs.prolific.com, study

@@ -43,7 +43,7 @@ from intruder.models import (
     ProlificWebhookEvent,
     Study,
 )
-from intruder.prolific.client import RELEASING_STATUSES
+from intruder.prolific.client import RELEASING_STATUSES, ProlificError, client_from_settings
 from intruder.prolific.signing import signature_valid
 
 logger = logging.getLogger(__name__)
@@ -297,8 +297,6 @@ def submission_known(*, study: Study, prolific_pid: str, session_id: str) -> boo
     in this study. An unreachable Prolific refuses too (fail closed: a made-up participant
     must hold nothing); the page asks the participant to try again.
     """
-    from intruder.prolific.client import ProlificError, client_from_settings
-
     ended = ProlificSubmission.objects.filter(
         study=study, prolific_pid=prolific_pid, status__in=RELEASING_STATUSES
     )

@@ -42,6 +42,7 @@ from intruder.risk.background_uploads import (
     uploaded_background_check,
 )
 from intruder.risk.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
+from intruder.risk.frontier import method_tpi
 from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
 from intruder.services import jobs
 
@@ -760,9 +761,7 @@ def execute_attack_run_shared(
 
 
 def _method_tpi(run: AttackRun, texts: MethodTexts) -> dict[str, Any]:
-    """Return each method's TPI for the report's frontier (`intruder.services.frontier`)."""
-    from intruder.services.frontier import method_tpi
-
+    """Return each method's TPI for the report's frontier (`intruder.risk.frontier`)."""
     originals = {pk: d.text for pk, d in texts.descriptions.items()}
     by_method = {
         m: {i: t for i, (t, _) in texts.texts(m, sorted(texts.available(m))).items()}

@@ -16,7 +16,7 @@ import pandas as pd
 
 from intruder.models import Study
 from intruder.risk import predicted
-from intruder.risk.report import human_outcomes, machine_per_text
+from intruder.risk.report.tables import human_outcomes, machine_per_text
 from intruder.risk.selectors import human_texts, latest_run, machine_side, run_results
 
 # The model has two parameters: fewer persons than this cannot be fitted with any meaning.

@@ -22,11 +22,20 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from intruder.models import AnonymizedText, Assignment, AttackRun, Judgment, Participant, Study
+from intruder.models import (
+    AnonymizedText,
+    Assignment,
+    AttackRun,
+    FamiliarityAnswer,
+    Judgment,
+    Participant,
+    Study,
+)
 from intruder.risk import attack_runs
 from intruder.scoring import score_guess
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD
+from intruder.services.familiarity import familiarity_persons
 from research_data.json_lines import read_json_lines
 
 SIMULATED_MEDIAN_S = 70.0
@@ -133,9 +142,6 @@ def simulate_familiarity(study: Study) -> int:
     import zlib
 
     import numpy as np
-
-    from intruder.models import FamiliarityAnswer
-    from intruder.services.familiarity import familiarity_persons
 
     persons = familiarity_persons(study)
     created = 0

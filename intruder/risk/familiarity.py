@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from intruder.risk.stats import wilson
+from intruder.analysis.intervals import wilson
 
 SPLIT_COLUMNS = (
     "n_judgments",

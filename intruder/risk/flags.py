@@ -6,6 +6,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from intruder.models import AttackResult, AttackRun, PersonGroup, Study
+from intruder.risk.predicted import (
+    load_calibration,
+    predict_with_intervals,
+    text_evidence,
+    validation_text,
+)
+from intruder.risk.report.tables import _default_human_method, machine_per_text
+from intruder.risk.selectors import calibration_path, machine_side, run_results
 
 
 @dataclass
@@ -72,15 +80,6 @@ def predicted_risk(run: AttackRun | None) -> PredictedRisk | None:
     calibration fitted at the candidate count nearest the run's is used, and none where no
     calibration lies within a factor 2 of it (the reason is returned instead).
     """
-    from intruder.risk.predicted import (
-        load_calibration,
-        predict_with_intervals,
-        text_evidence,
-        validation_text,
-    )
-    from intruder.risk.report import _default_human_method, machine_per_text
-    from intruder.risk.selectors import calibration_path, machine_side, run_results
-
     if run is None or run.job is None or run.job.status != "succeeded":
         return None
     machine = machine_per_text(run_results(run))

@@ -1,6 +1,6 @@
 """The guard's pages: queue a guard run from the review page, and its rows while it runs.
 
-Access as on the review page (`intruder.views.access.study_for`): editors queue, readers
+Access as on the review page (`intruder.web.access.study_for`): editors queue, readers
 watch. The review list shows the guard's panel through `intruder.risk.review_parts`.
 """
 
@@ -23,8 +23,8 @@ from intruder.risk.guarding import (
     latest_guard_run,
 )
 from intruder.services import jobs
-from intruder.views.access import study_for
-from intruder.views.job_messages import job_start_message
+from intruder.web.access import study_for
+from intruder.web.job_messages import job_start_message
 
 
 def guard_form(study: Study, *args: object) -> GuardForm:

@@ -11,15 +11,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from intruder.analysis.frontier import plot_frontier
+from attacks.strongest import STRONGEST
 from intruder.rendering.plots import to_svg
-from intruder.risk.report import STRONGEST
+from intruder.risk.frontier import plot_frontier
 from intruder.risk.stats import p_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from intruder.risk.report import RiskReport
+    from intruder.risk.report.tables import RiskReport
 
 HUMAN_COLOUR = "#dd8452"
 ATTACK_COLOURS = {

@@ -30,6 +30,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
+
+from intruder.risk.stats import MIN_PERSONS_RHO, NOT_ENOUGH, fisher_interval
 
 SEMIFAMOUS_FAMILIARITY = 0.1
 FAMILIARITY = {"famous": 1.0, "semifamous": SEMIFAMOUS_FAMILIARITY, "fictitious": 0.0}
@@ -212,10 +215,6 @@ def lopo_validation(
     crowd-intruder benchmark's ladder and the risk report's: below MIN_PERSONS_RHO persons
     it returns a note instead of numbers.
     """
-    from scipy import stats
-
-    from intruder.risk.stats import MIN_PERSONS_RHO, NOT_ENOUGH, fisher_interval
-
     n = len(persons)
     if n < MIN_PERSONS_RHO:
         return {"n": n, "note": f"{NOT_ENOUGH}: needs {MIN_PERSONS_RHO} persons, has {n}"}
@@ -231,32 +230,6 @@ def lopo_validation(
         "mean_baseline_mae_pp": float((persons["human_pct"] - others).abs().mean()),
         "n": len(lopo),
     }
-
-
-def bootstrap_intervals(
-    persons: pd.DataFrame,
-    texts: pd.DataFrame,
-    target: pd.DataFrame,
-    *,
-    seed: int = 0,
-    resamples: int = BOOTSTRAP,
-) -> pd.DataFrame:
-    """Return per person of `target`: a 95 % interval of the predicted rate (persons resampled)."""
-    rng = np.random.default_rng(seed)
-    evidence, familiarity, k, n = _arrays(persons, texts)
-    target_texts = target.groupby("target_key")["evidence"].apply(lambda s: s.to_numpy(float))
-    keys = list(target_texts.index)
-    groups = target.groupby("target_key")["group"].first().reindex(keys)
-    fam = groups.map(FAMILIARITY).fillna(0.0).to_numpy(float)
-    draws = []
-    for _ in range(resamples):
-        pick = rng.integers(0, len(evidence), len(evidence))
-        params = _fit_params([evidence[i] for i in pick], familiarity[pick], k[pick], n[pick])
-        draws.append(_person_probs(params, [target_texts[key] for key in keys], fam))
-    low, high = np.percentile(np.asarray(draws), [2.5, 97.5], axis=0)
-    return pd.DataFrame(
-        {"target_key": keys, "predicted_ci_low": 100 * low, "predicted_ci_high": 100 * high}
-    )
 
 
 def predict_with_intervals(
@@ -297,8 +270,6 @@ def validation_text(calibration: Calibration) -> str:
     every person at the mean of the others). The calibration stores no per-person errors, so
     the MAE has no interval; the sentence says so.
     """
-    from intruder.risk.stats import fisher_interval
-
     lopo = (calibration.validation or {}).get("study2_lopo") or {}
     fitted = f"Predicted by a model fitted on {calibration.fitted_on}" + (
         f" at N = {calibration.n_candidates} candidates" if calibration.n_candidates else ""

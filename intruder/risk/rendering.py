@@ -14,7 +14,7 @@ import pandas as pd
 
 from intruder.analysis.report import records
 from intruder.risk.plots import PLOT_TITLES, plain_text, risk_figures, risk_svgs
-from intruder.risk.report import RISK_TABLE_TITLES, RiskReport
+from intruder.risk.report.tables import RISK_TABLE_TITLES, RiskReport
 from intruder.risk.stats import NOT_ENOUGH, p_text
 
 # Tables the PDF leaves to the CSV/JSON files (its first page says so): one row per text and

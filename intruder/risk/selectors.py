@@ -15,12 +15,23 @@ from intruder.models import (
     AttackResult,
     AttackRun,
     Description,
+    FamiliarityAnswer,
     Participant,
     Study,
 )
+from intruder.risk import predicted
 from intruder.risk.familiarity import familiarity_split, measured_familiarity
 from intruder.risk.methods import method_label
-from intruder.risk.report import RiskReport, build_report
+from intruder.risk.predicted import load_calibration
+from intruder.risk.provenance import provenance
+from intruder.risk.report.build import build_report
+from intruder.risk.report.tables import (
+    RISK_TABLE_TITLES,
+    RiskReport,
+    knowledge_budget_predicted_table,
+    knowledge_budget_table,
+    open_world_table,
+)
 from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
 from intruder.selectors.llm_intruder import open_world_llm_results
 
@@ -195,8 +206,6 @@ def budget_side(run: AttackRun, per_person: list[int], share: float) -> dict[str
 
 def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
     """Add the ladder of the study's finished report runs (each run one N) to `report`."""
-    from intruder.risk.report import RISK_TABLE_TITLES, open_world_table
-
     method = report.settings.get("human_method")
     runs = [run] + [
         other
@@ -221,12 +230,6 @@ def _add_open_world(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> 
 
 def _add_knowledge_ladder(report: RiskReport, run: AttackRun, texts: pd.DataFrame) -> None:
     """Add the study's finished cross-validated report runs side by side by knowledge budget."""
-    from intruder.risk.report import (
-        RISK_TABLE_TITLES,
-        knowledge_budget_predicted_table,
-        knowledge_budget_table,
-    )
-
     method = report.settings.get("human_method")
     others = finished_runs(
         run.study.attack_runs.filter(
@@ -254,9 +257,6 @@ def run_report(
 ) -> RiskReport:
     """Build the human-vs-machine report of one attack run."""
     from django.conf import settings as django_settings
-
-    from intruder.risk.predicted import load_calibration
-    from intruder.risk.provenance import provenance
 
     study = run.study
     results = run_results(run)
@@ -335,8 +335,6 @@ def run_report(
 
 def familiarity_answers(study: Study) -> pd.DataFrame:
     """Return the study's familiarity answers: participant_id, target_key, heard_of, simulated."""
-    from intruder.models import FamiliarityAnswer
-
     rows = FamiliarityAnswer.objects.filter(target__study=study).values_list(
         "participant_id", "target__key", "heard_of", "simulated"
     )
@@ -368,7 +366,5 @@ def calibration_path() -> Path:
     (`INTRUDER_PREDICTED_CALIBRATION`, `manage.py fit_predicted_risk`), else the shipped one."""
     from django.conf import settings
 
-    from intruder.risk.predicted import CALIBRATION_PATH
-
     configured = getattr(settings, "INTRUDER_PREDICTED_CALIBRATION", "")
-    return Path(configured) if configured else CALIBRATION_PATH
+    return Path(configured) if configured else predicted.CALIBRATION_PATH

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-CONFIDENCE = 0.95
+from intruder.analysis.intervals import CONFIDENCE, Rate, wilson
+
 # Below this many discordant pairs McNemar's chi-square approximation is poor.
 MCNEMAR_EXACT_BELOW = 25
 # Minimum samples: Fisher z needs n > 3; with 5 persons its SE is 0.73 already.
@@ -50,40 +51,6 @@ BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_MIN_VALID = 0.95
 # Label permutations of the chance level of every attack and of the "any attack" rule.
 NULL_PERMUTATIONS = 2000
-
-
-@dataclass
-class Rate:
-    """k of n, as a percent with its Wilson interval."""
-
-    k: int
-    n: int
-    pct: float | None
-    ci_low: float | None
-    ci_high: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def text(self) -> str:
-        """Return e.g. '25.0 % (95 % CI 11.2 to 46.9, 6 of 24)'."""
-        if self.pct is None:
-            return f"n/a (n = {self.n})"
-        return (
-            f"{self.pct:.1f} % (95 % CI {self.ci_low:.1f} to {self.ci_high:.1f}, "
-            f"{self.k} of {self.n})"
-        )
-
-
-def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> Rate:
-    """Return k of n as a percent with its Wilson score interval (None for n = 0)."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    k, n = int(k), int(n)
-    if n <= 0:
-        return Rate(k=0, n=0, pct=None, ci_low=None, ci_high=None)
-    low, high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
-    return Rate(k=k, n=n, pct=100.0 * k / n, ci_low=100.0 * low, ci_high=100.0 * high)
 
 
 def outcome_rate(outcomes: Sequence[bool] | np.ndarray) -> Rate:

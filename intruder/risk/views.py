@@ -17,19 +17,18 @@ from django.views.decorators.http import require_GET, require_POST
 
 from intruder.exceptions import errors_as_messages
 from intruder.models import AttackRun, Job, ReportFile, Study
-from intruder.risk import attack_runs
+from intruder.reports.cache import cached_for_study
+from intruder.reports.refresh import page_report
+from intruder.risk import attack_runs, pdf
 from intruder.risk.forms import AttackRunForm
+from intruder.risk.pages import RISK_PAGE
 from intruder.risk.rendering import standalone_html, summary_json, table_csv, table_json
-from intruder.risk.report import RISK_TABLE_TITLES
+from intruder.risk.report.tables import RISK_TABLE_TITLES
 from intruder.risk.selectors import latest_run
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.jobs import no_worker_note
-from intruder.selectors.report_cache import cached_for_study
-from intruder.selectors.report_pages import RISK_PAGE
-from intruder.services import report_files
-from intruder.services.report_refresh import page_report
-from intruder.views.access import study_for
-from intruder.views.job_messages import job_start_message
+from intruder.web.access import study_for
+from intruder.web.job_messages import job_start_message
 
 
 def _run_for(study: Study, run_id: Any) -> AttackRun:
@@ -58,11 +57,11 @@ def risk_page(request: HttpRequest, slug: str) -> HttpResponse:
         # Seconds of statistics and plots: stored per data version, refreshed by a job.
         shown = page_report(study=study, name=RISK_PAGE, args=(run.pk,), user=request.user)
         context |= {**shown.value, "shown": shown}
-        pdf_job = report_files.report_pdf_job(run)
+        pdf_job = pdf.report_pdf_job(run)
         if pdf_job is not None:
             pdf_job.waiting_note = no_worker_note(pdf_job)
         context |= {
-            "pdf_file": report_files.report_pdf_current(run),
+            "pdf_file": pdf.report_pdf_current(run),
             "pdf_job": pdf_job,
             "pdf_jobs": [pdf_job] if pdf_job and pdf_job.status != Job.Status.SUCCEEDED else [],
         }
@@ -79,7 +78,7 @@ def risk_pdf_start(request: HttpRequest, slug: str, run_id: int) -> HttpResponse
     """
     study, _ = study_for(request, slug, edit=True, hide_from_readers=True)
     run = _run_for(study, run_id)
-    job, created = report_files.report_pdf_job_start(run=run, user=request.user)
+    job, created = pdf.report_pdf_job_start(run=run, user=request.user)
     job_start_message(request, job=job, created=created, name="PDF")
     return redirect(f"{reverse('risk-page', args=[study.slug])}?run={run.pk}#report")
 
@@ -144,17 +143,17 @@ def risk_download(request: HttpRequest, slug: str, run_id: int, name: str) -> Ht
     run = _run_for(study, run_id)
     stem, _, fmt = name.rpartition(".")
     filename = f"{study.slug}-risk-{run.pk}-{name}"
-    if name == report_files.PDF_NAME:
-        stored = report_files.report_pdf_current(run)
+    if name == pdf.PDF_NAME:
+        stored = pdf.report_pdf_current(run)
         if stored is not None:
             content = ReportFile.objects.values_list("content", flat=True).get(pk=stored.pk)
         else:  # a direct download (the page queues a job): drawn now, and kept
-            _, content = report_files.report_pdf_make(run=run)
+            _, content = pdf.report_pdf_make(run=run)
         response = HttpResponse(bytes(content), content_type="application/pdf")
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
-    report = report_files.cached_run_report(run)
-    title = report_files.report_title(run)
+    report = pdf.cached_run_report(run)
+    title = pdf.report_title(run)
     if name == "report.html":
         html = cached_for_study(
             study, "risk-html", (run.pk,), lambda: standalone_html(report, title)

@@ -15,12 +15,11 @@ from django.db.models import Q
 
 from intruder.analysis import report as analysis_report
 from intruder.analysis.frames import JUDGMENT_COLUMNS, TEXT_COLUMNS
-from intruder.models import AnonymizedText, Judgment, Study
+from intruder.models import AnonymizedText, Judgment, Participant, Study
 from intruder.scoring import score_guess
 from intruder.selectors.counts import count_by
-from intruder.selectors.flags import answer_flag_status
+from intruder.selectors.flags import answer_flag_status, study_rules
 from intruder.selectors.participant import intruder_text_pool
-from intruder.services.flags import study_rules
 
 
 def study_texts(study: Study) -> pd.DataFrame:
@@ -153,8 +152,6 @@ def study_report(
 
 def simulated_note(study: Study) -> str:
     """Return the label of simulated (demo) intruders' judgments, or '' where there are none."""
-    from intruder.models import Participant
-
     judges = Participant.objects.filter(study=study, judgments__isnull=False).distinct()
     simulated = judges.filter(simulated=True).count()
     if not simulated:

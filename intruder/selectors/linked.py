@@ -9,6 +9,9 @@ Two studies of the same kind are never linked: nothing leaks between them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import Lower
 
@@ -63,83 +66,40 @@ def participant_in_linked_study(*, study: Study, prolific_pid: str) -> bool:
     return studies_linked(study=study).filter(pk__in=other_studies).exists()
 
 
-# Crowd annotation projects ------------------------------------------------------------------
-# A project built from a study's descriptions holds the originals: the names and profiles
-# intruders are asked to find. It counts as linked to every intruder study over the same
-# targets (the study itself, its source studies, studies sharing a target name).
+# Other crowds over the same targets --------------------------------------------------------
+# A crowd annotation project built from a study's descriptions holds the originals: the names
+# and profiles intruders are asked to find. The annotation app registers how to find its
+# projects linked to a study (`register_linked_crowd`), so that enrolment and opening a
+# study consult them without this module knowing the annotation tables.
+
+
+@dataclass(frozen=True)
+class LinkedCrowd:
+    """Another crowd over a study's targets: whether one of it is open, and whether a PID
+    is in it."""
+
+    is_open: Callable[[Study], bool]
+    has_pid: Callable[[Study, str], bool]
+
+
+LINKED_CROWDS: list[LinkedCrowd] = []
+
+
+def register_linked_crowd(crowd: LinkedCrowd) -> None:
+    """Register another crowd whose members must not be a study's intruders."""
+    LINKED_CROWDS.append(crowd)
+
+
+def linked_crowd_open(*, study: Study) -> bool:
+    """Return whether a crowd linked to `study` (an annotation project) is open."""
+    return any(crowd.is_open(study) for crowd in LINKED_CROWDS)
+
+
+def pid_in_linked_crowd(*, study: Study, prolific_pid: str) -> bool:
+    """Return whether this PID is a member of a crowd linked to `study`."""
+    return any(crowd.has_pid(study, prolific_pid) for crowd in LINKED_CROWDS)
 
 
 def studies_same_targets(*, study: Study) -> QuerySet[Study]:
     """Return `study` and every study, of either kind, over one of its target persons."""
     return Study.objects.filter(Q(pk=study.pk) | _shares_targets(study))
-
-
-def _original_refs(*, studies: QuerySet[Study]) -> QuerySet:
-    """Return the `source_ref` values of project documents copied from these studies."""
-    from django.db.models import CharField
-    from django.db.models.functions import Cast
-
-    from intruder.models import Description
-
-    return (
-        Description.objects.filter(study__in=studies.values("pk"))
-        .annotate(ref=Cast("pk", CharField()))
-        .values("ref")
-    )
-
-
-def projects_linked(*, study: Study):
-    """Return the annotation projects holding originals of `study`'s targets (intruder side)."""
-    from intruder.annotation.models import Document, Project
-
-    originals = Document.objects.filter(source=Document.Source.DESCRIPTION)
-    # Most platforms hold no copied originals: one index probe then spares every enrolment
-    # the join over target names (45 ms a request on PostgreSQL in the load benchmark).
-    if study.kind != Study.Kind.INTRUDER or not originals.exists():
-        return Project.objects.none()
-    documents = originals.filter(
-        source_ref__in=_original_refs(studies=studies_same_targets(study=study))
-    )
-    return Project.objects.filter(pk__in=documents.values("project_id"))
-
-
-def project_source_studies(*, project) -> QuerySet[Study]:
-    """Return the studies whose descriptions (originals) the project holds."""
-    from intruder.models import Description
-
-    refs = [
-        int(ref)
-        for ref in project.documents.filter(source="description").values_list(
-            "source_ref", flat=True
-        )
-        if ref.isdigit()
-    ]
-    return Study.objects.filter(
-        pk__in=Description.objects.filter(pk__in=refs).values("study_id")
-    ).distinct()
-
-
-def studies_linked_to_project(*, project) -> QuerySet[Study]:
-    """Return the intruder studies over the same targets as the originals the project holds."""
-    ids: set[int] = set()
-    for source in project_source_studies(project=project):
-        ids |= set(studies_same_targets(study=source).values_list("pk", flat=True))
-    return Study.objects.filter(pk__in=ids, kind=Study.Kind.INTRUDER)
-
-
-def pid_annotates_linked_project(*, study: Study, prolific_pid: str) -> bool:
-    """Return whether this PID is a crowd annotator of a project linked to `study`."""
-    from intruder.annotation.models import Annotator
-
-    projects = Annotator.objects.filter(prolific_pid=prolific_pid).values("project_id")
-    if not projects.exists():
-        return False
-    return projects_linked(study=study).filter(pk__in=projects).exists()
-
-
-def pid_in_project_linked_study(*, project, prolific_pid: str) -> bool:
-    """Return whether this PID took part in an intruder study linked to the project."""
-    studies = Participant.objects.filter(prolific_pid=prolific_pid).values("study_id")
-    if not studies.exists():
-        return False
-    return studies_linked_to_project(project=project).filter(pk__in=studies).exists()

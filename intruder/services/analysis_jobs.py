@@ -18,6 +18,7 @@ from intruder.analysis import construct_loss as construct
 from intruder.analysis.frames import AnalysisInputError
 from intruder.analysis.report import records
 from intruder.models import Job, Study
+from intruder.selectors.analysis import study_texts
 from intruder.services.jobs import job_start
 
 CONSTRUCT_TABLES = ("construct_loss", "construct_loss_mapped")
@@ -38,8 +39,6 @@ def construct_loss_compute(
     *, study: Study, progress: Callable[..., None], nlp: Any | None = None
 ) -> dict[str, Any]:
     """Return both construct loss tables of the study's texts as JSON-able records."""
-    from intruder.selectors.analysis import study_texts
-
     texts = study_texts(study)
     if texts.empty:
         raise AnalysisInputError(

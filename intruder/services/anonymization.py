@@ -1,12 +1,9 @@
-"""Adapter to the `anonymize` library for anonymizing a study's descriptions.
+"""Adapter to the `anonymize` tagger: where the Django side holds and runs the PSI model.
 
-Holds this process's shipped anonymizer (`get_anonymizer`, typed by
-`anonymize.TextAnonymizer`, which the tests' fake implements too; attack runs and the
-annotation evaluation take it from here, the evaluation also loads another model directory
-when asked), batch-anonymizes a study's descriptions (one AnonymizedText per description,
-saved as it goes so a crashed job resumes) and re-renders edited spans with
-`anonymize.render`. Other modules read the library's vocabulary, annotation formats and
-scorers directly. Reviewing, editing and releasing the texts is `intruder.services.review`.
+Holds this process's anonymizer (typed by `anonymize.TextAnonymizer`, which the tests' fake
+implements too), batch-anonymizes a study's descriptions (one AnonymizedText per
+description, saved as it goes so a crashed job resumes) and re-renders edited spans with
+`anonymize.render`. Reviewing, editing and releasing the texts is `intruder.services.review`.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from intruder.models import AttentionCheck, Judgment, Participant, Study
-from intruder.services.flags import Flag
+from intruder.selectors.flags import Flag
 
 # Built-in checks: (instruction, expected answer). Common words, one per check, so a
 # participant who reads the item can answer it whatever their knowledge of the persons.

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from intruder.models import Description, FlaggedAnswer, Judgment, Study
+from intruder.selectors.flags import DEFAULT_RULES, FLAG_LABELS, RULE_BOUNDS, Flag
 from intruder.services.canary import canary_in
 from intruder.services.page_views import Evidence
 from intruder.services.telemetry import ANSWER_FIELDS, FIELDS_SIGNAL, RESTORED
@@ -28,72 +29,6 @@ from intruder.services.telemetry import ANSWER_FIELDS, FIELDS_SIGNAL, RESTORED
 # Fields whose restored text (`services.telemetry.RESTORED`) is taken on trust: the writer's
 # description, whose page is bound to no server-side view (docs/participants.md).
 RESTORABLE_FIELDS = frozenset({"text"})
-
-
-class Flag:
-    """Flag codes, stored in answers' `flags` and named in exclusion rules."""
-
-    PASTE = "paste"
-    CANARY = "canary"
-    TOO_FAST = "too_fast"
-    AWAY = "away"
-    FEW_KEYSTROKES = "few_keystrokes"
-    NO_TELEMETRY = "no_telemetry"
-    INCONSISTENT = "inconsistent_telemetry"
-    INSERTED = "inserted"
-    ATTENTION = "attention_failed"
-
-
-FLAG_LABELS: dict[str, str] = {
-    Flag.PASTE: "Pasted into the answer",
-    Flag.CANARY: "Answer contains the hidden canary word",
-    Flag.TOO_FAST: "Answered implausibly fast",
-    Flag.AWAY: "Long time away from the page",
-    Flag.FEW_KEYSTROKES: "An answer field mostly not typed",
-    Flag.NO_TELEMETRY: "No (or malformed) telemetry",
-    Flag.INCONSISTENT: "Telemetry that does not fit the server's record",
-    Flag.INSERTED: "Answer text that arrived without typing or pasting (a script)",
-    Flag.ATTENTION: "Failed an attention check",
-}
-
-# Defaults of the rules; every threshold is the researcher's to change before launch.
-DEFAULT_RULES: dict[str, Any] = {
-    "exclude": [
-        Flag.PASTE,
-        Flag.CANARY,
-        Flag.TOO_FAST,
-        Flag.AWAY,
-        Flag.FEW_KEYSTROKES,
-        # No JavaScript, blocked scripts or not a browser: nothing shows how it was made.
-        Flag.NO_TELEMETRY,
-        Flag.INCONSISTENT,
-        Flag.INSERTED,
-        Flag.ATTENTION,
-    ],
-    # An intruder judgment made in less than this (the issue's "fast" bots answer in < 3 s).
-    "min_judgment_ms": 3000,
-    # Seconds away from the page (tab hidden or window unfocused) on one text.
-    "max_away_seconds": 8,
-    # Characters typed (by trusted input events, phone keyboards included) below this share
-    # of an answer field's characters.
-    "min_keystroke_ratio": 0.5,
-    # ... only for fields at least this long (a two-letter "no" is no evidence).
-    "min_chars_for_keystrokes": 8,
-    # Writers: characters per minute above this is faster than fast typists (~90 wpm).
-    "max_writer_chars_per_minute": 450,
-}
-RULE_BOUNDS: dict[str, tuple[float, float]] = {
-    "min_judgment_ms": (0, 600_000),
-    "max_away_seconds": (1, 3600),
-    "min_keystroke_ratio": (0.0, 1.0),
-    "min_chars_for_keystrokes": (1, 10_000),
-    "max_writer_chars_per_minute": (60, 10_000),
-}
-
-
-def study_rules(study: Study) -> dict[str, Any]:
-    """Return the study's exclusion rules, defaults filled in."""
-    return {**DEFAULT_RULES, **(study.exclusion_rules or {})}
 
 
 def exclusion_rules_locked(study: Study) -> bool:
@@ -283,20 +218,6 @@ def description_flags(
                 )
             )
     return flags
-
-
-def answer_excluded(answer: FlaggedAnswer, rules: dict[str, Any]) -> bool:
-    """Return whether an answer is left out of the "without flagged" figures.
-
-    Confirmed: out. Overruled: in. Not reviewed: out when one of its flags is excluded by
-    the study's rules.
-    """
-    if answer.flag_review == FlaggedAnswer.Review.CONFIRMED:
-        return True
-    if answer.flag_review == FlaggedAnswer.Review.OVERRULED:
-        return False
-    excluded = set(rules["exclude"])
-    return any(flag.get("code") in excluded for flag in answer.flags or [])
 
 
 @dataclass(frozen=True)

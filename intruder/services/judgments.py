@@ -12,8 +12,9 @@ from django.utils import timezone
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
+from intruder.selectors.flags import study_rules
 from intruder.services.attention import attention_flags_for
-from intruder.services.flags import judgment_flags, study_rules
+from intruder.services.flags import judgment_flags
 from intruder.services.page_views import (
     JUDGE_FIELDS,
     assignment_evidence,

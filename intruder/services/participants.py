@@ -30,9 +30,9 @@ from intruder.models import (
     WritingTask,
 )
 from intruder.selectors.linked import (
+    linked_crowd_open,
     participant_in_linked_study,
-    pid_annotates_linked_project,
-    projects_linked,
+    pid_in_linked_crowd,
     studies_linked_open,
 )
 from intruder.selectors.participant import (
@@ -123,7 +123,7 @@ def _refuse_new_participant(*, study: Study) -> dict[str, int]:
     if not settings.INTRUDER_DEMO and studies_linked_open(study=study).exists():
         # A writer study over the same targets is open: its writers learn the answers.
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
-    if projects_linked(study=study).filter(is_open=True).exists():
+    if linked_crowd_open(study=study):
         # A crowd annotation project shows the originals of these targets (demo included).
         raise EnrolmentRefused(EnrolmentRefused.CLOSED)
     slots = intruder_group_slots(study=study)
@@ -164,7 +164,7 @@ def participant_enroll(
         given_study_id=prolific_study_id,
         linked=lambda: (
             participant_in_linked_study(study=study, prolific_pid=pid)
-            or pid_annotates_linked_project(study=study, prolific_pid=pid)
+            or pid_in_linked_crowd(study=study, prolific_pid=pid)
         ),
         admit_new=admit_new,
     )

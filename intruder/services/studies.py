@@ -12,7 +12,7 @@ from django.utils import timezone
 from intruder.models import Study, StudyMember, new_completion_code
 from intruder.prolific.client import client_from_settings, prolific_enabled
 from intruder.prolific.services import ProlificActionRefused, prolific_study_verify
-from intruder.selectors.linked import projects_linked, studies_linked_open
+from intruder.selectors.linked import linked_crowd_open, studies_linked_open
 
 ATTENTION_CHECK_FIELDS = ("attention_checks", "attention_check_prompt", "attention_check_answer")
 EDITABLE_FIELDS = (
@@ -133,7 +133,7 @@ def study_check_linked_open(*, study: Study) -> None:
     """
     if not study.is_open:
         return
-    if projects_linked(study=study).filter(is_open=True).exists():
+    if linked_crowd_open(study=study):
         raise ValidationError(
             {
                 "is_open": "An open crowd annotation project holds the original descriptions "

@@ -9,8 +9,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from intruder.models import MAX_DESCRIPTION_CHARS, Description, Participant, Study, WritingTask
+from intruder.selectors.flags import study_rules
 from intruder.selectors.participant import study_groups, writer_target_pool
-from intruder.services.flags import description_flags, study_rules
+from intruder.services.flags import description_flags
 from intruder.services.telemetry import telemetry_parse
 
 

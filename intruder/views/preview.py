@@ -26,9 +26,9 @@ from intruder.services.preview import (
     preview_rejected,
     preview_state_new,
 )
-from intruder.views.access import study_for
 from intruder.views.participant.base import Page
 from intruder.views.participant.pages import PAGE_SEQUENCE, STATUS_PAGES
+from intruder.web.access import study_for
 
 COOKIE_SALT = "intruder.preview"
 COOKIE_AGE = 12 * 3600

@@ -10,9 +10,9 @@ from django.urls import reverse
 
 from intruder.annotation import services
 from intruder.annotation.models import Task
+from intruder.annotation.pages import AGREEMENT_PAGE
 from intruder.models import ComputedReport, Job
-from intruder.selectors import report_pages
-from intruder.services import report_refresh
+from intruder.reports import refresh as report_refresh
 from intruder.services.jobs import job_execute
 from tests.annotation.conftest import make_project, mention
 from tests.intruder.factories import logged_in, make_user
@@ -65,7 +65,7 @@ def test_agreement_shows_the_older_result_labelled_until_the_job_stored_the_curr
 
     job = job_execute(job.pk, heartbeat_interval_s=None)
     assert job.status == Job.Status.SUCCEEDED, job.error
-    assert job.result["computed"] == [f"{report_pages.AGREEMENT_PAGE}()"]
+    assert job.result["computed"] == [f"{AGREEMENT_PAGE}()"]
     response = client.get(url)
     assert "Not yet updated" not in response.content.decode()
     assert response.context["result"]["documents"] == 2

@@ -16,7 +16,8 @@ import time
 import pytest
 
 from intruder.models import Judgment, Study
-from intruder.services.flags import Flag, exclusion_rules_set
+from intruder.selectors.flags import Flag
+from intruder.services.flags import exclusion_rules_set
 from tests.intruder import factories as f
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -15,7 +15,8 @@ import time
 import pytest
 
 from intruder.models import Judgment, Study
-from intruder.services.flags import Flag, exclusion_rules_set
+from intruder.selectors.flags import Flag
+from intruder.services.flags import exclusion_rules_set
 from tests.browser.axe import audit, axe_available
 from tests.intruder import factories as f
 

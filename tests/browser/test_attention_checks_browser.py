@@ -12,7 +12,7 @@ import re
 import pytest
 
 from intruder.models import AttentionCheck, Judgment, Study
-from intruder.services.flags import Flag
+from intruder.selectors.flags import Flag
 from tests.browser.axe import AXE_JS, audit
 from tests.intruder import factories as f
 

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from intruder.risk import attack_runs
 from intruder.risk.rendering import standalone_html
-from intruder.risk.report import OPEN_WORLD_NOTE
+from intruder.risk.report.summary import OPEN_WORLD_NOTE
 from intruder.risk.selectors import run_report
 from intruder.services import jobs
 from tests.browser import screenshots

@@ -10,10 +10,13 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from intruder.models import ComputedReport, Job, Judgment
-from intruder.selectors import report_pages
-from intruder.selectors.report_cache import study_data_version
-from intruder.services import jobs, report_refresh
+from intruder.rendering.analysis_page import ANALYSIS_PAGE, analysis_page_parts
+from intruder.reports import refresh as report_refresh
+from intruder.reports.versions import study_data_version
+from intruder.risk.pages import RISK_PAGE, RISK_REPORT
+from intruder.services import jobs
 from tests.intruder.factories import logged_in, make_job, make_judgment, make_participant
+from tests.intruder.report_pages import replace_compute
 from tests.intruder.risk_fixtures import add_judgments, finished_cheap_run, risk_study
 
 pytestmark = pytest.mark.django_db
@@ -59,7 +62,7 @@ def test_a_refresh_job_does_not_change_the_data_version(judged_study):
 
 
 def test_a_first_view_computes_and_stores_the_report(judged_study):
-    shown = report_refresh.page_report(study=judged_study, name=report_pages.ANALYSIS_PAGE)
+    shown = report_refresh.page_report(study=judged_study, name=ANALYSIS_PAGE)
     assert shown.current and shown.job is None
     assert shown.count_then == Judgment.objects.filter(participant__study=judged_study).count()
     row = ComputedReport.objects.get(study=judged_study)
@@ -70,13 +73,13 @@ def test_a_first_view_computes_and_stores_the_report(judged_study):
 def test_after_a_change_the_older_report_is_shown_and_one_job_computes_the_current(
     judged_study, monkeypatch
 ):
-    name = report_pages.ANALYSIS_PAGE
+    name = ANALYSIS_PAGE
     first = report_refresh.page_report(study=judged_study, name=name)
     n_before = first.value["summary"]["overall"]["n_judgments"]
     add_one_judgment(judged_study)
 
     # The request computes nothing: the older report comes back, labelled, with the job.
-    monkeypatch.setitem(report_pages.PAGE_REPORTS, name, no_compute)
+    replace_compute(monkeypatch, name, no_compute)
     stale = report_refresh.page_report(study=judged_study, name=name)
     assert not stale.current and stale.count_new == 1
     assert stale.value["summary"]["overall"]["n_judgments"] == n_before
@@ -97,14 +100,14 @@ def test_after_a_change_the_older_report_is_shown_and_one_job_computes_the_curre
 
     # Another process (its own cache empty) reads the job's report from the shared store.
     cache.clear()
-    monkeypatch.setitem(report_pages.PAGE_REPORTS, name, no_compute)
+    replace_compute(monkeypatch, name, no_compute)
     fresh = report_refresh.page_report(study=judged_study, name=name)
     assert fresh.current and fresh.job is None
     assert fresh.value["summary"]["overall"]["n_judgments"] == n_before + 2
 
 
 def test_the_job_computes_only_reports_a_page_asked_for_and_drops_a_deleted_runs(judged_study):
-    report_refresh.page_report(study=judged_study, name=report_pages.ANALYSIS_PAGE)
+    report_refresh.page_report(study=judged_study, name=ANALYSIS_PAGE)
     add_one_judgment(judged_study)
     # Nobody looked since the change: the job has nothing to do for the analysis page.
     job, created = start_refresh(judged_study)
@@ -115,7 +118,7 @@ def test_the_job_computes_only_reports_a_page_asked_for_and_drops_a_deleted_runs
     }
     gone = ComputedReport.objects.create(
         study=judged_study,
-        name=report_pages.RISK_PAGE,
+        name=RISK_PAGE,
         args="(987654,)",
         data_version="old",
         content=b"",
@@ -188,19 +191,19 @@ def test_risk_page_labels_an_older_report_and_its_downloads_stay_current(monkeyp
     assert CURRENT_LABEL in body and STALE_LABEL not in body
     # The job stored the run's report too: a download in another process reads it.
     cache.clear()
-    monkeypatch.setitem(report_pages.PAGE_REPORTS, report_pages.RISK_REPORT, no_compute)
+    replace_compute(monkeypatch, RISK_REPORT, no_compute)
     assert client.get(summary_url).content == current_summary
 
 
 def test_an_attack_run_stores_its_risk_report_before_its_job_ends(prepared_reports, monkeypatch):
     run = finished_cheap_run(["textwash-model"])
-    row = ComputedReport.objects.get(study=run.study, name=report_pages.RISK_PAGE)
+    row = ComputedReport.objects.get(study=run.study, name=RISK_PAGE)
     assert row.args == repr((run.pk,)) and row.data_version == study_data_version(run.study)
     assert run.job.message == "finished"  # after storing the report, its last step
     # The researcher's first view of the run reads it: nothing is computed in the request.
     cache.clear()
-    monkeypatch.setitem(report_pages.PAGE_REPORTS, report_pages.RISK_PAGE, no_compute)
-    monkeypatch.setitem(report_pages.PAGE_REPORTS, report_pages.RISK_REPORT, no_compute)
+    replace_compute(monkeypatch, RISK_PAGE, no_compute)
+    replace_compute(monkeypatch, RISK_REPORT, no_compute)
     client = logged_in(run.study.owner)
     body = client.get(reverse("risk-page", args=[run.study.slug]) + f"?run={run.pk}").content
     assert CURRENT_LABEL in body.decode() and "Persons most at risk" in body.decode()
@@ -210,18 +213,18 @@ def test_an_attack_run_whose_report_fails_still_succeeds(prepared_reports, monke
     def broken(*args, **kwargs):
         raise RuntimeError("no report today")
 
-    monkeypatch.setitem(report_pages.PAGE_REPORTS, report_pages.RISK_PAGE, broken)
+    replace_compute(monkeypatch, RISK_PAGE, broken)
     run = finished_cheap_run(["textwash-model"])  # asserts the job succeeded
     assert run.results.exists()
-    assert not ComputedReport.objects.filter(name=report_pages.RISK_PAGE).exists()
+    assert not ComputedReport.objects.filter(name=RISK_PAGE).exists()
     assert "its risk report could not be stored" in caplog.text
 
 
 def test_preparing_a_current_report_computes_nothing(prepared_reports, judged_study, monkeypatch):
-    name = report_pages.ANALYSIS_PAGE
+    name = ANALYSIS_PAGE
     report_refresh.report_prepare(study=judged_study, name=name)
     stored = ComputedReport.objects.get(study=judged_study, name=name)
-    monkeypatch.setitem(report_pages.PAGE_REPORTS, name, no_compute)
+    replace_compute(monkeypatch, name, no_compute)
     report_refresh.report_prepare(study=judged_study, name=name)
     assert ComputedReport.objects.get(pk=stored.pk).computed_at == stored.computed_at
     add_one_judgment(judged_study)  # behind its data: prepared again
@@ -233,7 +236,7 @@ def test_preparing_a_current_report_computes_nothing(prepared_reports, judged_st
 
 def test_reports_are_left_to_their_first_view_when_preparing_is_off(judged_study, settings):
     settings.INTRUDER_PREPARE_REPORTS = False
-    report_refresh.report_prepare(study=judged_study, name=report_pages.ANALYSIS_PAGE)
+    report_refresh.report_prepare(study=judged_study, name=ANALYSIS_PAGE)
     assert not ComputedReport.objects.exists()
 
 
@@ -250,8 +253,8 @@ def test_once_the_job_has_run_the_page_shows_the_numbers_of_a_fresh_computation(
     body = client.get(url).content.decode()
     assert CURRENT_LABEL in body
 
-    fresh = report_pages.analysis_page_parts(judged_study)
-    shown = report_refresh.page_report(study=judged_study, name=report_pages.ANALYSIS_PAGE)
+    fresh = analysis_page_parts(judged_study)
+    shown = report_refresh.page_report(study=judged_study, name=ANALYSIS_PAGE)
     assert shown.value["summary"] == fresh["summary"]
     assert fresh["summary"]["overall"]["n_judgments"] == shown.count_then
     assert fresh["sections"] and fresh["layouts"]

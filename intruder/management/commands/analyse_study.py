@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from intruder.analysis.frames import AnalysisInputError
-from intruder.management.lookup import by_slug
+from intruder.lookup import by_slug
 from intruder.models import Study
 from intruder.rendering.report_files import write_report
 from intruder.selectors.analysis import study_report

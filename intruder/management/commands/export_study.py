@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from intruder.exchange.exports import FORMATS, export_study
-from intruder.management.lookup import by_slug
+from intruder.lookup import by_slug
 from intruder.models import Study
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from intruder.management.lookup import by_slug
+from intruder.lookup import by_slug
 from intruder.models import Study
 from intruder.risk import predicted
 from intruder.risk.calibration import CalibrationError, calibration_fit

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from intruder.exchange.imports import ImportValidationError, detect_format, import_study_data
-from intruder.management.lookup import by_slug
+from intruder.lookup import by_slug
 from intruder.models import Study
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from intruder.management.lookup import by_slug
+from intruder.lookup import by_slug
 from intruder.models import ProlificAction, Study
 from intruder.prolific.client import ProlificError, client_from_settings
 from intruder.prolific.services import (

@@ -7,12 +7,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from intruder.management.lookup import by_slug
+from intruder.lookup import by_slug
 from intruder.models import AttackRun, Study
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_upload
 from intruder.risk.rendering import write_risk_report
 from intruder.risk.selectors import latest_run, run_report
+from intruder.services.jobs import job_execute
 
 
 class Command(BaseCommand):
@@ -92,8 +93,6 @@ class Command(BaseCommand):
 
     def _attack(self, study: Study, options: dict[str, Any]) -> AttackRun:
         from tqdm import tqdm
-
-        from intruder.services.jobs import job_execute
 
         methods = [m for m in options["methods"].split(",") if m] or [
             *attack_runs.study_methods(study),

@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from intruder.exchange.imports import imports_roll_back_abandoned
 from intruder.services import jobs
 from intruder.services.assignment import studies_release_expired
 
@@ -54,7 +55,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from intruder.exchange.imports import imports_roll_back_abandoned
 
         # What a crashed import left behind goes at start (the next import would do it too).
         rolled_back = imports_roll_back_abandoned()

@@ -15,22 +15,22 @@ from intruder.exceptions import errors_as_messages
 from intruder.models import Description, Judgment
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.flags import (
+    DEFAULT_RULES,
+    FLAG_LABELS,
+    RULE_BOUNDS,
     answer_flag_status,
     flagged_descriptions,
     flagged_judgments,
     participant_flag_counts,
+    study_rules,
 )
 from intruder.services.flags import (
-    DEFAULT_RULES,
-    FLAG_LABELS,
-    RULE_BOUNDS,
     FlagDecision,
     exclusion_rules_locked,
     exclusion_rules_set,
     flag_review_record,
-    study_rules,
 )
-from intruder.views.access import study_for
+from intruder.web.access import study_for
 
 MAX_ROWS = 500
 

@@ -21,8 +21,9 @@ from intruder.models import (
     Study,
     StudyMember,
 )
+from intruder.selectors.access import studies_visible_to
 from intruder.services import studies
-from intruder.views.model_bounds import bounded_formfield, constraint_fields
+from intruder.web.model_bounds import bounded_formfield
 
 # Fields that only mean something for one kind of study; the form shows them for that kind.
 KIND_FIELDS: dict[str, str] = {
@@ -44,9 +45,6 @@ KIND_FIELDS: dict[str, str] = {
     "attention_check_prompt": Study.Kind.INTRUDER,
     "attention_check_answer": Study.Kind.INTRUDER,
 }
-
-# Database constraint -> (field, message in plain words), for errors the form did not catch.
-CONSTRAINT_FIELDS: dict[str, tuple[str, str]] = constraint_fields(Study)
 
 LABELS = {
     "slug": "Short name for links",
@@ -173,7 +171,6 @@ class StudyForm(forms.ModelForm):
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        from intruder.selectors.access import studies_visible_to
 
         collections = Study.objects.filter(kind=Study.Kind.COLLECTION)
         if user is not None:
@@ -203,23 +200,6 @@ class StudyForm(forms.ModelForm):
     def rows(self) -> list[tuple[forms.BoundField, str]]:
         """Return each field with the study kind it belongs to ("" = every kind)."""
         return [(self[name], KIND_FIELDS.get(name, "")) for name in self.fields]
-
-    def _post_clean(self) -> None:
-        """Validate the model, moving constraint errors beside the field they concern."""
-        try:
-            super()._post_clean()
-        finally:
-            general = self._errors.get("__all__")
-            # as_data(): iterating an ErrorList yields strings, not the errors it holds.
-            for error in general.as_data() if general else []:
-                for name, (field, message) in CONSTRAINT_FIELDS.items():
-                    if name in str(error):
-                        general.data.remove(error)
-                        if not general.data:
-                            del self._errors["__all__"]
-                        if field in self.fields:
-                            self.add_error(field, message)
-                        break
 
     def add_service_error(self, error: ValidationError) -> None:
         """Show a service's ValidationError on the fields it names (else on the form)."""

@@ -12,8 +12,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from intruder.models import Study
 from intruder.services import studies
-from intruder.views.access import study_for
 from intruder.views.researcher.forms import CloneForm, MemberForm
+from intruder.web.access import study_for
 
 
 def _owned(request: HttpRequest, slug: str) -> Study:

@@ -13,6 +13,7 @@ from intruder.models import Participant
 from intruder.prolific.bulk_review import review_counts
 from intruder.prolific.services import not_back_on_prolific, prolific_monitor_state
 from intruder.rendering.monitoring_plots import judgments_histogram, recruitment_plot
+from intruder.reports.cache import cached_for_inputs
 from intruder.selectors.monitoring import (
     judgments_per_text,
     participant_rows,
@@ -20,8 +21,7 @@ from intruder.selectors.monitoring import (
     study_is_full,
     study_progress,
 )
-from intruder.selectors.report_cache import cached_for_inputs
-from intruder.views.access import study_for
+from intruder.web.access import study_for
 
 MAX_ROWS = 500
 

@@ -1,7 +1,7 @@
 """Review pages: the span editor beside the original, leak findings, reviewed marks, search
 and filters, and releases (one text, or in bulk after a confirmation page).
 
-Access as on the other researcher pages (`intruder.views.access.study_for`): viewers
+Access as on the other researcher pages (`intruder.web.access.study_for`): viewers
 read, owners and editors change. Every edit carries the text's revision (optimistic
 locking), so an edit made on a stale page is refused and nothing is overwritten.
 """
@@ -32,9 +32,9 @@ from intruder.models import AnonymizedText
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
 from intruder.services import anonymization, review
-from intruder.views.access import study_for
 from intruder.views.researcher.review_actions import ACTIONS, ReviewAction
 from intruder.views.researcher.review_parts import PARTS
+from intruder.web.access import study_for
 
 REVIEW_PAGE_SIZE = 50
 # The writer's placeholders as whole words (`anonymize.placeholders`).

@@ -1,6 +1,6 @@
 """Study pages (login required): the list, create and edit, import, anonymization jobs, export.
 
-Access (`intruder.views.access.study_for`): superusers and the study's owner can do
+Access (`intruder.web.access.study_for`): superusers and the study's owner can do
 everything, editors can change the study, viewers can only read. Anonymous users are sent to
 the login page; a logged-in user without a role on a study gets 404 (its existence is not
 revealed), a viewer who tries to change it gets 403. Review and release live in
@@ -45,9 +45,9 @@ from intruder.services.sources import (
     pending_source_descriptions,
     study_sources_set,
 )
-from intruder.views.access import study_for
-from intruder.views.job_messages import job_start_message
 from intruder.views.researcher.forms import ImportForm, StudyEditForm, StudyForm
+from intruder.web.access import study_for
+from intruder.web.job_messages import job_start_message
 
 
 @login_required

@@ -171,12 +171,12 @@ def test_analysis_download_returns_csv_and_json(client, study):
 
 def test_unanalysable_data_gets_a_clear_page_not_a_crash(client, study, monkeypatch):
     from intruder.analysis.frames import AnalysisInputError
-    from intruder.selectors import report_pages as analysis_views
+    from intruder.rendering import analysis_page
 
     def broken(*args, **kwargs):
         raise AnalysisInputError("2 judgment(s) refer to texts not in the texts frame")
 
-    monkeypatch.setattr(analysis_views, "study_report", broken)
+    monkeypatch.setattr(analysis_page, "study_report", broken)
     client.force_login(study.owner)
     page = client.get(reverse("analysis-study", args=[study.slug]))
     assert page.status_code == 200

@@ -10,12 +10,13 @@ from django.utils import timezone
 
 from intruder.exchange.exports import render_table
 from intruder.models import Assignment, AttentionCheck, Judgment, PersonGroup, Study
+from intruder.selectors.flags import Flag
 from intruder.services.attention import (
     BUILT_IN_CHECKS,
     attention_answer_passes,
     attention_check_places,
 )
-from intruder.services.flags import Flag, exclusion_rules_set
+from intruder.services.flags import exclusion_rules_set
 from tests.intruder.factories import (
     make_description,
     make_participant,

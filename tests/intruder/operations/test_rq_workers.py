@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from tests.redis_server import redis_url
+
 # Slow (child processes, tens of seconds), but they depend on the database: the PostgreSQL
 # pass of scripts/test.sh runs `redis` tests although it skips `slow` ones.
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
@@ -31,36 +33,10 @@ SCENARIO = "tests.intruder.operations.rq_scenario"
 WAIT_S = 180.0
 
 
-def _redis_url() -> str:
-    url = os.environ.get("INTRUDER_TEST_REDIS_URL", "")
-    reason = ""
-    if not url:
-        reason = (
-            "no Redis server: set INTRUDER_TEST_REDIS_URL (scripts/test.sh starts a "
-            "throwaway redis-server and sets it)"
-        )
-    else:
-        try:
-            import redis
-            import rq  # noqa: F401
-        except ImportError:
-            reason = "the rq extra is not installed: pip install -e '.[rq]'"
-        else:
-            try:
-                redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-            except redis.RedisError as error:
-                reason = f"Redis at {url} does not answer: {error}"
-    if reason:
-        if os.environ.get("INTRUDER_REQUIRE_REDIS") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return url
-
-
 @pytest.fixture(scope="module")
 def database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Yield the URL of a migrated database the worker processes share."""
-    _redis_url()  # skip before paying for the migrations
+    redis_url(need_rq=True)  # skip before paying for the migrations
     main = os.environ.get("DATABASE_URL", "")
     dropped: list[str] = []
     if main.startswith(("postgres://", "postgresql://")):
@@ -90,7 +66,7 @@ def env(database: str) -> Iterator[dict[str, str]]:
     """Yield the environment of a worker host: this database, Redis, a queue of its own."""
     import redis
 
-    url = _redis_url()
+    url = redis_url(need_rq=True)
     queue = f"intruder-test-{uuid.uuid4().hex[:8]}"
     yield {
         **os.environ,

@@ -71,9 +71,10 @@ def test_load_demo_builds_both_studies_and_releases_texts(fake_anonymizer, prepa
     assert report.released + len(report.held_back) == 30
     assert texts.filter(status="released").count() == report.released > 0
     # The report pages are stored for the data as loaded: their first view computes nothing.
+    from intruder.annotation.pages import AGREEMENT_PAGE, project_data_version
     from intruder.models import ComputedReport
-    from intruder.selectors.report_cache import project_data_version, study_data_version
-    from intruder.selectors.report_pages import AGREEMENT_PAGE, ANALYSIS_PAGE
+    from intruder.rendering.analysis_page import ANALYSIS_PAGE
+    from intruder.reports.versions import study_data_version
 
     analysis = ComputedReport.objects.get(study=intruder, name=ANALYSIS_PAGE)
     assert analysis.data_version == study_data_version(intruder)

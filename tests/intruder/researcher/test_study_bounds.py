@@ -10,9 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import CheckConstraint
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -136,8 +134,8 @@ NUMERIC_SETTINGS = [
 
 @pytest.mark.parametrize("name", NUMERIC_SETTINGS)
 def test_the_form_bounds_are_the_models(name: str) -> None:
-    from intruder.views.model_bounds import field_bounds
     from intruder.views.researcher.forms import StudyForm
+    from intruder.web.model_bounds import field_bounds
 
     model_bounds = field_bounds(Study._meta.get_field(name))
     field = StudyForm().fields[name]
@@ -159,33 +157,3 @@ def test_the_form_allows_as_many_texts_per_intruder_as_the_model_and_no_more() -
     assert "items_per_participant" in over.errors
     at_max = StudyForm(data={**STUDY_FORM, "items_per_participant": MAX_ITEMS_PER_PARTICIPANT})
     assert at_max.is_valid(), at_max.errors
-
-
-def test_every_constraint_mapping_names_a_constraint_of_the_migrated_database() -> None:
-    """Each mapped name exists in the schema the migrations build, for the field it names."""
-    from django.db import connection
-    from django.db.migrations.loader import MigrationLoader
-
-    from intruder.views.researcher.forms import CONSTRAINT_FIELDS
-
-    state = MigrationLoader(connection).project_state().models["intruder", "study"]
-    migrated = {c.name: c for c in state.options["constraints"]}
-    one_field_checks = {c.name for c in Study._meta.constraints if isinstance(c, CheckConstraint)}
-    assert set(CONSTRAINT_FIELDS) <= set(migrated)
-    assert set(CONSTRAINT_FIELDS) == one_field_checks
-    for name, (field, message) in CONSTRAINT_FIELDS.items():
-        assert f"{field}__" in str(migrated[name].condition)
-        assert message.startswith("Enter ")
-
-
-@pytest.mark.parametrize("name", sorted({"study_items_range", "study_judgments_per_text_range"}))
-def test_a_constraint_error_the_form_missed_is_shown_beside_its_field(name: str) -> None:
-    from intruder.views.researcher.forms import CONSTRAINT_FIELDS, StudyForm
-
-    form = StudyForm(data={**STUDY_FORM, "slug": "constraint"})
-    assert form.is_valid(), form.errors
-    form.add_error(None, ValidationError(f'Constraint "{name}" is violated.'))
-    form._post_clean()
-    field, message = CONSTRAINT_FIELDS[name]
-    assert form.errors[field] == [message]
-    assert "__all__" not in form.errors

@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.crowd_intruder import predicted_human
 from intruder.risk import predicted as model
-from intruder.risk.report import knowledge_budget_predicted_table
+from intruder.risk.report.tables import knowledge_budget_predicted_table
 from intruder.risk.stats import MIN_PERSONS_RHO
 
 PERSONS = "abcdefg"

@@ -9,12 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from intruder.risk.report import (
-    STRONGEST,
-    build_report,
-    human_outcomes,
-    strongest_null,
-)
+from attacks.strongest import STRONGEST
+from intruder.risk.report.build import build_report
+from intruder.risk.report.tables import human_outcomes
+from intruder.risk.stats import strongest_null
 
 # Six judged texts of three persons (two each), one draft nobody judged (description 7).
 HUMAN = pd.DataFrame(

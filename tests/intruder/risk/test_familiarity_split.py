@@ -109,6 +109,6 @@ def test_the_report_splits_measured_familiarity_and_renders_it():
     assert split.loc["maelis", "familiarity_pct"] == pytest.approx(200 / 3)
     assert split.loc["maelis", "identified_given_familiar_pct"] == pytest.approx(50.0)
     assert "orlena" in table_csv(report, "familiarity_split")
-    from intruder.risk.report import FAMILIARITY_NOTE
+    from intruder.risk.report.summary import FAMILIARITY_NOTE
 
     assert report.notes["familiarity_split"] == FAMILIARITY_NOTE  # real intruders: no label

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from django.urls import reverse
 
-from intruder.analysis.frontier import frontier_table
-from intruder.risk.report import machine_per_text, trir_by_method
+from intruder.risk.frontier import frontier_table
+from intruder.risk.report.tables import machine_per_text, trir_by_method
 from intruder.risk.stats import strongest_null
 from tests.intruder.factories import logged_in
 from tests.intruder.risk_fixtures import finished_cheap_run

@@ -240,7 +240,7 @@ def test_the_risk_report_command_runs_a_budget_and_says_so(tmp_path):
 
 
 def test_the_report_puts_the_studys_runs_side_by_side_by_knowledge_budget():
-    from intruder.risk.report import KNOWLEDGE_NOTE
+    from intruder.risk.report.summary import KNOWLEDGE_NOTE
     from tests.intruder.risk_fixtures import finished_cheap_run
 
     plain = finished_cheap_run(["textwash-model"])
@@ -261,7 +261,7 @@ def test_the_report_puts_the_studys_runs_side_by_side_by_knowledge_budget():
     assert report.notes["knowledge_budget"] == KNOWLEDGE_NOTE
     from django.urls import reverse
 
-    from intruder.risk.report import RISK_TABLE_TITLES
+    from intruder.risk.report.tables import RISK_TABLE_TITLES
     from tests.intruder.factories import logged_in
 
     page = logged_in(budget.study.owner).get(

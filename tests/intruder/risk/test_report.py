@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from attacks.strongest import STRONGEST
 from intruder.risk import attack_runs
-from intruder.risk.report import STRONGEST
 from intruder.risk.selectors import run_report
 from intruder.services import jobs
 from tests.intruder.risk_fixtures import (

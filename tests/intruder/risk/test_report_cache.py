@@ -7,7 +7,8 @@ import pytest
 from django.utils import timezone
 
 from intruder.models import Judgment, Participant
-from intruder.selectors.report_cache import cached_for_inputs, cached_for_study, study_data_version
+from intruder.reports.cache import cached_for_inputs, cached_for_study
+from intruder.reports.versions import study_data_version
 from tests.intruder.factories import (
     make_job,
     make_judgment,

@@ -21,6 +21,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from attacks.strongest import STRONGEST
+from intruder.analysis.intervals import Rate
 from intruder.models import AnonymizedText, Description, Participant, TargetPerson
 from intruder.risk import attack_runs
 from intruder.risk.plots import PLOT_TITLES
@@ -32,9 +34,10 @@ from intruder.risk.rendering import (
     pdf_pages,
     provenance_rows,
 )
-from intruder.risk.report import OPEN_WORLD_NOTE, RISK_TABLE_TITLES, STRONGEST
+from intruder.risk.report.summary import OPEN_WORLD_NOTE
+from intruder.risk.report.tables import RISK_TABLE_TITLES
 from intruder.risk.selectors import run_report
-from intruder.risk.stats import Correlation, Rate
+from intruder.risk.stats import Correlation
 from intruder.services import jobs
 from tests.intruder.factories import logged_in
 from tests.intruder.risk_fixtures import FAST_CONFIG, add_judgments, risk_study

@@ -12,11 +12,12 @@ import re
 import pandas as pd
 import pytest
 
+from attacks.strongest import STRONGEST
+from intruder.analysis.intervals import wilson
 from intruder.risk.rendering import display_frame, html_table
-from intruder.risk.report import (
+from intruder.risk.report.summary import (
     CHANCE_VERDICTS,
     COMPARISON_VERDICTS,
-    STRONGEST,
     agreement_sentence,
     chance_branch,
     chance_sentence,
@@ -26,7 +27,7 @@ from intruder.risk.report import (
     methods_sentence,
     most_at_risk_sentence,
 )
-from intruder.risk.stats import Correlation, p_text, spearman_with_ci, wilson
+from intruder.risk.stats import Correlation, p_text, spearman_with_ci
 
 # A clause that stops on a word that needs a continuation ("do not .", "than ;").
 DANGLING = re.compile(
@@ -286,7 +287,8 @@ def test_a_correlation_reads_as_one_text_everywhere():
 
 def test_the_prediction_carries_its_validation_wherever_it_is_shown():
     from intruder.risk.predicted import load_calibration, validation_text
-    from intruder.risk.report import RiskReport, table_notes
+    from intruder.risk.report.summary import table_notes
+    from intruder.risk.report.tables import RiskReport
 
     calibration = load_calibration(candidates=20)
     text = validation_text(calibration)

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from intruder.annotation.evaluation import EvaluationError, evaluate_project, evaluation_write
 from intruder.annotation.models import Project
-from intruder.management.lookup import by_slug
+from intruder.lookup import by_slug
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand
 
 from intruder.annotation.exports import FORMATS, agreement_export, export_bytes
 from intruder.annotation.models import Project
-from intruder.management.lookup import by_slug
+from intruder.lookup import by_slug
 
 
 class Command(BaseCommand):

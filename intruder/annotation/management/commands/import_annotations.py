@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from intruder.annotation.exports import IMPORT_ERRORS, import_error_text, parse_annotation_file
 from intruder.annotation.models import Project
 from intruder.annotation.services import annotations_import
-from intruder.management.lookup import by_slug
+from intruder.lookup import by_slug
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from intruder.management.lookup import by_slug
+from intruder.lookup import by_slug
 from intruder.models import Study
 from intruder.services import jobs
 from intruder.services.anonymization import anonymization_job_start

@@ -2,11 +2,12 @@
 by a background job after their data change.
 
 A report page (risk, analysis, annotation agreement) asks `page_report`. The newest computed
-report of its study or annotation project lives in `ComputedReport`, which web and worker
-processes share (the default cache is per process). When its data version is the current
-one the page shows it (cached in the process too). When the data changed since (a new
-judgment, flag, rescoring, finished attack run, submitted annotation) the page shows that
-older report at once, labelled with when and from how much it was computed, and queues one
+report of its owner (a study or annotation project) is labelled in `ComputedReport` and kept
+where web and worker processes share it: the database by default, Redis where Django's
+cache is Redis (`intruder.reports.cache`). When its data version is the current one the page
+shows it (cached in the process too). When the data changed since (a new judgment, flag,
+rescoring, finished attack run, submitted annotation) the page shows that older report at
+once, labelled with when and from how much it was computed, and queues one
 `refresh_reports` job; the page polls the job and reloads when the fresh one is stored. A
 burst of changes queues one job: the database allows one queued or running job per study
 (or project) and kind, and the job computes from the data as they are when it runs. An
@@ -32,15 +33,11 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from intruder.annotation.models import Project, Task
-from intruder.models import ComputedReport, Job, Judgment, Study
+from intruder.models import ComputedReport, Job, Study
+from intruder.reports import versions  # noqa: F401  (registers the study as an owner)
+from intruder.reports.cache import REPORT_CACHE_SECONDS, cache_is_shared
+from intruder.reports.registry import OWNERS, OwnerKind, report_page
 from intruder.selectors.jobs import no_worker_note
-from intruder.selectors.report_cache import (
-    REPORT_CACHE_SECONDS,
-    project_data_version,
-    study_data_version,
-)
-from intruder.selectors.report_pages import DRAWN_FROM, GONE_ERRORS, PAGE_REPORTS
 from intruder.services.jobs import JobAlreadyActive, Progress, job_enqueue, job_start
 
 # Rounds of the job: data that keep changing while it computes get at most this many passes
@@ -55,44 +52,41 @@ class ReportOwner:
     """The study or annotation project whose data a stored report is computed from."""
 
     study: Study | None = None
-    project: Project | None = None
+    project: Any = None
+
+    @property
+    def kind(self) -> OwnerKind:
+        return OWNERS["study" if self.study is not None else "project"]
+
+    @property
+    def subject(self) -> Any:
+        return self.study if self.study is not None else self.project
 
     @property
     def where(self) -> dict[str, Any]:
-        return {"study": self.study} if self.study is not None else {"project": self.project}
-
-    @property
-    def subject(self) -> Study | Project:
-        return self.study if self.study is not None else self.project
+        return {self.kind.field: self.subject}
 
     @property
     def noun(self) -> str:
         """What the label counts (pluralised with an "s")."""
-        return "judgment" if self.study is not None else "submitted annotation"
+        return self.kind.noun
 
     def version(self) -> str:
-        if self.study is not None:
-            return study_data_version(self.study)
-        return project_data_version(self.project)
+        return self.kind.version(self.subject)
 
     def count(self) -> int:
         """How much data there is (the label's "from N judgments; M new since")."""
-        if self.study is not None:
-            return Judgment.objects.filter(participant__study=self.study).count()
-        from intruder.annotation.adjudication import GOLD_LAYER
-
-        tasks = Task.objects.filter(document__project=self.project, status=Task.Status.SUBMITTED)
-        return tasks.exclude(annotator__name=GOLD_LAYER).count()
+        return self.kind.count(self.subject)
 
     def refresh_jobs(self) -> QuerySet[Job]:
         jobs = Job.objects.filter(kind=Job.Kind.REFRESH_REPORTS)
         if self.study is not None:
             return jobs.filter(study=self.study)
-        return jobs.filter(study__isnull=True, params__project=self.project.pk)
+        return jobs.filter(study__isnull=True, **{f"params__{self.kind.field}": self.subject.pk})
 
-    def local_key(self, name: str, args: tuple[Any, ...], version: str) -> str:
-        owner = f"study{self.study.pk}" if self.study is not None else f"project{self.project.pk}"
-        return f"intruder-page-report:{owner}:{name}:{_args_key(args)}:{version}"
+    def local_key(self, name: str, args_key: str, version: str) -> str:
+        owner = f"{self.kind.field}{self.subject.pk}"
+        return f"intruder-page-report:{owner}:{name}:{args_key}:{version}"
 
 
 @dataclass
@@ -131,13 +125,35 @@ def _stored(owner: ReportOwner, name: str, args: tuple[Any, ...]) -> ComputedRep
     return rows.defer("content").first()
 
 
-def _load(row: ComputedReport, key: str | None = None) -> Any:
-    """Return a stored report's value (kept in this process's cache under `key`, if given)."""
+def _load(owner: ReportOwner, row: ComputedReport) -> Any:
+    """Return a stored report's value, or None where the shared cache lost it (evicted).
+
+    The database's copy is kept in this process's cache too."""
+    key = owner.local_key(row.name, row.args, row.data_version)
+    value = cache.get(key)
+    if value is not None or cache_is_shared():
+        return value
     content = ComputedReport.objects.values_list("content", flat=True).get(pk=row.pk)
     value = pickle.loads(content)
-    if key is not None:
-        cache.set(key, value, REPORT_CACHE_SECONDS)
+    cache.set(key, value, REPORT_CACHE_SECONDS)
     return value
+
+
+def _keep(owner: ReportOwner, name: str, args: tuple[Any, ...], version: str, value: Any) -> bytes:
+    """Keep a computed value where every process reads it; return the database's copy
+    (none where the shared cache is the store)."""
+    key = owner.local_key(name, _args_key(args), version)
+    if cache_is_shared():
+        cache.set(key, value, None)  # the store itself: kept until replaced
+        return b""
+    cache.set(key, value, REPORT_CACHE_SECONDS)  # this process's copy
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _forget(owner: ReportOwner, row: ComputedReport) -> None:
+    """Drop a replaced or deleted report's value from the shared cache."""
+    if cache_is_shared():
+        cache.delete(owner.local_key(row.name, row.args, row.data_version))
 
 
 def _compute_and_store(
@@ -152,12 +168,12 @@ def _compute_and_store(
     version = owner.version()
     count = owner.count()
     start = time.perf_counter()
-    source = DRAWN_FROM.get(name)
-    drawn_from = [report_current(owner.study, source, args)] if source else []
-    value = PAGE_REPORTS[name](owner.subject, args, *drawn_from)
+    page = report_page(name)
+    drawn_from = [report_current(owner.study, page.drawn_from, args)] if page.drawn_from else []
+    value = page.compute(owner.subject, args, *drawn_from)
     fields = {
         "data_version": version,
-        "content": pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL),
+        "content": _keep(owner, name, args, version, value),
         "judgments": count,
         "computed_at": timezone.now(),
         "compute_ms": round(1000 * (time.perf_counter() - start)),
@@ -167,6 +183,8 @@ def _compute_and_store(
             **owner.where, name=name, args=_args_key(args), defaults=fields
         )
         if not created:
+            if row.data_version != version:
+                _forget(owner, row)
             if requested_before is None or (
                 row.requested_at is not None and row.requested_at <= requested_before
             ):
@@ -174,7 +192,6 @@ def _compute_and_store(
             ComputedReport.objects.filter(pk=row.pk).update(**fields)
             for field, value_ in fields.items():
                 setattr(row, field, value_)
-    cache.set(owner.local_key(name, args, version), value, REPORT_CACHE_SECONDS)
     return value, row
 
 
@@ -183,21 +200,20 @@ def report_current(study: Study, name: str, args: tuple[Any, ...] = ()) -> Any:
     never an older report)."""
     owner = ReportOwner(study=study)
     version = owner.version()
-    key = owner.local_key(name, args, version)
-    value = cache.get(key)
+    value = cache.get(owner.local_key(name, _args_key(args), version))
     if value is not None:
         return value
     row = _stored(owner, name, args)
     if row is not None and row.data_version == version:
-        return _load(row, key)
-    return _compute_and_store(owner, name, args)[0]
+        value = _load(owner, row)
+    return value if value is not None else _compute_and_store(owner, name, args)[0]
 
 
 def report_prepare(
     *,
     name: str,
     study: Study | None = None,
-    project: Project | None = None,
+    project: Any = None,
     args: tuple[Any, ...] = (),
 ) -> None:
     """Store a page's report for the current data before anyone asks for it, so that its
@@ -207,7 +223,8 @@ def report_prepare(
         return
     owner = ReportOwner(study=study, project=project)
     row = _stored(owner, name, args)
-    if row is None or row.data_version != owner.version():
+    lost = cache_is_shared() and row is not None and _load(owner, row) is None
+    if row is None or row.data_version != owner.version() or lost:
         _compute_and_store(owner, name, args)
 
 
@@ -222,7 +239,7 @@ def reports_refresh_start(*, owner: ReportOwner, user: Any = None) -> tuple[Job,
         if job is not None:
             return job, False
         try:
-            params = {"project": owner.project.pk}
+            params = {owner.kind.field: owner.subject.pk}
             kind = Job.Kind.REFRESH_REPORTS
             return job_enqueue(kind=kind, params=params, created_by=user), True
         except JobAlreadyActive as busy:
@@ -235,7 +252,7 @@ def page_report(
     *,
     name: str,
     study: Study | None = None,
-    project: Project | None = None,
+    project: Any = None,
     args: tuple[Any, ...] = (),
     user: Any = None,
 ) -> PageReport:
@@ -243,27 +260,22 @@ def page_report(
 
     Current report: from this process's cache or the shared store. Older report: returned
     labelled, the row marked requested and the refresh job queued (or the one under way
-    returned). No report yet: computed now and stored.
+    returned). No report yet (or one the shared cache lost): computed now and stored.
     """
     owner = ReportOwner(study=study, project=project)
     version = owner.version()
-    key = owner.local_key(name, args, version)
-    value = cache.get(key)
     row = _stored(owner, name, args)
-    if row is None:  # a first view: nothing to show but the report itself
+    value = _load(owner, row) if row is not None else None
+    if value is None:  # a first view: nothing to show but the report itself
         value, row = _compute_and_store(owner, name, args)
         return PageReport(value, True, row.computed_at, row.judgments, row.judgments, owner.noun)
     if row.data_version == version:
-        if value is None:
-            value = _load(row, key)
         return PageReport(value, True, row.computed_at, row.judgments, row.judgments, owner.noun)
     # Always the newest request: the job keeps a report requested while it was computing.
     ComputedReport.objects.filter(pk=row.pk).update(requested_at=timezone.now())
     job, _ = reports_refresh_start(owner=owner, user=user)
     job.waiting_note = no_worker_note(job)  # "no worker has picked this job up", if so
-    return PageReport(
-        _load(row), False, row.computed_at, row.judgments, owner.count(), owner.noun, job
-    )
+    return PageReport(value, False, row.computed_at, row.judgments, owner.count(), owner.noun, job)
 
 
 def reports_refresh(*, owner: ReportOwner, progress: Progress | None = None) -> dict[str, Any]:
@@ -290,7 +302,8 @@ def reports_refresh(*, owner: ReportOwner, progress: Progress | None = None) -> 
             args = _parse_args(row.args)
             try:
                 _compute_and_store(owner, row.name, args, requested_before=row.requested_at)
-            except GONE_ERRORS:
+            except report_page(row.name).gone:
+                _forget(owner, row)
                 row.delete()
                 dropped.append(f"{row.name}{row.args}")
             else:
@@ -302,11 +315,11 @@ def reports_refresh(*, owner: ReportOwner, progress: Progress | None = None) -> 
 
 
 def reports_refresh_job(*, job: Job, progress: Progress) -> dict[str, Any]:
-    """Run a `refresh_reports` job: of its study, or of the annotation project in its params
-    (a project deleted since has nothing to refresh)."""
+    """Run a `refresh_reports` job: of its study, or of the owner in its params (one deleted
+    since has nothing to refresh)."""
     if job.study is not None:
         return reports_refresh(owner=ReportOwner(study=job.study), progress=progress)
-    project = Project.objects.filter(pk=job.params.get("project")).first()
+    project = OWNERS["project"].load(job.params.get("project"))
     if project is None:
         return {"computed": [], "dropped": []}
     return reports_refresh(owner=ReportOwner(project=project), progress=progress)

@@ -1,8 +1,10 @@
 """The privacy-utility frontier of a risk report: per method, TRIR beside TPI and words masked.
 
-Django-free; one table of the risk report (`build_report` makes it from its own
-`trir_by_method` table, its chance levels and each method's TPI from `anonymize.tpi`, stored
-by `intruder.services.frontier`), so every form of the report carries it.
+One table of the risk report (`build_report` makes it from its own `trir_by_method` table,
+its chance levels and each method's TPI), so every form of the report carries it; its plot;
+and each method's TPI (`anonymize.tpi`, paper 002), computed once when an attack run
+finishes: TPI needs every method's texts, and the baselines' texts (spaCy masking, the model
+at a threshold) exist only inside the run, which keeps it in `AttackRun.summary["tpi"]`.
 
 Per method: TRIR of each attack and of the strongest adversary (any attack ranks the person
 first) with Wilson CIs, the strongest's permutation null (what the any-attack rule scores by
@@ -15,6 +17,9 @@ cover: the strongest of several attackers is held to a higher chance level.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -26,6 +31,13 @@ if TYPE_CHECKING:
 
 ROBUST_TRIR_PCT = 9.0
 FRONTIER_TITLE = "Privacy-utility frontier: TRIR against TPI and words masked, per method"
+FRONTIER_NOTE = (
+    "TRIR and its 95 % Wilson interval are the TRIR-per-method table's; the chance level of "
+    "the strongest adversary is the permutation null the threat model shows (mean, and 95th "
+    "percentile); a method is dominated when another has both a lower strongest TRIR and a "
+    "higher TPI; robust means a strongest TRIR at or below paper 002's 9 %, a level stated for "
+    "one attacker."
+)
 
 
 def frontier_table(
@@ -105,3 +117,46 @@ def plot_frontier(table: pd.DataFrame, tpi_metric: str) -> Figure | None:
     figure.legend(handles, labels, fontsize=7, loc="lower center", ncol=2, frameon=False)
     figure.tight_layout(rect=(0, 0.08, 1, 0.93))  # the top keeps room for a title
     return figure
+
+
+# One scorer per worker process: spaCy loads once, and each original's term ICs (keyed by
+# the text itself, so never stale) are computed once for every later run on the same texts.
+_SCORER_LOCK = threading.Lock()
+
+
+@cache
+def _scorer() -> Any:
+    from anonymize.information import information_source
+    from anonymize.tpi import TPIScorer
+
+    return TPIScorer(information_source())
+
+
+def method_tpi(
+    originals: Mapping[int, str], texts_by_method: Mapping[str, Mapping[int, str]]
+) -> dict[str, Any]:
+    """Return {"metric", "ic_source", "methods": {method: TPI %}, "n": {method: texts}}.
+
+    The offline IC source (wordfreq: `TPI-wordfreq`, docs/decisions/tpi.md); a masked word is
+    an original word the method's text does not keep unchanged.
+    """
+    from anonymize.tpi import masked_ranges_from_texts
+
+    scorer = _scorer()
+    values: dict[str, float | None] = {}
+    counts: dict[str, int] = {}
+    for method, texts in texts_by_method.items():
+        items: Iterable = (
+            (str(i), originals[i], masked_ranges_from_texts(originals[i], text))
+            for i, text in texts.items()
+        )
+        with _SCORER_LOCK:  # a spaCy pipeline is not safe to share between threads
+            result = scorer.corpus(items)
+        values[method] = None if result.tpi is None else round(100.0 * result.tpi, 2)
+        counts[method] = len(result.documents) - result.undefined
+    return {
+        "metric": scorer.source.metric,
+        "ic_source": scorer.source.name,
+        "methods": values,
+        "n": counts,
+    }

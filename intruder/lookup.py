@@ -1,4 +1,5 @@
-"""What the management commands share: the row a slug argument names, or a clear stop."""
+"""What every management command (the app's and the annotation app's) shares: the row a slug
+argument names, or a clear stop."""
 
 from __future__ import annotations
 

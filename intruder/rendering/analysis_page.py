@@ -1,14 +1,8 @@
-"""The computed part of the researcher report pages (risk, analysis, annotation agreement).
-
-Each is a pure function of the study's rows and its arguments that costs seconds of
-statistics and plotting; `intruder.services.report_refresh` runs them in the request (a
-first view) or in the `refresh_reports` job and stores what they return. The functions
-live here, not in the views, so that the worker computes exactly what the page shows.
-"""
+"""The analysis page's computed part (tables, paper layouts, plots), registered with the
+report store (`intruder.reports`), which keeps it per version of the study's data."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -16,16 +10,13 @@ from django.utils.safestring import SafeString, mark_safe
 
 from intruder.analysis.frames import AnalysisInputError
 from intruder.analysis.report import TABLE_TITLES
-from intruder.models import AttackRun, Study
+from intruder.models import Study
 from intruder.rendering.layouts import LAYOUT_TITLES, paper_layouts
 from intruder.rendering.plots import PLOT_TEXT, report_plots
+from intruder.reports.registry import register_page
 from intruder.selectors.analysis import study_report
 from intruder.services.analysis_jobs import construct_loss_latest
 
-ANALYSIS_PAGE = "analysis-page"
-RISK_PAGE = "risk-page"
-AGREEMENT_PAGE = "agreement-page"
-RISK_REPORT = "risk-report"  # not a page: the report behind the risk page and its downloads
 # Tables shown folded on the analysis page (long, or for downloading more than reading).
 FOLDED_TABLES = frozenset({"per_text", "anonymisability_features", "rates_target"})
 
@@ -89,41 +80,4 @@ def analysis_page_parts(study: Study, args: tuple[Any, ...] = ()) -> dict[str, A
     }
 
 
-def risk_page_parts(study: Study, args: tuple[Any, ...], report: Any) -> dict[str, Any]:
-    """Return the computed part of the risk page for the run `args[0]` of the study, drawn
-    from that run's `report` (DRAWN_FROM)."""
-    from intruder.risk.rendering import report_context
-
-    return report_context(report)
-
-
-def agreement_page_result(project: Any, args: tuple[Any, ...] = ()) -> dict[str, Any]:
-    """Return an annotation project's inter-annotator agreement (the gold layer left out)."""
-    from anonymize.annotations.agreement import project_agreement
-    from intruder.annotation.selectors import project_gold
-
-    return project_agreement(project_gold(project=project, include_adjudicated=False))
-
-
-def risk_report(study: Study, args: tuple[Any, ...]) -> Any:
-    """Return the human-vs-machine report of the run `args[0]` (the risk downloads' source)."""
-    from intruder.risk.selectors import run_report
-
-    return run_report(study.attack_runs.select_related("job", "study").get(pk=args[0]))
-
-
-# name -> compute(study or annotation project, args[, report]): every report the refresh job
-# can make.
-PAGE_REPORTS: dict[str, Callable[..., Any]] = {
-    ANALYSIS_PAGE: analysis_page_parts,
-    RISK_PAGE: risk_page_parts,
-    RISK_REPORT: risk_report,
-    AGREEMENT_PAGE: agreement_page_result,
-}
-
-# A page drawn from another stored report (same arguments) gets it as a third argument, so
-# the report behind the risk page is stored too and the downloads read it.
-DRAWN_FROM = {RISK_PAGE: RISK_REPORT}
-
-# A report whose arguments name a row that is gone (a deleted run) is dropped, not failed.
-GONE_ERRORS: tuple[type[Exception], ...] = (AttackRun.DoesNotExist,)
+ANALYSIS_PAGE = register_page("analysis-page", analysis_page_parts)

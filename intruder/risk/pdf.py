@@ -1,8 +1,9 @@
-"""The risk report's PDF, made by a background job and kept per version of the study's data.
+"""The risk report's PDF, made by a background job and kept per version of the study's data
+(`intruder.reports.files`).
 
 Drawing the PDF (a summary page, the plots and every main table as pages) takes seconds,
 longer than a page may take, so the risk page queues `risk_report_pdf` and links the file
-once it is made. A file is served only for the data version it was made from.
+once it is made.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from django.db import IntegrityError, transaction
-
 from intruder.models import AttackRun, Job, ReportFile
-from intruder.selectors.report_cache import study_data_version
+from intruder.reports.files import report_file_current, report_file_store
+from intruder.reports.refresh import report_current
+from intruder.reports.versions import study_data_version
+from intruder.risk.pages import RISK_REPORT
+from intruder.risk.rendering import pdf_bytes
 from intruder.services.jobs import JobAlreadyActive, job_enqueue
 
 PDF_NAME = "report.pdf"
@@ -28,17 +31,12 @@ def cached_run_report(run: AttackRun) -> Any:
     """Return the run's report for the study's current data, computed once per data version
     and stored where every process reads it (the page's refresh job makes it too, so the
     downloads after it are not computed again)."""
-    from intruder.selectors.report_pages import RISK_REPORT
-    from intruder.services.report_refresh import report_current
-
     return report_current(run.study, RISK_REPORT, (run.pk,))
 
 
 def report_pdf_current(run: AttackRun) -> ReportFile | None:
     """Return the run's PDF made from the study's current data (without its bytes), or None."""
-    version = study_data_version(run.study)
-    files = run.report_files.filter(name=PDF_NAME, data_version=version).defer("content")
-    return files.first()
+    return report_file_current(run, PDF_NAME)
 
 
 def report_pdf_job(run: AttackRun) -> Job | None:
@@ -67,21 +65,10 @@ def report_pdf_make(
 
     Returns the stored file (None when a retried job had stored it already) and the bytes.
     """
-    from intruder.risk.rendering import pdf_bytes
-
     version = study_data_version(run.study)
     if progress is not None:
         progress(0, 1, "computing the report")
     report = cached_run_report(run)
     content = pdf_bytes(report, report_title(run), progress=progress)
-    stored = None
-    with transaction.atomic():
-        run.report_files.filter(name=PDF_NAME).exclude(data_version=version).delete()
-        try:
-            with transaction.atomic():
-                stored = ReportFile.objects.create(
-                    run=run, name=PDF_NAME, data_version=version, content=content
-                )
-        except IntegrityError:
-            pass  # a retried job (or a download) made it already, from the same data
+    stored = report_file_store(run=run, name=PDF_NAME, version=version, content=content)
     return stored, content

@@ -1,23 +1,8 @@
-"""The human-vs-machine risk report: tables, statistics and a summary written from the numbers.
+"""The risk report's tables, and the report that holds them (`RiskReport`).
 
-Django-free: it takes tidy frames (`intruder.risk.selectors` builds them from the database,
-the benchmark from its own runs).
-
-results: one row per attack result.
-    description_id, method, attack, fold, predicted_key, true_rank, true_prob, masked_share,
-    target_key, target_name, group, external_id
-human_texts: one row per judged text (the per-text analysis plus its method).
-    text_id, description_id, method, target_key, target_name, group, n_judgments,
-    mean_cosine, pct_judgments_identified, identified
-human_rates (optional, instead of human_texts for per-person rates): published rates,
-    target_key, target_name, group, human_n, human_pct_identified, human_se
-
-A text counts as identified by the machine when the attack ranks its true person first;
-by the strongest adversary when any attack does (`attacks.strongest`). A text counts as
-identified by humans under ONE rule per study (`IDENTIFIED_RULES`, `human_outcomes`), used by
-every table, plot, statistic and export; the `sensitivity` table shows the headline under
-every rule. Machine rates beside human rates are computed on exactly the judged texts; the
-texts of that method nobody judged (drafts, unserved) are in the `coverage` table.
+Django-free: each table is computed from tidy frames (`intruder.risk.selectors` builds them
+from the database, the benchmark from its own runs); `intruder.risk.report.build` puts them
+together.
 """
 
 from __future__ import annotations
@@ -28,21 +13,18 @@ from typing import Any
 import pandas as pd
 
 from attacks.strongest import STRONGEST
-from intruder.analysis.frontier import FRONTIER_TITLE, frontier_table
+from intruder.analysis.intervals import Rate, wilson
+from intruder.analysis.report import records
+from intruder.risk.frontier import FRONTIER_TITLE
 from intruder.risk.methods import is_baseline
-from intruder.risk.predicted import validation_text
+from intruder.risk.predicted import lopo_validation, predict_with_intervals, text_evidence
 from intruder.risk.rules import DEFAULT_RULE, IDENTIFIED_RULES
 from intruder.risk.stats import (
-    NOT_ENOUGH,
     Agreement,
     Correlation,
-    Rate,
     agreement,
     outcome_rate,
-    p_text,
     spearman_with_ci,
-    strongest_null,
-    wilson,
 )
 
 GROUP_ORDER = {"famous": 0, "semifamous": 1, "fictitious": 2}
@@ -367,8 +349,6 @@ class RiskReport:
 
     def summary(self) -> dict[str, Any]:
         """Return the headline numbers as JSON-able values."""
-        from intruder.analysis.report import records
-
         trir: dict[str, dict[str, Any]] = {}
         by_method = self.tables.get("trir_by_method")
         if by_method is not None:
@@ -518,229 +498,6 @@ def _reuse_headline_rho(sensitivity: pd.DataFrame, headline: Correlation) -> Non
         sensitivity.loc[chosen, column] = value
 
 
-def build_report(
-    results: pd.DataFrame,
-    *,
-    human_texts: pd.DataFrame | None = None,
-    human_rates: pd.DataFrame | None = None,
-    human_method: str | None = None,
-    rule: str = DEFAULT_RULE,
-    settings: dict[str, Any] | None = None,
-    labels: dict[str, str] | None = None,
-    human_side: dict[str, Any] | None = None,
-    machine_side: dict[str, Any] | None = None,
-    provenance: dict[str, Any] | None = None,
-    calibration: Any = None,
-    seed: int = 0,
-    kept_texts: pd.DataFrame | None = None,
-    llm_rows: list[dict[str, Any]] | None = None,
-    tpi: dict[str, Any] | None = None,
-    familiarity_split: pd.DataFrame | None = None,
-    measured_familiarity: dict[str, float] | None = None,
-) -> RiskReport:
-    """Build every table of the report from the attack results and the human results.
-
-    familiarity_split / measured_familiarity: where the study asked the familiarity question
-    (`intruder.risk.familiarity`): the split table, and person -> share who had heard of them,
-    which the predicted-human model then uses instead of the declared constant.
-
-    kept_texts: the per-text human results without the judgments the study's exclusion
-    rules drop (flags); the sensitivity table then shows every rule with and without them.
-    llm_rows: the open-world LLM intruder's scored guesses (`llm_intruder_table`).
-    tpi: the run's stored TPI (`metric`, `ic_source`, `methods`: method -> %): the frontier.
-
-    human_side / machine_side: what the caller knows of each threat model (instructions,
-    intruders, candidate set, background); the report adds what it derives from the data.
-    """
-    report = RiskReport(settings=dict(settings or {}), provenance=dict(provenance or {}))
-    report.settings["identified_rule"] = rule
-    report.settings["identified_rule_text"] = IDENTIFIED_RULES[rule]
-    if results.empty:
-        report.warnings.append("The attack run has no results yet.")
-        return report
-    attacks = attack_names(results)
-    machine = machine_per_text(results)
-    report.tables["trir_by_method"] = trir_by_method(machine, labels)
-    report.chance = {
-        str(m): strongest_null(results, m, seed=seed) for m in machine["method"].unique()
-    }
-    if tpi is not None:
-        report.tables["frontier"] = frontier_table(
-            report.tables["trir_by_method"], tpi.get("methods") or {}, report.chance
-        )
-        report.settings["tpi"] = {
-            "metric": tpi.get("metric", "TPI"),
-            "ic_source": tpi.get("ic_source"),
-            "computed": bool(tpi.get("methods")),
-        }
-    if human_method is None:
-        human_method = _default_human_method(machine, human_texts)
-    if human_method not in report.chance:
-        # Intruders judged a method this run did not attack (e.g. a run of the clear text
-        # only): nothing to set beside them, so the report is the machine side's.
-        seen = (labels or {}).get(human_method, human_method)
-        report.warnings.append(
-            f"Intruders judged the texts of {seen}, which this run did not attack: the report "
-            f"shows the machine side only. Start a run that includes {seen} to compare."
-        )
-        human_texts = kept_texts = human_rates = None
-        human_method = _default_human_method(machine, None)
-        warned = True
-    else:
-        warned = False
-    report.settings["human_method"] = human_method
-    outcomes = human_outcomes(human_texts, rule)
-    if not outcomes.empty:
-        outcomes = outcomes[outcomes["method"] == human_method]
-    if not outcomes.empty:
-        # Machine rates beside human rates: on exactly the texts humans judged.
-        judged = machine[
-            (machine["method"] != human_method)
-            | machine["description_id"].isin(set(outcomes["description_id"]))
-        ]
-        human_rates_target = human_rates_from_outcomes(outcomes, "target")
-        human_rates_group = human_rates_from_outcomes(outcomes, "group")
-    elif human_rates is not None:
-        judged = machine
-        human_rates_target = published_rates_with_ci(human_rates, machine, human_method)
-        human_rates_group = None
-    else:
-        judged = machine
-        human_rates_target = human_rates_group = None
-        if not warned:
-            report.warnings.append(
-                "No intruder judgments yet: the report shows the machine side only."
-            )
-    report.tables["rates_group"] = rates_beside(judged, human_rates_group, human_method, "group")
-    report.tables["rates_target"] = rates_beside(judged, human_rates_target, human_method, "target")
-    if not outcomes.empty:
-        report.tables["sensitivity"] = sensitivity_table(
-            machine, human_texts, human_method, rule, kept_texts
-        )
-        report.tables["coverage"] = coverage_table(machine, outcomes, human_method)
-        report.headline = _headline(machine, outcomes, human_method)
-    elif human_rates is not None:
-        report.headline = _published_headline(report.tables["rates_target"], machine, human_method)
-    per_text = human_vs_machine_per_text(machine, outcomes)
-    if not per_text.empty:
-        report.tables["per_text"] = per_text
-        table, curves = agreement_table(per_text, attacks)
-        report.tables["agreement"] = table
-        report.roc = curves
-    if llm_rows:
-        report.tables["llm_intruder"] = llm_intruder_table(llm_rows, outcomes, human_method)
-    report.tables["machine_per_text"] = machine
-    if familiarity_split is not None and not familiarity_split.empty:
-        report.tables["familiarity_split"] = familiarity_split
-    report.correlations = person_correlations(report.tables["rates_target"], attacks)
-    if "sensitivity" in report.tables and STRONGEST in report.correlations:
-        # The chosen rule with all judgments is the headline: its rho is the summary's.
-        _reuse_headline_rho(report.tables["sensitivity"], report.correlations[STRONGEST])
-    report.threat_model = threat_models(
-        results,
-        outcomes,
-        rule,
-        report.settings,
-        human_side,
-        machine_side,
-        report.chance.get(human_method, {}),
-    )
-    predicted, why_not = predicted_human_tables(
-        judged,
-        human_method,
-        calibration,
-        int(report.threat_model["machine"]["candidates"]),
-        human_rates_target,
-        human_rates_group,
-        measured_familiarity,
-    )
-    report.tables.update(predicted)
-    if predicted and measured_familiarity:
-        report.settings["predicted_familiarity"] = (
-            f"familiarity measured for {len(measured_familiarity)} person(s) (the debrief's "
-            "familiarity question), declared for the others"
-        )
-    report.settings["predicted_human"] = (
-        validation_text(calibration) if predicted else f"not shown: {why_not}"
-    )
-    # Every table file says whether the human data behind it are real (`rendering`).
-    report.settings["human_data_simulated"] = bool((human_side or {}).get("simulated_intruders"))
-    report.notes = table_notes(report, simulated=report.settings["human_data_simulated"])
-    report.paragraphs = written_summary(report, human_method, labels or {})
-    report.tables = {n: report.tables[n] for n in RISK_TABLE_TITLES if n in report.tables}
-    return report
-
-
-# The open-world ladder's one sentence (docs/risk.md says the same): every form shows it.
-OPEN_WORLD_NOTE = (
-    "Each row is one attack run with a wider candidate list (the study's persons plus "
-    "distractors), so chance 1/N falls as N grows. A closed-world TRIR bounds from above what "
-    "an attacker without a candidate list achieves; it is not a human rate, which is open "
-    "world (intruders name anyone they can think of)."
-)
-PER_TEXT_NOTE = (
-    "human_identified is the study's one rule ({rule}); pct_judgments_identified is the share "
-    "of judgments that named the person, shown for reference only, so a text can have most "
-    "judgments correct and still read not identified when the rule is about the judgments' "
-    "mean name similarity."
-)
-FRONTIER_NOTE = (
-    "TRIR and its 95 % Wilson interval are the TRIR-per-method table's; the chance level of "
-    "the strongest adversary is the permutation null the threat model shows (mean, and 95th "
-    "percentile); a method is dominated when another has both a lower strongest TRIR and a "
-    "higher TPI; robust means a strongest TRIR at or below paper 002's 9 %, a level stated for "
-    "one attacker."
-)
-SENSITIVITY_NOTE = (
-    "The chosen rule's row with all judgments is the headline (the same rho and rates as the "
-    "summary). Where a statistic is below its minimum sample, its note column says what it "
-    "needs."
-)
-
-
-# The familiarity split's one sentence: every form shows it beside the table.
-FAMILIARITY_NOTE = (
-    "Over the judgments of intruders who answered the debrief's familiarity question: "
-    "human rate = familiarity x identified-given-familiar + (1 - familiarity) x "
-    "identified-given-unfamiliar, each a share with its Wilson interval. Familiarity is "
-    "measured, asked after the intruder's last answer was locked."
-)
-
-
-def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
-    """Return the sentence that explains each table that needs one (shown in every form)."""
-    notes = {
-        "open_world": OPEN_WORLD_NOTE,
-        "knowledge_budget": KNOWLEDGE_NOTE,
-        "knowledge_budget_predicted": KNOWLEDGE_PREDICTED_NOTE,
-        "sensitivity": SENSITIVITY_NOTE,
-        "per_text": PER_TEXT_NOTE.format(rule=report.settings["identified_rule_text"]),
-        "frontier": FRONTIER_NOTE,
-    }
-    if "familiarity_split" in report.tables:
-        notes["familiarity_split"] = FAMILIARITY_NOTE + (
-            " These answers are SIMULATED by the demo, not people's." if simulated else ""
-        )
-    predicted = report.settings.get("predicted_human", "")
-    for name in ("predicted_group", "predicted_target"):
-        if name in report.tables:
-            notes[name] = (
-                f"predicted_pct is a model's prediction from the machine's evidence, not a "
-                f"measurement. {predicted} The human columns are this study's intruders"
-                + (", SIMULATED by the demo, not people." if simulated else ".")
-            )
-    return notes
-
-
-KNOWLEDGE_NOTE = (
-    "Each row is one finished attack run of the study: b is how many descriptions the attacker "
-    "knows per candidate, drawn at random (all = every description outside the fold, the "
-    "k-fold run); TRIR is the mean over the run's resamples with a Wilson interval over its "
-    "texts, rho the Spearman correlation of each person's machine rate with the human rate "
-    "(Fisher interval). They are machine rates at a stated knowledge budget, not human rates."
-)
-
-
 def knowledge_budget_table(
     runs: list[tuple[dict[str, Any], pd.DataFrame]],
     method: str,
@@ -789,17 +546,6 @@ def knowledge_budget_table(
     return table.assign(_order=order).sort_values(["_order", "attack"]).drop(columns="_order")
 
 
-KNOWLEDGE_PREDICTED_NOTE = (
-    "One row per run of the ladder: the predicted-human model (2 parameters) refitted on that "
-    "run's evidence (each text's reciprocal rank of the true person, averaged over the run's "
-    "attacks; a budget run's rank is the median over its resamples) and this study's human "
-    "rates, then validated leaving one person out: Spearman rho with its Fisher interval and "
-    "the mean absolute error in percentage points, beside the error of predicting each person "
-    "at the mean of the others. n = persons with a human rate; below the minimum no number is "
-    "shown. A validation of predictions, not a human rate."
-)
-
-
 def knowledge_budget_predicted_table(
     runs: list[tuple[dict[str, Any], pd.DataFrame]],
     method: str,
@@ -809,8 +555,6 @@ def knowledge_budget_predicted_table(
     """Return one row per run: the predicted-human model refitted on the run's evidence, its
     leave-one-person-out rho and MAE and the mean baseline (`predicted.lopo_validation`, as
     the crowd-intruder benchmark). Empty without a budget run or human rates per person."""
-    from intruder.risk.predicted import lopo_validation, text_evidence
-
     if human_target is None or "human_pct_identified" not in human_target:
         return pd.DataFrame()
     if not any(side.get("knowledge_budget") for side, _ in runs):
@@ -921,8 +665,6 @@ def predicted_human_tables(
     The calibration was fitted on evidence at about `calibration.n_candidates` candidates;
     reciprocal ranks shrink as N grows, so it applies only to runs with N within a factor 2.
     """
-    from intruder.risk.predicted import predict_with_intervals, text_evidence
-
     if calibration is None:
         return {}, "no calibration shipped"
     missing = [a for a in calibration.attacks if f"{a}_true_rank" not in machine]
@@ -949,63 +691,6 @@ def predicted_human_tables(
     return tables, ""
 
 
-def _published_headline(target: pd.DataFrame, machine: pd.DataFrame, method: str) -> dict:
-    """Return the headline of published per-person rates (k rebuilt from rate times n)."""
-    part = machine[machine["method"] == method]
-    k = round((target["human_pct_identified"] * target["human_n"] / 100).sum())
-    n = int(target["human_n"].sum())
-    return {
-        "n_texts": len(part),
-        "persons": int(part["target_key"].nunique()),
-        "human": wilson(k, n).to_dict(),
-        "machine": {a: outcome_rate(part[f"{a}_correct"]).to_dict() for a in machine_attacks(part)},
-    }
-
-
-def threat_models(
-    results: pd.DataFrame,
-    outcomes: pd.DataFrame,
-    rule: str,
-    settings: dict[str, Any],
-    human_side: dict[str, Any] | None,
-    machine_side: dict[str, Any] | None,
-    chance: dict[str, Any],
-) -> dict[str, Any]:
-    """Return what each side knew and could do: the assumptions of every comparison."""
-    human: dict[str, Any] = {
-        "world": "open: intruders name anyone they can think of, with no candidate list",
-        "candidate_list": None,
-        "identified_rule": rule,
-        "identified_rule_text": IDENTIFIED_RULES[rule],
-        "threshold": settings.get("identification_threshold"),
-        "texts_judged": len(outcomes) if not outcomes.empty else None,
-        **(human_side or {}),
-    }
-    if not outcomes.empty:
-        per_text = outcomes["n_judgments"].astype(int)
-        human["judgments"] = int(per_text.sum())
-        human["judgments_per_text"] = {
-            "mean": float(per_text.mean()),
-            "min": int(per_text.min()),
-            "max": int(per_text.max()),
-        }
-    persons = int(results["target_key"].nunique())
-    machine: dict[str, Any] = {
-        "world": "closed: every attack chooses among the candidate persons only",
-        "attacks": attack_names(results),
-        "rule": "an attack identifies a text when it ranks the true person first; the "
-        "strongest adversary when any attack does",
-        "background": settings.get("background"),
-        "folds": settings.get("k"),
-        **(machine_side or {}),
-    }
-    candidates = int(machine.get("candidates") or persons)
-    machine["candidates"] = candidates
-    machine["chance_pct"] = 100.0 / candidates if candidates else None
-    machine.update(chance)
-    return {"human": human, "machine": machine}
-
-
 def _default_human_method(machine: pd.DataFrame, human_texts: pd.DataFrame | None) -> str:
     """Return the method intruders saw most; without judgments, the first stored method."""
     if human_texts is not None and not human_texts.empty:
@@ -1015,228 +700,6 @@ def _default_human_method(machine: pd.DataFrame, human_texts: pd.DataFrame | Non
     methods = list(machine["method"].unique())
     stored = [m for m in methods if not is_baseline(m)]
     return (stored or methods)[0]
-
-
-def _pct(value: Any) -> str:
-    return "n/a" if value is None or pd.isna(value) else f"{value:.1f} %"
-
-
-def _rate_text(rate: dict[str, Any]) -> str:
-    return Rate(**rate).text()
-
-
-def threat_sentence(threat: dict[str, Any]) -> str:
-    """Return the assumptions of a human-vs-machine comparison in one clause."""
-    machine, human = threat.get("machine", {}), threat.get("human", {})
-    null = machine.get("strongest_null_pct")
-    knowledge = f" ({machine['knowledge']})" if machine.get("knowledge") else ""
-    return (
-        f"closed-world machine choosing among N = {machine.get('candidates')} persons"
-        f"{knowledge} (chance {_pct(machine.get('chance_pct'))} per attack, "
-        f"{_pct(null)} for any of its {len(machine.get('attacks', []))} attacks by "
-        f"permutation) vs open-world intruders without a candidate list "
-        f"(identified: {human.get('identified_rule_text', '')})"
-    )
-
-
-# The verdict of the headline comparison, one complete clause per branch (each is rendered by a
-# test: a string split over lines once left "the 95 % intervals do not ." on every form).
-COMPARISON_VERDICTS: dict[str, str] = {
-    "machine_higher": (
-        "the machine rate is higher than the human rate (the 95 % intervals do not overlap)"
-    ),
-    "machine_lower": (
-        "the machine rate is lower than the human rate (the 95 % intervals do not overlap)"
-    ),
-    "overlap": "the 95 % intervals overlap: these data do not tell the two rates apart",
-}
-
-
-def comparison_branch(machine: dict[str, Any], human: dict[str, Any]) -> str:
-    """Return which verdict the two Wilson intervals give (a key of COMPARISON_VERDICTS)."""
-    if machine["ci_low"] > human["ci_high"]:
-        return "machine_higher"
-    if machine["ci_high"] < human["ci_low"]:
-        return "machine_lower"
-    return "overlap"
-
-
-def comparison_sentence(headline: dict[str, Any], threat: dict[str, Any]) -> str | None:
-    """Return the headline comparison with both intervals, n and the threat model."""
-    if not headline or headline.get("human", {}).get("pct") is None:
-        return None
-    human = headline["human"]
-    machine = headline["machine"][STRONGEST]
-    verdict = COMPARISON_VERDICTS[comparison_branch(machine, human)]
-    return (
-        f"On the {headline['n_texts']} texts humans judged ({headline['persons']} persons), "
-        f"under a {threat_sentence(threat)}: strongest adversary {_rate_text(machine)}, "
-        f"intruders {_rate_text(human)}; {verdict}."
-    )
-
-
-def written_summary(report: RiskReport, human_method: str, labels: dict[str, str]) -> list[str]:
-    """Return a few sentences written from the numbers: who is at risk, and what is compared.
-
-    Each sentence with branches is built by a function of its own (`most_at_risk_sentence`,
-    `comparison_sentence`, `chance_sentence`, ...), and every branch is rendered by a test.
-    """
-    paragraphs = []
-    seen = labels.get(human_method, human_method)
-    target = report.tables.get("rates_target", pd.DataFrame())
-    sentence = most_at_risk_sentence(target, seen)
-    if sentence:
-        paragraphs.append(sentence)
-    machine = report.tables["machine_per_text"]
-    served = machine[machine["method"] == human_method]
-    hit = served[served[f"{STRONGEST}_correct"].fillna(False).astype(bool)]
-    if len(served):
-        worst = hit.sort_values(f"{STRONGEST}_true_prob", ascending=False).head(3)
-        listed = ", ".join(
-            f"{r.external_id} ({r.target_name}, by {r.strongest_attacks})"
-            for r in worst.itertuples()
-        )
-        rate = outcome_rate(served[f"{STRONGEST}_correct"])
-        paragraphs.append(
-            f"Of all {len(served)} texts of {seen} (judged or not), the strongest adversary "
-            f"re-identifies {rate.text()}" + (f"; the most confident: {listed}." if listed else ".")
-        )
-    for sentence in (
-        comparison_sentence(report.headline, report.threat_model),
-        chance_sentence(report.headline, report.threat_model),
-        correlation_sentence(report.correlations.get(STRONGEST)),
-        agreement_sentence(report.tables.get("agreement")),
-        methods_sentence(report.tables.get("trir_by_method")),
-    ):
-        if sentence:
-            paragraphs.append(sentence)
-    return paragraphs
-
-
-def most_at_risk_sentence(target: pd.DataFrame, seen: str) -> str | None:
-    """Return the (at most 3) persons the strongest adversary re-identifies most, with CIs.
-
-    Persons at 0 % are never listed as at risk; when nobody is above 0 % the sentence says so.
-    """
-    key = f"trir_{STRONGEST}"
-    if target.empty or key not in target:
-        return None
-    at_risk = target[target[key].fillna(0) > 0]
-    if at_risk.empty:
-        texts = int(target["n_texts"].sum())
-        return (
-            f"No person's texts of {seen} were re-identified by the strongest adversary "
-            f"(0 of {texts} texts)."
-        )
-    top = at_risk.sort_values([key, "n_texts"], ascending=False).head(3)
-    names = "; ".join(
-        f"{r.target_name}: {_table_rate(r, STRONGEST).text()}" for r in top.itertuples()
-    )
-    return f"Persons most at risk from the machine on the texts of {seen}: {names}."
-
-
-def _table_rate(row: Any, attack: str) -> Rate:
-    """Return the Wilson rate of `attack` in a rates table row (k rebuilt from % and n)."""
-    n = int(row.n_texts)
-    return wilson(round(getattr(row, f"trir_{attack}") * n / 100), n)
-
-
-# The strongest adversary's rate beside its own chance level: one clause per branch.
-CHANCE_VERDICTS: dict[str, str] = {
-    "above": "above what its any-attack rule scores by chance on these texts",
-    "within": "not distinguishable from what its any-attack rule scores by chance on these "
-    "texts: these data do not show that the attacks beat guessing",
-    "below": "below what its any-attack rule scores by chance on these texts: the attacks do "
-    "worse than guessing among the candidates, which points to too little background per "
-    "person (see the cap column), not to safe texts",
-}
-
-
-def chance_branch(rate: dict[str, Any], chance_pct: float) -> str:
-    """Return where a Wilson rate lies against a chance level (a key of CHANCE_VERDICTS)."""
-    if rate["ci_low"] > chance_pct:
-        return "above"
-    if rate["ci_high"] < chance_pct:
-        return "below"
-    return "within"
-
-
-def chance_sentence(headline: dict[str, Any], threat: dict[str, Any]) -> str | None:
-    """Return the strongest adversary's rate on the judged texts beside its permutation null."""
-    machine = (headline or {}).get("machine", {}).get(STRONGEST)
-    null = (threat or {}).get("machine", {}).get("strongest_null_pct")
-    if not machine or machine.get("pct") is None or null is None:
-        return None
-    verdict = CHANCE_VERDICTS[chance_branch(machine, null)]
-    return (
-        f"The strongest adversary's {_rate_text(machine)} is {verdict} "
-        f"({null:.1f} %, permutation null)."
-    )
-
-
-def correlation_sentence(correlation: Correlation | None) -> str | None:
-    """Return the per-person Spearman rho of humans and the strongest adversary, or its need."""
-    if correlation is None:
-        return None
-    if correlation.rho is None:
-        return f"Per person, Spearman rho (strongest adversary): {correlation.note}."
-    return (
-        "Per person, human and strongest-adversary rates correlate with Spearman "
-        f"{correlation.text()}; the rho of each attack is in summary.json and the statistics "
-        "table."
-    )
-
-
-def agreement_sentence(rows: pd.DataFrame | None) -> str | None:
-    """Return kappa, McNemar and AUC of the strongest adversary against humans, per text."""
-    if rows is None or rows.empty:
-        return None
-    row = rows[rows["attack"] == STRONGEST].iloc[0]
-    if row["kappa"] is None and row["mcnemar_p"] is None and row["auc"] is None:
-        return f"Per text: {row['note']}."
-    return (
-        f"Per text (strongest adversary vs humans, n = {row['n']} texts of "
-        f"{row['persons']} persons): kappa = {_with_interval(row, 'kappa')}, McNemar "
-        f"{p_text(row['mcnemar_p'])}, AUC of the machine's probability = "
-        f"{_with_interval(row, 'auc')}; "
-        f"{row['machine_only']} texts only the machine identified, {row['human_only']} only "
-        "humans." + (f" Not shown: {row['note']}." if row["note"] else "")
-    )
-
-
-def methods_sentence(by_method: pd.DataFrame | None) -> str | None:
-    """Return the strongest adversary's TRIR per method, and whether the methods differ."""
-    key = f"trir_{STRONGEST}"
-    if by_method is None or len(by_method) < 2:
-        return None
-    pieces = [
-        f"{r.label}: {_table_rate(r, STRONGEST).text()} at {_pct(r.pct_words_masked)} words masked"
-        for r in by_method.itertuples()
-    ]
-    stored = by_method[~by_method["method"].map(is_baseline)].sort_values(key)
-    text = "TRIR of the strongest adversary per method: " + "; ".join(pieces) + "."
-    if len(stored) > 1:
-        best, runner_up = stored.iloc[0], stored.iloc[1]
-        if best[f"{STRONGEST}_ci_high"] < runner_up[f"{STRONGEST}_ci_low"]:
-            text += (
-                f" Of the study's methods, {best['label']} leaves the least machine risk "
-                "(95 % intervals apart)."
-            )
-        else:
-            text += " The 95 % intervals of the study's methods overlap."
-    return text
-
-
-def _with_interval(row: Any, name: str) -> str:
-    """Return kappa or AUC with its person-clustered bootstrap interval, where it has one."""
-    low, high = row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
-    if row[name] is None or pd.isna(row[name]) or low is None or pd.isna(low):
-        return _fmt(row[name])
-    return f"{row[name]:.2f} (95 % CI {low:.2f} to {high:.2f}, person-clustered bootstrap)"
-
-
-def _fmt(value: Any, digits: int = 2) -> str:
-    return NOT_ENOUGH if value is None or pd.isna(value) else f"{value:.{digits}f}"
 
 
 def llm_intruder_table(

@@ -1,23 +1,17 @@
-"""Computed reports cached per study data version: a page recomputes only when its data changed.
+"""Data versions: a digest of every row a report reads, so any change gives a fresh report.
 
 The risk and analysis reports are pure functions of a study's rows (judgments, texts, attack
-results, flags, settings) but cost seconds of statistics and plotting. They are cached under
-a key made of the report's name, its own arguments and `study_data_version`, a digest of
-every row of the study those reports read, so any change (a new judgment, a confirmed flag,
-a rescoring, a finished attack run, a changed setting) gives a new key and a fresh report.
-Where Django's cache is Redis (`DJANGO_CACHE_URL`) every web worker shares the entries; with
-the default local-memory cache each process keeps its own. The report pages themselves read
-the reports stored in the database (`intruder.services.report_refresh`), which the worker
-and every web process share and which may show an older report, labelled as such.
+results, flags, settings): `study_data_version` digests them, so a new judgment, a confirmed
+flag, a rescoring, a finished attack run or a changed setting gives a new version. Other
+owners (an annotation project) register their own digest (`registry.register_owner`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
-from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet
 
 from intruder.models import (
@@ -32,15 +26,12 @@ from intruder.models import (
     Study,
     TargetPerson,
 )
+from intruder.reports.registry import OwnerKind, register_owner
 
 # Bump when a report's code changes what it computes from the same rows (a deployment with
 # a shared Redis cache would otherwise serve reports computed by the previous code). 3: the
 # risk report gained chance levels, table notes and the frontier (issue 35).
 REPORT_CACHE_VERSION = 3
-# Entries expire on their own too; a key for outdated data is simply never asked for again.
-REPORT_CACHE_SECONDS = 6 * 3600
-
-T = TypeVar("T")
 
 
 # Jobs that only render or store what the reports compute (the PDF, the stored page reports)
@@ -97,35 +88,17 @@ def study_data_version(study: Study) -> str:
     return digest.hexdigest()
 
 
-def project_data_version(project: Any) -> str:
-    """Return a digest of what an annotation project's agreement reads: every submitted
-    annotation of its annotators (the adjudicated gold layer left out, as agreement does)."""
-    from intruder.annotation.selectors import project_gold
-
-    gold = project_gold(project=project, include_adjudicated=False)
-    return hashlib.sha256(f"v{REPORT_CACHE_VERSION}|{gold!r}".encode()).hexdigest()
+def study_judgments(study: Study) -> int:
+    """Return how many judgments the study has (the label's "from N judgments")."""
+    return Judgment.objects.filter(participant__study=study).count()
 
 
-def cached_for_inputs(name: str, inputs: Any, compute: Callable[[], T]) -> T:
-    """Return `compute()`, cached under a digest of `inputs` (dataclasses and plain values
-    whose repr shows every field): the key is the input itself, so it cannot go stale."""
-    key_source = f"{name}|v{REPORT_CACHE_VERSION}|{inputs!r}"
-    return _cached("intruder-computed:" + hashlib.sha256(key_source.encode()).hexdigest(), compute)
-
-
-def _cached(key: str, compute: Callable[[], T]) -> T:
-    value = cache.get(key)
-    if value is None:
-        value = compute()
-        cache.set(key, value, REPORT_CACHE_SECONDS)
-    return value
-
-
-def cached_for_study(study: Study, name: str, args: tuple[Any, ...], compute: Callable[[], T]) -> T:
-    """Return `compute()` for this report of the study's current data, from the cache if made.
-
-    `args` are the report's own arguments (a run id, a method) that the study's rows do not
-    fix; they are part of the key.
-    """
-    key_source = f"{name}|{args!r}|{study.pk}|{study_data_version(study)}"
-    return _cached("intruder-report:" + hashlib.sha256(key_source.encode()).hexdigest(), compute)
+register_owner(
+    OwnerKind(
+        field="study",
+        version=study_data_version,
+        count=study_judgments,
+        noun="judgment",
+        load=lambda pk: Study.objects.filter(pk=pk).first(),
+    )
+)

@@ -1,0 +1,30 @@
+"""The risk page's computed part and the report behind it, registered with the report store
+(`intruder.reports`), which keeps them per version of the study's data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from intruder.models import AttackRun, Study
+from intruder.reports.registry import register_page
+from intruder.risk.rendering import report_context
+from intruder.risk.selectors import run_report
+
+
+def risk_report(study: Study, args: tuple[Any, ...]) -> Any:
+    """Return the human-vs-machine report of the run `args[0]` (the risk downloads' source)."""
+    return run_report(study.attack_runs.select_related("job", "study").get(pk=args[0]))
+
+
+def risk_page_parts(study: Study, args: tuple[Any, ...], report: Any) -> dict[str, Any]:
+    """Return the computed part of the risk page for the run `args[0]` of the study, drawn
+    from that run's `report` (RISK_REPORT)."""
+    return report_context(report)
+
+
+# Not a page: the report behind the risk page and its downloads. A deleted run's reports
+# are dropped.
+RISK_REPORT = register_page("risk-report", risk_report, gone=(AttackRun.DoesNotExist,))
+RISK_PAGE = register_page(
+    "risk-page", risk_page_parts, drawn_from=RISK_REPORT, gone=(AttackRun.DoesNotExist,)
+)
