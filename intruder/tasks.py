@@ -17,7 +17,7 @@ from intruder.annotation.models import Project
 from intruder.models import AttackRun, GuardRun, Job
 from intruder.reports import refresh as report_refresh
 from intruder.risk import attack_runs, guarding
-from intruder.risk.pages import RISK_PAGE
+from intruder.risk.pages import RISK_HTML, RISK_PAGE
 from intruder.risk.pdf import report_pdf_make
 from intruder.services import analysis_jobs, anonymization, llm_jobs, sources
 from intruder.services.jobs import Progress, register_task
@@ -64,7 +64,8 @@ def attack_study(job: Job, progress: Progress) -> dict[str, Any]:
     done, total = summary.get("results", 0), summary.get("expected", 0)
     progress(done, total, "storing the risk report")
     try:
-        report_refresh.report_prepare(study=run.study, name=RISK_PAGE, args=(run.pk,))
+        for name in (RISK_PAGE, RISK_HTML):
+            report_refresh.report_prepare(study=run.study, name=name, args=(run.pk,))
     except Exception:  # the run stands; the page computes the report and shows what failed
         logger.exception("attack run %s: its risk report could not be stored", run.pk)
     progress(done, total, "finished")  # the run list shows the last message

@@ -7,7 +7,7 @@ from typing import Any
 
 from intruder.models import AttackRun, Study
 from intruder.reports.registry import register_page
-from intruder.risk.rendering import report_context
+from intruder.risk.rendering import report_context, standalone_html
 from intruder.risk.selectors import run_report
 
 
@@ -22,9 +22,24 @@ def risk_page_parts(study: Study, args: tuple[Any, ...], report: Any) -> dict[st
     return report_context(report)
 
 
+def report_title(run: AttackRun) -> str:
+    """Return the title of a run's report (HTML, PDF)."""
+    return f"Human vs machine re-identification risk: {run.study.title} (run {run.pk})"
+
+
+def risk_html(study: Study, args: tuple[Any, ...], report: Any) -> str:
+    """Return the run `args[0]`'s report as one standalone HTML file (its plots drawn: about
+    2 s, so it is stored beside the report for every process, not drawn per download)."""
+    return standalone_html(report, report_title(study.attack_runs.get(pk=args[0])))
+
+
 # Not a page: the report behind the risk page and its downloads. A deleted run's reports
 # are dropped.
 RISK_REPORT = register_page("risk-report", risk_report, gone=(AttackRun.DoesNotExist,))
 RISK_PAGE = register_page(
     "risk-page", risk_page_parts, drawn_from=RISK_REPORT, gone=(AttackRun.DoesNotExist,)
+)
+# Not a page either: the report.html download, drawn from the same report.
+RISK_HTML = register_page(
+    "risk-html", risk_html, drawn_from=RISK_REPORT, gone=(AttackRun.DoesNotExist,)
 )

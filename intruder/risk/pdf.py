@@ -15,16 +15,11 @@ from intruder.models import AttackRun, Job, ReportFile
 from intruder.reports.files import report_file_current, report_file_store
 from intruder.reports.refresh import report_current
 from intruder.reports.versions import study_data_version
-from intruder.risk.pages import RISK_REPORT
+from intruder.risk.pages import RISK_REPORT, report_title
 from intruder.risk.rendering import pdf_bytes
 from intruder.services.jobs import JobAlreadyActive, job_enqueue
 
 PDF_NAME = "report.pdf"
-
-
-def report_title(run: AttackRun) -> str:
-    """Return the title of a run's report (HTML, PDF)."""
-    return f"Human vs machine re-identification risk: {run.study.title} (run {run.pk})"
 
 
 def cached_run_report(run: AttackRun) -> Any:

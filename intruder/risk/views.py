@@ -17,12 +17,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from intruder.exceptions import errors_as_messages
 from intruder.models import AttackRun, Job, ReportFile, Study
-from intruder.reports.cache import cached_for_study
-from intruder.reports.refresh import page_report
+from intruder.reports.refresh import page_report, report_current
 from intruder.risk import attack_runs, pdf
 from intruder.risk.forms import AttackRunForm
-from intruder.risk.pages import RISK_PAGE
-from intruder.risk.rendering import standalone_html, summary_json, table_csv, table_json
+from intruder.risk.pages import RISK_HTML, RISK_PAGE
+from intruder.risk.rendering import summary_json, table_csv, table_json
 from intruder.risk.report.tables import RISK_TABLE_TITLES
 from intruder.risk.selectors import latest_run
 from intruder.selectors.access import role_can_edit
@@ -152,14 +151,14 @@ def risk_download(request: HttpRequest, slug: str, run_id: int, name: str) -> Ht
         response = HttpResponse(bytes(content), content_type="application/pdf")
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
-    report = pdf.cached_run_report(run)
-    title = pdf.report_title(run)
     if name == "report.html":
-        html = cached_for_study(
-            study, "risk-html", (run.pk,), lambda: standalone_html(report, title)
-        )
+        # Stored beside the report for every process; drawn here only for new data.
+        html = report_current(study, RISK_HTML, (run.pk,))
         response = HttpResponse(html, content_type="text/html")
-    elif name == "summary.json":
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+    report = pdf.cached_run_report(run)
+    if name == "summary.json":
         response = HttpResponse(summary_json(report), content_type="application/json")
     elif stem in RISK_TABLE_TITLES and fmt in ("csv", "json"):
         if stem not in report.tables:

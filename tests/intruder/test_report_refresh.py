@@ -13,7 +13,7 @@ from intruder.models import ComputedReport, Job, Judgment
 from intruder.rendering.analysis_page import ANALYSIS_PAGE, analysis_page_parts
 from intruder.reports import refresh as report_refresh
 from intruder.reports.versions import study_data_version
-from intruder.risk.pages import RISK_PAGE, RISK_REPORT
+from intruder.risk.pages import RISK_HTML, RISK_PAGE, RISK_REPORT
 from intruder.services import jobs
 from tests.intruder.factories import logged_in, make_job, make_judgment, make_participant
 from tests.intruder.report_pages import replace_compute
@@ -207,6 +207,29 @@ def test_an_attack_run_stores_its_risk_report_before_its_job_ends(prepared_repor
     client = logged_in(run.study.owner)
     body = client.get(reverse("risk-page", args=[run.study.slug]) + f"?run={run.pk}").content
     assert CURRENT_LABEL in body.decode() and "Persons most at risk" in body.decode()
+
+
+def test_the_report_html_is_stored_once_for_every_process_and_redrawn_for_new_data(
+    prepared_reports, monkeypatch
+):
+    run = finished_cheap_run(["textwash-model"])
+    stored = ComputedReport.objects.get(study=run.study, name=RISK_HTML)
+    assert stored.data_version == study_data_version(run.study)  # drawn by the run's job
+    # Another process (its own cache empty) downloads it: nothing is drawn in the request.
+    cache.clear()
+    replace_compute(monkeypatch, RISK_HTML, no_compute)
+    replace_compute(monkeypatch, RISK_REPORT, no_compute)
+    client = logged_in(run.study.owner)
+    url = reverse("risk-download", args=[run.study.slug, run.pk, "report.html"])
+    first = client.get(url)
+    assert first.status_code == 200 and first.content.startswith(b"<!doctype html>")
+    # New data: a download is never an older report, so it is drawn anew and stored.
+    monkeypatch.undo()
+    add_one_judgment(run.study)
+    again = client.get(url)
+    assert again.status_code == 200 and again.content != first.content
+    row = ComputedReport.objects.get(pk=stored.pk)
+    assert row.data_version == study_data_version(run.study) != stored.data_version
 
 
 def test_an_attack_run_whose_report_fails_still_succeeds(prepared_reports, monkeypatch, caplog):
