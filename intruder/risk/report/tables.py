@@ -498,6 +498,29 @@ def _reuse_headline_rho(sensitivity: pd.DataFrame, headline: Correlation) -> Non
         sensitivity.loc[chosen, column] = value
 
 
+def _method_part(results: pd.DataFrame, method: str, judged: set[Any] | None) -> pd.DataFrame:
+    """Return a run's rows of `method`, on the judged texts where humans judged any."""
+    part = results[results["method"] == method]
+    return part[part["description_id"].isin(judged)] if judged else part
+
+
+def _budget_columns(side: dict[str, Any]) -> dict[str, Any]:
+    """Return the columns naming a ladder run: its id, b ("all" without a budget), R."""
+    budget = side.get("knowledge_budget")
+    return {
+        "run": side.get("run"),
+        "knowledge_budget": str(budget) if budget else "all",
+        "resamples": side.get("budget_resamples") or 1,
+    }
+
+
+def _by_budget(rows: list[dict[str, Any]], then: str) -> pd.DataFrame:
+    """Return the ladder's rows as a table ordered by b (numbers first, "all" last)."""
+    table = pd.DataFrame(rows)
+    order = table["knowledge_budget"].map(lambda b: float("inf") if b == "all" else int(b))
+    return table.assign(_order=order).sort_values(["_order", then]).drop(columns="_order")
+
+
 def knowledge_budget_table(
     runs: list[tuple[dict[str, Any], pd.DataFrame]],
     method: str,
@@ -517,13 +540,10 @@ def knowledge_budget_table(
         human = dict(zip(known["target_key"], known["human_pct_identified"], strict=True))
     rows = []
     for side, results in runs:
-        part = results[results["method"] == method]
-        if judged:
-            part = part[part["description_id"].isin(judged)]
+        part = _method_part(results, method, judged)
         if part.empty:
             continue
-        budget = side.get("knowledge_budget")
-        hits = part["hit_share"] if budget else (part["true_rank"] == 1)
+        hits = part["hit_share"] if side.get("knowledge_budget") else (part["true_rank"] == 1)
         part = part.assign(hit=hits.astype(float).fillna(0.0))
         for attack, mine in part.groupby("attack"):
             rate = wilson(round(float(mine["hit"].sum())), len(mine))
@@ -532,18 +552,14 @@ def knowledge_budget_table(
             rho = spearman_with_ci([human[k] for k in keys], [per_person[k] for k in keys])
             rows.append(
                 {
-                    "run": side.get("run"),
-                    "knowledge_budget": str(budget) if budget else "all",
-                    "resamples": side.get("budget_resamples") or 1,
+                    **_budget_columns(side),
                     "attack": attack,
                     "n_texts": len(mine),
                     **_rate_columns("trir_", rate, "trir"),
                     **_rho_columns(rho),
                 }
             )
-    table = pd.DataFrame(rows)
-    order = table["knowledge_budget"].map(lambda b: float("inf") if b == "all" else int(b))
-    return table.assign(_order=order).sort_values(["_order", "attack"]).drop(columns="_order")
+    return _by_budget(rows, "attack") if rows else pd.DataFrame()
 
 
 def knowledge_budget_predicted_table(
@@ -562,10 +578,7 @@ def knowledge_budget_predicted_table(
     known = human_target[human_target["human_n"].fillna(0) > 0]
     rows = []
     for side, results in runs:
-        machine = machine_per_text(results)
-        part = machine[machine["method"] == method]
-        if judged:
-            part = part[part["description_id"].isin(judged)]
+        part = _method_part(machine_per_text(results), method, judged)
         attacks = [a for a in machine_attacks(part) if a != STRONGEST]
         if part.empty or not attacks:
             continue
@@ -584,12 +597,9 @@ def knowledge_budget_predicted_table(
         )
         candidates = int(side.get("candidates") or results["target_key"].nunique())
         found = lopo_validation(persons, texts, attacks, candidates)
-        budget = side.get("knowledge_budget")
         rows.append(
             {
-                "run": side.get("run"),
-                "knowledge_budget": str(budget) if budget else "all",
-                "resamples": side.get("budget_resamples") or 1,
+                **_budget_columns(side),
                 "attacks": ", ".join(attacks),
                 "n_texts": len(texts),
                 "n": found["n"],
@@ -606,11 +616,7 @@ def knowledge_budget_predicted_table(
                 "note": found.get("note", ""),
             }
         )
-    if not rows:
-        return pd.DataFrame()
-    table = pd.DataFrame(rows)
-    order = table["knowledge_budget"].map(lambda b: float("inf") if b == "all" else int(b))
-    return table.assign(_order=order).sort_values(["_order", "run"]).drop(columns="_order")
+    return _by_budget(rows, "run") if rows else pd.DataFrame()
 
 
 def open_world_table(
