@@ -5,7 +5,9 @@
 
 DIR must hold a loaded demo (`INTRUDER_VAR_DIR=DIR python manage.py migrate && python
 manage.py load_demo`, or `scripts/demo.sh`); the benchmark reads it and writes nothing but
-report caches and the stored PDF. Target (issue 25): every page <= 300 ms at the 95th
+report caches and the stored PDF. On PostgreSQL: set DATABASE_URL for all three commands
+(the demo is loaded into that database; DIR keeps its files), and the real-server pass
+inherits it. Target (issue 25): every page <= 300 ms at the 95th
 percentile.
 
 Test client, in one process, interleaved per repeat: each page once with the report caches
