@@ -1,7 +1,9 @@
 """Attack runs: machine re-identification of a study's own texts, stored per text as made.
 
-The single place the Django side calls the `attacks` library. A run attacks one or more
-"methods" (what is attacked) with one or more attacks:
+Where the Django side runs the `attacks` library's attacks on a study's texts (the guard job
+runs them in `risk/guarding.py`, the LLM jobs in `services/llm_jobs.py`; the rest reads the
+library's vocabulary, metrics and upload formats). A run attacks one or more "methods"
+(what is attacked) with one or more attacks:
 
 - every anonymization method present in the study (the model's output, imported Textwash
   texts, researcher-edited texts): the stored texts;
