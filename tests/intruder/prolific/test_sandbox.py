@@ -4,9 +4,12 @@ controls that make simulated participants start, return, time out and complete (
 from __future__ import annotations
 
 import socket
+import threading
+from collections.abc import Callable, Iterable
 
 import httpx
 import pytest
+from django.db import connection
 from django.urls import reverse
 
 from intruder.models import Participant, ProlificStudyState, ProlificSubmission
@@ -23,8 +26,29 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+class OneAtATime:
+    """The live server's app answering one request at a time.
+
+    On SQLite the live server's request threads share the test's in-memory connection, and
+    the fake Prolific delivers each event from a thread of its own: two deliveries at once
+    broke that connection's savepoints ("cannot open savepoint - SQL statements in
+    progress"), failing the webhook and every query after it (seen once under load).
+    """
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        with self.lock:
+            return self.app(environ, start_response)
+
+
 @pytest.fixture
 def sandbox(settings, live_server):
+    httpd = live_server.thread.httpd
+    if connection.vendor == "sqlite" and not isinstance(httpd.get_app(), OneAtATime):
+        httpd.set_app(OneAtATime(httpd.get_app()))
     port = _free_port()
     fake = sandbox_start(port=port, site_url=live_server.url)
     yield fake, port, live_server.url
