@@ -15,6 +15,7 @@ from attacks.metrics import TRIR_KEY
 from attacks.registry import ATTACKS, load_attack
 from llm.errors import LLMUnavailable
 from model_runtime.cli_progress import StageBars, progress_wanted, silence_library_bars
+from model_runtime.guess_scoring import DEFAULT_RULE, IDENTIFICATION_RULES
 from research_data.json_lines import read_json_lines
 
 RUN_EXAMPLE = """example:
@@ -208,6 +209,7 @@ def command_guess(args: argparse.Namespace) -> int:
             k=args.k,
             threshold=args.threshold,
             progress=(lambda done, total: progress("guess", done, total)) if progress else None,
+            rule=args.rule,
         )
         usage = client.usage.to_dict()
     out = Path(args.out)
@@ -222,7 +224,7 @@ def command_guess(args: argparse.Namespace) -> int:
     if scored:
         hits = sum(g.identified for g in scored)
         print(
-            f"identified (first guess, character cosine >= {args.threshold}): {hits} of "
+            f"identified (first guess, {args.rule} rule at {args.threshold}): {hits} of "
             f"{len(scored)} ({100 * hits / len(scored):.1f}%)"
         )
     if failed:
@@ -315,6 +317,13 @@ def build_parser() -> argparse.ArgumentParser:
     guess.add_argument("--k", type=int, default=3, help="names asked for per text")
     guess.add_argument(
         "--threshold", type=float, default=0.75, help="character cosine that counts as identified"
+    )
+    guess.add_argument(
+        "--rule",
+        choices=sorted(IDENTIFICATION_RULES),
+        default=DEFAULT_RULE,
+        help="best_match: the true person must be the guess's best match among the input's "
+        "persons (its true names); paper: the cosine alone (the Textwash paper)",
     )
     guess.add_argument("--llm-model", default=None, help="overrides LLM_MODEL")
     guess.add_argument(

@@ -11,8 +11,9 @@ outside the model's answer. A text whose answer stays unusable after retries cou
 re-identified, and `stats["llm"]["failures"]` says how many and why.
 
 Open world: the model is asked who is described, with no candidate list; its first name is
-scored by `model_runtime.guess_scoring.score_guess` against the true name and aliases,
-exactly as a human intruder's guess is.
+scored by `model_runtime.guess_scoring.score_guess` against the true name and aliases, among
+the study's (or the input's) persons and under the same identification rule, exactly as a
+human intruder's guess is.
 
 The prompts are this project's (the RAG reader's own are not published with the data).
 """
@@ -30,7 +31,13 @@ from attacks.base import Attack, ProgressCallback
 from attacks.bm25 import bm25_tokens
 from attacks.config import AttackConfig
 from attacks.prediction import Prediction
-from model_runtime.guess_scoring import DEFAULT_THRESHOLD, GuessScore, score_guess
+from model_runtime.guess_scoring import (
+    DEFAULT_RULE,
+    DEFAULT_THRESHOLD,
+    GuessScore,
+    Person,
+    score_guess,
+)
 
 if TYPE_CHECKING:
     from llm.client import LLMClient
@@ -294,7 +301,7 @@ class OpenWorldGuess:
 
     @property
     def identified(self) -> bool:
-        """Return whether the first guess names the person (cosine >= threshold)."""
+        """Return whether the first guess names the person (the study's rule)."""
         return bool(self.score and self.score.identified)
 
     def to_dict(self) -> dict[str, Any]:
@@ -313,9 +320,15 @@ def guess_identities(
     k: int = 3,
     threshold: float = DEFAULT_THRESHOLD,
     progress: Callable[[int, int], None] | None = None,
+    persons: Sequence[Person] | None = None,
+    true_keys: dict[str, str] | None = None,
+    rule: str = DEFAULT_RULE,
 ) -> list[OpenWorldGuess]:
     """Ask who each document describes and score the first guess with `score_guess`.
 
+    `persons` are every person a guess may name (the study's), `true_keys` each document's
+    person among them; without them the persons are the documents' true names (keyed by
+    name) with their aliases. `rule` is the identification rule, as for human guesses.
     Raise `llm.LLMUnavailable` (before any text is sent) where the endpoint cannot work.
     """
     from llm.answers import parse_string_list
@@ -323,6 +336,14 @@ def guess_identities(
 
     client.check()
     doc_ids = list(documents)
+    if persons is None:
+        named = {doc: name for doc, name in (true_names or {}).items() if name}
+        known: dict[str, list[str]] = {}
+        for doc, name in named.items():
+            names = known.setdefault(name, [name])
+            names.extend(a for a in (aliases or {}).get(doc, ()) if a not in names)
+        persons = [Person(name, tuple(names)) for name, names in known.items()]
+        true_keys = named
 
     def guess(doc_id: str) -> OpenWorldGuess:
         true_name = (true_names or {}).get(doc_id)
@@ -340,7 +361,15 @@ def guess_identities(
         if true_name is None:
             return OpenWorldGuess(doc_id, None, names, attempts=attempts)
         alias_list = list((aliases or {}).get(doc_id, ()))
-        first = score_guess(true_name, names[0] if names else "", alias_list, threshold)
+        first = score_guess(
+            true_name,
+            names[0] if names else "",
+            alias_list,
+            threshold,
+            others=persons,
+            true_key=(true_keys or {}).get(doc_id, ""),
+            rule=rule,
+        )
         best = max(
             (score_guess(true_name, n, alias_list, threshold).cosine for n in names), default=0.0
         )

@@ -19,6 +19,7 @@ from django.db.models import Q
 from django.db.models.fields.json import KT
 
 from intruder.risk.rules import DEFAULT_RULE, RULE_CHOICES
+from model_runtime.guess_scoring import BEST_MATCH, PAPER
 
 # Sane ranges of a study's settings, enforced by the form, the API (both read the field
 # validators) and the database (check constraints). Without them a time limit of 10^14
@@ -113,6 +114,17 @@ class Study(models.Model):
         default=0.75,
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Character cosine at or above which a guess counts as identified.",
+    )
+    identification_rule = models.CharField(
+        "a guess names the person when",
+        max_length=20,
+        choices=[
+            (BEST_MATCH, "The person is the guess's best match among the study's persons"),
+            (PAPER, "Its cosine to the person reaches the threshold (Textwash paper)"),
+        ],
+        default=BEST_MATCH,
+        help_text="Which guesses count as identified: the best-match rule refuses a guess that "
+        "is closer to another person of the study; the paper's rule is kept for replication.",
     )
     identified_rule = models.CharField(
         "identified by humans",
@@ -652,6 +664,23 @@ class Judgment(FlaggedAnswer):
     matched_alias = models.CharField(max_length=200, blank=True)
     token_set_ratio = models.FloatField(null=True, blank=True)
     surname_match = models.BooleanField(null=True, blank=True)
+    # The best match among the study's other persons (`model_runtime.guess_scoring`).
+    other_cosine = models.FloatField(
+        null=True, blank=True, help_text="Best character cosine to another person of the study."
+    )
+    other_person = models.ForeignKey(
+        "TargetPerson",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The other person the guess matches best.",
+    )
+    named_other = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="The guess is closer to another person of the study, at or above the threshold.",
+    )
 
     class Meta:
         ordering = ["id"]
@@ -858,6 +887,9 @@ class LLMGuess(models.Model):
     cosine = models.FloatField(null=True, blank=True, help_text="First name's character cosine.")
     identified = models.BooleanField(null=True, blank=True)
     matched_alias = models.CharField(max_length=200, blank=True)
+    named_other = models.BooleanField(
+        null=True, blank=True, help_text="The first name is closer to another person of the study."
+    )
     error_reason = models.CharField(
         max_length=40, blank=True, help_text="Why no usable answer came (empty when one did)."
     )

@@ -8,6 +8,16 @@ it, two rapidfuzz measures that show where the character cosine misjudges: a tok
 (an anagram of the name has cosine 1.0 but a low token-set ratio) and whether the guess is the
 target's surname alone ("Watson" for Emma Watson scores 0.76, "Grant" for Hugh Grant 0.74).
 
+The paper's rule looks at the true person only, and a bag of letters is easily fooled by
+another person's name: "Daniel Radcliffe" scores 0.845 for Daniel Craig, "Tobias Wernecke"
+0.861 for Odalys Brennecke. `score_guess` therefore also takes the study's other persons and
+applies one of two rules (`IDENTIFICATION_RULES`): `best_match` (the default) counts a guess
+as identified only when the true person is its best match among all persons of the study
+(ties go to the true person) and the cosine reaches the threshold; `paper` is the paper's
+rule, kept for replication. Under both, a guess whose best match is another person at or
+above the threshold is "named another person" (`named_other`)
+([docs/decisions/best-match-identification.md](../docs/decisions/best-match-identification.md)).
+
 It lives here, in what both libraries and the Django side share, because a human guess (the
 intruder app) and a machine guess (`attacks.llm`'s open-world LLM intruder) must be scored by
 one function. `intruder.scoring` is the Django side's name for it. Pure Python.
@@ -33,6 +43,47 @@ DEFAULT_THRESHOLD = 0.75
 # different name ("Smith" vs "smyth" = 80.0).
 SURNAME_RATIO_CUTOFF = 85.0
 
+BEST_MATCH = "best_match"
+PAPER = "paper"
+# rule -> what it means, as the study form and the reports say it.
+IDENTIFICATION_RULES: dict[str, str] = {
+    BEST_MATCH: "the true person (name or alias) is the guess's best match among all persons "
+    "of the study and the cosine reaches the threshold",
+    PAPER: "the cosine to the true person reaches the threshold, whoever else the guess "
+    "matches better (the Textwash paper)",
+}
+DEFAULT_RULE = BEST_MATCH
+# Cosines closer than this are a tie (two spellings of one bag of letters can differ in the
+# last bit), and a tie goes to the true person.
+TIE_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Person:
+    """A person a guess may name: a key unique in its study, the name, then the aliases."""
+
+    key: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Credit:
+    """What a guess earns under a rule: identified, and whether it named another person."""
+
+    identified: bool
+    named_other: bool
+
+
+@dataclass(frozen=True)
+class NearCollision:
+    """Two persons of a study whose names (or aliases) score `cosine` against each other."""
+
+    key_a: str
+    name_a: str
+    key_b: str
+    name_b: str
+    cosine: float
+
 
 @dataclass(frozen=True)
 class GuessScore:
@@ -45,6 +96,9 @@ class GuessScore:
         aliases (case and punctuation ignored).
     surname_match: the guess is a single word that matches the surname of the name or of an
         alias (rapidfuzz ratio >= SURNAME_RATIO_CUTOFF); False for one-word names ("Adele").
+    other_cosine: the best cosine against another person of the study (0 without others).
+    other_key: that person's key ("" when no other person scores above 0).
+    named_other: another person is the best match, at or above the threshold (`credit`).
     """
 
     cosine: float
@@ -52,6 +106,9 @@ class GuessScore:
     matched_alias: str
     token_set_ratio: float
     surname_match: bool
+    other_cosine: float = 0.0
+    other_key: str = ""
+    named_other: bool = False
 
 
 def character_counts(name: str | None) -> Counter[str]:
@@ -73,8 +130,12 @@ def character_cosine(truth: str | None, guess: str | None) -> float:
     character c. Counts are non-negative, so the result lies in [0, 1]. An empty or missing
     name on either side (nothing left after dropping whitespace and punctuation) scores 0.
     """
-    t = character_counts(truth)
-    g = character_counts(guess)
+    return counts_cosine(character_counts(truth), character_counts(guess))
+
+
+def counts_cosine(t: Counter[str], g: Counter[str]) -> float:
+    """Return the cosine of two character-count vectors (`character_cosine` on counts made
+    once, for the loops over all pairs of a study's names)."""
     if not t or not g:
         return 0.0
     dot = sum(count * g[ch] for ch, count in t.items())
@@ -103,35 +164,114 @@ def is_surname_only(guess: str, names: Sequence[str]) -> bool:
     return any(fuzz.ratio(words[0], s) >= SURNAME_RATIO_CUTOFF for s in surnames)
 
 
+def check_rule(rule: str) -> None:
+    """Raise ValueError naming the rules when `rule` is not one of them."""
+    if rule not in IDENTIFICATION_RULES:
+        raise ValueError(f"rule must be one of {sorted(IDENTIFICATION_RULES)}, got {rule!r}")
+
+
+def credit(cosine: float, other_cosine: float, threshold: float, rule: str) -> Credit:
+    """Return what a guess scoring `cosine` for the true person and `other_cosine` for the
+    best other person of the study earns under `rule`.
+
+    named_other: another person matches strictly better, at or above the threshold (a guess
+    every rule sees as naming someone else; ties go to the true person, whose cosine then
+    reaches the threshold as well). identified: the cosine reaches the threshold and, under
+    `best_match`, the guess named no other person; under `paper`, whatever else it matched.
+    """
+    check_rule(rule)
+    named_other = other_cosine >= threshold and other_cosine > cosine + TIE_TOLERANCE
+    reached = cosine >= threshold
+    return Credit(
+        identified=reached and (rule == PAPER or not named_other), named_other=named_other
+    )
+
+
+def best_name_cosine(names: Sequence[str], guess: str) -> tuple[str, float]:
+    """Return the name among `names` that `guess` matches best, and its cosine (first wins
+    ties); ("", 0.0) when nothing matches."""
+    best_name, best_cosine = "", 0.0
+    for name in names:
+        cosine = character_cosine(name, guess)
+        if cosine > best_cosine:
+            best_name, best_cosine = name, cosine
+    return best_name, best_cosine
+
+
+def best_other(guess: str, persons: Sequence[Person], true_key: str) -> tuple[str, float]:
+    """Return the key of the person other than `true_key` whom `guess` matches best (by its
+    best name or alias) and that cosine; ("", 0.0) when none scores above 0."""
+    best_key, best_cosine = "", 0.0
+    for person in persons:
+        if person.key == true_key:
+            continue
+        _, cosine = best_name_cosine(person.names, guess)
+        if cosine > best_cosine:
+            best_key, best_cosine = person.key, cosine
+    return best_key, best_cosine
+
+
 def score_guess(
     truth: str,
     guess: str | None,
     aliases: Sequence[str] = (),
     threshold: float = DEFAULT_THRESHOLD,
+    *,
+    others: Sequence[Person] = (),
+    true_key: str = "",
+    rule: str = DEFAULT_RULE,
 ) -> GuessScore:
-    """Score `guess` against the target name `truth` and its `aliases`.
+    """Score `guess` against the target name `truth` and its `aliases`, among `others`.
 
     The cosine is computed against the name and each alias and the best is kept (the name
-    wins ties, then the earlier alias); `matched_alias` records which one it was.
+    wins ties, then the earlier alias); `matched_alias` records which one it was. `others`
+    are the study's persons (the true one, keyed `true_key`, may be among them and is
+    skipped); `identified` and `named_other` follow `rule` (`credit`). Without `others` both
+    rules give the paper's answer.
     """
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must lie in [0, 1], got {threshold}")
+    check_rule(rule)
     names = [n for n in (truth, *aliases) if n and n.strip()]
     guess = (guess or "").strip()
     if not guess or not names:
         return GuessScore(0.0, False, "", 0.0, False)
-    best_name, best_cosine = names[0], -1.0
-    for name in names:
-        cosine = character_cosine(name, guess)
-        if cosine > best_cosine:
-            best_name, best_cosine = name, cosine
+    best_name, best_cosine = best_name_cosine(names, guess)
+    other_key, other_cosine = best_other(guess, others, true_key)
+    earned = credit(best_cosine, other_cosine, threshold, rule)
     token_set = max(
         fuzz.token_set_ratio(name, guess, processor=utils.default_process) for name in names
     )
     return GuessScore(
         cosine=best_cosine,
-        identified=best_cosine >= threshold,
-        matched_alias=best_name if best_cosine > 0 else "",
+        identified=earned.identified,
+        matched_alias=best_name,
         token_set_ratio=float(token_set),
         surname_match=is_surname_only(guess, names),
+        other_cosine=other_cosine,
+        other_key=other_key,
+        named_other=earned.named_other,
     )
+
+
+def near_collisions(persons: Sequence[Person], threshold: float) -> list[NearCollision]:
+    """Return the pairs of `persons` whose names or aliases score >= `threshold` against each
+    other, highest first: a guess of one can count for the other under the paper's rule.
+
+    The pair's score is the best over all name pairs (the cosine is symmetric); each
+    NearCollision names the two names that gave it.
+    """
+    counts = [[(name, character_counts(name)) for name in p.names] for p in persons]
+    pairs: list[NearCollision] = []
+    for i, a in enumerate(persons):
+        for j in range(i + 1, len(persons)):
+            b = persons[j]
+            best = (0.0, "", "")
+            for name_a, counts_a in counts[i]:
+                for name_b, counts_b in counts[j]:
+                    cosine = counts_cosine(counts_a, counts_b)
+                    if cosine > best[0]:
+                        best = (cosine, name_a, name_b)
+            if best[0] >= threshold:
+                pairs.append(NearCollision(a.key, best[1], b.key, best[2], best[0]))
+    return sorted(pairs, key=lambda pair: (-pair.cosine, pair.key_a, pair.key_b))

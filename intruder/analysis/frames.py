@@ -3,7 +3,11 @@
 judgments: one row per judgment.
     judgment_id, text_id, participant_id, self_identified (bool), guessed_name,
     revealing_text, other_knowledge, cosine (float in [0, 1]), identified (bool),
-    token_set_ratio (0-100), surname_match (bool)
+    token_set_ratio (0-100), surname_match (bool), and optionally other_cosine (the guess's
+    best cosine to another person of the study; missing or empty = no other person known)
+    and identification_rule (`model_runtime.guess_scoring.IDENTIFICATION_RULES`; missing =
+    the default, best_match). The rule travels with the judgments because it is how they are
+    scored: a sensitivity table re-scores a copy under the other rule.
 texts: one row per anonymized text shown (or showable) to intruders.
     text_id, description_id, external_id, target_key, target_name, group,
     original, anonymized, placeholders (list of placeholder strings used in `anonymized`)
@@ -14,6 +18,7 @@ from __future__ import annotations
 import pandas as pd
 
 from intruder.exceptions import IntruderError
+from model_runtime.guess_scoring import DEFAULT_RULE, IDENTIFICATION_RULES, PAPER, credit
 
 JUDGMENT_COLUMNS: tuple[str, ...] = (
     "judgment_id",
@@ -27,6 +32,8 @@ JUDGMENT_COLUMNS: tuple[str, ...] = (
     "identified",
     "token_set_ratio",
     "surname_match",
+    "other_cosine",
+    "identification_rule",
 )
 TEXT_COLUMNS: tuple[str, ...] = (
     "text_id",
@@ -61,9 +68,14 @@ def require_columns(frame: pd.DataFrame, columns: tuple[str, ...] | list[str], n
 def judged_texts(judgments: pd.DataFrame, texts: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """Return the judgments joined with their text's target, re-scored at `threshold`.
 
-    `identified` is recomputed as cosine >= threshold so every table uses the study's current
-    threshold, whatever it was when the judgment was stored. Judgments of texts missing from
-    `texts` are refused: they cannot be attributed to a target.
+    `identified` and `named_other` are recomputed at `threshold` under the judgments'
+    identification rule (`model_runtime.guess_scoring.credit`), so every table uses the
+    study's current threshold and rule, whatever they were when the judgment was stored.
+    `cosine` becomes the credited cosine: under the best-match rule a guess that named
+    another person is credited 0 for the true person (so a text's mean cosine, the paper's
+    per-text rule, cannot be reached by naming someone else); `raw_cosine` keeps the stored
+    one. Judgments of texts missing from `texts` are refused: they cannot be attributed to a
+    target.
     """
     require_columns(judgments, ["judgment_id", "text_id", "cosine", "self_identified"], "judgments")
     require_columns(texts, ["text_id", *TARGET_COLUMNS], "texts")
@@ -79,10 +91,42 @@ def judged_texts(judgments: pd.DataFrame, texts: pd.DataFrame, threshold: float)
     merged = judgments.merge(
         texts[["text_id", "external_id", *TARGET_COLUMNS]], on="text_id", how="left"
     )
-    merged["cosine"] = merged["cosine"].astype(float)
-    merged["identified"] = merged["cosine"] >= threshold
+    merged["raw_cosine"] = merged["cosine"].astype(float)
+    other = (
+        merged["other_cosine"].astype(float).fillna(0.0)
+        if "other_cosine" in merged.columns
+        else pd.Series(0.0, index=merged.index)
+    )
+    rules = (
+        merged["identification_rule"].fillna(DEFAULT_RULE)
+        if "identification_rule" in merged.columns
+        else pd.Series(DEFAULT_RULE, index=merged.index)
+    )
+    unknown = set(rules) - set(IDENTIFICATION_RULES)
+    if unknown:
+        raise AnalysisInputError(
+            f"unknown identification rule(s) {sorted(unknown)}: use {sorted(IDENTIFICATION_RULES)}"
+        )
+    earned = [
+        credit(c, o, threshold, r)
+        for c, o, r in zip(merged["raw_cosine"], other, rules, strict=True)
+    ]
+    merged["other_cosine"] = other
+    merged["identified"] = pd.Series([e.identified for e in earned], index=merged.index, dtype=bool)
+    merged["named_other"] = pd.Series(
+        [e.named_other for e in earned], index=merged.index, dtype=bool
+    )
+    refused = merged["named_other"] & (rules != PAPER)
+    merged["cosine"] = merged["raw_cosine"].where(~refused, 0.0)
     merged["self_identified"] = merged["self_identified"].astype(bool)
     return merged
+
+
+def with_rule(judgments: pd.DataFrame, rule: str) -> pd.DataFrame:
+    """Return a copy of `judgments` to be scored under `rule` (the sensitivity tables)."""
+    if rule not in IDENTIFICATION_RULES:
+        raise AnalysisInputError(f"unknown identification rule {rule!r}")
+    return judgments.assign(identification_rule=rule)
 
 
 def data_warnings(judgments: pd.DataFrame, texts: pd.DataFrame) -> list[str]:

@@ -12,7 +12,9 @@ def per_text(judgments: pd.DataFrame, texts: pd.DataFrame, threshold: float) -> 
     """Return one row per text: judgments, mean and SD of cosine, % judgments identified.
 
     As in the paper (3.1.3.2), the judgments of a text are averaged into one cosine and the
-    text counts as identified when that mean is >= `threshold`. Texts without judgments keep
+    text counts as identified when that mean is >= `threshold`; under the best-match rule a
+    judgment that named another person is credited 0 (`frames.judged_texts`), and
+    `n_named_other` counts those judgments under either rule. Texts without judgments keep
     a row with n_judgments = 0 and empty scores; SD needs two judgments. The `note` column
     says why a number is empty.
     """
@@ -26,6 +28,7 @@ def per_text(judgments: pd.DataFrame, texts: pd.DataFrame, threshold: float) -> 
             "sd_cosine": grouped["cosine"].std(ddof=1),
             "pct_judgments_identified": 100.0 * grouped["identified"].mean(),
             "n_self_identified": grouped["self_identified"].sum(),
+            "n_named_other": grouped["named_other"].sum(),
         }
     )
     table = texts[["text_id", "external_id", *TARGET_COLUMNS]].merge(
@@ -33,6 +36,7 @@ def per_text(judgments: pd.DataFrame, texts: pd.DataFrame, threshold: float) -> 
     )
     table["n_judgments"] = table["n_judgments"].fillna(0).astype(int)
     table["n_self_identified"] = table["n_self_identified"].fillna(0).astype(int)
+    table["n_named_other"] = table["n_named_other"].fillna(0).astype(int)
     table["identified"] = pd.array(
         np.where(table["n_judgments"] > 0, table["mean_cosine"] >= threshold, pd.NA),
         dtype="boolean",

@@ -73,6 +73,7 @@ def _summarise(observations: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
                 **dict(zip(keys, key, strict=True)),
                 "n": n,
                 "n_judgments": int(part["n_judgments"].sum()),
+                "n_named_other": int(part["n_named_other"].sum()),
                 "mean_cosine": float(part["cosine"].mean()) if n else float("nan"),
                 "sd_cosine": float(part["cosine"].std(ddof=1)) if n > 1 else float("nan"),
                 "n_identified": int(part["identified"].sum()),
@@ -82,7 +83,15 @@ def _summarise(observations: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
                 "se_pct_identified": percent_se(part["identified"]),
             }
         )
-    columns = [*keys, "n", "n_judgments", "mean_cosine", "sd_cosine", "n_identified"]
+    columns = [
+        *keys,
+        "n",
+        "n_judgments",
+        "n_named_other",
+        "mean_cosine",
+        "sd_cosine",
+        "n_identified",
+    ]
     return pd.DataFrame(
         rows, columns=[*columns, "pct_identified", "ci_low", "ci_high", "se_pct_identified"]
     )
@@ -109,7 +118,10 @@ def identification_rates(
             columns={"mean_cosine": "cosine"}
         )
     elif unit == "judgment":
-        observations = judged_texts(judgments, texts, threshold).assign(n_judgments=1)
+        observations = judged_texts(judgments, texts, threshold)
+        observations = observations.assign(
+            n_judgments=1, n_named_other=observations["named_other"].astype(int)
+        )
     else:
         raise ValueError(f"unit must be 'text' or 'judgment', got {unit!r}")
     table = _summarise(observations, keys)
@@ -123,11 +135,12 @@ def identification_rates(
             # Targets with only unjudged texts still get a row that says so.
             table["n"] = table["n"].fillna(0)
             table["n_judgments"] = table["n_judgments"].fillna(0)
+            table["n_named_other"] = table["n_named_other"].fillna(0)
             table["n_identified"] = table["n_identified"].fillna(0)
     else:
         table["n_texts_unjudged"] = len(unjudged)
     table["n_texts_unjudged"] = table["n_texts_unjudged"].fillna(0).astype(int)
-    for column in ("n", "n_judgments", "n_identified"):
+    for column in ("n", "n_judgments", "n_named_other", "n_identified"):
         table[column] = table[column].fillna(0).astype(int)
     table["note"] = np.select(
         [table["n"] == 0, table["n"] == 1],

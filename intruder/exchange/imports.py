@@ -61,6 +61,7 @@ from intruder.exchange.readers import Rows, detect_format, parse_rows
 from intruder.models import AnonymizedText, Description, ImportBatch, Study, TargetPerson
 from intruder.services.anonymization import ORIGINAL_TEXTWASH_METHOD
 from intruder.services.jobs import worker_name
+from intruder.services.scoring import judgments_rescore
 
 # The import service as the rest of the platform calls it (views, commands, the demo).
 __all__ = [
@@ -327,6 +328,9 @@ def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> Import
             ) from error
         raise
     ImportBatch.objects.filter(pk=marker.pk).delete()
+    if report.targets_created:
+        # A new person can be a better match for a guess already made.
+        judgments_rescore(study=study)
     return report
 
 

@@ -2,8 +2,9 @@
 
 Judgment -> Assignment/AnonymizedText -> Description -> TargetPerson, flattened into the two
 frames `intruder.analysis.frames` describes. Judgments stored without scores (older rows, or
-a changed scorer) are scored here in memory with `intruder.scoring.score_guess`; nothing is
-written.
+a changed scorer) are scored here in memory with `intruder.scoring.score_guess`, among the
+study's persons; nothing is written. Each row carries the study's identification rule, which
+`intruder.analysis.frames.judged_texts` applies.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from intruder.scoring import score_guess
 from intruder.selectors.counts import count_by
 from intruder.selectors.flags import answer_flag_status, study_rules
 from intruder.selectors.participant import intruder_text_pool
+from intruder.selectors.persons import study_persons
 
 
 def study_texts(study: Study) -> pd.DataFrame:
@@ -58,6 +60,7 @@ def study_judgments(study: Study) -> pd.DataFrame:
     exclusion rules or a review leave it out of the "without flagged" rates).
     """
     rules = study_rules(study)
+    persons = study_persons(study)
     judgments = (
         Judgment.objects.filter(participant__study=study)
         .select_related("text__description__target")
@@ -78,22 +81,28 @@ def study_judgments(study: Study) -> pd.DataFrame:
             "identified": judgment.identified,
             "token_set_ratio": judgment.token_set_ratio,
             "surname_match": judgment.surname_match,
+            "other_cosine": judgment.other_cosine,
+            "identification_rule": study.identification_rule,
             "flags": ";".join(status.flag_codes),
             "excluded": status.excluded,
         }
-        if judgment.cosine is None:
+        if judgment.cosine is None or judgment.other_cosine is None:
             target = judgment.text.description.target
             score = score_guess(
                 target.name,
                 judgment.guessed_name,
                 aliases=target.aliases or (),
                 threshold=study.identification_threshold,
+                others=persons,
+                true_key=target.key,
+                rule=study.identification_rule,
             )
             row.update(
-                cosine=score.cosine,
+                cosine=score.cosine if judgment.cosine is None else judgment.cosine,
                 identified=score.identified,
                 token_set_ratio=score.token_set_ratio,
                 surname_match=score.surname_match,
+                other_cosine=score.other_cosine,
             )
         rows.append(row)
     return pd.DataFrame(rows, columns=[*JUDGMENT_COLUMNS, "flags", "excluded"])

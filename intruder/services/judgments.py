@@ -13,6 +13,7 @@ from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
 from intruder.selectors.flags import study_rules
+from intruder.selectors.persons import study_persons
 from intruder.services.attention import attention_flags_for
 from intruder.services.flags import judgment_flags
 from intruder.services.page_views import (
@@ -182,6 +183,9 @@ def judgment_submit(
         answers["guessed_name"],
         aliases=target.aliases or (),
         threshold=study.identification_threshold,
+        others=study_persons(study) if answers["guessed_name"] else (),
+        true_key=target.key,
+        rule=study.identification_rule,
     )
     shown_at = assignment.shown_at or assignment.assigned_at
     time_spent_ms = judgment_time_spent_ms(
@@ -234,6 +238,11 @@ def judgment_submit(
                 matched_alias=score.matched_alias,
                 token_set_ratio=score.token_set_ratio,
                 surname_match=score.surname_match,
+                other_cosine=score.other_cosine,
+                other_person=study.targets.filter(key=score.other_key).first()
+                if score.other_key
+                else None,
+                named_other=score.named_other,
                 **answers,
             )
             judgment.save()

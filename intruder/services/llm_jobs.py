@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Job, LLMGuess, Study
+from intruder.selectors.persons import study_persons
 from intruder.services.anonymization import span_to_dict
 from intruder.services.jobs import JobCancelled, job_start
 
@@ -187,6 +188,7 @@ def llm_intruder_run(*, job: Job, progress: Callable[..., None]) -> dict[str, An
     done = len(texts) - len(pending)
     progress(done, len(texts), "checking the LLM endpoint")
     summary: dict[str, Any] = {}
+    persons = study_persons(study)
     with _client(settings, progress) as client:
         for start in range(0, len(pending), ROUND):
             batch = pending[start : start + ROUND]
@@ -199,6 +201,9 @@ def llm_intruder_run(*, job: Job, progress: Callable[..., None]) -> dict[str, An
                     {i: list(target.aliases or ()) for i, target in targets.items()},
                     k=int(job.params.get("k", 3)),
                     threshold=study.identification_threshold,
+                    persons=persons,
+                    true_keys={i: target.key for i, target in targets.items()},
+                    rule=study.identification_rule,
                 )
             except LLMCancelled as stop:
                 raise JobCancelled(str(stop)) from None
@@ -210,6 +215,7 @@ def llm_intruder_run(*, job: Job, progress: Callable[..., None]) -> dict[str, An
                         guesses=[name[:MAX_NAME_CHARS] for name in guess.guesses],
                         cosine=guess.score.cosine if guess.score else None,
                         identified=guess.identified,
+                        named_other=guess.score.named_other if guess.score else None,
                         matched_alias=(guess.score.matched_alias if guess.score else "")[:200],
                         error_reason=guess.error_reason[:40],
                     )
@@ -223,6 +229,7 @@ def llm_intruder_run(*, job: Job, progress: Callable[..., None]) -> dict[str, An
                 "texts": len(texts),
                 "llm": settings.sampling(),
                 "threshold": study.identification_threshold,
+                "identification_rule": study.identification_rule,
                 "usage": client.usage.to_dict(),
             }
             Job.objects.filter(pk=job.pk).update(result=summary)
@@ -232,4 +239,5 @@ def llm_intruder_run(*, job: Job, progress: Callable[..., None]) -> dict[str, An
         "texts": len(texts),
         "llm": settings.sampling(),
         "threshold": study.identification_threshold,
+        "identification_rule": study.identification_rule,
     }

@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from intruder.models import Description, Study, TargetPerson
+from intruder.services.scoring import judgments_rescore
 
 
 @dataclass
@@ -121,4 +122,7 @@ def descriptions_take_from_sources(*, study: Study) -> TakeReport:
             flag_review_reason=source.flag_review_reason,
         )
         report.descriptions_created += 1
+    if report.targets_created:
+        # A new person can be a better match for a guess already made.
+        judgments_rescore(study=study)
     return report

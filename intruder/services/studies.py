@@ -13,6 +13,7 @@ from intruder.models import Study, StudyMember, new_completion_code
 from intruder.prolific.client import client_from_settings, prolific_enabled
 from intruder.prolific.services import ProlificActionRefused, prolific_study_verify
 from intruder.selectors.linked import linked_crowd_open, studies_linked_open
+from intruder.services.scoring import judgments_rescore
 
 ATTENTION_CHECK_FIELDS = ("attention_checks", "attention_check_prompt", "attention_check_answer")
 EDITABLE_FIELDS = (
@@ -29,6 +30,7 @@ EDITABLE_FIELDS = (
     "completion_code",
     "time_limit_minutes",
     "identification_threshold",
+    "identification_rule",
     "identified_rule",
     "intruder_population",
     "intruder_recruitment",
@@ -114,6 +116,7 @@ def study_update(*, study: Study, **changes: Any) -> Study:
             }
         )
     previous_prolific_id = study.prolific_study_id
+    previous_scoring = (study.identification_threshold, study.identification_rule)
     for name, value in changes.items():
         setattr(study, name, value)
     study.full_clean()
@@ -121,6 +124,9 @@ def study_update(*, study: Study, **changes: Any) -> Study:
         prolific_id_check(study.prolific_study_id)
     _save_unique_prolific_id(study)
     study_check_linked_open(study=study)
+    if (study.identification_threshold, study.identification_rule) != previous_scoring:
+        # Bonuses and filters read the stored `identified`: keep it the study's.
+        judgments_rescore(study=study)
     return study
 
 

@@ -1,0 +1,84 @@
+"""Score stored guesses again when what they are scored against changes.
+
+A judgment's `identified` and `named_other` depend on the study's threshold, its
+identification rule and its persons (`model_runtime.guess_scoring.score_guess`). They are
+stored so that bonuses and filters read one value; this module keeps them true when the
+researcher changes the threshold or the rule, or imports more persons after judgments came
+in. The stored cosine to the true person is kept (the guess and the true person have not
+changed); the best match among the other persons is computed again.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from intruder.models import Judgment, LLMGuess, Study
+from intruder.selectors.persons import study_persons
+from model_runtime.guess_scoring import best_other, credit, score_guess
+
+SCORE_FIELDS = ["cosine", "other_cosine", "other_person", "named_other", "identified"]
+
+
+@transaction.atomic
+def judgments_rescore(*, study: Study) -> int:
+    """Score every judgment (and LLM guess) of `study` again under its threshold, rule and
+    persons; return how many judgments changed."""
+    persons = study_persons(study)
+    person_ids = dict(study.targets.values_list("key", "pk"))
+    judgments = list(
+        Judgment.objects.filter(participant__study=study).select_related(
+            "text__description__target"
+        )
+    )
+    changed = []
+    for judgment in judgments:
+        target = judgment.text.description.target
+        before = [getattr(judgment, f) for f in ("identified", "named_other", "other_cosine")]
+        if judgment.cosine is None:
+            score = score_guess(
+                target.name,
+                judgment.guessed_name,
+                target.aliases or (),
+                study.identification_threshold,
+                others=persons,
+                true_key=target.key,
+                rule=study.identification_rule,
+            )
+            judgment.cosine = score.cosine
+            other_key, other_cosine = score.other_key, score.other_cosine
+        else:
+            other_key, other_cosine = best_other(
+                (judgment.guessed_name or "").strip(), persons, target.key
+            )
+        earned = credit(
+            judgment.cosine, other_cosine, study.identification_threshold, study.identification_rule
+        )
+        judgment.other_cosine = other_cosine
+        judgment.other_person_id = person_ids.get(other_key)
+        judgment.named_other = earned.named_other
+        judgment.identified = earned.identified
+        after = [judgment.identified, judgment.named_other, judgment.other_cosine]
+        if after != before:
+            changed.append(judgment)
+    Judgment.objects.bulk_update(changed, SCORE_FIELDS, batch_size=500)
+    _llm_guesses_rescore(study)
+    return len(changed)
+
+
+def _llm_guesses_rescore(study: Study) -> None:
+    """Score the LLM intruder's first names again, as the human guesses are."""
+    persons = study_persons(study)
+    guesses = list(
+        LLMGuess.objects.filter(
+            anonymized_text__description__study=study, cosine__isnull=False
+        ).select_related("anonymized_text__description__target")
+    )
+    for guess in guesses:
+        target = guess.anonymized_text.description.target
+        first = (guess.guesses or [""])[0]
+        _, other_cosine = best_other(first.strip(), persons, target.key)
+        earned = credit(
+            guess.cosine, other_cosine, study.identification_threshold, study.identification_rule
+        )
+        guess.identified, guess.named_other = earned.identified, earned.named_other
+    LLMGuess.objects.bulk_update(guesses, ["identified", "named_other"], batch_size=500)
