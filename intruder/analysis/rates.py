@@ -24,9 +24,10 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from intruder.analysis.frames import judged_texts
+from intruder.analysis.frames import judged_texts, with_rule
 from intruder.analysis.intervals import wilson
 from intruder.analysis.per_text import per_text
+from model_runtime.guess_scoring import IDENTIFICATION_RULES
 
 Unit = Literal["text", "judgment"]
 By = Literal["target", "group", "overall"]
@@ -148,3 +149,24 @@ def identification_rates(
         default="",
     )
     return table.sort_values(keys).reset_index(drop=True) if keys else table
+
+
+def rates_under_guess_rules(
+    judgments: pd.DataFrame, texts: pd.DataFrame, threshold: float, chosen: str
+) -> pd.DataFrame:
+    """Return the overall rate (texts as units) under each rule of a guess, the study's first.
+
+    The paper's rule beside the best-match rule shows what guesses that named another person
+    of the study add to the rate; `n_named_other` is the same under both (a fact of the
+    guesses), `chosen` marks the study's rule.
+    """
+    order = [chosen, *(r for r in IDENTIFICATION_RULES if r != chosen)]
+    rows = []
+    for rule in order:
+        table = identification_rates(with_rule(judgments, rule), texts, threshold, by="overall")
+        rows.append(table.assign(guess_rule=rule, chosen=rule == chosen))
+    table = pd.concat(rows, ignore_index=True)
+    return table[["guess_rule", "chosen", *(c for c in table.columns if c not in GUESS_RULE_KEYS)]]
+
+
+GUESS_RULE_KEYS = ("guess_rule", "chosen")

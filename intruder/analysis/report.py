@@ -19,10 +19,13 @@ from intruder.analysis import (
 )
 from intruder.analysis.frames import data_warnings
 from intruder.analysis.per_text import per_text
+from model_runtime.guess_scoring import DEFAULT_RULE, IDENTIFICATION_RULES
 
 # Table name -> what it holds, in the order the page and the CLI present them.
 TABLE_TITLES: dict[str, str] = {
     "rates_overall": "Overall identification rate",
+    "rates_guess_rules": "Overall identification rate under each rule of a guess (the study's "
+    "and the other)",
     "rates_group": "Per group (Table 3 layout)",
     "rates_target": "Per target person (Tables 4 and 7 layout)",
     "rates_flagged": "With all judgments and with flagged judgments excluded (study's rules)",
@@ -45,6 +48,7 @@ class Report:
     """Every table of a study's analysis, with the warnings a reader must see."""
 
     threshold: float
+    identification_rule: str = DEFAULT_RULE
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     paper_match: paper.PaperMatch | None = None
@@ -55,6 +59,8 @@ class Report:
         agree = self.tables.get("agreement_overall")
         result: dict[str, Any] = {
             "threshold": self.threshold,
+            "identification_rule": self.identification_rule,
+            "identification_rule_text": IDENTIFICATION_RULES[self.identification_rule],
             "warnings": self.warnings,
             "tables": sorted(self.tables),
             "paper_study": self.paper_match.study if self.paper_match else None,
@@ -62,6 +68,10 @@ class Report:
         if overall is not None and not overall.empty:
             result["overall"] = records(overall)[0]
             result["overall_text"] = rates.rate_text(result["overall"])
+            result["named_other"] = {
+                "k": result["overall"]["n_named_other"],
+                "judgments": result["overall"]["n_judgments"],
+            }
         if agree is not None and not agree.empty:
             result["self_report_agreement_pct"] = _plain(agree["pct_agreement"].iloc[0])
             if self.paper_match:
@@ -94,13 +104,25 @@ def run_all(
     top_k: int = 10,
 ) -> Report:
     """Run every analysis; skip those the data cannot support and say why in `warnings`."""
-    report = Report(threshold=threshold, warnings=data_warnings(judgments, texts))
+    rules = (
+        judgments["identification_rule"].dropna().unique()
+        if "identification_rule" in judgments.columns
+        else []
+    )
+    report = Report(
+        threshold=threshold,
+        identification_rule=str(rules[0]) if len(rules) == 1 else DEFAULT_RULE,
+        warnings=data_warnings(judgments, texts),
+    )
     if texts.empty:
         return report
     if not judgments.empty:
         tables = report.tables
         tables["rates_overall"] = rates.identification_rates(
             judgments, texts, threshold, by="overall"
+        )
+        tables["rates_guess_rules"] = rates.rates_under_guess_rules(
+            judgments, texts, threshold, report.identification_rule
         )
         tables["rates_group"] = rates.identification_rates(judgments, texts, threshold, "group")
         tables["rates_target"] = rates.identification_rates(judgments, texts, threshold, "target")

@@ -262,8 +262,14 @@ def threat_rows(report: RiskReport) -> dict[str, list[tuple[str, str]]]:
             if per_text
             else "published rates (no per-text data)",
         ),
-        ("Identified when", human["identified_rule_text"]),
+        ("A guess names the person when", str(human.get("identification_rule_text") or "—")),
         ("Name-match threshold", str(human.get("threshold"))),
+        ("Text identified when", human["identified_rule_text"]),
+        *(
+            [("Judgments naming another person", _named_other_text(human))]
+            if human.get("judgments_named_other") is not None
+            else []
+        ),
     ]
     null = machine.get("strongest_null_pct")
     attack_null = machine.get("attack_null_pct") or {}
@@ -290,6 +296,17 @@ def threat_rows(report: RiskReport) -> dict[str, list[tuple[str, str]]]:
         ),
     ]
     return {"Human intruders": human_rows, "Machine attacker": machine_rows}
+
+
+def _named_other_text(human: dict[str, Any]) -> str:
+    """Return how many judgments named another person of the study, and what the rule did."""
+    k, n = human["judgments_named_other"], human.get("judgments") or 0
+    counted = (
+        "counted as identified where the cosine to the true person still reaches the threshold"
+        if human.get("identification_rule") == "paper"
+        else "never counted as identified"
+    )
+    return f"{k} of {n} ({counted})"
 
 
 # The researcher's words on who the intruders are (study settings); the report says when empty.
@@ -340,7 +357,13 @@ def provenance_rows(report: RiskReport) -> list[tuple[str, str]]:
             else "the attacks' defaults (no setting overridden)",
         ),
         ("Seed · folds", f"{p.get('seed')} · {p.get('folds') or '—'}"),
-        ("Threshold · rule", f"{p.get('threshold')} · {p.get('identified_rule')}"),
+        (
+            "Threshold · guess rule · text rule",
+            " · ".join(
+                str(p.get(key, "—"))
+                for key in ("threshold", "identification_rule", "identified_rule")
+            ),
+        ),
         ("Counts", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())),
     ]
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from django.db.models import Count, QuerySet
 
+from intruder.analysis.frames import with_rule
 from intruder.analysis.per_text import per_text
 from intruder.models import (
     AnonymizedText,
@@ -34,6 +35,7 @@ from intruder.risk.report.tables import (
 )
 from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
 from intruder.selectors.llm_intruder import open_world_llm_results
+from model_runtime.guess_scoring import BEST_MATCH, PAPER
 
 RESULT_COLUMNS = [
     "description_id",
@@ -282,6 +284,9 @@ def run_report(
     # The same report without the judgments the study's exclusion rules drop (issue 20).
     kept = judgments[~judgments["excluded"].astype(bool)] if "excluded" in judgments else None
     kept_texts = human_texts(study, kept) if kept is not None else None
+    # The same judgments under the other rule of a guess, for the sensitivity table.
+    other_rule = PAPER if study.identification_rule == BEST_MATCH else BEST_MATCH
+    other_texts = human_texts(study, with_rule(judgments, other_rule)) if len(judgments) else None
     human = human_side(study)
     machine = machine_side(run)
     answers = familiarity_answers(study)
@@ -301,6 +306,7 @@ def run_report(
             folds=settings["k"],
             threshold=study.identification_threshold,
             identified_rule=study.identified_rule,
+            identification_rule=study.identification_rule,
             counts={
                 "intruders": human["intruders"],
                 "simulated_intruders": human["simulated_intruders"],
@@ -317,6 +323,8 @@ def run_report(
         tpi=(run.summary or {}).get("tpi") or {},
         familiarity_split=familiarity_split(_judged_persons(judgments), answers),
         measured_familiarity=measured_familiarity(answers),
+        guess_rule=study.identification_rule,
+        other_guess_rule=(other_rule, other_texts) if other_texts is not None else None,
     )
     note = simulated_note(study)
     if note:

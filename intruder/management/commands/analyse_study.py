@@ -58,7 +58,8 @@ class Command(BaseCommand):
         if overall:
             self.stdout.write(
                 f"{overall['n']} judged texts, {overall['n_judgments']} judgments: "
-                f"{summary['overall_text']} texts identified, "
-                f"mean cosine {overall['mean_cosine']:.2f}"
+                f"{summary['overall_text']} texts identified ({summary['identification_rule']} "
+                f"rule), mean cosine {overall['mean_cosine']:.2f}; "
+                f"{overall['n_named_other']} judgment(s) named another person of the study"
             )
         self.stdout.write(self.style.SUCCESS(f"wrote {len(written)} files to {options['out']}"))

@@ -58,6 +58,8 @@ from intruder.risk.stats import (
     strongest_null,
     wilson,
 )
+from model_runtime.guess_scoring import DEFAULT_RULE as DEFAULT_GUESS_RULE
+from model_runtime.guess_scoring import IDENTIFICATION_RULES
 
 
 def build_report(
@@ -79,6 +81,8 @@ def build_report(
     tpi: dict[str, Any] | None = None,
     familiarity_split: pd.DataFrame | None = None,
     measured_familiarity: dict[str, float] | None = None,
+    guess_rule: str = DEFAULT_GUESS_RULE,
+    other_guess_rule: tuple[str, pd.DataFrame] | None = None,
 ) -> RiskReport:
     """Build every table of the report from the attack results and the human results.
 
@@ -90,6 +94,9 @@ def build_report(
     rules drop (flags); the sensitivity table then shows every rule with and without them.
     llm_rows: the open-world LLM intruder's scored guesses (`llm_intruder_table`).
     tpi: the run's stored TPI (`metric`, `ic_source`, `methods`: method -> %): the frontier.
+    guess_rule: when one guess names the person (`model_runtime.guess_scoring`), the rule
+    `human_texts` were scored under; other_guess_rule: the other rule and the per-text frame
+    scored under it, which the sensitivity table shows beside.
 
     human_side / machine_side: what the caller knows of each threat model (instructions,
     intruders, candidate set, background); the report adds what it derives from the data.
@@ -97,6 +104,8 @@ def build_report(
     report = RiskReport(settings=dict(settings or {}), provenance=dict(provenance or {}))
     report.settings["identified_rule"] = rule
     report.settings["identified_rule_text"] = IDENTIFIED_RULES[rule]
+    report.settings["identification_rule"] = guess_rule
+    report.settings["identification_rule_text"] = IDENTIFICATION_RULES[guess_rule]
     if results.empty:
         report.warnings.append("The attack run has no results yet.")
         return report
@@ -157,7 +166,7 @@ def build_report(
     report.tables["rates_target"] = rates_beside(judged, human_rates_target, human_method, "target")
     if not outcomes.empty:
         report.tables["sensitivity"] = sensitivity_table(
-            machine, human_texts, human_method, rule, kept_texts
+            machine, human_texts, human_method, rule, kept_texts, guess_rule, other_guess_rule
         )
         report.tables["coverage"] = coverage_table(machine, outcomes, human_method)
         report.headline = _headline(machine, outcomes, human_method)
@@ -241,6 +250,8 @@ def threat_models(
         "candidate_list": None,
         "identified_rule": rule,
         "identified_rule_text": IDENTIFIED_RULES[rule],
+        "identification_rule": settings.get("identification_rule"),
+        "identification_rule_text": settings.get("identification_rule_text"),
         "threshold": settings.get("identification_threshold"),
         "texts_judged": len(outcomes) if not outcomes.empty else None,
         **(human_side or {}),
@@ -253,6 +264,8 @@ def threat_models(
             "min": int(per_text.min()),
             "max": int(per_text.max()),
         }
+        if "n_named_other" in outcomes.columns:
+            human["judgments_named_other"] = int(outcomes["n_named_other"].fillna(0).sum())
     persons = int(results["target_key"].nunique())
     machine: dict[str, Any] = {
         "world": "closed: every attack chooses among the candidate persons only",

@@ -148,9 +148,34 @@ def comparison_sentence(headline: dict[str, Any], threat: dict[str, Any]) -> str
     machine = headline["machine"][STRONGEST]
     verdict = COMPARISON_VERDICTS[comparison_branch(machine, human)]
     return (
-        f"On the {headline['n_texts']} texts humans judged ({headline['persons']} persons), "
+        f"On the {headline['n_texts']} texts humans judged ({_persons(headline['persons'])}), "
         f"under a {threat_sentence(threat)}: strongest adversary {_rate_text(machine)}, "
-        f"intruders {_rate_text(human)}; {verdict}."
+        f"intruders {_rate_text(human)}{named_other_clause(headline, threat)}; {verdict}."
+    )
+
+
+def _persons(n: int) -> str:
+    return f"{n} person" if n == 1 else f"{n} persons"
+
+
+# What the study's rule of a guess did with guesses that named another person.
+NAMED_OTHER_EFFECT: dict[str, str] = {
+    "best_match": "none counted as identified",
+    "paper": "counted as identified where the cosine to the true person reaches the threshold, "
+    "as the paper's rule does",
+}
+
+
+def named_other_clause(headline: dict[str, Any], threat: dict[str, Any]) -> str:
+    """Return ", k of n judgments named another person of the study (...)" or "" when the
+    headline has no per-judgment data or no such judgment."""
+    named = (headline or {}).get("named_other")
+    if not named or not named.get("k"):
+        return ""
+    rule = (threat or {}).get("human", {}).get("identification_rule") or "best_match"
+    return (
+        f" ({named['k']} of {named['judgments']} judgments named another person of the study: "
+        f"{NAMED_OTHER_EFFECT.get(rule, NAMED_OTHER_EFFECT['best_match'])})"
     )
 
 

@@ -26,6 +26,7 @@ from intruder.risk.stats import (
     outcome_rate,
     spearman_with_ci,
 )
+from model_runtime.guess_scoring import DEFAULT_RULE as DEFAULT_GUESS_RULE
 
 GROUP_ORDER = {"famous": 0, "semifamous": 1, "fictitious": 2}
 KEYS = {"target": ["group", "target_key", "target_name"], "group": ["group"]}
@@ -376,13 +377,14 @@ class RiskReport:
 
 
 def _headline(machine: pd.DataFrame, outcomes: pd.DataFrame, method: str) -> dict[str, Any]:
-    """Return the human and strongest-adversary rates on exactly the judged texts."""
+    """Return the human and strongest-adversary rates on exactly the judged texts, and how
+    many of those texts' judgments named another person of the study (`named_other`)."""
+    wanted = ["description_id", "method", "human_identified"]
+    wanted += [c for c in ("n_judgments", "n_named_other") if c in outcomes.columns]
     judged = machine[machine["method"] == method].merge(
-        outcomes[["description_id", "method", "human_identified"]],
-        on=["description_id", "method"],
-        how="inner",
+        outcomes[wanted], on=["description_id", "method"], how="inner"
     )
-    return {
+    headline: dict[str, Any] = {
         "n_texts": len(judged),
         "persons": int(judged["target_key"].nunique()) if len(judged) else 0,
         "human": outcome_rate(judged["human_identified"]).to_dict(),
@@ -391,6 +393,12 @@ def _headline(machine: pd.DataFrame, outcomes: pd.DataFrame, method: str) -> dic
             for attack in machine_attacks(judged)
         },
     }
+    if "n_named_other" in judged.columns:
+        headline["named_other"] = {
+            "k": int(judged["n_named_other"].fillna(0).sum()),
+            "judgments": int(judged["n_judgments"].fillna(0).sum()),
+        }
+    return headline
 
 
 JUDGMENTS_ALL = "all"
@@ -403,22 +411,28 @@ def sensitivity_table(
     method: str,
     rule: str,
     kept_texts: pd.DataFrame | None = None,
+    guess_rule: str = DEFAULT_GUESS_RULE,
+    other_guess_rule: tuple[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """Return the headline (rates, kappa, rho of the strongest) under every rule.
 
     With `kept_texts` (the per-text frame of the judgments the study's exclusion rules keep),
-    each rule appears twice: with all judgments and with flagged judgments excluded.
+    each rule appears twice: with all judgments and with flagged judgments excluded. With
+    `other_guess_rule` (the other identification rule of a guess and the per-text frame of
+    all judgments scored under it), each rule appears once more under that guess rule: the
+    best-match rule beside the Textwash paper's. `chosen` marks the study's two rules.
     """
-    variants = [(JUDGMENTS_ALL, human_texts)]
+    variants = [(guess_rule, JUDGMENTS_ALL, human_texts)]
     if kept_texts is not None:
-        variants.append((JUDGMENTS_KEPT, kept_texts))
-    return pd.DataFrame(
-        [
-            {"judgments": label, **row}
-            for label, texts in variants
-            for row in _sensitivity_rows(machine, texts, method, rule)
-        ]
-    )
+        variants.append((guess_rule, JUDGMENTS_KEPT, kept_texts))
+    if other_guess_rule is not None:
+        variants.append((other_guess_rule[0], JUDGMENTS_ALL, other_guess_rule[1]))
+    rows = []
+    for guess, label, texts in variants:
+        for row in _sensitivity_rows(machine, texts, method, rule):
+            row["chosen"] = bool(row["chosen"] and guess == guess_rule)
+            rows.append({"guess_rule": guess, "judgments": label, **row})
+    return pd.DataFrame(rows)
 
 
 def _sensitivity_rows(
@@ -462,6 +476,7 @@ def _sensitivity_rows(
                 "human_pct_identified": human["pct"],
                 "human_ci_low": human["ci_low"],
                 "human_ci_high": human["ci_high"],
+                "judgments_named_other": (head.get("named_other") or {}).get("k"),
                 f"trir_{STRONGEST}": strongest["pct"],
                 f"{STRONGEST}_ci_low": strongest["ci_low"],
                 f"{STRONGEST}_ci_high": strongest["ci_high"],
@@ -493,6 +508,7 @@ def _reuse_headline_rho(sensitivity: pd.DataFrame, headline: Correlation) -> Non
     statistic, one value" hold by construction rather than by two computations agreeing.
     """
     chosen = sensitivity["chosen"].astype(bool) & (sensitivity["judgments"] == JUDGMENTS_ALL)
+    # `chosen` holds only under the study's guess rule (`sensitivity_table`).
     for column, value in _rho_columns(headline).items():
         sensitivity[column] = sensitivity[column].astype(object)
         sensitivity.loc[chosen, column] = value

@@ -60,16 +60,19 @@ def test_report_puts_human_results_beside_every_attack(finished_run):
         assert agreement.loc["bm25", "kappa"] == pytest.approx(
             cohen_kappa_score(per_text["human_identified"], per_text["bm25_correct"])
         )
-    sensitivity = report.tables["sensitivity"].set_index(["judgments", "rule"])
+    sensitivity = report.tables["sensitivity"].set_index(["guess_rule", "judgments", "rule"])
     # majority: orlena and bastian (2 of 3); any: everyone but corvin. No judgment is flagged,
-    # so the rows without flagged judgments are the same.
-    for judgments in ("all", "flagged excluded"):
-        assert sensitivity.loc[judgments, "human_identified"].to_dict() == {
+    # so the rows without flagged judgments are the same; no guess names another person, so
+    # the paper's rule of a guess gives the same rows too.
+    for variant in (("best_match", "all"), ("best_match", "flagged excluded"), ("paper", "all")):
+        assert sensitivity.loc[variant, "human_identified"].to_dict() == {
             "mean_cosine": 3,
             "majority": 6,
             "any": 9,
         }
-    assert sensitivity.loc[("all", "mean_cosine"), "chosen"]
+        assert (sensitivity.loc[variant, "judgments_named_other"] == 0).all()
+    assert sensitivity["chosen"].sum() == 2  # the study's two rules, all and flagged excluded
+    assert sensitivity.loc[("best_match", "all", "mean_cosine"), "chosen"]
 
 
 def test_trir_by_method_has_the_clear_text_as_ceiling_and_the_masked_share(finished_run):
