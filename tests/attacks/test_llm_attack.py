@@ -157,6 +157,25 @@ def test_open_world_guesses_are_scored_like_human_guesses(llm_settings, llm_serv
     assert guesses[2].guesses == [] and guesses[2].score.cosine == 0.0
 
 
+def test_an_open_world_guess_of_another_person_is_not_an_identification(llm_settings, llm_server):
+    # The documents' persons are the candidates a guess may name (issue 46): "Daniel
+    # Radcliffe" for Daniel Craig scores 0.845 but names the other person.
+    llm_server.queue_answers('["Daniel Radcliffe"]', '["Daniel Radcliffe"]')
+    documents = {"craig": "a spy", "radcliffe": "a wizard"}
+    true_names = {"craig": "Daniel Craig", "radcliffe": "Daniel Radcliffe"}
+    with LLMClient(dataclasses.replace(llm_settings, concurrency=1)) as client:
+        best = guess_identities(client, documents, true_names, k=1)
+    assert best[0].score.cosine == pytest.approx(0.845, abs=1e-3)
+    assert (best[0].identified, best[0].score.named_other) == (False, True)
+    assert best[0].score.other_key == "Daniel Radcliffe"
+    assert (best[1].identified, best[1].score.named_other) == (True, False)
+    llm_server.queue_answers('["Daniel Radcliffe"]', '["Daniel Radcliffe"]')
+    with LLMClient(dataclasses.replace(llm_settings, concurrency=1)) as client:
+        paper = guess_identities(client, documents, true_names, k=1, rule="paper")
+    # The paper's rule (replication) counts it, and still says whom it named.
+    assert (paper[0].identified, paper[0].score.named_other) == (True, True)
+
+
 def test_the_guess_cli_writes_scored_guesses(llm_env, llm_server, tmp_path, capsys):
     source = tmp_path / "docs.jsonl"
     source.write_text(
