@@ -106,10 +106,19 @@ class JudgmentFilter(filters.FilterSet):
     )
     self_identified = filters.BooleanFilter()
     identified = filters.BooleanFilter()
+    named_other = filters.BooleanFilter()
 
     class Meta:
         model = Judgment
-        fields = ["study", "participant", "text", "group", "self_identified", "identified"]
+        fields = [
+            "study",
+            "participant",
+            "text",
+            "group",
+            "self_identified",
+            "identified",
+            "named_other",
+        ]
 
 
 class JobFilter(filters.FilterSet):

@@ -20,6 +20,12 @@ class JudgmentListApi(StudyScopedListApi):
         target_key = serializers.CharField(source="text.description.target.key", read_only=True)
         group = serializers.CharField(source="text.description.target.group", read_only=True)
         position = serializers.IntegerField(source="assignment.position", read_only=True)
+        other_person_key = serializers.CharField(
+            source="other_person.key",
+            read_only=True,
+            allow_null=True,
+            help_text="The other person of the study the guess matches best.",
+        )
 
         class Meta:
             model = Judgment
@@ -45,11 +51,14 @@ class JudgmentListApi(StudyScopedListApi):
                 "matched_alias",
                 "token_set_ratio",
                 "surname_match",
+                "named_other",
+                "other_person_key",
+                "other_cosine",
             ]
 
     study_lookup = "participant__study"
     base_queryset = Judgment.objects.select_related(
-        "participant", "assignment", "text__description__target"
+        "participant", "assignment", "text__description__target", "other_person"
     )
     filterset_class = JudgmentFilter
     ordering_fields = ["id", "created_at", "cosine", "time_spent_ms"]

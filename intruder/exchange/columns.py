@@ -81,6 +81,9 @@ class JudgmentColumn(StrEnum):
     MATCHED_ALIAS = "matched_alias"
     TOKEN_SET_RATIO = "token_set_ratio"
     SURNAME_MATCH = "surname_match"
+    NAMED_OTHER = "named_other"
+    OTHER_PERSON_KEY = "other_person_key"
+    OTHER_COSINE = "other_cosine"
     CREATED_AT = "created_at"
 
 

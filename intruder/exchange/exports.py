@@ -87,7 +87,7 @@ def judgment_rows(study: Study) -> Iterator[dict[str, Any]]:
     rules = study_rules(study)
     judgments = (
         Judgment.objects.filter(participant__study=study)
-        .select_related("participant", "text__description__target", "assignment")
+        .select_related("participant", "text__description__target", "assignment", "other_person")
         .order_by("id")
     )
     for j in judgments:
@@ -114,6 +114,9 @@ def judgment_rows(study: Study) -> Iterator[dict[str, Any]]:
             JudgmentColumn.MATCHED_ALIAS: j.matched_alias,
             JudgmentColumn.TOKEN_SET_RATIO: j.token_set_ratio,
             JudgmentColumn.SURNAME_MATCH: j.surname_match,
+            JudgmentColumn.NAMED_OTHER: j.named_other,
+            JudgmentColumn.OTHER_PERSON_KEY: j.other_person.key if j.other_person else "",
+            JudgmentColumn.OTHER_COSINE: j.other_cosine,
             JudgmentColumn.CREATED_AT: _iso(j.created_at),
             **_flag_columns(j, rules),
         }

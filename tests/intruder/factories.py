@@ -42,6 +42,7 @@ STUDY_FORM = {
     "completion_code": "C0DE42",
     "time_limit_minutes": 45,
     "identification_threshold": 0.75,
+    "identification_rule": "best_match",
     "identified_rule": "mean_cosine",
     "is_open": "on",
 }

@@ -37,8 +37,11 @@ PER_TEXT_NOTE = (
 )
 SENSITIVITY_NOTE = (
     "The chosen rule's row with all judgments is the headline (the same rho and rates as the "
-    "summary). Where a statistic is below its minimum sample, its note column says what it "
-    "needs."
+    "summary). guess_rule is when one guess names the person: best_match (the true person is "
+    "the guess's best match among the study's persons) or paper (the cosine alone, the "
+    "Textwash paper); the rows of the rule the study did not choose show what guesses that "
+    "named another person of the study change. Where a statistic is below its minimum "
+    "sample, its note column says what it needs."
 )
 
 

@@ -33,6 +33,7 @@ KIND_FIELDS: dict[str, str] = {
     "instructions_text": Study.Kind.INTRUDER,
     "time_limit_minutes": Study.Kind.INTRUDER,
     "identification_threshold": Study.Kind.INTRUDER,
+    "identification_rule": Study.Kind.INTRUDER,
     "identified_rule": Study.Kind.INTRUDER,
     "intruder_population": Study.Kind.INTRUDER,
     "intruder_recruitment": Study.Kind.INTRUDER,
@@ -61,6 +62,7 @@ LABELS = {
     "completion_code": "Prolific completion code",
     "time_limit_minutes": "Time limit per text (minutes)",
     "identification_threshold": "Name-match threshold (0 to 1)",
+    "identification_rule": "A guess names the person when",
     "identified_rule": "A text counts as identified by humans when",
     "intruder_population": "Who the intruders are (population)",
     "intruder_recruitment": "How intruders were recruited and screened",
@@ -98,6 +100,11 @@ HELP = {
     "identification_threshold": "A guess names the person when its character cosine "
     "similarity to the true name (or an alias) reaches this value. The Textwash paper used "
     "0.75.",
+    "identification_rule": "Best match (the default): the guess must be closer to the true "
+    "person (name or alias) than to any other person of the study, and reach the threshold: "
+    "\u201cDaniel Radcliffe\u201d (0.845 for Daniel Craig) names Radcliffe, not Craig. The "
+    "paper's rule counts any guess that reaches the threshold; keep it to replicate Textwash. "
+    "Changing it (or the threshold) scores the stored guesses again; the reports show both.",
     "identified_rule": "One rule for every table, plot, statistic and export of the risk "
     "report; the report also shows its headline under the other two (sensitivity).",
     "intruder_population": "For the risk report's human threat model, e.g. \u201cUK adults "

@@ -54,6 +54,7 @@ def test_created_from_a_collection_it_takes_descriptions_then_anonymizes(collect
             "time_limit_minutes": 30,
             "identification_threshold": 0.75,
             "identified_rule": "mean_cosine",
+            "identification_rule": "best_match",
             "completion_code": "C0DE",
             "source_studies": [collection.pk],
         },
