@@ -37,6 +37,7 @@ from intruder.selectors.linked import studies_linked
 from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
 from intruder.selectors.monitoring import study_is_full, study_progress
 from intruder.selectors.participant import GroupReach, intruder_group_reach
+from intruder.selectors.persons import study_name_collisions
 from intruder.services import jobs, llm_jobs, studies
 from intruder.services.anonymization import anonymization_job_start
 from intruder.services.flags import exclusion_rules_locked
@@ -135,6 +136,9 @@ def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "study": study,
             "reach_short": reach_shortfalls(study),
+            "name_collisions": study_name_collisions(study)
+            if study.kind == Study.Kind.INTRUDER
+            else [],
             "rules_locked": exclusion_rules_locked(study),
         },
     )
@@ -175,6 +179,9 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "llm_open_world": open_world_llm_results(study),
         "targets_by_group": count_by(study.targets.all(), "group"),
         "reach_short": reach_shortfalls(study),
+        "name_collisions": study_name_collisions(study)
+        if study.kind == Study.Kind.INTRUDER
+        else [],
         "rules_locked": exclusion_rules_locked(study),
     }
     return render(request, "researcher/study_detail.html", context)

@@ -268,3 +268,29 @@ def test_a_walkthrough_study_from_judgments_to_analysis_and_bonus_preview():
     # The pre-launch check names the pair.
     (pair,) = study_name_collisions(study)
     assert {pair.key_a, pair.key_b} == {"odalys-brennecke", "tobias-wernecke"}
+
+
+@pytest.mark.django_db
+def test_the_study_page_warns_before_launch_of_names_that_collide():
+    from django.urls import reverse
+
+    from tests.intruder.factories import logged_in
+
+    study, _ = walkthrough_study(identification_rule=PAPER)
+    researcher = logged_in(study.owner)
+    html = researcher.get(reverse("researcher-study", args=[study.slug])).content.decode()
+    assert 'id="name-collisions"' in html
+    assert "“Odie Brennecke” and “Tobias Wernecke”: 0.861" in html
+    assert "a guess of either name counts as identifying the other person too" in html
+    study_update(study=study, identification_rule=BEST_MATCH)
+    html = researcher.get(reverse("researcher-study", args=[study.slug])).content.decode()
+    assert "never identified" in html
+    # A stricter threshold leaves no pair; a collection study is never warned.
+    study_update(study=study, identification_threshold=0.9)
+    html = researcher.get(reverse("researcher-study", args=[study.slug])).content.decode()
+    assert 'id="name-collisions"' not in html
+    collection = make_study(kind=Study.Kind.COLLECTION)
+    for person in WALKTHROUGH:
+        make_target(study=collection, key=person.key, name=person.names[0])
+    html = logged_in(collection.owner).get(reverse("researcher-study", args=[collection.slug]))
+    assert 'id="name-collisions"' not in html.content.decode()
