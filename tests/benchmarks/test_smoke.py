@@ -163,6 +163,11 @@ SMOKES: dict[str, Smoke] = {
         result=lambda t: t / "r.json",
         work=lambda r: r["texts"],
     ),
+    "name_collisions": Smoke(
+        args=lambda t: ["--data", str(made_up_textwash(t / "data")), "--out", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["studies"]["study1"]["persons"] * r["studies"]["study2"]["pairs"],
+    ),
     "strongest_wikiactors": Smoke(
         args=lambda t: [
             "--attacks",
