@@ -43,6 +43,7 @@ def open_world_llm_results(study: Study) -> dict[str, Any] | None:
             "guesses": guess.guesses,
             "cosine": guess.cosine,
             "identified": guess.identified,
+            "named_other": guess.named_other,
             "matched_alias": guess.matched_alias,
             "error_reason": guess.error_reason,
         }
@@ -64,11 +65,15 @@ def open_world_llm_results(study: Study) -> dict[str, Any] | None:
             "pct_identified": 100.0 * hits / n if n else None,
             "ci95_pct": [100.0 * low, 100.0 * high] if n else None,
             "failed": len(mine) - n,
+            "named_other": sum(bool(row["named_other"]) for row in scored),
         }
     return {
         "job": job.pk,
         "complete": job.status == Job.Status.SUCCEEDED,
         "threshold": (job.result or {}).get("threshold"),
+        "identification_rule": (job.result or {}).get(
+            "identification_rule", study.identification_rule
+        ),
         "llm": (job.result or {}).get("llm", {}),
         "methods": methods,
         "rows": rows,

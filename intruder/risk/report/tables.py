@@ -724,16 +724,24 @@ def _default_human_method(machine: pd.DataFrame, human_texts: pd.DataFrame | Non
     return (stored or methods)[0]
 
 
+def _named_other_count(rows: pd.DataFrame) -> int:
+    """Return how many LLM rows named another person (rows stored before issue 46 lack it)."""
+    if "named_other" not in rows.columns:
+        return 0
+    return int(rows["named_other"].fillna(False).astype(bool).sum())
+
+
 def llm_intruder_table(
     rows: list[dict[str, Any]], outcomes: pd.DataFrame, human_method: str | None
 ) -> pd.DataFrame:
     """Return the open-world LLM intruder's rate per method, and beside humans on their texts.
 
-    The LLM names one person per text with no candidate list, scored by the human guesses'
-    character cosine and threshold, so with one guess every rule of "identified by humans"
-    gives the same outcome. Unusable answers are counted in `llm_failed`, never as misses.
-    On the method the intruders saw, a second row takes exactly the texts humans judged,
-    with the human rate (the study's rule) on the same texts.
+    The LLM names one person per text with no candidate list, scored as the human guesses are
+    (character cosine, threshold and the study's rule of a guess), so with one guess every
+    rule of "identified by humans" gives the same outcome; `llm_named_other` counts first
+    names closer to another person of the study. Unusable answers are counted in
+    `llm_failed`, never as misses. On the method the intruders saw, a second row takes
+    exactly the texts humans judged, with the human rate (the study's rule) on the same texts.
     """
     frame = pd.DataFrame(rows)
     if frame.empty:
@@ -759,6 +767,12 @@ def llm_intruder_table(
                 "llm_ci_low": llm.ci_low,
                 "llm_ci_high": llm.ci_high,
                 "llm_failed": int((~texts["scored"]).sum()),
+                "llm_named_other": int(
+                    scored.get("named_other", pd.Series(dtype=bool))
+                    .fillna(False)
+                    .astype(bool)
+                    .sum()
+                ),
             }
             if human is not None:
                 people = outcome_rate(human["human_identified"].to_numpy(dtype=bool))
