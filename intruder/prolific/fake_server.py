@@ -14,7 +14,8 @@ docs.prolific.com/api-reference as read on 2026-11-25 (API v1).
   characters and a rejection_category; only AWAITING REVIEW submissions move),
   POST /submissions/bulk-approve/.
 - Bonuses: POST /submissions/bonus-payments/ sets up (csv "pid,amount" lines) and
-  POST /bulk-bonus-payments/{id}/pay/ pays once; paying again is a 400.
+  POST /bulk-bonus-payments/{id}/pay/ pays once; paying again is a 400. A bonus (or a bulk
+  approval) naming a participant without a submission in the study is a 400, as on Prolific.
 - Webhooks: POST /hooks/secrets/, POST /hooks/subscriptions/ (answers with X-Hook-Secret),
   POST /hooks/subscriptions/{id}/ confirms with {"secret": ...}. Deliveries are signed
   (X-Prolific-Request-Signature over X-Prolific-Request-Timestamp + body) and carry X-Event-ID
@@ -355,6 +356,10 @@ class FakeProlific:
         if refused:
             return refused
         pids = set(body.get("participant_ids") or [])
+        strangers = sorted(pids - self._participants_of(str(body.get("study_id", ""))))
+        if strangers:
+            detail = f"Not participants of this study: {', '.join(strangers)}."
+            return 400, {"error": {"detail": detail}}, {}
         for sub in self.submissions.values():
             if (
                 sub["study_id"] == body.get("study_id")
@@ -364,6 +369,14 @@ class FakeProlific:
                 sub["status"] = "APPROVED"
                 self._event("submission.status.change", sub)
         return 200, "The request to bulk approve has been made successfully.", {}
+
+    def _participants_of(self, study_id: str) -> set[str]:
+        """Return the participant IDs with a submission in the study."""
+        return {
+            sub["participant_id"]
+            for sub in self.submissions.values()
+            if sub["study_id"] == study_id
+        }
 
     def _bonus_setup(self, body: dict) -> tuple[int, Any, dict]:
         study_id = body.get("study_id", "")
@@ -377,6 +390,10 @@ class FakeProlific:
                 rows.append((pid.strip(), float(amount)))
             except ValueError:
                 return 400, {"error": {"detail": f"Bad bonus line {line!r}."}}, {}
+        strangers = sorted({pid for pid, _ in rows} - self._participants_of(str(study_id)))
+        if strangers:  # Prolific pays bonuses to the study's own submissions only
+            detail = f"Not participants of this study: {', '.join(strangers)}."
+            return 400, {"error": {"detail": detail}}, {}
         bonus = {"id": new_id(), "study": study_id, "rows": rows, "paid": False}
         bonus["amount"] = round(sum(a for _, a in rows), 2)
         self.bonuses[bonus["id"]] = bonus

@@ -14,11 +14,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from intruder.lookup import by_slug
 from intruder.models import ProlificAction, Study
+from intruder.prolific.bonuses import bonus_select
 from intruder.prolific.client import ProlificError, client_from_settings
 from intruder.prolific.services import (
     ProlificActionRefused,
     bonuses_pay,
-    identification_bonuses,
     study_draft_create,
     study_sync,
     study_transition,
@@ -69,9 +69,21 @@ class Command(BaseCommand):
         reject.add_argument("pids", nargs="+")
         reject.add_argument("--reason", required=True)
         reject.add_argument("--category", default="OTHER")
-        bonus = command("bonus", "Pay a bonus per correctly identified text.")
+        bonus = command(
+            "bonus",
+            "Pay a bonus per identified text: submissions of the study who completed, for "
+            "answers the exclusion rules keep and no other label paid.",
+        )
         bonus.add_argument("--per-identified", required=True, help="e.g. 0.50 (major units)")
         bonus.add_argument("--label", default="identification", help="Idempotency label.")
+        bonus.add_argument(
+            "--include",
+            action="append",
+            default=[],
+            metavar="PID",
+            help="Also pay this participant, outside the default rule (needs --include-reason).",
+        )
+        bonus.add_argument("--include-reason", default="", help="Why (10+ characters).")
         subscribe = command(
             "subscribe", "Create the secret and webhook subscriptions.", study=False
         )
@@ -141,9 +153,26 @@ class Command(BaseCommand):
                 per = Decimal(options["per_identified"])
             except InvalidOperation:
                 raise CommandError("--per-identified must be a number, e.g. 0.50") from None
-            amounts = identification_bonuses(study=study, per_identified=per)
+            try:
+                chosen = bonus_select(
+                    study=study,
+                    per_identified=per,
+                    label=options["label"],
+                    include=options["include"],
+                    include_reason=options["include_reason"],
+                )
+            except ValueError as error:
+                raise CommandError(str(error)) from None
+            for candidate in chosen.candidates:
+                if candidate.prolific_pid not in chosen.amounts:
+                    self.stdout.write(f"{candidate.prolific_pid}: not paid ({candidate.why_not})")
             for a in bonuses_pay(
-                study=study, client=client, amounts=amounts, label=options["label"]
+                study=study,
+                client=client,
+                amounts=chosen.amounts,
+                label=options["label"],
+                judgments=chosen.judgments,
+                overrides=chosen.overrides,
             ):
                 self.stdout.write(f"{a.prolific_pid}: bonus {a.amount} {a.status}")
 
