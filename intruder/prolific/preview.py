@@ -19,10 +19,11 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from intruder.models import ProlificStudyState, ProlificSubmission, Study
+from intruder.models import Participant, ProlificStudyState, ProlificSubmission, Study
 from intruder.prolific.bonuses import BonusCandidate, BonusSelection
 from intruder.prolific.client import StudyDraft, bonus_csv
 from intruder.prolific.services import TRANSITIONS, not_completed
+from intruder.selectors.flags import participant_flag_summary
 
 TRANSITION_WORDS = {
     "publish": "Publish: Prolific starts showing the study to eligible participants",
@@ -181,6 +182,21 @@ def review_plan(
         facts.append(("Rewards paid", money_minor(state.reward_minor * len(requests))))
     warnings = []
     if kind == "approve":
+        summary = participant_flag_summary(study)
+        pks = dict(
+            Participant.objects.filter(study=study, prolific_pid__in=pids).values_list(
+                "prolific_pid", "pk"
+            )
+        )
+        for pid in sorted(set(pids)):
+            flags = summary.get(pks.get(pid, -1))
+            if flags is not None and flags.n_answers and flags.n_excluded == flags.n_answers:
+                warnings.append(
+                    f"Every answer of {pid} is excluded by the study's rules "
+                    f"({flags.n_excluded} of {flags.n_answers}): approving pays their reward "
+                    "for answers the analysis leaves out. Reject instead, or overrule the flags "
+                    "first if they are false alarms."
+                )
         incomplete = not_completed(study, pids)
         if incomplete:
             warnings.append(

@@ -33,6 +33,7 @@ from intruder.prolific.client import (
     prolific_enabled,
 )
 from intruder.prolific.preview import (
+    CURRENCY_MINOR,
     Plan,
     api_base,
     bonus_plan,
@@ -77,9 +78,18 @@ class DraftForm(forms.Form):
     reward_minor = forms.IntegerField(
         min_value=1,
         max_value=1_000_000,
-        label="Reward per participant, in the workspace currency's minor unit (pence/cents)",
     )
     estimated_minutes = forms.IntegerField(min_value=1, max_value=24 * 60)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        code = currency()
+        unit = CURRENCY_MINOR.get(code, "minor units")
+        self.fields["reward_minor"].label = (
+            f"Reward per participant, in {code} {unit} (the workspace currency's minor unit: "
+            f"150 is {code} 1.50)"
+        )
+
     completion_action = forms.ChoiceField(
         choices=ProlificStudyState.CompletionAction.choices,
         initial=ProlificStudyState.CompletionAction.MANUALLY_REVIEW,
