@@ -216,11 +216,11 @@ def main() -> None:
         Study,
         TargetPerson,
     )
+    from intruder.prolific.bonuses import bonus_select
     from intruder.prolific.client import ProlificClient
     from intruder.prolific.fake_server import FakeProlific, new_id
     from intruder.prolific.services import (
         bonuses_pay,
-        identification_bonuses,
         study_draft_create,
         study_sync,
         study_transition,
@@ -514,10 +514,18 @@ def main() -> None:
     )
     if done:
         submissions_review(study=study, client=client, pids=done, kind="approve", user=owner)
-    amounts = identification_bonuses(study=study, per_identified=Decimal("0.50"))
+    chosen = bonus_select(study=study, per_identified=Decimal("0.50"), label="identified")
+    amounts = chosen.amounts
     fake.fail_next(502, times=3)
     for _ in range(3):  # a researcher clicking "pay" again after errors
-        bonuses_pay(study=study, client=client, amounts=amounts, label="identified", user=owner)
+        bonuses_pay(
+            study=study,
+            client=client,
+            amounts=amounts,
+            label="identified",
+            user=owner,
+            judgments=chosen.judgments,
+        )
     paid = Counter((pid, amount) for _, pid, amount in fake.payments)
     payments_per_pid = Counter(pid for _, pid, _ in fake.payments)
     double_payments = sum(n - 1 for n in payments_per_pid.values() if n > 1)

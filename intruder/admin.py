@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 
 from intruder.models import (
     AnonymizedText,
@@ -19,6 +20,7 @@ from intruder.models import (
     Participant,
     ProlificAction,
     ProlificSignedDelivery,
+    ProlificStudyClaim,
     ProlificStudyState,
     ProlificSubmission,
     ProlificWebhookEvent,
@@ -27,6 +29,7 @@ from intruder.models import (
     TargetPerson,
     WritingTask,
 )
+from intruder.prolific.claims import claim_approve, claim_refuse
 from intruder.services.jobs import JobError, job_retry
 
 
@@ -192,6 +195,37 @@ class ProlificActionAdmin(ReadOnlyAdmin):
     list_display = ["kind", "prolific_pid", "study", "amount", "status", "created_by", "updated_at"]
     list_filter = ["kind", "status", "study"]
     search_fields = ["prolific_pid", "key"]
+
+
+@admin.action(description="Approve the selected Prolific study claims")
+def approve_claims(modeladmin: admin.ModelAdmin, request, queryset) -> None:
+    for claim in queryset.filter(approved_at__isnull=True):
+        try:
+            claim_approve(claim=claim, by=request.user)
+        except ValidationError as error:
+            modeladmin.message_user(
+                request, f"{claim}: {' '.join(error.messages)}", level=messages.ERROR
+            )
+
+
+@admin.action(description="Refuse the selected Prolific study claims awaiting approval")
+def refuse_claims(modeladmin: admin.ModelAdmin, request, queryset) -> None:
+    for claim in queryset.filter(approved_at__isnull=True):
+        claim_refuse(claim=claim, by=request.user)
+
+
+@admin.register(ProlificStudyClaim)
+class ProlificStudyClaimAdmin(ReadOnlyAdmin):
+    """Claims are made by the platform; a site administrator approves or refuses the ones
+    typed in by hand (check on Prolific that the claimant made that study)."""
+
+    list_display = [
+        "prolific_study_id", "study", "claimed_by", "via", "approved_at", "approved_by",
+        "created_at",
+    ]  # fmt: skip
+    list_filter = ["via", ("approved_at", admin.EmptyFieldListFilter)]
+    search_fields = ["prolific_study_id", "study__slug"]
+    actions = [approve_claims, refuse_claims]
 
 
 @admin.register(ImportBatch)

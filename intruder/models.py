@@ -912,6 +912,7 @@ class LLMGuess(models.Model):
 from intruder.prolific.models import (  # noqa: E402, F401
     ProlificAction,
     ProlificSignedDelivery,
+    ProlificStudyClaim,
     ProlificStudyState,
     ProlificSubmission,
     ProlificWebhookEvent,

@@ -98,7 +98,15 @@ class StudySettingsInputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Study
         fields = [*EDITABLE_FIELDS, "source_studies"]
-        extra_kwargs = {name: {"required": False} for name in EDITABLE_FIELDS}
+        extra_kwargs = {
+            **{name: {"required": False} for name in EDITABLE_FIELDS},
+            # The field's own checks only: whether the ID is free is the service's to say,
+            # since only it knows the study being updated (its own unchanged ID is fine).
+            "prolific_study_id": {
+                "required": False,
+                "validators": Study._meta.get_field("prolific_study_id").validators,
+            },
+        }
 
 
 def _with_sources(request: Request, data: dict[str, Any], write: Any) -> Study:

@@ -14,7 +14,8 @@ docs.prolific.com/api-reference as read on 2026-11-25 (API v1).
   characters and a rejection_category; only AWAITING REVIEW submissions move),
   POST /submissions/bulk-approve/.
 - Bonuses: POST /submissions/bonus-payments/ sets up (csv "pid,amount" lines) and
-  POST /bulk-bonus-payments/{id}/pay/ pays once; paying again is a 400.
+  POST /bulk-bonus-payments/{id}/pay/ pays once; paying again is a 400. A bonus (or a bulk
+  approval) naming a participant without a submission in the study is a 400, as on Prolific.
 - Webhooks: POST /hooks/secrets/, POST /hooks/subscriptions/ (answers with X-Hook-Secret),
   POST /hooks/subscriptions/{id}/ confirms with {"secret": ...}. Deliveries are signed
   (X-Prolific-Request-Signature over X-Prolific-Request-Timestamp + body) and carry X-Event-ID
@@ -25,6 +26,7 @@ docs.prolific.com/api-reference as read on 2026-11-25 (API v1).
 
 from __future__ import annotations
 
+import hmac
 import json
 import re
 import secrets
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -94,6 +97,9 @@ class FakeProlific:
     page_size: int = 50
     # The sandbox: where every event is delivered, signed, as Prolific's webhooks would.
     deliver_to: str = ""
+    # The sandbox controls live under /sandbox/<control_secret>/: a page the researcher
+    # opens elsewhere cannot guess their address (and a POST must come from their origin).
+    control_secret: str = field(default_factory=lambda: secrets.token_urlsafe(16))
     _senders: list[threading.Thread] = field(default_factory=list)
     _faults: list[int] = field(default_factory=list)
     _lock: threading.RLock = field(default_factory=threading.RLock)
@@ -120,6 +126,18 @@ class FakeProlific:
         assert self._server is not None, "call serve() first"
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}{API_PREFIX}"
+
+    @property
+    def origin(self) -> str:
+        """Return the fake's own origin (scheme, host and port), as browsers send it."""
+        assert self._server is not None, "call serve() first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def controls_path(self) -> str:
+        """Return the path of the control page, its secret included."""
+        return f"{SANDBOX_PREFIX}{self.control_secret}/"
 
     def stop(self) -> None:
         if self._server is not None:
@@ -355,6 +373,10 @@ class FakeProlific:
         if refused:
             return refused
         pids = set(body.get("participant_ids") or [])
+        strangers = sorted(pids - self._participants_of(str(body.get("study_id", ""))))
+        if strangers:
+            detail = f"Not participants of this study: {', '.join(strangers)}."
+            return 400, {"error": {"detail": detail}}, {}
         for sub in self.submissions.values():
             if (
                 sub["study_id"] == body.get("study_id")
@@ -364,6 +386,14 @@ class FakeProlific:
                 sub["status"] = "APPROVED"
                 self._event("submission.status.change", sub)
         return 200, "The request to bulk approve has been made successfully.", {}
+
+    def _participants_of(self, study_id: str) -> set[str]:
+        """Return the participant IDs with a submission in the study."""
+        return {
+            sub["participant_id"]
+            for sub in self.submissions.values()
+            if sub["study_id"] == study_id
+        }
 
     def _bonus_setup(self, body: dict) -> tuple[int, Any, dict]:
         study_id = body.get("study_id", "")
@@ -377,6 +407,10 @@ class FakeProlific:
                 rows.append((pid.strip(), float(amount)))
             except ValueError:
                 return 400, {"error": {"detail": f"Bad bonus line {line!r}."}}, {}
+        strangers = sorted({pid for pid, _ in rows} - self._participants_of(str(study_id)))
+        if strangers:  # Prolific pays bonuses to the study's own submissions only
+            detail = f"Not participants of this study: {', '.join(strangers)}."
+            return 400, {"error": {"detail": detail}}, {}
         bonus = {"id": new_id(), "study": study_id, "rows": rows, "paid": False}
         bonus["amount"] = round(sum(a for _, a in rows), 2)
         self.bonuses[bonus["id"]] = bonus
@@ -447,7 +481,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str) -> None:
         raw_path, _, query = self.path.partition("?")
         if raw_path.startswith(SANDBOX_PREFIX):
-            self._sandbox(method, raw_path[len(SANDBOX_PREFIX) :])
+            secret, _, rest = raw_path[len(SANDBOX_PREFIX) :].partition("/")
+            if not hmac.compare_digest(secret.encode(), self.state.control_secret.encode()):
+                self._send(404, {"error": "not a sandbox control"}, {})
+                return
+            if method == "POST" and not self._same_origin():
+                self._send(403, {"error": "a sandbox control is sent from its own page"}, {})
+                return
+            self._sandbox(method, rest)
             return
         if not raw_path.startswith(API_PREFIX):
             self._send(404, {"error": "not the API"}, {})
@@ -477,6 +518,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _same_origin(self) -> bool:
+        """Whether a POST comes from the control page: its Origin (or, without one, its
+        Referer) is the fake's own. Browsers send Origin with every form POST."""
+        origin = self.headers.get("Origin") or ""
+        if not origin:
+            referer = urlsplit(self.headers.get("Referer") or "")
+            origin = f"{referer.scheme}://{referer.netloc}" if referer.netloc else ""
+        return bool(origin) and origin == self.state.origin
+
     def _sandbox(self, method: str, path: str) -> None:
         """The rehearsal controls: a page, and what simulated participants do."""
         if method == "GET" and path == "":
@@ -500,7 +550,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": "not a sandbox control"}, {})
             return
         self.send_response(303)
-        self.send_header("Location", SANDBOX_PREFIX)
+        self.send_header("Location", self.state.controls_path)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
@@ -520,19 +570,34 @@ SANDBOX_ACTIONS = {
 }
 
 
+# A phone (390 px) shows the page without sideways scrolling: long IDs and URLs wrap, each
+# row's buttons wrap under each other, and a table wider than the screen scrolls in its box.
+SANDBOX_CSS = (
+    "body{font-family:system-ui,sans-serif;margin:1rem;max-width:60rem;line-height:1.4}"
+    "code{overflow-wrap:anywhere}h1{font-size:1.3rem}h2{font-size:1.1rem}"
+    ".scroll{overflow-x:auto}table{border-collapse:collapse}"
+    "td,th{padding:.3rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
+    "form{display:inline-block;margin:.15rem .3rem .15rem 0}button{padding:.35rem .6rem}"
+    "@media (max-width:600px){table,tbody,tr,td,th{display:block}tr:first-child{display:none}"
+    "tr{border-bottom:1px solid #ccc;padding:.4rem 0}td{border:0;padding:.1rem 0}}"
+)
+
+
 def sandbox_page(fake: FakeProlific) -> str:
     """The sandbox's control page: each study, its submissions, and what to make happen."""
     from html import escape
 
     def button(url: str, label: str) -> str:
         return (
-            f'<form method="post" action="{escape(url)}" style="display:inline">'
+            f'<form method="post" action="{escape(url)}">'
             f'<button type="submit">{escape(label)}</button></form>'
         )
 
+    prefix = fake.controls_path
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        "<title>Prolific sandbox</title></head><body>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>Prolific sandbox</title><style>{SANDBOX_CSS}</style></head><body>",
         "<h1>Prolific sandbox (a rehearsal: nothing reaches Prolific, nobody is paid)</h1>",
         f"<p>API base: <code>{escape(fake.base_url)}</code>. Webhooks go to "
         f"<code>{escape(fake.deliver_to or '(nowhere)')}</code>.</p>",
@@ -548,10 +613,13 @@ def sandbox_page(fake: FakeProlific) -> str:
             f"{escape(study['status'])}</small></h2>"
         )
         if study["status"] == "ACTIVE":
-            parts.append(button(f"{SANDBOX_PREFIX}start/{study['id']}/", "A participant starts"))
+            parts.append(button(f"{prefix}start/{study['id']}/", "A participant starts"))
         else:
             parts.append("<p>Publish (or resume) the study to let participants start.</p>")
-        parts.append("<table><tr><th>Participant</th><th>Status</th><th>Link</th><th></th></tr>")
+        parts.append(
+            "<div class='scroll'><table><tr><th>Participant</th><th>Status</th><th>Link</th>"
+            "<th></th></tr>"
+        )
         for sub in (s for s in submissions if s["study_id"] == study["id"]):
             link = (
                 str(study.get("external_study_url", ""))
@@ -562,7 +630,7 @@ def sandbox_page(fake: FakeProlific) -> str:
             actions = ""
             if sub["status"] == "ACTIVE":
                 actions = " ".join(
-                    button(f"{SANDBOX_PREFIX}submission/{sub['id']}/{action}/", label)
+                    button(f"{prefix}submission/{sub['id']}/{action}/", label)
                     for action, (_, label) in SANDBOX_ACTIONS.items()
                 )
             parts.append(
@@ -571,7 +639,7 @@ def sandbox_page(fake: FakeProlific) -> str:
                 f"<td><a href='{escape(link)}' target='_blank'>open as this participant</a></td>"
                 f"<td>{actions}</td></tr>"
             )
-        parts.append("</table>")
+        parts.append("</table></div>")
     parts.append("</body></html>")
     return "".join(parts)
 

@@ -128,6 +128,12 @@ class ProlificAction(models.Model):
     reason = models.TextField(blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     prolific_ref = models.CharField(max_length=64, blank=True, help_text="e.g. the bonus id.")
+    # A bonus's judgments: the identifications it pays for, so that no later bonus, under
+    # any label, pays for them again.
+    judgment_ids = models.JSONField(default=list, blank=True)
+    override = models.TextField(
+        blank=True, help_text="Why a participant outside the default rule was included."
+    )
     response = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     created_by = models.ForeignKey(
@@ -141,3 +147,56 @@ class ProlificAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.prolific_pid} ({self.status})"
+
+
+class ProlificStudyClaim(models.Model):
+    """Which study (and so which account) a Prolific study ID belongs to.
+
+    The server's token opens the whole Prolific workspace, so an ID Prolific confirms as the
+    workspace's says nothing about who on this platform made it. A claim does: made by
+    creating the draft from the platform (`via=draft`, approved at once), or asked for by
+    typing an ID into a study (`via=manual`) and approved by a site administrator. The claim
+    outlives the study's field: an ID cleared from its study stays reserved for that study.
+    Only an approved claim lets a study hold the ID (`intruder.prolific.claims`).
+    """
+
+    class Via(models.TextChoices):
+        DRAFT = "draft", "Draft created from the platform"
+        MANUAL = "manual", "Typed in, approved by a site administrator"
+        EXISTING = "existing", "Held before claims existed (migration)"
+
+    prolific_study_id = models.CharField(max_length=64)
+    study = models.ForeignKey(
+        "intruder.Study", on_delete=models.CASCADE, related_name="prolific_claims"
+    )
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    via = models.CharField(max_length=20, choices=Via.choices)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    approved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # One owner per Prolific study ID, whether or not a study field holds it now.
+            models.UniqueConstraint(
+                fields=["prolific_study_id"],
+                condition=models.Q(approved_at__isnull=False),
+                name="prolific_claim_one_owner",
+            ),
+            models.UniqueConstraint(
+                fields=["prolific_study_id", "study"], name="prolific_claim_once_per_study"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        state = "approved" if self.approved_at else "awaiting approval"
+        return f"{self.prolific_study_id} → study {self.study_id} ({state})"
+
+    @property
+    def approved(self) -> bool:
+        return self.approved_at is not None

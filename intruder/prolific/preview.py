@@ -19,9 +19,11 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from intruder.models import ProlificStudyState, ProlificSubmission, Study
+from intruder.models import Participant, ProlificStudyState, ProlificSubmission, Study
+from intruder.prolific.bonuses import BonusCandidate, BonusSelection
 from intruder.prolific.client import StudyDraft, bonus_csv
 from intruder.prolific.services import TRANSITIONS, not_completed
+from intruder.selectors.flags import participant_flag_summary
 
 TRANSITION_WORDS = {
     "publish": "Publish: Prolific starts showing the study to eligible participants",
@@ -84,6 +86,8 @@ class Plan:
     requests: tuple[Request, ...]
     facts: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
+    # A bonus's preview: everyone with an identified judgment, paid or not and why.
+    candidates: tuple[BonusCandidate, ...] = ()
 
     @property
     def digest(self) -> str:
@@ -178,6 +182,21 @@ def review_plan(
         facts.append(("Rewards paid", money_minor(state.reward_minor * len(requests))))
     warnings = []
     if kind == "approve":
+        summary = participant_flag_summary(study)
+        pks = dict(
+            Participant.objects.filter(study=study, prolific_pid__in=pids).values_list(
+                "prolific_pid", "pk"
+            )
+        )
+        for pid in sorted(set(pids)):
+            flags = summary.get(pks.get(pid, -1))
+            if flags is not None and flags.n_answers and flags.n_excluded == flags.n_answers:
+                warnings.append(
+                    f"Every answer of {pid} is excluded by the study's rules "
+                    f"({flags.n_excluded} of {flags.n_answers}): approving pays their reward "
+                    "for answers the analysis leaves out. Reject instead, or overrule the flags "
+                    "first if they are false alarms."
+                )
         incomplete = not_completed(study, pids)
         if incomplete:
             warnings.append(
@@ -192,11 +211,19 @@ def review_plan(
     )
 
 
-def bonus_plan(study: Study, amounts: dict[str, Decimal], label: str) -> Plan:
-    """Plan a bonus: the set-up request (the amounts in major units) and its pay request."""
+def bonus_plan(study: Study, selection: BonusSelection, label: str, per: Decimal) -> Plan:
+    """Plan a bonus: the set-up request (the amounts in major units) and its pay request,
+    with everyone who has an identified judgment listed: paid for which judgments, or why not.
+    """
+    amounts = selection.amounts
     rows = [(pid, float(amount)) for pid, amount in sorted(amounts.items())]
     body = {"study_id": study.prolific_study_id, "csv_bonuses": bonus_csv(rows)}
     total = sum(amounts.values(), Decimal("0"))
+    left_out = [c for c in selection.candidates if c.prolific_pid not in amounts]
+    warnings = [
+        f"Paid outside the default rule, by your choice: {pid} ({reason})."
+        for pid, reason in sorted(selection.overrides.items())
+    ]
     return Plan(
         title=f"Pay the bonus “{label}”",
         requests=(
@@ -204,8 +231,17 @@ def bonus_plan(study: Study, amounts: dict[str, Decimal], label: str) -> Plan:
             Request("POST", "bulk-bonus-payments/<id of the set-up bonus>/pay/"),
         ),
         facts=(
-            ("Participants", str(len(amounts))),
+            ("Participants paid", str(len(amounts))),
+            ("Per identified text", money(per)),
             ("Bonuses in total", f"{money(total)}, before Prolific's fee and VAT"),
+            (
+                "Who is paid by default",
+                "submissions of this Prolific study who completed here, per identified answer "
+                "the study's exclusion rules keep and no other bonus label paid",
+            ),
+            ("Not paid", str(len(left_out))),
             ("Label", f"{label} (each participant is paid once per label, in any case)"),
         ),
+        warnings=tuple(warnings),
+        candidates=tuple(selection.candidates),
     )

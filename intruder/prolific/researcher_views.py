@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from intruder.exceptions import errors_as_messages
 from intruder.models import ProlificAction, ProlificStudyState, Study
+from intruder.prolific.bonuses import BonusSelection, bonus_select
 from intruder.prolific.bulk_review import (
     APPROVE_CLEAN,
     BULK_RULES,
@@ -32,6 +33,7 @@ from intruder.prolific.client import (
     prolific_enabled,
 )
 from intruder.prolific.preview import (
+    CURRENCY_MINOR,
     Plan,
     api_base,
     bonus_plan,
@@ -49,7 +51,6 @@ from intruder.prolific.services import (
     ProlificActionRefused,
     bonuses_pay,
     draft_build,
-    identification_bonuses,
     prolific_monitor_state,
     review_check,
     study_draft_create,
@@ -77,9 +78,18 @@ class DraftForm(forms.Form):
     reward_minor = forms.IntegerField(
         min_value=1,
         max_value=1_000_000,
-        label="Reward per participant, in the workspace currency's minor unit (pence/cents)",
     )
     estimated_minutes = forms.IntegerField(min_value=1, max_value=24 * 60)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        code = currency()
+        unit = CURRENCY_MINOR.get(code, "minor units")
+        self.fields["reward_minor"].label = (
+            f"Reward per participant, in {code} {unit} (the workspace currency's minor unit: "
+            f"150 is {code} 1.50)"
+        )
+
     completion_action = forms.ChoiceField(
         choices=ProlificStudyState.CompletionAction.choices,
         initial=ProlificStudyState.CompletionAction.MANUALLY_REVIEW,
@@ -303,7 +313,9 @@ def prolific_draft(request: HttpRequest, slug: str) -> HttpResponse:
         return draft_plan(draft_build(**_draft_fields(request, study)))
 
     def run(study, client):
-        created = study_draft_create(client=client, **_draft_fields(request, study))
+        created = study_draft_create(
+            client=client, user=request.user, **_draft_fields(request, study)
+        )
         return f"Prolific draft {created['id']} created; its ID is now the study's."
 
     return _act(request, slug=slug, run=run, plan=plan)
@@ -384,7 +396,7 @@ def prolific_review(request: HttpRequest, slug: str) -> HttpResponse:
 def prolific_bonus(request: HttpRequest, slug: str) -> HttpResponse:
     label = " ".join((request.POST.get("label") or "identification").split())[:50]
 
-    def amounts_for(study) -> dict[str, Decimal]:
+    def per_text() -> Decimal:
         try:
             per = Decimal(request.POST.get("per_identified", ""))
         except InvalidOperation:
@@ -393,18 +405,44 @@ def prolific_bonus(request: HttpRequest, slug: str) -> HttpResponse:
             raise ProlificActionRefused(
                 f"The bonus per identified text must be above 0 and at most {MAX_BONUS_PER_TEXT}."
             )
-        amounts = identification_bonuses(study=study, per_identified=per)
-        if not amounts:
-            raise ProlificActionRefused("Nobody who completed identified a text: no bonus.")
-        return amounts
+        return per
+
+    def selection_for(study) -> BonusSelection:
+        try:
+            chosen = bonus_select(
+                study=study,
+                per_identified=per_text(),
+                label=label,
+                include=request.POST.getlist("include"),
+                include_reason=request.POST.get("include_reason", ""),
+            )
+        except ValueError as error:
+            raise ProlificActionRefused(str(error)) from None
+        if not chosen.candidates:
+            raise ProlificActionRefused("Nobody identified a text: no bonus.")
+        return chosen
+
+    def plan(study) -> Plan:
+        return bonus_plan(study, selection_for(study), label, per_text())
 
     def run(study, client):
+        chosen = selection_for(study)
+        if not chosen.amounts:
+            raise ProlificActionRefused("Nobody is to be paid: nothing sent.")
         done = bonuses_pay(
-            study=study, client=client, amounts=amounts_for(study), label=label, user=request.user
+            study=study,
+            client=client,
+            amounts=chosen.amounts,
+            label=label,
+            user=request.user,
+            judgments=chosen.judgments,
+            overrides=chosen.overrides,
         )
         ok = sum(a.status == ProlificAction.Status.SUCCEEDED for a in done)
-        return f"Bonus “{label}”: {ok} of {len(done)} paid (each is paid once)."
+        failed = [a for a in done if a.status == ProlificAction.Status.FAILED]
+        note = f"Bonus “{label}”: {ok} of {len(done)} paid (each is paid once)."
+        if failed:
+            note += f" Prolific refused: {answer_text(failed[0].response)}"
+        return note
 
-    return _act(
-        request, slug=slug, run=run, plan=lambda study: bonus_plan(study, amounts_for(study), label)
-    )
+    return _act(request, slug=slug, run=run, plan=plan)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -27,6 +28,7 @@ from intruder.models import (
     ProlificSubmission,
     Study,
 )
+from intruder.prolific.claims import claim_draft
 from intruder.prolific.client import (
     ProlificAuthError,
     ProlificClient,
@@ -61,6 +63,8 @@ DEVICES = ("desktop", "tablet", "mobile")
 MIN_REJECTION_CHARS = 100
 # Approving someone who did not complete here needs the researcher's reason, this long.
 MIN_OVERRIDE_CHARS = 10
+# The "here" status of a Prolific submission with no participant on the platform.
+NEVER_STARTED = "never started here"
 # Prolific's statuses of a submission whose participant has not submitted yet.
 IN_PROGRESS = ("ACTIVE", "RESERVED")
 REJECTION_CATEGORIES = (
@@ -160,10 +164,13 @@ def study_draft_create(
     name: str = "",
     description: str = "",
     devices: tuple[str, ...] = ("desktop",),
+    user: Any = None,
 ) -> dict:
     """Create the Prolific draft and store its ID as the study's Prolific study ID.
 
     Refused when the study already has a Prolific study ID (one Prolific study per study).
+    The ID is claimed for the study at once (`claims`): the account that made the draft
+    through the platform owns it, even after the field is cleared.
     """
     if study.prolific_study_id:
         raise ProlificActionRefused(
@@ -184,6 +191,7 @@ def study_draft_create(
     if created.get("dry_run"):
         return created
     with transaction.atomic():
+        claim_draft(study=study, prolific_study_id=created["id"], user=user)
         Study.objects.filter(pk=study.pk).update(prolific_study_id=created["id"])
         study.prolific_study_id = created["id"]
         ProlificStudyState.objects.update_or_create(
@@ -294,6 +302,20 @@ class SubmissionFacts:
             "time_spent": row.time_spent_text,
         }
 
+    @classmethod
+    def never_started(cls, sub: ProlificSubmission) -> dict[str, object]:
+        """Return these fields for a submission whose participant never opened the study here
+        (they entered a code on Prolific without starting, or Prolific placed them)."""
+        return {
+            "prolific_pid": sub.prolific_pid,
+            "submission_id": sub.submission_id,
+            "prolific_status": sub.status,
+            "platform_status": NEVER_STARTED,
+            "items_done": 0,
+            "items_total": 0,
+            "time_spent": "–",
+        }
+
     @property
     def flag_lines(self) -> list[tuple[str, str, bool]]:
         """(label, reasons, excludes) per flag code, for the tables."""
@@ -321,6 +343,11 @@ class SubmissionRow(SubmissionFacts):
     def note(self) -> str:
         """What the two sides disagree on, in words ("" when they agree)."""
         completed = self.platform_status == Participant.Status.COMPLETED
+        if self.platform_status == NEVER_STARTED:
+            return (
+                "Never started here: Prolific lists this submission but the participant never "
+                "opened the study; approving needs a reason."
+            )
         if completed and self.prolific_status in IN_PROGRESS:
             return "Reached the completion code here, never came back to Prolific (yet)."
         if not completed and self.prolific_status == "AWAITING REVIEW":
@@ -361,13 +388,22 @@ def submission_rows(study: Study) -> list[SubmissionRow]:
     summary = participant_flag_summary(study)
     rows = []
     for row in participant_rows(study):
-        sub = subs.get(row.prolific_pid)
+        sub = subs.pop(row.prolific_pid, None)
         rows.append(
             SubmissionRow(
                 **SubmissionFacts.fields(row, sub),
                 identified=identified.get(row.prolific_pid, 0),
                 actions=tuple(actions.get(row.prolific_pid, ())),
                 flags=summary.get(row.pk),
+            )
+        )
+    # Every submission Prolific reports is listed, so it can be approved or rejected here.
+    for pid, sub in sorted(subs.items()):
+        rows.append(
+            SubmissionRow(
+                **SubmissionFacts.never_started(sub),
+                identified=0,
+                actions=tuple(actions.get(pid, ())),
             )
         )
     return rows
@@ -596,26 +632,20 @@ def _record(action: ProlificAction, status: str, response, *, kind: str | None =
     action.refresh_from_db()
 
 
-def identification_bonuses(*, study: Study, per_identified: Decimal) -> dict[str, Decimal]:
-    """Return a motivated-intruder bonus per participant: per correctly identified text.
-
-    Identified as the scoring defines it (`Judgment.identified`); completed participants only.
-    """
-    rows = (
-        Participant.objects.filter(study=study, status=Participant.Status.COMPLETED)
-        .annotate(n=Count("judgments", filter=Q(judgments__identified=True)))
-        .filter(n__gt=0)
-        .values_list("prolific_pid", "n")
-    )
-    return {pid: per_identified * n for pid, n in rows}
-
-
 def bonus_label_key(label: str) -> str:
     """Return the label as bonuses are keyed: "Race", "race " and "RACE" are one bonus."""
     return " ".join(label.split()).casefold()
 
 
-def _bonus_action(study: Study, pid: str, amount: Decimal, label: str, user) -> ProlificAction:
+def _bonus_action(
+    study: Study,
+    pid: str,
+    amount: Decimal,
+    label: str,
+    user,
+    judgment_ids: list[int],
+    override: str,
+) -> ProlificAction:
     """Return the participant's action for bonus `label` (case-insensitive), made once."""
     earlier = ProlificAction.objects.filter(
         study=study, kind=ProlificAction.Kind.BONUS, prolific_pid=pid, reason__iexact=label
@@ -630,6 +660,8 @@ def _bonus_action(study: Study, pid: str, amount: Decimal, label: str, user) -> 
             "prolific_pid": pid,
             "amount": amount,
             "reason": label,
+            "judgment_ids": judgment_ids,
+            "override": override,
             "created_by": user,
         },
     )
@@ -637,9 +669,20 @@ def _bonus_action(study: Study, pid: str, amount: Decimal, label: str, user) -> 
 
 
 def bonuses_pay(
-    *, study: Study, client: ProlificClient, amounts: dict[str, Decimal], label: str, user=None
+    *,
+    study: Study,
+    client: ProlificClient,
+    amounts: dict[str, Decimal],
+    label: str,
+    user=None,
+    judgments: dict[str, list[int]] | None = None,
+    overrides: dict[str, str] | None = None,
 ) -> list[ProlificAction]:
     """Pay each participant their bonus `label` once, however often this is retried.
+
+    Who and how much is `intruder.prolific.bonuses.bonus_select`'s to say; `judgments` (the
+    judgments each amount pays for) are recorded so no later label pays them again, and
+    `overrides` the researcher's reason for anyone paid outside the default rule.
 
     Two steps, each committed before the next: rows never set up are set up in one Prolific
     bonus and its id is stored with them; then each stored bonus is paid. A process that
@@ -659,7 +702,13 @@ def bonuses_pay(
         setup = client.bonus_setup(study.prolific_study_id, rows)
         client.bonus_pay(setup.get("id", "<bonus id>"))
         return []
-    actions = [_bonus_action(study, pid, amount, label, user) for pid, amount in amounts.items()]
+    judgments, overrides = judgments or {}, overrides or {}
+    actions = [
+        _bonus_action(
+            study, pid, amount, label, user, judgments.get(pid, []), overrides.get(pid, "")
+        )
+        for pid, amount in amounts.items()
+    ]
     with transaction.atomic():  # set up, and store the bonus id, before any pay call
         claimed = [a for a in actions if _claim(a) is not None]
         fresh = [a for a in claimed if not a.prolific_ref]

@@ -105,14 +105,50 @@ def delivery_verify(delivery: Delivery, *, now: datetime | None = None) -> dict:
     if not delivery.event_id:
         raise DeliveryRefused("Missing X-Event-ID.", 400)
     try:
-        payload = json.loads(delivery.body)
+        payload = json.loads(
+            delivery.body, parse_constant=_refuse_constant, parse_float=_finite_float
+        )
     except (ValueError, RecursionError):
-        raise DeliveryRefused("The body is not JSON.", 400) from None
+        raise DeliveryRefused(
+            "The body is not JSON a database can store (NaN, Infinity and numbers beyond a "
+            "double are refused).",
+            400,
+        ) from None
     if not isinstance(payload, dict):
         raise DeliveryRefused("The body is not a JSON object.", 400)
     if _depth(payload) > MAX_PAYLOAD_DEPTH:
         raise DeliveryRefused("The body is nested deeper than any Prolific event.", 400)
+    if _holds_nul(payload):
+        raise DeliveryRefused("The body holds a NUL character (\\u0000).", 400)
     return payload
+
+
+def _refuse_constant(name: str) -> None:
+    """Refuse NaN and ±Infinity, which `json.loads` accepts and the JSON column does not."""
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def _finite_float(text: str) -> float:
+    """Parse a JSON number; refuse one beyond a double (1e400 would become inf)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number out of range: {text[:20]}")
+    return value
+
+
+def _holds_nul(value: object) -> bool:
+    """Whether a key or string holds U+0000 (PostgreSQL's jsonb cannot store it)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack += list(item.keys()) + list(item.values())
+        elif isinstance(item, list):
+            stack += item
+    return False
 
 
 # Prolific's event bodies are flat objects; a few levels leave room for additions.
@@ -215,8 +251,16 @@ def delivery_handle(delivery: Delivery, *, now: datetime | None = None) -> Outco
             pass  # the same retry, delivered twice at once
         return Outcome("duplicate")
     if outcome.outcome == "unknown_type":
-        logger.warning("Prolific webhook: unknown event type %r acknowledged", event_type)
+        logger.warning(
+            "Prolific webhook: unknown event type %r acknowledged", _log_safe(event_type)
+        )
     return outcome
+
+
+def _log_safe(value: object) -> str:
+    """Return a short, printable form of a signed but arbitrary value for the log."""
+    text = str(value if value is not None else "")[:64]
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
 def _apply(event_type: str, payload: dict, *, occurred: datetime, now: datetime) -> Outcome:
@@ -240,7 +284,12 @@ def _submission_changed(payload: dict, *, occurred: datetime, now: datetime) -> 
     pid = str(payload.get("participant_id", ""))
     status = str(payload.get("status", "")).upper()
     if study is None or not submission_id or not pid or not status:
-        logger.warning("Prolific webhook for an unknown study or without ids: %s", payload)
+        # The event's type and study only: a whole payload names the participant.
+        logger.warning(
+            "Prolific webhook %s for an unknown study (%s) or without ids",
+            SUBMISSION_EVENT,
+            _log_safe(payload.get("study_id")),
+        )
         return Outcome("unknown_study")
     row, created = ProlificSubmission.objects.get_or_create(
         submission_id=submission_id,
@@ -279,7 +328,9 @@ def _study_changed(payload: dict, *, occurred: datetime) -> Outcome:
     study = _study_for(str(payload.get("resource_id", "")))
     status = str(payload.get("status", "")).upper()
     if study is None or not status:
-        logger.warning("Prolific study event for an unknown study: %s", payload)
+        logger.warning(
+            "Prolific study event for an unknown study (%s)", _log_safe(payload.get("resource_id"))
+        )
         return Outcome("unknown_study")
     state, _ = ProlificStudyState.objects.get_or_create(study=study)
     state = ProlificStudyState.objects.select_for_update().get(pk=state.pk)
@@ -306,7 +357,7 @@ def submission_known(*, study: Study, prolific_pid: str, session_id: str) -> boo
     try:
         submission = client.submission_get(session_id)
     except ProlificError as error:
-        logger.warning("Prolific check of %s failed: %s", prolific_pid, error)
+        logger.warning("Prolific check of a submission of study %s failed: %s", study.pk, error)
         return False
     finally:
         client.close()

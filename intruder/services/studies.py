@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from intruder.models import Study, StudyMember, new_completion_code
+from intruder.prolific.claims import prolific_id_refusal, prolific_id_settle
 from intruder.prolific.client import client_from_settings, prolific_enabled
 from intruder.prolific.services import ProlificActionRefused, prolific_study_verify
 from intruder.selectors.linked import linked_crowd_open, studies_linked_open
@@ -51,7 +52,9 @@ def prolific_id_check(prolific_study_id: str) -> None:
     """Refuse a new Prolific study ID that Prolific does not confirm as this workspace's.
 
     Without a token nothing can be asked (links are pasted by hand, no action or webhook
-    reaches Prolific); the database still keeps one study per ID.
+    reaches Prolific); the database still keeps one study per ID. Who on this platform may
+    hold it is the claim's to say (`intruder.prolific.claims`): the token opens the whole
+    workspace, whoever made the study.
     """
     if not (prolific_study_id and prolific_enabled()):
         return
@@ -89,9 +92,16 @@ def study_create(*, owner: Any, slug: str, title: str, kind: str, **settings: An
     if unknown:
         raise TypeError(f"unknown study settings {sorted(unknown)}")
     study = Study(owner=owner, slug=slug, title=title, kind=kind, **settings)
+    prolific_id_refusal(study=study, new_id=study.prolific_study_id, previous="")
     study.full_clean()
-    prolific_id_check(study.prolific_study_id)
+    asked = study.prolific_study_id
+    study.prolific_study_id = ""
     _save_unique_prolific_id(study)
+    if asked:
+        study.prolific_study_id = prolific_id_settle(
+            study=study, new_id=asked, previous="", verify=prolific_id_check
+        )
+        _save_unique_prolific_id(study)
     study_check_linked_open(study=study)
     return study
 
@@ -115,13 +125,24 @@ def study_update(*, study: Study, **changes: Any) -> Study:
                 for name in changed_checks
             }
         )
-    previous_prolific_id = study.prolific_study_id
+    # As stored (and locked), not as this instance remembers it: an instance a refused update
+    # left changed must not carry a new ID past the checks below.
+    previous_prolific_id = (
+        Study.objects.select_for_update()
+        .values_list("prolific_study_id", flat=True)
+        .get(pk=study.pk)
+    )
     previous_scoring = (study.identification_threshold, study.identification_rule)
     for name, value in changes.items():
         setattr(study, name, value)
+    prolific_id_refusal(study=study, new_id=study.prolific_study_id, previous=previous_prolific_id)
     study.full_clean()
-    if study.prolific_study_id != previous_prolific_id:
-        prolific_id_check(study.prolific_study_id)
+    study.prolific_study_id = prolific_id_settle(
+        study=study,
+        new_id=study.prolific_study_id,
+        previous=previous_prolific_id,
+        verify=prolific_id_check,
+    )
     _save_unique_prolific_id(study)
     study_check_linked_open(study=study)
     if (study.identification_threshold, study.identification_rule) != previous_scoring:

@@ -14,11 +14,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from intruder.lookup import by_slug
 from intruder.models import ProlificAction, Study
+from intruder.prolific.bonuses import bonus_select
 from intruder.prolific.client import ProlificError, client_from_settings
 from intruder.prolific.services import (
     ProlificActionRefused,
     bonuses_pay,
-    identification_bonuses,
     study_draft_create,
     study_sync,
     study_transition,
@@ -69,9 +69,21 @@ class Command(BaseCommand):
         reject.add_argument("pids", nargs="+")
         reject.add_argument("--reason", required=True)
         reject.add_argument("--category", default="OTHER")
-        bonus = command("bonus", "Pay a bonus per correctly identified text.")
+        bonus = command(
+            "bonus",
+            "Pay a bonus per identified text: submissions of the study who completed, for "
+            "answers the exclusion rules keep and no other label paid.",
+        )
         bonus.add_argument("--per-identified", required=True, help="e.g. 0.50 (major units)")
         bonus.add_argument("--label", default="identification", help="Idempotency label.")
+        bonus.add_argument(
+            "--include",
+            action="append",
+            default=[],
+            metavar="PID",
+            help="Also pay this participant, outside the default rule (needs --include-reason).",
+        )
+        bonus.add_argument("--include-reason", default="", help="Why (10+ characters).")
         subscribe = command(
             "subscribe", "Create the secret and webhook subscriptions.", study=False
         )
@@ -82,7 +94,21 @@ class Command(BaseCommand):
             study=False,
         )
         sandbox.add_argument("--port", type=int, default=8765, help="The fake's port.")
-        sandbox.add_argument("--site-port", type=int, default=8000, help="The site's port.")
+        sandbox.add_argument(
+            "--site-port",
+            type=int,
+            default=8010,
+            help="The site's port (not the demo's 8000, so both can run side by side).",
+        )
+        sandbox.add_argument(
+            "--throwaway-database",
+            action="store_true",
+            help="The configured database is a throwaway: rehearse on it as it is (otherwise "
+            "a SQLite database is copied first and any other database is refused).",
+        )
+        sandbox.add_argument(
+            "--no-worker", action="store_true", help="Do not start a background worker."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["action"] == "sandbox":
@@ -141,38 +167,93 @@ class Command(BaseCommand):
                 per = Decimal(options["per_identified"])
             except InvalidOperation:
                 raise CommandError("--per-identified must be a number, e.g. 0.50") from None
-            amounts = identification_bonuses(study=study, per_identified=per)
+            try:
+                chosen = bonus_select(
+                    study=study,
+                    per_identified=per,
+                    label=options["label"],
+                    include=options["include"],
+                    include_reason=options["include_reason"],
+                )
+            except ValueError as error:
+                raise CommandError(str(error)) from None
+            for candidate in chosen.candidates:
+                if candidate.prolific_pid not in chosen.amounts:
+                    self.stdout.write(f"{candidate.prolific_pid}: not paid ({candidate.why_not})")
             for a in bonuses_pay(
-                study=study, client=client, amounts=amounts, label=options["label"]
+                study=study,
+                client=client,
+                amounts=chosen.amounts,
+                label=options["label"],
+                judgments=chosen.judgments,
+                overrides=chosen.overrides,
             ):
                 self.stdout.write(f"{a.prolific_pid}: bonus {a.amount} {a.status}")
 
     def _sandbox(self, options: dict) -> None:
-        """Start the fake and serve the site in this process, until interrupted."""
+        """Start the fake, a worker and the site, on a database that may be written to."""
         from django.core.management import call_command
 
         from intruder.checks import PUBLIC_SECRET_KEY_MESSAGE, public_secret_key_in_use
-        from intruder.prolific.sandbox import controls_url, sandbox_start
+        from intruder.prolific.sandbox import (
+            SandboxRefused,
+            controls_url,
+            sandbox_database,
+            sandbox_start,
+        )
 
         if public_secret_key_in_use():  # the site would refuse to start; say so first
             raise CommandError(f"{PUBLIC_SECRET_KEY_MESSAGE} (Or DJANGO_DEBUG=1 to rehearse.)")
+        try:
+            database = sandbox_database(
+                throwaway=options["throwaway_database"], copies_dir=settings.VAR_DIR / "sandbox"
+            )
+        except SandboxRefused as refusal:
+            raise CommandError(str(refusal)) from None
+        # A rehearsal on a copy: the demo account's well-known password logs in, as in the demo.
+        settings.INTRUDER_DEMO = True
         site = f"http://127.0.0.1:{options['site_port']}"
         try:
             fake = sandbox_start(port=options["port"], site_url=site)
         except OSError as error:
             raise CommandError(f"Cannot use port {options['port']}: {error}") from None
+        worker = None if options["no_worker"] else self._sandbox_worker()
         self.stdout.write(
             "Prolific SANDBOX (a rehearsal: nothing reaches Prolific, nobody is paid)\n"
-            f"  the site:       {site}/ (its Prolific pages say they talk to the sandbox)\n"
+            f"  database:       {database}\n"
+            f"  the site:       {site}/ (log in as usual; the demo account researcher / "
+            "intruder-demo works here too)\n"
             f"  fake API base:  {fake.base_url}\n"
-            f"  participants:   {controls_url(fake)} (start, return, time out, complete)\n"
+            f"  participants:   {controls_url(fake)} (start, return, time out, complete; "
+            "the address holds a secret: open it from here)\n"
+            f"  worker:         {f'pid {worker.pid}' if worker else 'not started'}\n"
             "Create the Prolific draft on a study's Prolific page, publish it, then make "
-            "participants act from the control page. Ctrl-C stops both."
+            "participants act from the control page. Ctrl-C stops everything."
         )
         try:
             call_command("runserver", f"127.0.0.1:{options['site_port']}", use_reloader=False)
         finally:
             fake.stop()
+            if worker is not None:
+                worker.terminate()
+                worker.wait(10)
+
+    def _sandbox_worker(self):
+        """Start `run_worker` on the sandbox's database (it runs the study's jobs)."""
+        import os
+        import subprocess
+        import sys
+
+        database = settings.DATABASES["default"]
+        env = dict(os.environ, INTRUDER_DEMO="1")
+        if database["ENGINE"].endswith("sqlite3"):
+            env["DATABASE_URL"] = f"sqlite:///{database['NAME']}"
+        return subprocess.Popen(
+            [sys.executable, str(settings.BASE_DIR / "manage.py"), "run_worker"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def _subscribe(self, options: dict, client) -> None:
         workspace = settings.PROLIFIC_WORKSPACE_ID

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from intruder.enrolment import EnrolmentRefused, prolific_completion_url
 from intruder.models import Assignment, Participant, PersonGroup, Study
+from intruder.prolific.selectors import prolific_submission_status
 from intruder.selectors.participant import (
     SHORT_FULL,
     Step,
@@ -447,10 +448,24 @@ class ReturnedPage(StatusPage):
     step = Step.RETURNED
     title = "You have left this study"
     text = (
-        "You did not give consent, or you returned the study on Prolific, so you cannot "
-        "take part. If you have not yet, please return the study on Prolific (\u201cReturn "
-        "submission\u201d). No completion code is given."
+        "You did not give consent, so you cannot take part. Please return the study on "
+        "Prolific (\u201cReturn submission\u201d). No completion code is given."
     )
+    # What Prolific said, when it ended the submission (webhook), in the participant's words.
+    prolific_texts: ClassVar[dict[str, str]] = {
+        "RETURNED": (
+            "You returned this study on Prolific, so it has ended for you here. Nothing more "
+            "is needed from you, and no completion code is given."
+        ),
+        "REJECTED": (
+            "Your submission to this study was rejected on Prolific, so the study has ended "
+            "for you here. Prolific shows you the researcher's reason."
+        ),
+    }
+
+    def message(self, participant: Participant) -> tuple[str, str, str]:
+        text = self.prolific_texts.get(prolific_submission_status(participant), self.text)
+        return self.title, text, ""
 
 
 class TimedOutPage(StatusPage):
@@ -463,6 +478,15 @@ class TimedOutPage(StatusPage):
     )
 
     def message(self, participant: Participant) -> tuple[str, str, str]:
+        if prolific_submission_status(participant) == "TIMED-OUT":
+            # Prolific ended the submission: there is nothing to return or submit there.
+            return (
+                self.title,
+                "Prolific's time limit for this study passed, so Prolific ended your "
+                "submission and the study has ended for you here. Nothing more is needed from "
+                "you; the answers you finished are kept.",
+                "",
+            )
         judged = assignment_completed_count(participant=participant)
         if not judged:
             return super().message(participant)

@@ -25,6 +25,7 @@ from intruder.enrolment import entry_link
 from intruder.exceptions import errors_as_messages
 from intruder.exchange import exports, imports
 from intruder.models import Job, Study
+from intruder.prolific.claims import claims_pending
 from intruder.selectors.access import (
     owns_study_less_job,
     role_can_edit,
@@ -83,6 +84,17 @@ def _create_initial(request: HttpRequest) -> dict[str, Any]:
     return initial
 
 
+def _claim_note(request: HttpRequest, study: Study) -> None:
+    """Say which typed-in Prolific study IDs await a site administrator's approval."""
+    for claim in claims_pending(study):
+        messages.warning(
+            request,
+            f"Prolific study {claim.prolific_study_id} is asked for, not yet held: the API "
+            "token opens every study of the workspace, so a site administrator approves an ID "
+            "typed in by hand (creating the draft from the Prolific page needs no approval).",
+        )
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def study_create(request: HttpRequest) -> HttpResponse:
@@ -99,6 +111,7 @@ def study_create(request: HttpRequest) -> HttpResponse:
             form.add_service_error(exc)
         else:
             messages.success(request, f"Study “{study.title}” created.")
+            _claim_note(request, study)
             return redirect("researcher-study", slug=study.slug)
     return render(request, "researcher/study_form.html", {"form": form, "study": None})
 
@@ -121,6 +134,7 @@ def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_service_error(exc)
         else:
             messages.success(request, "Study settings saved.")
+            _claim_note(request, study)
             if opened and study.is_open and rules_unrecorded(study):
                 messages.warning(
                     request,

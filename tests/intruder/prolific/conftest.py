@@ -6,8 +6,11 @@ import re
 
 import pytest
 
+from intruder.models import PersonGroup, Study
 from intruder.prolific.client import ProlificClient
 from intruder.prolific.fake_server import FakeProlific
+from intruder.prolific.services import study_draft_create, study_transition
+from tests.intruder.factories import make_study, make_texts
 
 
 @pytest.fixture
@@ -50,3 +53,21 @@ def confirmed():
         return client.post(url, {**data, "confirm": digest[1]})
 
     return send
+
+
+@pytest.fixture
+def published(prolific_settings, client_for):
+    """An intruder study (3 famous texts) with its Prolific draft created and published."""
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=2, judgments_per_text=3)
+    make_texts(study=study, count=3, group=PersonGroup.FAMOUS)
+    client = client_for()
+    study_draft_create(
+        study=study,
+        client=client,
+        entry_url="https://study.example.org/s/winter/",
+        places=10,
+        reward_minor=150,
+        estimated_minutes=12,
+    )
+    study_transition(study=study, client=client, action="publish")
+    return study, client

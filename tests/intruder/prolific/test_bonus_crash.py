@@ -33,7 +33,7 @@ class Killed(BaseException):
 
 
 @pytest.fixture
-def study(prolific_settings, client_for):
+def study(prolific_settings, client_for, fake_prolific):
     study = make_study()
     study_draft_create(
         study=study,
@@ -44,6 +44,8 @@ def study(prolific_settings, client_for):
         estimated_minutes=5,
     )
     study.refresh_from_db()
+    for pid in AMOUNTS:  # Prolific pays bonuses to the study's own submissions only
+        fake_prolific.submission_start(study.prolific_study_id, pid)
     return study
 
 
@@ -158,6 +160,8 @@ def test_a_process_killed_while_prolific_pays_then_retried_pays_once(tmp_path):
         run("migrate", "--verbosity", "0")
         study_id = fake.study_add_foreign()
         fake.studies[study_id]["workspace"] = fake.workspace_id
+        for pid in ("PID1", "PID2", "PID3"):
+            fake.submission_start(study_id, pid)
         run(
             "shell",
             "-c",

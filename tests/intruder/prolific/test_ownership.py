@@ -13,7 +13,14 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from intruder.models import ProlificAction, ProlificStudyState, Study, StudyMember
+from intruder.models import (
+    ProlificAction,
+    ProlificStudyClaim,
+    ProlificStudyState,
+    Study,
+    StudyMember,
+)
+from intruder.prolific.claims import claim_approve
 from intruder.prolific.services import study_draft_create
 from intruder.prolific.webhooks import _study_for
 from intruder.services.studies import study_clone, study_update
@@ -97,8 +104,12 @@ def test_an_id_prolific_does_not_confirm_for_this_workspace_is_refused(
         study_update(study=study, prolific_study_id=own)
     study.refresh_from_db()
     assert study.prolific_study_id == ""
-    # The honest researcher's own study is accepted.
+    # The honest researcher's own study is asked for; a site administrator approves it.
     study_update(study=study, prolific_study_id=own)
+    study.refresh_from_db()
+    assert study.prolific_study_id == ""  # not held before approval (the token opens all)
+    claim = ProlificStudyClaim.objects.get(study=study, prolific_study_id=own)
+    claim_approve(claim=claim, by=make_user(username="site-admin", is_staff=True))
     study.refresh_from_db()
     assert study.prolific_study_id == own
 

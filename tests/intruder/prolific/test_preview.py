@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import Participant, PersonGroup, ProlificAction
+from intruder.models import Participant, PersonGroup, ProlificAction, ProlificSubmission
 from intruder.prolific.services import study_draft_create, study_transition
 from tests.intruder.factories import (
     logged_in,
@@ -97,6 +97,13 @@ def test_a_forged_or_stale_confirmation_sends_nothing(prolific_settings, fake_pr
             completed_at=timezone.now(),
         )
         make_judgment(participant=p, text=texts[0], slot=slot, identified=True)
+        ProlificSubmission.objects.create(  # a submission of the study: paid by default
+            study=study,
+            submission_id=fake_prolific.submission_start(study.prolific_study_id, pid),
+            prolific_pid=pid,
+            status="AWAITING REVIEW",
+            status_at=timezone.now(),
+        )
 
     identifier("PIDONE", 1)
     client = logged_in(study.owner)

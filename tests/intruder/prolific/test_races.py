@@ -67,6 +67,8 @@ def test_a_bonus_sent_from_4_tabs_at_once_is_paid_once(
     study = make_study(kind=Study.Kind.INTRUDER, prolific_study_id=PROLIFIC_STUDY)
     fake_prolific.studies[PROLIFIC_STUDY] = {"id": PROLIFIC_STUDY, "status": "ACTIVE"}
     amounts = {"PID1": Decimal("0.50"), "PID2": Decimal("1.00")}
+    for pid in amounts:  # Prolific pays bonuses to the study's own submissions only
+        fake_prolific.submission_start(PROLIFIC_STUDY, pid)
 
     def pay(_: int) -> None:
         bonuses_pay(

@@ -16,39 +16,21 @@ from intruder.models import (
     ProlificStudyState,
     Study,
 )
+from intruder.prolific.bonuses import bonus_select
 from intruder.prolific.services import (
     ProlificActionRefused,
     bonuses_pay,
-    identification_bonuses,
     study_draft_create,
     study_sync,
     study_transition,
     submissions_review,
 )
-from tests.intruder.factories import make_judgment, make_participant, make_study, make_texts
+from tests.intruder.factories import make_judgment, make_participant, make_study
 
 pytestmark = pytest.mark.django_db
 
 ENTRY = "https://study.example.org/s/winter/"
 REASON = "You finished all texts in under a minute without reading them, " * 3
-
-
-@pytest.fixture
-def published(prolific_settings, client_for):
-    """An intruder study with its Prolific draft created and published."""
-    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=2, judgments_per_text=3)
-    make_texts(study=study, count=3, group=PersonGroup.FAMOUS)
-    client = client_for()
-    study_draft_create(
-        study=study,
-        client=client,
-        entry_url=ENTRY,
-        places=10,
-        reward_minor=150,
-        estimated_minutes=12,
-    )
-    study_transition(study=study, client=client, action="publish")
-    return study, client
 
 
 def completed(study: Study, fake, pid: str, identified: int = 0) -> str:
@@ -159,7 +141,8 @@ def test_identification_bonuses_pay_once_however_often_retried(published, fake_p
     study, client = published
     for pid, hits in (("PID1", 2), ("PID2", 1), ("PID3", 0)):
         completed(study, fake_prolific, pid, identified=hits)
-    amounts = identification_bonuses(study=study, per_identified=Decimal("0.50"))
+    study_sync(study=study, client=client)  # their submissions, as Prolific lists them
+    amounts = bonus_select(study=study, per_identified=Decimal("0.50"), label="id").amounts
     assert amounts == {"PID1": Decimal("1.00"), "PID2": Decimal("0.50")}
     fake_prolific.fail_next(503, times=5)  # the set-up fails: nothing paid, recorded failed
     failed = bonuses_pay(study=study, client=client, amounts=amounts, label="id")

@@ -62,7 +62,7 @@ def test_the_sandbox_serves_on_the_chosen_port_and_the_site_talks_to_it(sandbox,
     assert fake.base_url == settings.PROLIFIC_API_URL
     assert fake.token == settings.PROLIFIC_API_TOKEN
     assert fake.webhook_secret == settings.PROLIFIC_WEBHOOK_SECRET
-    assert controls_url(fake) == f"http://127.0.0.1:{port}{SANDBOX_PREFIX}"
+    assert controls_url(fake) == f"http://127.0.0.1:{port}{SANDBOX_PREFIX}{fake.control_secret}/"
     study = make_study()
     page = logged_in(study.owner).get(reverse("researcher-prolific", kwargs={"slug": study.slug}))
     assert 'data-testid="prolific-sandbox"' in page.content.decode()
@@ -84,7 +84,8 @@ def test_a_whole_cycle_can_be_rehearsed_from_the_controls(sandbox):
     fake.wait_deliveries()
     assert ProlificStudyState.objects.get(study=study).status == "ACTIVE"
     controls = controls_url(fake)
-    with httpx.Client(timeout=30, follow_redirects=False) as http:
+    # The control page's own origin, as a browser sends it with each form POST.
+    with httpx.Client(timeout=30, follow_redirects=False, headers={"Origin": fake.origin}) as http:
         page = http.get(controls).text
         assert "A participant starts" in page and study.prolific_study_id in page
         for _ in range(3):
@@ -116,3 +117,26 @@ def test_a_whole_cycle_can_be_rehearsed_from_the_controls(sandbox):
         # Nonsense controls are refused and change nothing.
         assert http.post(f"{controls}submission/{subs[2]['id']}/approve/").status_code == 404
         assert http.post(f"{controls}start/nosuchstudy/").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_controls_need_their_secret_and_their_own_origin(sandbox):
+    """Another page the researcher opens (another origin, or none) cannot drive the controls,
+    nor can anyone who does not know the address's secret."""
+    fake, port, _ = sandbox
+    fake.studies["s1"] = {"id": "s1", "status": "ACTIVE"}
+    controls = controls_url(fake)
+    guessed = f"http://127.0.0.1:{port}{SANDBOX_PREFIX}"
+    with httpx.Client(timeout=30, follow_redirects=False) as http:
+        assert http.get(guessed).status_code == 404
+        assert http.get(f"{guessed}wrong-secret/").status_code == 404
+        assert http.post(f"{guessed}start/s1/", headers={"Origin": fake.origin}).status_code == 404
+        assert http.post(f"{controls}start/s1/").status_code == 403  # no Origin, no Referer
+        for origin in ("http://evil.example", "http://127.0.0.1:1", "null"):
+            assert http.post(f"{controls}start/s1/", headers={"Origin": origin}).status_code == 403
+        referer = {"Referer": "http://evil.example/page"}
+        assert http.post(f"{controls}start/s1/", headers=referer).status_code == 403
+        assert fake.submissions == {}
+        assert http.post(f"{controls}start/s1/", headers={"Origin": fake.origin}).status_code == 303
+        assert http.post(f"{controls}start/s1/", headers={"Referer": controls}).status_code == 303
+    assert len(fake.submissions) == 2
