@@ -81,6 +81,11 @@ def parse(posted):
         '{"v": 2, "page_ms": ' + "9" * 5000 + "}",
         "{" * 10_000,
         " " * (MAX_TELEMETRY_BYTES + 1),
+        raw(absences=[[5, 1]]),  # ends before it starts
+        raw(absences=[[1, True]]),
+        raw(absences=[[1, 2, 3]]),
+        raw(absences={"0": [1, 2]}),
+        raw(absences=[[i, i] for i in range(21)]),  # more than the page ever sends
     ],
 )
 def test_malformed_telemetry_is_no_telemetry(posted):
@@ -95,6 +100,7 @@ def test_malformed_telemetry_is_no_telemetry(posted):
         ({"only": {"keystrokes": 80}}, "missing: page_ms"),
         ({"drop": "fields"}, "missing: fields.guessed_name"),
         ({"away_ms": 90_000}, "away_ms (90000 ms) exceeds the time on the page"),
+        ({"absences": [[1_000, 61_000]]}, "an absence ends after the time on the page"),
         ({"keystrokes": 0}, "typed without a single input event"),
         (
             {"fields": fields(guessed_name={"typed": 0, "pasted": 9, "untrusted": 0})},
