@@ -62,6 +62,10 @@ FIELD_COUNTS = ("typed", "pasted", "untrusted")
 # shown again, a writer's stored draft): optional, and trusted for writers only
 # (`services.flags`): an intruder's earlier typing is on the server (`services.page_views`).
 RESTORED = "restored"
+# ... and the most characters one trusted typing event (not a paste, not an IME's
+# composition) added at once: an execCommand("insertText") or an automation's fill() arrives
+# as one such event carrying the whole answer. Optional; checked in `services.plausibility`.
+LARGEST = "largest"
 FIELDS_SIGNAL = "keystrokes"
 # The answer fields a page may report on: the judge page's three, the write page's one.
 ANSWER_FIELDS: dict[str, str] = {
@@ -105,7 +109,7 @@ def _fields_valid(value: Any) -> bool:
         return False
     return all(
         isinstance(counts, dict)
-        and set(FIELD_COUNTS) <= set(counts) <= {*FIELD_COUNTS, RESTORED}
+        and set(FIELD_COUNTS) <= set(counts) <= {*FIELD_COUNTS, RESTORED, LARGEST}
         and all(_count(n, MAX_COUNT) for n in counts.values())
         for counts in value.values()
     )
@@ -275,5 +279,8 @@ def telemetry_sum(views: list[dict[str, Any]]) -> dict[str, Any]:
         for name, counts in (values.get("fields") or {}).items():
             into = total.setdefault("fields", {}).setdefault(name, dict.fromkeys(FIELD_COUNTS, 0))
             for count, n in counts.items():
-                into[count] = into.get(count, 0) + n
+                # The largest single insertion of any view, not a sum of them.
+                into[count] = (
+                    max(into.get(count, 0), n) if count == LARGEST else (into.get(count, 0) + n)
+                )
     return total

@@ -64,7 +64,8 @@
       // What the page starts with is the participant's own earlier answer (a rejected post
       // shown again): "restored", like a writer's draft the page puts back.
       fields[el.name] = {
-        el: el, typed: 0, pasted: 0, untrusted: 0, restored: el.value.length, seen: el.value
+        el: el, typed: 0, pasted: 0, untrusted: 0, largest: 0, restored: el.value.length,
+        seen: el.value
       };
     }
   });
@@ -97,6 +98,12 @@
     } else {
       // Keys, phone keyboards (composition, suggestions), autocorrect, undo, deletions.
       if (delta > 0) st.typed += delta;
+      // One event that adds many characters outside an IME's composition: execCommand
+      // ("insertText") or an automation's fill() inserting a whole answer. The server
+      // compares the largest with the study's rule (intruder/services/plausibility.py).
+      if (delta > st.largest && !e.isComposing && type.indexOf("Composition") === -1) {
+        st.largest = delta;
+      }
       t.keystrokes += 1;
       var at = now();
       if (lastInput !== null && at - lastInput < TYPING_GAP_MS) t.typing_ms += at - lastInput;
@@ -165,7 +172,8 @@
         var st = fields[name];
         checkUnseen(st);
         out.fields[name] = {
-          typed: st.typed, pasted: st.pasted, untrusted: st.untrusted, restored: st.restored
+          typed: st.typed, pasted: st.pasted, untrusted: st.untrusted, restored: st.restored,
+          largest: st.largest
         };
       });
     }

@@ -64,6 +64,24 @@ class ExclusionRulesForm(forms.Form):
     max_writer_chars_per_minute = _rule_field(
         "max_writer_chars_per_minute", "Writers too fast: more than (characters per minute)"
     )
+    max_reading_wpm = _rule_field(
+        "max_reading_wpm", "Too fast to read: faster than (words a minute, the text's length)"
+    )
+    min_ms_per_typed_char = _rule_field(
+        "min_ms_per_typed_char", "Implausible typing: key by key faster than (ms per character)"
+    )
+    max_chars_per_input = _rule_field(
+        "max_chars_per_input", "... or more than (characters added by one input event)"
+    )
+    max_chars_per_event = _rule_field(
+        "max_chars_per_event", "... or more than (typed characters per input event, on average)"
+    )
+    repeat_count = _rule_field(
+        "repeat_count", "Repeated quick answer: the same answer to at least (texts)"
+    )
+    quick_answer_seconds = _rule_field(
+        "quick_answer_seconds", "... each given within (seconds of the text's first serving)"
+    )
 
 
 class ReviewForm(forms.Form):
