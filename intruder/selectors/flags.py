@@ -31,6 +31,7 @@ class Flag:
     TOO_FAST_TO_READ = "too_fast_to_read"
     IMPLAUSIBLE_TYPING = "implausible_typing"
     REPEATED_QUICK = "repeated_quick_answer"
+    CATCH_IDENTIFIED = "catch_identified"  # `intruder.services.catch_trials`
 
 
 FLAG_LABELS: dict[str, str] = {
@@ -46,6 +47,7 @@ FLAG_LABELS: dict[str, str] = {
     Flag.TOO_FAST_TO_READ: "Answered before the text could be read",
     Flag.IMPLAUSIBLE_TYPING: "Typing faster, or in larger pieces, than a person types",
     Flag.REPEATED_QUICK: "The same quick answer to several texts",
+    Flag.CATCH_IDENTIFIED: "Named someone for a made-up person (a catch trial)",
 }
 
 # Defaults of the rules; every threshold is the researcher's to change before launch.
@@ -64,6 +66,7 @@ DEFAULT_RULES: dict[str, Any] = {
         Flag.TOO_FAST_TO_READ,
         Flag.IMPLAUSIBLE_TYPING,
         Flag.REPEATED_QUICK,
+        Flag.CATCH_IDENTIFIED,
     ],
     # An intruder judgment made in less than this (the "fast" bots answer in < 3 s).
     "min_judgment_ms": 3000,

@@ -14,6 +14,7 @@ from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
 from intruder.selectors.flags import study_rules
 from intruder.services.attention import attention_flags_for
+from intruder.services.catch_trials import catch_flags
 from intruder.services.flags import judgment_flags
 from intruder.services.page_views import (
     JUDGE_FIELDS,
@@ -126,6 +127,7 @@ JUDGED_ASSIGNMENT_FIELDS = (
     "text__text",
     "text__description__target__name",
     "text__description__target__aliases",
+    "text__description__target__catch",
 )
 
 
@@ -213,6 +215,9 @@ def judgment_submit(
     )
     repeated = repeated_quick_judgments(
         participant=participant, answers=judged, server_ms=evidence.server_ms, rules=rules
+    )
+    flags += catch_flags(
+        target=target, self_identified=self_identified, guessed_name=answers["guessed_name"]
     )
     flags = flags_merged(flags)
     if repeated:

@@ -24,6 +24,7 @@ from intruder.selectors.flags import (
     participant_flag_counts,
     study_rules,
 )
+from intruder.services.catch_trials import catch_trial_add
 from intruder.services.flags import (
     FlagDecision,
     exclusion_rules_locked,
@@ -84,6 +85,12 @@ class ExclusionRulesForm(forms.Form):
     )
 
 
+class CatchTrialForm(forms.Form):
+    text = forms.CharField(
+        label="Description of a made-up person nobody can know", widget=forms.Textarea
+    )
+
+
 class ReviewForm(forms.Form):
     decision = forms.ChoiceField(choices=[("confirm", "Confirm"), ("overrule", "Overrule")])
     reason = forms.CharField(max_length=2000)
@@ -103,6 +110,8 @@ def flags_page(request: HttpRequest, slug: str) -> HttpResponse:
         "can_edit": role_can_edit(role),
         "rules": rules,
         "rules_form": ExclusionRulesForm(initial=rules),
+        "catch_form": CatchTrialForm(),
+        "catch_texts": study.targets.filter(catch=True).count(),
         "locked": exclusion_rules_locked(study),
         "flag_labels": FLAG_LABELS,
         "excluded_labels": [FLAG_LABELS[c] for c in rules["exclude"] if c in FLAG_LABELS],
@@ -133,6 +142,21 @@ def exclusion_rules_save(request: HttpRequest, slug: str) -> HttpResponse:
     )
     messages.success(request, "Exclusion rules recorded.")
     return redirect("researcher-flags", slug=study.slug)
+
+
+@login_required
+@require_POST
+@errors_as_messages("researcher-flags")
+def catch_trial_save(request: HttpRequest, slug: str) -> HttpResponse:
+    """Add a catch trial: the researcher's text about a made-up person, served as written."""
+    study, _ = study_for(request, slug, edit=True)
+    form = CatchTrialForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Please write the made-up person's description.")
+        return redirect("researcher-flags", slug=study.slug)
+    catch_trial_add(study=study, text=form.cleaned_data["text"])
+    messages.success(request, "Catch trial added: it is served like the other texts.")
+    return redirect(f"{reverse('researcher-flags', args=[study.slug])}#catch")
 
 
 @login_required
