@@ -463,8 +463,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--types",
-        default=",".join(TYPES),
-        help="comma-separated session types to run (default: all)",
+        default="",
+        help="comma-separated session types to run (default: all of the chosen transport)",
+    )
+    parser.add_argument(
+        "--http",
+        action="store_true",
+        help="issue 48's kinds over plain HTTP (benchmarks/intruder_bots_http.py) instead of "
+        "the browser kinds",
     )
     parser.add_argument(
         "--time-scale",
@@ -474,7 +480,9 @@ def main() -> int:
         "the results are then marked as not a measurement",
     )
     args = parser.parse_args()
-    chosen = [kind for kind in args.types.split(",") if kind]
+    if args.http:
+        return main_http(args)
+    chosen = [kind for kind in (args.types or ",".join(TYPES)).split(",") if kind]
     unknown = set(chosen) - set(TYPES)
     if unknown:
         raise SystemExit(f"unknown session types: {', '.join(sorted(unknown))}")
@@ -520,6 +528,70 @@ def main() -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps({k: results[k] for k in ("bots", "human", "limits", "pass")}))
+    return 0
+
+
+def main_http(args: argparse.Namespace) -> int:
+    """Issue 48's kinds over plain HTTP: 3 texts of ~100 words a session, real waits."""
+    import intruder_bots_http as http
+
+    chosen = [kind for kind in args.types.split(",") if kind] or list(http.KINDS)
+    unknown = set(chosen) - set(http.KINDS)
+    if unknown:
+        raise SystemExit(f"unknown session types: {', '.join(sorted(unknown))}")
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="intruder_bots_http.") as tmp:
+        setup_django(Path(tmp))
+        from django.contrib.auth import get_user_model
+
+        from intruder.models import Study
+
+        plan = [(kind, f"{kind.upper()}{i:04d}") for kind in chosen for i in range(args.sessions)]
+        random.Random(args.seed).shuffle(plan)
+        owner = get_user_model().objects.create_user("bench", password=secrets.token_urlsafe(12))
+        study = Study.objects.create(
+            slug="bots-http", title="Bot benchmark (HTTP)", kind=Study.Kind.INTRUDER,
+            owner=owner, is_open=True, items_per_participant=http.ITEMS, judgments_per_text=1,
+            groups=["fictitious"], consent_text="Made-up benchmark study.",
+            instructions_text="Name the person if you can.",
+        )  # fmt: skip
+        http.make_texts(study, len(plan) * http.ITEMS + 40, args.seed)
+        env = {
+            **os.environ,
+            "DJANGO_DEBUG": "0",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+            "INTRUDER_ENROLMENT_RATE": "",
+            "INTRUDER_TOKEN_RATE": "",
+        }
+        server, base = start_server(env)
+        try:
+            errors = http.run_http(base, study.slug, plan, args.parallel)
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
+        results = http.collect_http(plan)
+    full = args.sessions >= TARGETS["min_sessions"]
+    results |= {
+        "targets": TARGETS,
+        "pass": full
+        and all(b["flagged_pct"] >= TARGETS["target_pass"] for b in results["bots"].values())
+        and all(h["flagged_pct"] <= TARGETS["human_max"] for h in results["human"].values()),
+        "flagged_means": "a session with any judgment excluded under the default rules",
+        "overclaim_assumed": http.OVERCLAIM,
+        "items_per_session": http.ITEMS,
+        "sessions_per_type": args.sessions,
+        "parallel_sessions": args.parallel,
+        "errors": errors,
+        "wall_seconds": round(time.time() - started, 1),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, shared with other sessions",
+        "command": " ".join(sys.argv),
+    }
+    from did_work import require_work
+
+    require_work("intruder_bots_http", answers=results["answers"])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps({k: results[k] for k in ("bots", "human", "pass")}))
     return 0
 
 

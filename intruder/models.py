@@ -336,6 +336,11 @@ class TargetPerson(models.Model):
         blank=True,
         help_text="Fictitious persons: full_name, relationship_status, job, age, country.",
     )
+    catch = models.BooleanField(
+        default=False,
+        help_text="A catch trial: a made-up person nobody can know; its texts are served but "
+        "never counted in the rates, and naming it is flagged.",
+    )
 
     class Meta:
         ordering = ["group", "key"]

@@ -31,6 +31,7 @@ def study_texts(study: Study) -> pd.DataFrame:
         AnonymizedText.objects.filter(
             Q(pk__in=intruder_text_pool(study=study).values("pk")) | Q(pk__in=judged)
         )
+        .exclude(description__target__catch=True)  # catch trials are never in the rates
         .select_related("description__target")
         .order_by("pk")
     )
@@ -54,7 +55,8 @@ def study_texts(study: Study) -> pd.DataFrame:
 
 
 def study_judgments(study: Study) -> pd.DataFrame:
-    """Return one row per judgment made in the study, scored (in memory where missing).
+    """Return one row per judgment made in the study, scored (in memory where missing);
+    catch trials' judgments (`services.catch_trials`) are left out.
 
     Besides the frame's columns: `flags` (codes, ";"-joined) and `excluded` (the study's
     exclusion rules or a review leave it out of the "without flagged" rates).
@@ -63,6 +65,7 @@ def study_judgments(study: Study) -> pd.DataFrame:
     persons = study_persons(study)
     judgments = (
         Judgment.objects.filter(participant__study=study)
+        .exclude(text__description__target__catch=True)  # catch trials: never in the rates
         .select_related("text__description__target")
         .order_by("pk")
     )

@@ -27,6 +27,11 @@ class Flag:
     INCONSISTENT = "inconsistent_telemetry"
     INSERTED = "inserted"
     ATTENTION = "attention_failed"
+    # Issue 48's plausibility flags (`intruder.services.plausibility`).
+    TOO_FAST_TO_READ = "too_fast_to_read"
+    IMPLAUSIBLE_TYPING = "implausible_typing"
+    REPEATED_QUICK = "repeated_quick_answer"
+    CATCH_IDENTIFIED = "catch_identified"  # `intruder.services.catch_trials`
 
 
 FLAG_LABELS: dict[str, str] = {
@@ -39,6 +44,10 @@ FLAG_LABELS: dict[str, str] = {
     Flag.INCONSISTENT: "Telemetry that does not fit the server's record",
     Flag.INSERTED: "Answer text that arrived without typing or pasting (a script)",
     Flag.ATTENTION: "Failed an attention check",
+    Flag.TOO_FAST_TO_READ: "Answered before the text could be read",
+    Flag.IMPLAUSIBLE_TYPING: "Typing faster, or in larger pieces, than a person types",
+    Flag.REPEATED_QUICK: "The same quick answer to several texts",
+    Flag.CATCH_IDENTIFIED: "Named someone for a made-up person (a catch trial)",
 }
 
 # Defaults of the rules; every threshold is the researcher's to change before launch.
@@ -54,6 +63,10 @@ DEFAULT_RULES: dict[str, Any] = {
         Flag.INCONSISTENT,
         Flag.INSERTED,
         Flag.ATTENTION,
+        Flag.TOO_FAST_TO_READ,
+        Flag.IMPLAUSIBLE_TYPING,
+        Flag.REPEATED_QUICK,
+        Flag.CATCH_IDENTIFIED,
     ],
     # An intruder judgment made in less than this (the issue's "fast" bots answer in < 3 s).
     "min_judgment_ms": 3000,
@@ -66,6 +79,21 @@ DEFAULT_RULES: dict[str, Any] = {
     "min_chars_for_keystrokes": 8,
     # Writers: characters per minute above this is faster than fast typists (~90 wpm).
     "max_writer_chars_per_minute": 450,
+    # Intruders: a reading-time floor, the text's words at this many words a minute, from the
+    # text's first serving to the answer (skimming is ~400-700; people read at 200-300).
+    "max_reading_wpm": 600,
+    # Key-by-key typing (at most 2 characters per input event) faster than this many ms per
+    # character between the first input and the answer (~400 words a minute).
+    "min_ms_per_typed_char": 30,
+    # Characters one typing event may add outside an IME's composition (a phone's word
+    # suggestion, an emoji; a fill() or execCommand adds the whole answer).
+    "max_chars_per_input": 8,
+    # The answer's typed characters per input event, on average (swiped words ~6, dictation
+    # composes a few words per event).
+    "max_chars_per_event": 16,
+    # A participant's same answer to this many texts, each within quick_answer_seconds.
+    "repeat_count": 3,
+    "quick_answer_seconds": 15,
 }
 RULE_BOUNDS: dict[str, tuple[float, float]] = {
     "min_judgment_ms": (0, 600_000),
@@ -73,6 +101,12 @@ RULE_BOUNDS: dict[str, tuple[float, float]] = {
     "min_keystroke_ratio": (0.0, 1.0),
     "min_chars_for_keystrokes": (1, 10_000),
     "max_writer_chars_per_minute": (60, 10_000),
+    "max_reading_wpm": (50, 100_000),
+    "min_ms_per_typed_char": (0, 2_000),
+    "max_chars_per_input": (1, 10_000),
+    "max_chars_per_event": (1, 10_000),
+    "repeat_count": (2, 1_000),
+    "quick_answer_seconds": (0, 3_600),
 }
 
 

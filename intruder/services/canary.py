@@ -10,8 +10,10 @@ says where it can still be read).
 
 The matcher survives the edits a person makes to hide an echo: Unicode compatibility forms,
 look-alike letters of other scripts, accents, case, punctuation, underscores, hyphens and
-spaces inside the word, digits for letters, plurals and suffixes, and one edit (the word
-is 8 letters). The words are built so that no honest answer comes within one edit of one.
+spaces inside the word, digits for letters, plurals and suffixes, the word reversed, its
+two halves as separate words anywhere, and two edits (a swap of neighbours is one; the word
+is 8 letters). The words are built so that honest answers practically never come that near
+(issue 48 measured it: `benchmarks/canary_near_misses.py`).
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ _CONSONANTS = "bdfgkmnprstvzj"
 _RARE = "zjkv"
 _VOWELS = "aeiou"
 _MIN_RARE = 2
-# One edit is allowed for words at least this long (shorter ones must match exactly).
+# One edit is allowed for words at least this long (shorter ones must match exactly), two
+# (a swap of neighbours is one) for words this long: the served words have 8 letters.
+# `benchmarks/canary_near_misses.py` measures the honest near-misses two edits let through.
 _EDIT_MIN_LENGTH = 6
+_TWO_EDITS_MIN_LENGTH = 8
 
 # Letters of other scripts that look like Latin ones (Unicode's confusables, the ones a
 # keyboard or a look-alike generator gives), and digits used as letters.
@@ -98,18 +103,30 @@ def _fold(text: str) -> str:
     return "".join(kept)
 
 
-def _within_one_edit(a: str, b: str) -> bool:
-    """Return whether `a` becomes `b` by at most one insertion, deletion or substitution."""
-    if abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) > len(b):
-        a, b = b, a
-    i = 0
-    while i < len(a) and a[i] == b[i]:
-        i += 1
-    if len(a) == len(b):
-        return a[i + 1 :] == b[i + 1 :]
-    return a[i:] == b[i + 1 :]
+def _edits(a: str, b: str, limit: int) -> int:
+    """Return the optimal-string-alignment distance of `a` and `b` (insertions, deletions,
+    substitutions and swaps of neighbours, one edit each), or `limit + 1` once beyond it."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        row = [i] + [0] * len(b)
+        for j, other in enumerate(b, 1):
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (char != other))
+            if i > 1 and j > 1 and char == b[j - 2] and a[i - 2] == other:
+                row[j] = min(row[j], previous2[j - 2] + 1)
+        if min(row) > limit:
+            return limit + 1
+        previous2, previous = previous, row
+    return previous[-1]
+
+
+def _allowed_edits(word: str) -> int:
+    """Return how many edits an echo of `word` may carry and still be matched."""
+    if len(word) >= _TWO_EDITS_MIN_LENGTH:
+        return 2
+    return 1 if len(word) >= _EDIT_MIN_LENGTH else 0
 
 
 def canary_in(answer: str, canary: str) -> bool:
@@ -118,14 +135,21 @@ def canary_in(answer: str, canary: str) -> bool:
     if not word:
         return False
     folded = _fold(answer)
-    if word in folded.replace(" ", ""):
-        return True  # split by spaces or punctuation, plural, suffixed
-    if len(word) < _EDIT_MIN_LENGTH:
+    stream = folded.replace(" ", "")
+    if word in stream or word[::-1] in stream:
+        return True  # split by spaces or punctuation, plural, suffixed, reversed
+    limit = _allowed_edits(word)
+    if not limit:
         return False
     tokens = folded.split()
+    if len(word) >= _TWO_EDITS_MIN_LENGTH:
+        # Its two halves as words of their own, anywhere and in any order.
+        half = len(word) // 2
+        if {word[:half], word[half:]} <= set(tokens):
+            return True
     candidates = tokens + [first + second for first, second in itertools.pairwise(tokens)]
     for token in candidates:
         for stem in {token, re.sub(r"(es|s)$", "", token)}:
-            if _within_one_edit(stem, word):
+            if _edits(stem, word, limit) <= limit or _edits(stem, word[::-1], limit) <= limit:
                 return True
     return False

@@ -172,13 +172,13 @@ def judgment_flags(
             )
         )
     if evidence.away_ms > rules["max_away_seconds"] * 1000:
-        reported = (evidence.totals or {}).get("away_ms", 0)
         flags.append(
             _flag(
                 Flag.AWAY,
-                f"{evidence.away_ms / 1000:.0f} s away from the page: {reported / 1000:.0f} s "
-                f"in {(evidence.totals or {}).get('focus_losses', 0)} absence(s) the browser "
-                f"reported, {evidence.unaccounted_ms / 1000:.0f} s no page view accounts for "
+                f"{evidence.away_ms / 1000:.0f} s away from the page: "
+                f"{evidence.absent_ms / 1000:.0f} s in {evidence.absences} absence(s) the "
+                f"browser reported while no other view of the page was shown, "
+                f"{evidence.unaccounted_ms / 1000:.0f} s no page view accounts for "
                 f"({evidence.views} view(s); rule: at most {rules['max_away_seconds']} s).",
             )
         )

@@ -15,11 +15,19 @@ from intruder.scoring import score_guess
 from intruder.selectors.flags import study_rules
 from intruder.selectors.persons import study_persons
 from intruder.services.attention import attention_flags_for
+from intruder.services.catch_trials import catch_flags
 from intruder.services.flags import judgment_flags
 from intruder.services.page_views import (
     JUDGE_FIELDS,
     assignment_evidence,
     page_views_store,
+)
+from intruder.services.plausibility import (
+    answer_plausibility_flags,
+    flags_merged,
+    repeated_quick_flag,
+    repeated_quick_judgments,
+    text_words,
 )
 from intruder.services.telemetry import clock_slack_ms, telemetry_parse
 
@@ -111,13 +119,16 @@ def _late_answer_admissible(*, assignment: Assignment, participant: Participant)
     )
 
 
-# What judging reads of an assignment and its text: never the texts themselves (the original
-# description above all), whose columns would only cost the request their decoding.
+# What judging reads of an assignment and its text: never the original description, whose
+# column would only cost the request its decoding; the served text for its length (the
+# reading-time floor, `services.plausibility`).
 JUDGED_ASSIGNMENT_FIELDS = (
     *(field.name for field in Assignment._meta.concrete_fields),
     "text__status",
+    "text__text",
     "text__description__target__name",
     "text__description__target__aliases",
+    "text__description__target__catch",
 )
 
 
@@ -194,13 +205,27 @@ def judgment_submit(
     signals = study.telemetry_signals or []
     report = telemetry_parse(telemetry, signals=signals, answer_fields=JUDGE_FIELDS)
     evidence = assignment_evidence(assignment=assignment, report=report, now=now)
+    rules = study_rules(study)
+    judged = {name: answers[name] for name in JUDGE_FIELDS}
     flags = judgment_flags(
-        answers={name: answers[name] for name in JUDGE_FIELDS},
+        answers=judged,
         evidence=evidence,
         signals=signals,
         canary=assignment.canary,
-        rules=study_rules(study),
+        rules=rules,
     ) + attention_flags_for(participant=participant)
+    flags += answer_plausibility_flags(
+        answers=judged, evidence=evidence, words=text_words(assignment.text.text), rules=rules
+    )
+    repeated = repeated_quick_judgments(
+        participant=participant, answers=judged, server_ms=evidence.server_ms, rules=rules
+    )
+    flags += catch_flags(
+        target=target, self_identified=self_identified, guessed_name=answers["guessed_name"]
+    )
+    flags = flags_merged(flags)
+    if repeated:
+        flags.append(repeated_quick_flag(len(repeated) + 1, rules))
     stored_telemetry = None
     if evidence.totals is not None:
         stored_telemetry = {
@@ -246,6 +271,10 @@ def judgment_submit(
                 **answers,
             )
             judgment.save()
+            for earlier in repeated:  # the pattern flags every answer in it
+                if all(flag["code"] != flags[-1]["code"] for flag in earlier.flags):
+                    earlier.flags = [*earlier.flags, flags[-1]]
+                    earlier.save(update_fields=["flags"])
             page_views_store(assignment=assignment, report=report, now=now)
             Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
     except IntegrityError:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from intruder.models import Assignment, PageView, Participant
 from intruder.services.telemetry import (
+    ABSENCES,
     TelemetryReport,
     clock_slack_ms,
     telemetry_merge,
@@ -100,11 +101,48 @@ class Evidence:
     problems: list[str] = field(default_factory=list)
     # Whether the answer came with a well-formed report (bound to a view or not).
     answer_reported: bool = False
+    # Absences the browser reported during which no other view of the page was shown.
+    absent_ms: int = 0
+    absences: int = 0  # how many the browser reported, over all views
 
     @property
     def away_ms(self) -> int:
-        """Time away: what the browser reported plus what nothing accounts for."""
-        return (self.totals or {}).get("away_ms", 0) + self.unaccounted_ms
+        """Time away: when no view of the page was shown (reported or unaccounted)."""
+        return self.absent_ms + self.unaccounted_ms
+
+
+Span = tuple[datetime, datetime]
+
+
+def _union(spans: list[Span]) -> list[Span]:
+    merged: list[list[datetime]] = []
+    for start, end in sorted(span for span in spans if span[1] > span[0]):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(start, end) for start, end in merged]
+
+
+def _uncovered_ms(window: Span, spans: list[Span]) -> int:
+    """Return the ms of `window` that none of `spans` covers."""
+    covered = 0
+    for start, end in _union(spans):
+        start, end = max(start, window[0]), min(end, window[1])
+        covered += _ms(end, start)
+    return max(0, _ms(window[1], window[0]) - covered)
+
+
+def _minus(span: Span, holes: list[Span]) -> list[Span]:
+    """Return `span` without `holes` (sorted, disjoint)."""
+    parts, start = [], span[0]
+    for hole_start, hole_end in holes:
+        if hole_start > start:
+            parts.append((start, min(hole_start, span[1])))
+        start = max(start, hole_end)
+    if start < span[1]:
+        parts.append((start, span[1]))
+    return [part for part in parts if part[1] > part[0]]
 
 
 def assignment_evidence(
@@ -114,10 +152,20 @@ def assignment_evidence(
 
     The answer's report must name the view it was made on, a view of this assignment; its
     figures are checked against that view's serving time like any other report.
+
+    Views may overlap (a second tab of the same page, a reload): each reported view was
+    shown from its serving to the end of its own count (the answer's view: plus the
+    answer's travel, `clock_slack_ms(0)`),
+    minus the absences it reported at their places on its clock. Time away is the time
+    from the first serving to the answer during which no view was shown: an absence in one
+    tab while another tab of the page was in front is not away; a view that never reported
+    shows nothing. Of it, what lies outside every reported view's span (less the page's
+    loading, `clock_slack_ms(0)`, before each serving) is "unaccounted", the rest absences.
     """
     shown_at = assignment.shown_at or assignment.assigned_at
     views = list(assignment.page_views.all())
     problems = list(report.problems)
+    named = None
     if report.values is not None:
         named = next((view for view in views if view.token == report.view), None)
         if named is None:
@@ -129,39 +177,67 @@ def assignment_evidence(
         else:
             named.telemetry = telemetry_merge(named.telemetry, report.values)
             named.reported_at = now
-    unaccounted = 0
+    window = (views[0].served_at if views else shown_at, now)
+    load = timedelta(milliseconds=clock_slack_ms(0))
+    alive: list[Span] = []
+    shown: list[Span] = []
+    unplaced = absences = 0
     reported = []
     for index, view in enumerate(views):
         ends = views[index + 1].served_at if index + 1 < len(views) else now
-        span = _ms(ends, view.served_at)
         problems += [f"page view {index + 1}: {problem}" for problem in view.problems]
         if view.telemetry is None:
-            unaccounted += span
-            if span > clock_slack_ms(0):
-                problems.append(
-                    f"page view {index + 1} of {len(views)} ({span / 1000:.0f} s) sent no telemetry"
-                )
-            continue
-        reported.append(view.telemetry)
-        page_ms = view.telemetry.get("page_ms")
-        if page_ms is None:
-            continue
-        seen = _ms(view.reported_at or ends, view.served_at)
-        if page_ms - seen > clock_slack_ms(seen) or seen - page_ms > undercount_slack_ms(seen):
             problems.append(
-                f"page view {index + 1}: the browser counted {page_ms / 1000:.1f} s on the "
-                f"page, the server {seen / 1000:.1f} s"
+                f"page view {index + 1} of {len(views)} (served "
+                f"{_ms(view.served_at, window[0]) / 1000:.0f} s after the first) sent no "
+                "telemetry"
             )
-        unaccounted += max(0, span - page_ms - clock_slack_ms(0))
+            continue
+        telemetry = view.telemetry
+        reported.append(telemetry)
+        page_ms = telemetry.get("page_ms")
+        last_report = view.reported_at or ends
+        if page_ms is not None:
+            seen = _ms(last_report, view.served_at)
+            if page_ms - seen > clock_slack_ms(seen) or seen - page_ms > undercount_slack_ms(seen):
+                problems.append(
+                    f"page view {index + 1}: the browser counted {page_ms / 1000:.1f} s on the "
+                    f"page, the server {seen / 1000:.1f} s"
+                )
+        if page_ms is None:
+            end = last_report
+        elif view is named:
+            # Shown until the answer left it; the request's travel (and a queue) is allowed.
+            end = min(view.served_at + timedelta(milliseconds=page_ms) + load, now)
+        else:
+            end = min(view.served_at + timedelta(milliseconds=page_ms), last_report)
+        span = (view.served_at, end)
+        holes = [
+            (view.served_at + timedelta(milliseconds=a), view.served_at + timedelta(milliseconds=b))
+            for a, b in telemetry.get(ABSENCES, [])
+        ]
+        placed = sum(_ms(b, a) for a, b in holes)
+        # Time away the view reported without saying when (a report without the list)
+        # cannot be laid beside other views: it counts whole.
+        unplaced += max(0, telemetry.get("away_ms", 0) - placed)
+        absences += telemetry.get("focus_losses", 0)
+        # The page's loading (the old page still in sight during a reload) is no absence
+        # nobody accounts for; it does not cover another view's reported absence.
+        alive.append((max(window[0], view.served_at - load), end))
+        shown += _minus(span, holes)
+    unaccounted = _uncovered_ms(window, alive)
+    absent = _uncovered_ms(window, shown) - unaccounted + unplaced
+    # With no telemetry at all nothing is known of absences ("no telemetry" says so).
     return Evidence(
         server_ms=_ms(now, shown_at),
         views=len(views),
         reported_views=len(reported),
-        # With no telemetry at all nothing is known of absences ("no telemetry" says so).
         unaccounted_ms=unaccounted if reported else 0,
         totals=telemetry_sum(reported) if reported else None,
         problems=list(dict.fromkeys(problems)),
         answer_reported=report.values is not None,
+        absent_ms=absent if reported else 0,
+        absences=absences,
     )
 
 

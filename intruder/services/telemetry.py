@@ -49,6 +49,12 @@ TELEMETRY_FIELDS: dict[str, str] = {
     "away_ms": "focus",
 }
 MS_FIELDS = frozenset({"page_ms", "first_input_ms", "typing_ms", "away_ms"})
+# Each absence as [start, end] ms on the page's own clock (part of the "focus" signal), so
+# that the server can lay a view's absences beside its other views (`services.page_views`):
+# time in another tab of the same page is not time away. The page merges its closest two
+# beyond this many; a longer list is not ours.
+ABSENCES = "absences"
+MAX_ABSENCES = 20
 # Per answer field: characters typed (trusted input events), pasted or dropped, and value
 # changes that no trusted input event made (a script). Part of the "keystrokes" signal.
 FIELD_COUNTS = ("typed", "pasted", "untrusted")
@@ -56,6 +62,10 @@ FIELD_COUNTS = ("typed", "pasted", "untrusted")
 # shown again, a writer's stored draft): optional, and trusted for writers only
 # (`services.flags`): an intruder's earlier typing is on the server (`services.page_views`).
 RESTORED = "restored"
+# ... and the most characters one trusted typing event (not a paste, not an IME's
+# composition) added at once: an execCommand("insertText") or an automation's fill() arrives
+# as one such event carrying the whole answer. Optional; checked in `services.plausibility`.
+LARGEST = "largest"
 FIELDS_SIGNAL = "keystrokes"
 # The answer fields a page may report on: the judge page's three, the write page's one.
 ANSWER_FIELDS: dict[str, str] = {
@@ -99,10 +109,44 @@ def _fields_valid(value: Any) -> bool:
         return False
     return all(
         isinstance(counts, dict)
-        and set(FIELD_COUNTS) <= set(counts) <= {*FIELD_COUNTS, RESTORED}
+        and set(FIELD_COUNTS) <= set(counts) <= {*FIELD_COUNTS, RESTORED, LARGEST}
         and all(_count(n, MAX_COUNT) for n in counts.values())
         for counts in value.values()
     )
+
+
+def _absences_valid(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) <= MAX_ABSENCES
+        and all(
+            isinstance(pair, list)
+            and len(pair) == 2
+            and all(_count(n, MAX_MS) for n in pair)
+            and pair[0] <= pair[1]
+            for pair in value
+        )
+    )
+
+
+def absences_union(old: list[list[int]], new: list[list[int]]) -> list[list[int]]:
+    """Return two lists of absences as one: overlapping ones joined, sorted.
+
+    A union, not the newer list: a replayed or forged report can add an absence, never take
+    one away. Beyond `MAX_ABSENCES` the two closest are joined (the gap counts as away:
+    only the report's sender loses by it), so repeated reports cannot grow a view's record.
+    """
+    merged: list[list[int]] = []
+    for start, end in sorted([*old, *new]):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    while len(merged) > MAX_ABSENCES:
+        gaps = [merged[i + 1][0] - merged[i][1] for i in range(len(merged) - 1)]
+        i = gaps.index(min(gaps))
+        merged[i : i + 2] = [[merged[i][0], merged[i + 1][1]]]
+    return merged
 
 
 def telemetry_parse(
@@ -126,13 +170,16 @@ def telemetry_parse(
     if not isinstance(view, str) or len(view) > 64:
         return TelemetryReport(None, problems=["the telemetry's page view is malformed"])
     values = {key: value for key, value in data.items() if key not in ("v", "view")}
-    unknown = set(values) - set(TELEMETRY_FIELDS) - {"fields"}
+    unknown = set(values) - set(TELEMETRY_FIELDS) - {"fields", ABSENCES}
     if unknown:
         return TelemetryReport(None, problems=[f"unknown fields: {', '.join(sorted(unknown))}"])
     for key, value in values.items():
         if key == "fields":
             if not _fields_valid(value):
                 return TelemetryReport(None, problems=["the per-field counts are malformed"])
+        elif key == ABSENCES:
+            if not _absences_valid(value):
+                return TelemetryReport(None, problems=["the absences are malformed"])
         elif not (value is None and key == "first_input_ms") and not _count(
             value, MAX_MS if key in MS_FIELDS else MAX_COUNT
         ):
@@ -141,10 +188,12 @@ def telemetry_parse(
     kept: dict[str, Any] = {
         key: value
         for key, value in values.items()
-        if key != "fields" and TELEMETRY_FIELDS[key] in enabled
+        if key not in ("fields", ABSENCES) and TELEMETRY_FIELDS[key] in enabled
     }
     if FIELDS_SIGNAL in enabled and "fields" in values:
         kept["fields"] = values["fields"]
+    if "focus" in enabled and ABSENCES in values:
+        kept[ABSENCES] = absences_union([], values[ABSENCES])
     report = TelemetryReport({"v": TELEMETRY_VERSION, **kept}, view=view)
     report.problems = _missing(kept, enabled=enabled, answer_fields=answer_fields)
     report.problems += _inconsistencies(kept)
@@ -173,6 +222,8 @@ def _inconsistencies(values: dict[str, Any]) -> list[str]:
     typed = sum(counts["typed"] for counts in fields.values())
     if "keystrokes" in values and typed and not values["keystrokes"]:
         problems.append(f"{typed} characters typed without a single input event")
+    if page is not None and any(end > page for _, end in values.get(ABSENCES) or []):
+        problems.append("an absence ends after the time on the page")
     pasted = sum(counts["pasted"] for counts in fields.values())
     if "paste_events" in values and pasted and not values["paste_events"]:
         problems.append(f"{pasted} characters pasted without a paste")
@@ -203,15 +254,22 @@ def telemetry_merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str
                 count: max(before.get(count, 0), after.get(count, 0)) for count in {*before, *after}
             }
         merged["fields"] = fields
+    if ABSENCES in old or ABSENCES in new:
+        merged[ABSENCES] = absences_union(old.get(ABSENCES, []), new.get(ABSENCES, []))
     return merged
 
 
 def telemetry_sum(views: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return the running totals of several page views' telemetry (a reload adds)."""
+    """Return the running totals of several page views' telemetry (a reload adds).
+
+    Each view's absences stay with the view: laid beside the other views, they give the
+    time away (`services.page_views`), which the sum of `away_ms` over views overstates
+    when views overlap.
+    """
     total: dict[str, Any] = {"v": TELEMETRY_VERSION}
     for values in views:
         for key, value in values.items():
-            if key in ("v", "fields") or value is None:
+            if key in ("v", "fields", ABSENCES) or value is None:
                 continue
             if key == "first_input_ms":
                 # The first input of the assignment: the first view's that had one.
@@ -221,5 +279,8 @@ def telemetry_sum(views: list[dict[str, Any]]) -> dict[str, Any]:
         for name, counts in (values.get("fields") or {}).items():
             into = total.setdefault("fields", {}).setdefault(name, dict.fromkeys(FIELD_COUNTS, 0))
             for count, n in counts.items():
-                into[count] = into.get(count, 0) + n
+                # The largest single insertion of any view, not a sum of them.
+                into[count] = (
+                    max(into.get(count, 0), n) if count == LARGEST else (into.get(count, 0) + n)
+                )
     return total

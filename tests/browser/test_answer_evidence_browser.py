@@ -190,3 +190,28 @@ def test_typing_then_reloading_then_finishing_the_answer_stays_clean(page) -> No
     judgment = judgment_of("RELOADER1")
     assert judgment.telemetry["page_views"] == 2
     assert codes(judgment) == set(), judgment.flags
+
+
+def test_the_own_page_in_a_second_tab_for_a_few_seconds_is_not_away(page) -> None:
+    """Issue 48's honest two tabs: the participant opens their own page again in a second
+    tab for 2-3 s (the rule here allows 1 s away), closes it and answers in the first."""
+    study = make_study()
+    reach_text(page, study, "TWOTABS01")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Emulation.setFocusEmulationEnabled", {"enabled": False})
+    second = page.context.new_page()
+    second.goto(page.url)
+    second.wait_for_selector("#anon-text")
+    second.bring_to_front()
+    time.sleep(2.5)
+    page.bring_to_front()
+    second.close()
+    page.check("input[name=self_identified][value=no]")
+    page.click("#other_knowledge")
+    page.keyboard.type("A sailor.", delay=60)
+    time.sleep(MIN_MS / 1000)
+    send(page)
+    judgment = judgment_of("TWOTABS01")
+    assert judgment.telemetry["page_views"] == 2
+    assert judgment.telemetry["reported_views"] == 2
+    assert codes(judgment) == set(), judgment.flags

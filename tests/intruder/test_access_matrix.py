@@ -218,6 +218,7 @@ ROWS: dict[str, Row] = {
     "researcher-participants": Row("get", slug, READERS),
     "researcher-flags": Row("get", slug, READERS),
     "researcher-exclusion-rules": Row("post", slug, EDITORS),
+    "researcher-catch-trial": Row("post", slug, EDITORS),
     "researcher-flag-review": Row(
         "post", with_slug(kind="judgment", pk="@judgment"), EDITORS, data={"decision": "keep"}
     ),

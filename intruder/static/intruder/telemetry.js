@@ -43,7 +43,7 @@
 
   var t = {
     first_input_ms: null, typing_ms: 0, keystrokes: 0, paste_events: 0, pasted_chars: 0,
-    copy_events: 0, copied_chars: 0, focus_losses: 0, away_ms: 0
+    copy_events: 0, copied_chars: 0, focus_losses: 0
   };
   // Gaps between input events longer than this are pauses, not typing.
   var TYPING_GAP_MS = 2000;
@@ -64,7 +64,8 @@
       // What the page starts with is the participant's own earlier answer (a rejected post
       // shown again): "restored", like a writer's draft the page puts back.
       fields[el.name] = {
-        el: el, typed: 0, pasted: 0, untrusted: 0, restored: el.value.length, seen: el.value
+        el: el, typed: 0, pasted: 0, untrusted: 0, largest: 0, restored: el.value.length,
+        seen: el.value
       };
     }
   });
@@ -97,6 +98,12 @@
     } else {
       // Keys, phone keyboards (composition, suggestions), autocorrect, undo, deletions.
       if (delta > 0) st.typed += delta;
+      // One event that adds many characters outside an IME's composition: execCommand
+      // ("insertText") or an automation's fill() inserting a whole answer. The server
+      // compares the largest with the study's rule (intruder/services/plausibility.py).
+      if (delta > st.largest && !e.isComposing && type.indexOf("Composition") === -1) {
+        st.largest = delta;
+      }
       t.keystrokes += 1;
       var at = now();
       if (lastInput !== null && at - lastInput < TYPING_GAP_MS) t.typing_ms += at - lastInput;
@@ -122,21 +129,35 @@
     if (note && served && served.dataset.discourageCopy) note.hidden = false;
   });
 
-  // Away: the tab hidden or the window unfocused, counted once per absence.
+  // Away: the tab hidden or the window unfocused, counted once per absence. Each absence is
+  // kept as [start, end] on the page's clock, so that the server can see when another tab
+  // of the same page was in front meanwhile (intruder/services/page_views.py). Beyond
+  // MAX_ABSENCES the two closest are joined (the gap counts as away), as the server does.
+  var MAX_ABSENCES = 20;
+  var absences = [];
   function leave() {
     if (awaySince !== null) return;
     awaySince = now();
     t.focus_losses += 1;
   }
+  function capped(list) {
+    while (list.length > MAX_ABSENCES) {
+      var best = 0;
+      for (var i = 1; i < list.length - 1; i++) {
+        if (list[i + 1][0] - list[i][1] < list[best + 1][0] - list[best][1]) best = i;
+      }
+      list.splice(best, 2, [list[best][0], list[best + 1][1]]);
+    }
+    return list;
+  }
   function back() {
     if (awaySince === null) return;
-    t.away_ms += now() - awaySince;
+    absences = capped(absences.concat([[awaySince, now()]]));
     awaySince = null;
   }
 
   function report() {
     var page = Math.round(now());
-    var away = t.away_ms + (awaySince === null ? 0 : now() - awaySince);
     var out = { v: 2 };
     if (form.dataset.view) out.view = form.dataset.view;
     if (on("timing")) {
@@ -151,13 +172,23 @@
         var st = fields[name];
         checkUnseen(st);
         out.fields[name] = {
-          typed: st.typed, pasted: st.pasted, untrusted: st.untrusted, restored: st.restored
+          typed: st.typed, pasted: st.pasted, untrusted: st.untrusted, restored: st.restored,
+          largest: st.largest
         };
       });
     }
     if (on("paste")) { out.paste_events = t.paste_events; out.pasted_chars = t.pasted_chars; }
     if (on("copy")) { out.copy_events = t.copy_events; out.copied_chars = t.copied_chars; }
-    if (on("focus")) { out.focus_losses = t.focus_losses; out.away_ms = Math.min(Math.round(away), page); }
+    if (on("focus")) {
+      var list = awaySince === null ? absences : capped(absences.concat([[awaySince, now()]]));
+      // Whole ms, within the page's time, the ongoing absence included.
+      out.absences = list.map(function (a) {
+        var end = Math.min(Math.round(a[1]), page);
+        return [Math.min(Math.round(a[0]), end), end];
+      });
+      out.focus_losses = t.focus_losses;
+      out.away_ms = out.absences.reduce(function (sum, a) { return sum + a[1] - a[0]; }, 0);
+    }
     return JSON.stringify(out);
   }
 

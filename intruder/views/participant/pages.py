@@ -31,7 +31,7 @@ from intruder.selectors.participant import (
     writing_task_counts,
 )
 from intruder.services.attention import MAX_ANSWER_CHARS, attention_check_submit
-from intruder.services.canary import canary_encoded
+from intruder.services.canary import canary_encoded, canary_instruction
 from intruder.services.familiarity import familiarity_due, familiarity_persons
 from intruder.services.form_state import (
     RejectedAnswer,
@@ -104,20 +104,35 @@ def _progress(number: int, total: int) -> dict:
     }
 
 
-def _text_segments(view) -> list[tuple[bool, str]]:
-    """Split an anonymized text into (is_placeholder, chunk) pieces for highlighting."""
+TEXT, PLACEHOLDER, CANARY = "text", "placeholder", "canary"
+
+
+def _text_segments(view, *, canary: str = "") -> list[tuple[str, str]]:
+    """Split an anonymized text into (kind, chunk) pieces: text, placeholders (highlighted)
+    and, with `canary`, its hidden instruction for pages read without JavaScript, after the
+    first sentence as the page's script places it (a plain HTTP reader meets it too)."""
+    segments: list[tuple[str, str]] = []
     if not view.placeholders:
-        return [(False, view.text)]
-    pattern = re.compile("|".join(re.escape(p) for p in view.placeholders))
-    segments, last = [], 0
-    for match in pattern.finditer(view.text):
-        if match.start() > last:
-            segments.append((False, view.text[last : match.start()]))
-        segments.append((True, match.group(0)))
-        last = match.end()
-    if last < len(view.text):
-        segments.append((False, view.text[last:]))
-    return segments
+        segments = [(TEXT, view.text)]
+    else:
+        pattern = re.compile("|".join(re.escape(p) for p in view.placeholders))
+        last = 0
+        for match in pattern.finditer(view.text):
+            if match.start() > last:
+                segments.append((TEXT, view.text[last : match.start()]))
+            segments.append((PLACEHOLDER, match.group(0)))
+            last = match.end()
+        if last < len(view.text):
+            segments.append((TEXT, view.text[last:]))
+    if not canary:
+        return segments
+    slot = (CANARY, canary_instruction(canary))
+    for index, (kind, chunk) in enumerate(segments):
+        at = chunk.find(". ") if kind == TEXT else -1
+        if at != -1:
+            split = [(TEXT, chunk[: at + 2]), slot, (TEXT, chunk[at + 2 :])]
+            return segments[:index] + split + segments[index + 1 :]
+    return [*segments, slot]
 
 
 class ConsentPage(Page):
@@ -266,7 +281,7 @@ class JudgePage(Page):
         canary = getattr(assignment, "canary", "")
         return {
             "assignment_id": assignment.pk,
-            "segments": _text_segments(intruder_text_view(text=assignment.text)),
+            "segments": _text_segments(intruder_text_view(text=assignment.text), canary=canary),
             # Decoded into the text by the page's script, hidden from sight and from the
             # accessibility tree; see services.canary.
             "canary_encoded": canary_encoded(canary) if canary else "",

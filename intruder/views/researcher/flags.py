@@ -24,6 +24,7 @@ from intruder.selectors.flags import (
     participant_flag_counts,
     study_rules,
 )
+from intruder.services.catch_trials import catch_trial_add
 from intruder.services.flags import (
     FlagDecision,
     exclusion_rules_locked,
@@ -64,6 +65,30 @@ class ExclusionRulesForm(forms.Form):
     max_writer_chars_per_minute = _rule_field(
         "max_writer_chars_per_minute", "Writers too fast: more than (characters per minute)"
     )
+    max_reading_wpm = _rule_field(
+        "max_reading_wpm", "Too fast to read: faster than (words a minute, the text's length)"
+    )
+    min_ms_per_typed_char = _rule_field(
+        "min_ms_per_typed_char", "Implausible typing: key by key faster than (ms per character)"
+    )
+    max_chars_per_input = _rule_field(
+        "max_chars_per_input", "... or more than (characters added by one input event)"
+    )
+    max_chars_per_event = _rule_field(
+        "max_chars_per_event", "... or more than (typed characters per input event, on average)"
+    )
+    repeat_count = _rule_field(
+        "repeat_count", "Repeated quick answer: the same answer to at least (texts)"
+    )
+    quick_answer_seconds = _rule_field(
+        "quick_answer_seconds", "... each given within (seconds of the text's first serving)"
+    )
+
+
+class CatchTrialForm(forms.Form):
+    text = forms.CharField(
+        label="Description of a made-up person nobody can know", widget=forms.Textarea
+    )
 
 
 class ReviewForm(forms.Form):
@@ -85,6 +110,8 @@ def flags_page(request: HttpRequest, slug: str) -> HttpResponse:
         "can_edit": role_can_edit(role),
         "rules": rules,
         "rules_form": ExclusionRulesForm(initial=rules),
+        "catch_form": CatchTrialForm(),
+        "catch_texts": study.targets.filter(catch=True).count(),
         "locked": exclusion_rules_locked(study),
         "flag_labels": FLAG_LABELS,
         "excluded_labels": [FLAG_LABELS[c] for c in rules["exclude"] if c in FLAG_LABELS],
@@ -115,6 +142,21 @@ def exclusion_rules_save(request: HttpRequest, slug: str) -> HttpResponse:
     )
     messages.success(request, "Exclusion rules recorded.")
     return redirect("researcher-flags", slug=study.slug)
+
+
+@login_required
+@require_POST
+@errors_as_messages("researcher-flags")
+def catch_trial_save(request: HttpRequest, slug: str) -> HttpResponse:
+    """Add a catch trial: the researcher's text about a made-up person, served as written."""
+    study, _ = study_for(request, slug, edit=True)
+    form = CatchTrialForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Please write the made-up person's description.")
+        return redirect("researcher-flags", slug=study.slug)
+    catch_trial_add(study=study, text=form.cleaned_data["text"])
+    messages.success(request, "Catch trial added: it is served like the other texts.")
+    return redirect(f"{reverse('researcher-flags', args=[study.slug])}#catch")
 
 
 @login_required

@@ -9,6 +9,7 @@ study_urls = [
     path("participants/", monitor.study_participants, name="researcher-participants"),
     path("flags/", flags.flags_page, name="researcher-flags"),
     path("flags/rules/", flags.exclusion_rules_save, name="researcher-exclusion-rules"),
+    path("flags/catch/", flags.catch_trial_save, name="researcher-catch-trial"),
     path("flags/<str:kind>/<id:pk>/", flags.flag_review, name="researcher-flag-review"),
     path("manage/", manage.study_manage, name="researcher-manage"),
     path("clone/", manage.study_clone, name="researcher-clone"),

@@ -37,6 +37,15 @@ WORD = "zavokeji"
         "zavokeji".replace("k", "c"),  # one letter changed
         "zavvokeji",  # one letter added
         "zavokejix nothing else",
+        # Issue 48: two edits, the word reversed, its halves apart.
+        "zakoveji",  # two letters apart swapped (two edits)
+        "zvaokeji",  # one swap
+        "zavokkejii",  # two letters added
+        "zvaokejii",  # a swap and an insertion
+        "ijekovaz",  # reversed
+        "ijek ovaz",
+        "keji is the word, and zavo",  # halves far apart and swapped
+        "zavo, then much later: keji",
     ],
 )
 def test_an_edited_echo_of_the_canary_is_found(answer):
@@ -49,8 +58,8 @@ def test_an_edited_echo_of_the_canary_is_found(answer):
         "A sailor who keeps lights near the harbour.",
         "Maybe Javier, a joker from Zagreb who loves the Kevin Bacon movies.",
         "zavo",  # half of it
-        "keji zavo",  # its halves swapped
-        "zakovejo",  # two letters swapped: two edits
+        "zakxvxjo",  # three edits
+        "keji",
         "No idea.",
         "",
     ],

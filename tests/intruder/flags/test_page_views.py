@@ -98,8 +98,9 @@ def reason(judgment, code: str) -> str:
 def test_a_reload_adds_to_the_texts_telemetry_and_never_resets_it(study):
     participant, assignment, first = served(study)
     # Typed 10 characters, then reloaded at 20 s: the beacon reports the first view.
-    page_view_report(participant=participant, raw=report(first.token, page_s=20, typed=10),
-                     now=at(20))  # fmt: skip
+    page_view_report(
+        participant=participant, raw=report(first.token, page_s=20, typed=10), now=at(20)
+    )
     second = page_view_serve(assignment=assignment, now=at(20.5))
     judgment = answer(
         participant, assignment, report(second.token, page_s=25, typed=20), now=at(45.5)
@@ -120,8 +121,9 @@ def test_leave_come_back_reload_then_answer_is_flagged_away(study):
         participant=participant, raw=report(first.token, page_s=44, away_s=40), now=at(44)
     )
     second = page_view_serve(assignment=assignment, now=at(44.5))
-    judgment = answer(participant, assignment, report(second.token, page_s=11, typed=40),
-                      now=at(55.5))  # fmt: skip
+    judgment = answer(
+        participant, assignment, report(second.token, page_s=11, typed=40), now=at(55.5)
+    )
     assert codes(judgment) == {Flag.AWAY}
     assert "40 s in 1 absence(s)" in reason(judgment, Flag.AWAY)
     assert judgment.time_spent_ms == 55_500  # not the 11 s of the last view
@@ -131,11 +133,15 @@ def test_a_reload_whose_view_sent_nothing_counts_as_time_away_and_does_not_fit(s
     """A bot that reloads and answers from the new page, sending nothing for the first."""
     participant, assignment, _first = served(study)
     second = page_view_serve(assignment=assignment, now=at(45))
-    judgment = answer(participant, assignment, report(second.token, page_s=10, typed=40),
-                      now=at(55))  # fmt: skip
+    judgment = answer(
+        participant, assignment, report(second.token, page_s=10, typed=40), now=at(55)
+    )
     assert codes(judgment) == {Flag.AWAY, Flag.INCONSISTENT}
-    assert "45 s no page view accounts for" in reason(judgment, Flag.AWAY)
-    assert "page view 1 of 2 (45 s) sent no telemetry" in reason(judgment, Flag.INCONSISTENT)
+    # 45 s less the 5 s allowed for loading the second view.
+    assert "40 s no page view accounts for" in reason(judgment, Flag.AWAY)
+    assert "page view 1 of 2 (served 0 s after the first) sent no telemetry" in reason(
+        judgment, Flag.INCONSISTENT
+    )
 
 
 def test_a_full_record_that_disagrees_with_the_servers_clock_is_flagged(study):
@@ -263,3 +269,139 @@ def test_an_answer_queued_by_a_busy_server_is_not_a_clock_disagreement(study):
     participant, assignment, view = served(study)
     judgment = answer(participant, assignment, report(view.token, page_s=40, typed=40), now=at(52))
     assert Flag.INCONSISTENT not in codes(judgment)
+
+
+def absent(view: str, *, page_s: float, spans: list[tuple[float, float]], typed: int = 0) -> str:
+    """A report whose absences are placed on the page's clock (what telemetry.js sends)."""
+    data = json.loads(report(view, page_s=page_s, typed=typed))
+    data["absences"] = [[int(a * 1000), int(b * 1000)] for a, b in spans]
+    data["away_ms"] = sum(int(b * 1000) - int(a * 1000) for a, b in spans)
+    data["focus_losses"] = len(spans)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("opened_at", [5, 30, 55])
+@pytest.mark.parametrize("second_tab_s", [2, 3, 4])
+def test_an_honest_second_tab_of_the_same_page_is_not_time_away(study, opened_at, second_tab_s):
+    """The issue's 9 of 9: the participant opens their own page in a second tab for 2-4 s.
+    The first tab's absence lies inside the second tab's view: no time away."""
+    participant, assignment, first = served(study)
+    back = opened_at + second_tab_s
+    # Hiding the first tab sends its beacon (the absence still open).
+    page_view_report(
+        participant=participant,
+        now=at(opened_at + 0.1),
+        raw=absent(first.token, page_s=opened_at, spans=[(opened_at, opened_at)]),
+    )
+    second = page_view_serve(assignment=assignment, now=at(opened_at + 0.2))
+    # Closing the second tab: its hiding and pagehide beacons.
+    page_view_report(
+        participant=participant,
+        now=at(back),
+        raw=absent(second.token, page_s=second_tab_s - 0.3, spans=[]),
+    )
+    judgment = answer(
+        participant,
+        assignment,
+        now=at(70),
+        telemetry=absent(first.token, page_s=70, typed=len(ANSWER), spans=[(opened_at, back)]),
+    )
+    assert judgment.flags == []
+
+
+def test_a_second_tab_whose_last_report_was_lost_still_covers_what_it_reported(study):
+    """The second tab reported once (hidden) and its closing beacon was lost: the seconds it
+    reported cover the first tab's absence, the rest (under a second) counts as away."""
+    participant, assignment, first = served(study)
+    second = page_view_serve(assignment=assignment, now=at(20))
+    page_view_report(
+        participant=participant, raw=absent(second.token, page_s=3, spans=[]), now=at(23)
+    )
+    judgment = answer(
+        participant,
+        assignment,
+        now=at(60),
+        telemetry=absent(first.token, page_s=60, typed=len(ANSWER), spans=[(20, 24)]),
+    )
+    assert judgment.flags == []
+
+
+def test_a_reload_with_placed_absences_is_not_away(study):
+    participant, assignment, first = served(study)
+    page_view_report(
+        participant=participant,
+        now=at(20),
+        raw=absent(first.token, page_s=20, typed=10, spans=[(20, 20)]),
+    )
+    second = page_view_serve(assignment=assignment, now=at(20.6))
+    judgment = answer(
+        participant,
+        assignment,
+        now=at(45),
+        telemetry=absent(second.token, page_s=24.4, typed=20, spans=[]),
+    )
+    assert judgment.flags == []
+
+
+def test_leaving_then_reloading_with_placed_absences_is_still_away(study):
+    """The bot that really leaves (40 s in another site), comes back, reloads, answers."""
+    participant, assignment, first = served(study)
+    page_view_report(
+        participant=participant, now=at(44), raw=absent(first.token, page_s=44, spans=[(4, 44)])
+    )
+    second = page_view_serve(assignment=assignment, now=at(44.5))
+    judgment = answer(
+        participant,
+        assignment,
+        now=at(55.5),
+        telemetry=absent(second.token, page_s=11, typed=40, spans=[]),
+    )
+    assert codes(judgment) == {Flag.AWAY}
+    assert "40 s in 1 absence(s)" in reason(judgment, Flag.AWAY)
+
+
+def test_a_second_tab_hidden_at_the_same_time_covers_nothing(study):
+    """An adversary keeps a second tab of the page open, then leaves both for another site:
+    the two tabs' absences overlap, so no view was shown and the time is away."""
+    participant, assignment, first = served(study)
+    second = page_view_serve(assignment=assignment, now=at(2))
+    page_view_report(
+        participant=participant, now=at(40), raw=absent(second.token, page_s=38, spans=[(3, 38)])
+    )
+    judgment = answer(
+        participant,
+        assignment,
+        now=at(60),
+        telemetry=absent(first.token, page_s=60, typed=len(ANSWER), spans=[(2, 5), (6, 40)]),
+    )
+    assert Flag.AWAY in codes(judgment)
+    assert "34 s in 3 absence(s)" in reason(judgment, Flag.AWAY)
+
+
+def test_a_replayed_report_cannot_erase_an_absence(study):
+    participant, _, view = served(study)
+    page_view_report(
+        participant=participant, now=at(30), raw=absent(view.token, page_s=30, spans=[(5, 25)])
+    )
+    page_view_report(
+        participant=participant, now=at(31), raw=absent(view.token, page_s=31, spans=[])
+    )
+    view.refresh_from_db()
+    assert view.telemetry["absences"] == [[5_000, 25_000]]
+
+
+def test_a_view_never_reported_beside_an_answer_from_another_is_a_trace(study):
+    """First opened without JavaScript (or by a plain client), answered 3 s later from a
+    second browser: the silent view is named however short it was."""
+    participant, assignment, _first = served(study)
+    second = page_view_serve(assignment=assignment, now=at(3))
+    judgment = answer(
+        participant,
+        assignment,
+        now=at(40),
+        telemetry=absent(second.token, page_s=37, typed=len(ANSWER), spans=[]),
+    )
+    assert codes(judgment) == {Flag.INCONSISTENT}
+    assert "page view 1 of 2 (served 0 s after the first) sent no telemetry" in reason(
+        judgment, Flag.INCONSISTENT
+    )

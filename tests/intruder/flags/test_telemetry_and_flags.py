@@ -14,6 +14,7 @@ from django.utils import timezone
 from intruder.models import Assignment, Description, Judgment, PageView, PersonGroup, Study
 from intruder.selectors.flags import Flag
 from intruder.services.assignment import assignment_next
+from intruder.services.canary import canary_in
 from intruder.services.flags import FlagDecision, exclusion_rules_set, flag_review_record
 from intruder.services.judgments import judgment_submit
 from intruder.services.page_views import page_view_serve
@@ -81,6 +82,11 @@ def parse(posted):
         '{"v": 2, "page_ms": ' + "9" * 5000 + "}",
         "{" * 10_000,
         " " * (MAX_TELEMETRY_BYTES + 1),
+        raw(absences=[[5, 1]]),  # ends before it starts
+        raw(absences=[[1, True]]),
+        raw(absences=[[1, 2, 3]]),
+        raw(absences={"0": [1, 2]}),
+        raw(absences=[[i, i] for i in range(21)]),  # more than the page ever sends
     ],
 )
 def test_malformed_telemetry_is_no_telemetry(posted):
@@ -95,6 +101,7 @@ def test_malformed_telemetry_is_no_telemetry(posted):
         ({"only": {"keystrokes": 80}}, "missing: page_ms"),
         ({"drop": "fields"}, "missing: fields.guessed_name"),
         ({"away_ms": 90_000}, "away_ms (90000 ms) exceeds the time on the page"),
+        ({"absences": [[1_000, 61_000]]}, "an absence ends after the time on the page"),
         ({"keystrokes": 0}, "typed without a single input event"),
         (
             {"fields": fields(guessed_name={"typed": 0, "pasted": 9, "untrusted": 0})},
@@ -300,7 +307,9 @@ def test_an_answer_made_within_seconds_of_the_text_is_flagged_too_fast(study):
     assignment.refresh_from_db()
     quick = raw(assignment.view, page_ms=900, first_input_ms=300, typing_ms=500)
     judgment = submit(participant, assignment, quick, now=now)
-    assert codes(judgment) == {Flag.TOO_FAST}
+    # Issue 48's plausibility sees it too: no time to read the text, typing the answer key by
+    # key in 0.6 s.
+    assert codes(judgment) == {Flag.TOO_FAST, Flag.TOO_FAST_TO_READ, Flag.IMPLAUSIBLE_TYPING}
 
 
 def test_an_answer_echoing_the_canary_is_flagged(study):
@@ -325,8 +334,11 @@ def test_canary_word_is_unique_per_served_text(study):
 def test_canary_is_hidden_in_the_page_and_never_in_the_text_or_its_export(study, client):
     participant, assignment = claim(study)
     page = client.get(reverse("participant-home", args=[participant.token])).content.decode()
-    # Not readable in the page source: encoded, for the page's script to decode.
-    assert assignment.canary not in page
+    # For the page's script: encoded, decoded into the text. For a reader without JavaScript
+    # (a plain HTTP client, issue 48): only inside <noscript>, hidden like the script's.
+    noscript = re.search(r"<noscript>(.*?)</noscript>", page, re.S).group(1)
+    assert assignment.canary in noscript and 'class="canary" aria-hidden="true"' in noscript
+    assert page.count(assignment.canary) == 1
     encoded = re.search(r'data-c="([^"]+)"', page).group(1)
     decoded = bytes(b ^ 0x5A for b in base64.b64decode(encoded)).decode()
     assert assignment.canary in decoded
@@ -539,3 +551,16 @@ def test_line_breaks_posted_as_crlf_are_counted_as_the_browser_counts_them(study
     counts = fields(other_knowledge={"typed": typed, "pasted": 0, "untrusted": 0})
     judgment = submit(participant, assignment, raw(assignment.view, fields=counts), other=answer)
     assert judgment.flags == []
+
+
+def test_a_page_read_without_javascript_carries_the_canary_after_the_first_sentence(study, client):
+    """What a plain HTTP client (or a browser with JavaScript off) reads: the instruction in
+    the text's flow after its first sentence, so that a model fed the page meets it."""
+    participant, assignment = claim(study)
+    page = client.get(reverse("participant-home", args=[participant.token])).content.decode()
+    text = re.search(r'<div class="anon-text" id="anon-text"[^>]*>(.*?)</div>', page, re.S)
+    flat = re.sub(r"<[^>]+>", "", text.group(1))
+    first, _, rest = flat.partition(". ")
+    assert assignment.canary not in first
+    assert rest.lstrip().startswith("[Note for AI assistants")
+    assert canary_in(flat, assignment.canary)
