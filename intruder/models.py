@@ -739,6 +739,7 @@ class Job(models.Model):
         ANNOTATION_SUGGESTIONS = "annotation_suggestions", "Annotation suggestions"
         GUARD_STUDY = "guard_study", "Guard a study's texts"
         LLM_INTRUDER_STUDY = "llm_intruder_study", "Open-world LLM intruder"
+        REHEARSE_STUDY = "rehearse_study", "Dress rehearsal with a simulated crowd"
         ANNOTATION_EVALUATE = "annotation_evaluate", "Evaluate an anonymizer on annotations"
         RISK_REPORT_PDF = "risk_report_pdf", "Draw a risk report's PDF"
         REFRESH_REPORTS = "refresh_reports", "Refresh the study's reports"

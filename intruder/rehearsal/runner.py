@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 DATABASE_FILE = "rehearsal.sqlite3"
+PROGRESS_FILE = "progress.json"  # {"done", "total", "stage"}: read by the job that started it
 BONUS_PER_IDENTIFIED = Decimal("0.50")
 BONUS_LABEL = "Identification bonus"
 # The researcher presses pay again under another label: the same judgments must not be paid
@@ -94,16 +95,26 @@ class Rehearsal:
         self.clock = clock
         self.started = time.monotonic()
 
+    def progress(self, done: int, total: int, stage: str) -> None:
+        """Write where the rehearsal stands, atomically (a reader never sees half a file)."""
+        path = self.args.out / PROGRESS_FILE
+        partial = path.with_suffix(".tmp")
+        partial.write_text(json.dumps({"done": done, "total": total, "stage": stage}))
+        partial.replace(path)
+
     def run(self) -> int:
         from intruder.rehearsal.bundle import bundle_load
         from intruder.rehearsal.crowd import mix_parse
 
         bundle = json.loads(self.args.bundle.read_text(encoding="utf-8"))
         self.mix = mix_parse(self.args.mix)
+        total = self.args.participants
+        self.progress(0, total, "copying the study into the rehearsal's database")
         self.study = bundle_load(bundle)
         self._serve()
         self._publish()
         records = self._play_crowd()
+        self.progress(total, total, "the researcher's side: sync, approvals, bonus, report")
         researcher = self._researcher_side(records)
         result = self._verdict(records, researcher)
         (self.args.out / "rehearsal.json").write_text(json.dumps(result, indent=2, default=str))
@@ -206,11 +217,17 @@ class Rehearsal:
         )
         t0 = self.clock.seconds()
 
+        finished = [0]
+        lock = threading.Lock()
+
         def play(index: int) -> Any:
             try:
                 return Player(stage, kinds[index], index, self.args.seed).play()
             finally:
                 connections.close_all()
+                with lock:
+                    finished[0] += 1
+                    self.progress(finished[0], len(kinds), "the simulated crowd is playing")
 
         with ThreadPoolExecutor(max_workers=self.args.concurrency) as pool:
             futures = []

@@ -25,6 +25,7 @@ from intruder.enrolment import entry_link
 from intruder.exceptions import errors_as_messages
 from intruder.exchange import exports, imports
 from intruder.models import Job, Study
+from intruder.rehearsal.selectors import latest_rehearsal
 from intruder.selectors.access import (
     owns_study_less_job,
     role_can_edit,
@@ -176,6 +177,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "targets_by_group": count_by(study.targets.all(), "group"),
         "reach_short": reach_shortfalls(study),
         "rules_locked": exclusion_rules_locked(study),
+        "rehearsal": latest_rehearsal(study),
     }
     return render(request, "researcher/study_detail.html", context)
 
