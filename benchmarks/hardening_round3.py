@@ -223,6 +223,50 @@ def probe_parallel_imports(case) -> None:
     case(category, "the file's targets are not there once", study.targets.count() != 3)
 
 
+def probe_parallel_annotation_adds(case) -> None:
+    """Nine posts of one file to an annotation project's "add texts" at once (threads, each
+    on its own connection to the probe's SQLite file): 5 of 9 once answered 500."""
+    import threading
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.db import connections
+    from django.urls import reverse
+
+    from intruder.annotation import services
+    from tests.intruder.factories import logged_in, make_user
+
+    category = "30 parallel annotation adds of one file"
+    owner = make_user()
+    project = services.project_create(
+        owner=owner, slug="probe-adds", title="adds", scheme="textwash", pre_annotate=False
+    )
+    url = reverse("annotation-add-texts", kwargs={"slug": project.slug})
+    content = "\n".join(
+        json.dumps({"id": f"d{n}", "text": f"Text {n} about Orla."}) for n in range(20)
+    ).encode()
+    clients = [logged_in(owner) for _ in range(9)]
+    for c in clients:
+        c.raise_request_exception = False
+    barrier = threading.Barrier(len(clients))
+    statuses: list[int] = []
+
+    def post(c) -> None:
+        try:
+            barrier.wait()
+            upload = SimpleUploadedFile("same.jsonl", content)
+            statuses.append(c.post(url, {"file": upload}).status_code)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=post, args=(c,)) for c in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    case(category, "a post gives a 500 or no answer", len(statuses) != 9 or max(statuses) >= 500)
+    case(category, "the file's texts are not there once", project.documents.count() != 20)
+
+
 def probe_server_error_log(case) -> None:
     from django.conf import settings
 
@@ -317,6 +361,7 @@ ROUND3 = [
     probe_csv_downloads,
     probe_llm_answers,
     probe_parallel_imports,
+    probe_parallel_annotation_adds,
     probe_server_error_log,
     probe_clear_only_run,
     probe_roles_and_bounds,

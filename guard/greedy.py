@@ -319,6 +319,7 @@ def guard_document(
         fixed_steps += 1
     reason = "rank >= k under every attack"
     flagged = False
+    start_ranks = dict(ranks)  # after the steps taken whatever the ranks
     low = min(ranks.values(), default=config.k)
     pending_checkpoints = sorted(c for c in config.checkpoints if low < c < config.k)
     while active:
@@ -351,6 +352,16 @@ def guard_document(
         step_masks.append(masked)
     if not active:
         reason = "no attack has background for this person"
+    if flagged:
+        # Masks that moved no rank only damage the text: undo the trailing steps that left
+        # every attack's rank where it was (a step before one that moved a rank is kept).
+        kept = _moving_steps(steps, fixed_steps, start_ranks)
+        if kept < len(steps):
+            undone = sum(step.words for step in steps[kept:])
+            steps, step_masks = steps[:kept], step_masks[:kept]
+            masked = step_masks[-1] if steps else frozenset()
+            ranks = dict(steps[-1].ranks) if steps else dict(start_ranks)
+            reason += f"; {undone} masked word(s) that moved no rank were left clear"
     ranks_after = {name: ranks.get(name) for name in ranks_before}
     masked_words = [document.tokens[i].text for i in sorted(masked)]
     return GuardResult(
@@ -372,6 +383,17 @@ def guard_document(
         document=document,
         fixed_steps=fixed_steps,
     )
+
+
+def _moving_steps(steps: Sequence[GuardStep], fixed: int, start: dict[str, int]) -> int:
+    """Return how many leading steps to keep: through the last one that raised any rank."""
+    best = dict(start)
+    kept = fixed
+    for index, step in enumerate(steps[fixed:], fixed):
+        if any(rank > best.get(name, 0) for name, rank in step.ranks.items()):
+            kept = index + 1
+            best = {name: max(best.get(name, 0), rank) for name, rank in step.ranks.items()}
+    return kept
 
 
 @dataclass

@@ -154,6 +154,14 @@ class Study(models.Model):
         help_text="Ask intruders on the debrief which of the study's famous persons they had "
         "heard of before (after their last answer is locked).",
     )
+    # The question lists only the persons an intruder judged, hidden among decoys, so a list
+    # shared on a forum reveals nothing. Blank: the shipped list of public figures.
+    familiarity_decoys = models.TextField(
+        blank=True,
+        help_text="Decoy names for the familiarity question, one per line: famous persons "
+        "of the same kind as the study's, not in the study. Blank: a shipped list of "
+        "well-known public figures.",
+    )
     # Closed by default: a study opens only once its researcher has checked it (and written
     # the consent text, see clean()).
     is_open = models.BooleanField(default=False, help_text="Whether new participants may enrol.")
@@ -765,6 +773,7 @@ class Job(models.Model):
         ANNOTATION_SUGGESTIONS = "annotation_suggestions", "Annotation suggestions"
         GUARD_STUDY = "guard_study", "Guard a study's texts"
         LLM_INTRUDER_STUDY = "llm_intruder_study", "Open-world LLM intruder"
+        REHEARSE_STUDY = "rehearse_study", "Dress rehearsal with a simulated crowd"
         ANNOTATION_EVALUATE = "annotation_evaluate", "Evaluate an anonymizer on annotations"
         RISK_REPORT_PDF = "risk_report_pdf", "Draw a risk report's PDF"
         REFRESH_REPORTS = "refresh_reports", "Refresh the study's reports"
@@ -854,6 +863,35 @@ class FamiliarityAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.participant_id} {'knew' if self.heard_of else 'did not know'} {self.target}"
+
+
+class FamiliarityDecoyAnswer(models.Model):
+    """An intruder's answer about a decoy name on the familiarity list (no study person).
+
+    Kept apart from `FamiliarityAnswer`, which the analyses read: a decoy has no texts. How
+    decoys are answered shows how readily intruders claim to know a famous name.
+    """
+
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="familiarity_decoy_answers"
+    )
+    name = models.CharField(max_length=200)
+    heard_of = models.BooleanField()
+    simulated = models.BooleanField(
+        default=False, help_text="Made by the demo's simulated intruders, not a person."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "name"], name="familiarity_decoy_once_per_participant"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant_id} {'knew' if self.heard_of else 'did not know'} {self.name}"
 
 
 class ImportBatch(models.Model):

@@ -133,3 +133,12 @@ def llm_intruder_study(job: Job, progress: Progress) -> dict[str, Any]:
     if job.study is None:
         raise ValueError("llm_intruder_study needs a study")
     return llm_jobs.llm_intruder_run(job=job, progress=progress)
+
+
+@register_task(Job.Kind.REHEARSE_STUDY)
+def rehearse_study(job: Job, progress: Progress) -> dict[str, Any]:
+    """Play the study with a simulated crowd on a throwaway copy and check its invariants
+    (`intruder.rehearsal`); the result is the verdict the study page shows."""
+    from intruder.rehearsal.launch import rehearsal_execute
+
+    return rehearsal_execute(job=job, progress=progress)

@@ -17,6 +17,7 @@ urlpatterns = [
     path("r/", include("intruder.views.researcher.urls")),
     path("r/", include("intruder.views.analysis_urls")),
     path("r/", include("intruder.risk.urls")),
+    path("r/", include("intruder.rehearsal.urls")),
     path("r/", include("intruder.views.preview_urls")),
     path("api/", include("intruder.api_urls")),
     path("", include("intruder.prolific.urls")),

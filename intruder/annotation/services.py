@@ -132,45 +132,49 @@ def documents_add(
     """Add texts to a project (existing doc_ids are kept, not duplicated); return counts.
 
     All or nothing: a bad document (id too long, NUL character, unknown dataset type) raises
-    ValidationError naming it, and nothing is written.
+    ValidationError naming it, and nothing is written. Adds to one project are serialized by
+    its row lock (BEGIN IMMEDIATE on SQLite), taken before the known ids are read: two posts
+    of one file at once read the ids apart and both inserted them (an IntegrityError, a 500);
+    now the second finds the first's texts and skips them.
     """
     documents = list(documents)
     id_limit = Document._meta.get_field("doc_id").max_length
-    existing = dict(project.documents.values_list("doc_id", "text"))
-    created = skipped = 0
-    new_documents = []
-    for number, document in enumerate(documents):
-        where = f"document {number + 1} ({document.doc_id[:40]!r})"
-        if len(document.doc_id) > id_limit:
-            raise ValidationError(f"{where}: the id is longer than {id_limit} characters")
-        for field, value in (("id", document.doc_id), ("text", document.text)):
-            if "\x00" in value:  # PostgreSQL stores no NUL character
-                raise ValidationError(f"{where}: the {field} holds a NUL character")
-        if document.doc_id in existing:
-            if existing[document.doc_id] != document.text:
-                raise ValidationError(
-                    f"document {document.doc_id!r} exists with a different text; "
-                    "give the new one another id"
-                )
-            skipped += 1
-            continue
-        row = Document(
-            project=project,
-            doc_id=document.doc_id,
-            text=document.text,
-            dataset_type=document.dataset_type,
-            source=source,
-            source_ref=refs[number] if refs else "",
-        )
-        try:
-            row.full_clean(exclude=["project"], validate_constraints=False)
-        except ValidationError as error:
-            problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items())
-            raise ValidationError(f"{where}: {problems}") from None
-        new_documents.append(row)
-        existing[document.doc_id] = document.text
-        created += 1
     with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).exists()
+        existing = dict(project.documents.values_list("doc_id", "text"))
+        created = skipped = 0
+        new_documents = []
+        for number, document in enumerate(documents):
+            where = f"document {number + 1} ({document.doc_id[:40]!r})"
+            if len(document.doc_id) > id_limit:
+                raise ValidationError(f"{where}: the id is longer than {id_limit} characters")
+            for field, value in (("id", document.doc_id), ("text", document.text)):
+                if "\x00" in value:  # PostgreSQL stores no NUL character
+                    raise ValidationError(f"{where}: the {field} holds a NUL character")
+            if document.doc_id in existing:
+                if existing[document.doc_id] != document.text:
+                    raise ValidationError(
+                        f"document {document.doc_id!r} exists with a different text; "
+                        "give the new one another id"
+                    )
+                skipped += 1
+                continue
+            row = Document(
+                project=project,
+                doc_id=document.doc_id,
+                text=document.text,
+                dataset_type=document.dataset_type,
+                source=source,
+                source_ref=refs[number] if refs else "",
+            )
+            try:
+                row.full_clean(exclude=["project"], validate_constraints=False)
+            except ValidationError as error:
+                problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items())
+                raise ValidationError(f"{where}: {problems}") from None
+            new_documents.append(row)
+            existing[document.doc_id] = document.text
+            created += 1
         Document.objects.bulk_create(new_documents)
     return {"created": created, "skipped": skipped}
 

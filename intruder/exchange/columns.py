@@ -117,11 +117,15 @@ class AttentionCheckColumn(StrEnum):
 
 
 class FamiliarityColumn(StrEnum):
-    """The debrief's familiarity question: one row per intruder and famous person asked about."""
+    """The debrief's familiarity question: one row per intruder and name asked about.
+
+    A decoy (a public figure outside the study, `decoy` true) has no target key.
+    """
 
     PARTICIPANT_PID = "participant_pid"
     TARGET_KEY = "target_key"
     TARGET_NAME = "target_name"
+    DECOY = "decoy"
     HEARD_OF = "heard_of"
     SIMULATED = "simulated"
     ANSWERED_AT = "answered_at"

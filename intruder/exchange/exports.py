@@ -49,6 +49,7 @@ from intruder.models import (
     AttentionCheck,
     Description,
     FamiliarityAnswer,
+    FamiliarityDecoyAnswer,
     FlaggedAnswer,
     Judgment,
     Participant,
@@ -214,7 +215,10 @@ def attention_check_rows(study: Study) -> Iterator[dict[str, Any]]:
 
 
 def familiarity_rows(study: Study) -> Iterator[dict[str, Any]]:
-    """Yield one row per familiarity answer (had the intruder heard of the person before)."""
+    """Yield one row per familiarity answer (had the intruder heard of the name before).
+
+    Study persons first, then the decoys each intruder was asked about beside them.
+    """
     answers = (
         FamiliarityAnswer.objects.filter(participant__study=study)
         .select_related("participant", "target")
@@ -225,9 +229,25 @@ def familiarity_rows(study: Study) -> Iterator[dict[str, Any]]:
             FamiliarityColumn.PARTICIPANT_PID: a.participant.prolific_pid,
             FamiliarityColumn.TARGET_KEY: a.target.key,
             FamiliarityColumn.TARGET_NAME: a.target.name,
+            FamiliarityColumn.DECOY: False,
             FamiliarityColumn.HEARD_OF: a.heard_of,
             FamiliarityColumn.SIMULATED: a.simulated,
             FamiliarityColumn.ANSWERED_AT: _iso(a.created_at),
+        }
+    decoys = (
+        FamiliarityDecoyAnswer.objects.filter(participant__study=study)
+        .select_related("participant")
+        .order_by("participant_id", "name")
+    )
+    for d in decoys:
+        yield {
+            FamiliarityColumn.PARTICIPANT_PID: d.participant.prolific_pid,
+            FamiliarityColumn.TARGET_KEY: "",
+            FamiliarityColumn.TARGET_NAME: d.name,
+            FamiliarityColumn.DECOY: True,
+            FamiliarityColumn.HEARD_OF: d.heard_of,
+            FamiliarityColumn.SIMULATED: d.simulated,
+            FamiliarityColumn.ANSWERED_AT: _iso(d.created_at),
         }
 
 

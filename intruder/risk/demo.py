@@ -26,7 +26,6 @@ from intruder.models import (
     AnonymizedText,
     Assignment,
     AttackRun,
-    FamiliarityAnswer,
     Judgment,
     Participant,
     Study,
@@ -35,7 +34,11 @@ from intruder.risk import attack_runs
 from intruder.scoring import score_guess
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD
-from intruder.services.familiarity import familiarity_persons
+from intruder.services.familiarity import (
+    familiarity_due,
+    familiarity_list,
+    familiarity_record,
+)
 from research_data.json_lines import read_json_lines
 
 SIMULATED_MEDIAN_S = 70.0
@@ -138,26 +141,36 @@ def load_demo_judgments(study: Study, path: Path) -> int:
 
 
 def simulate_familiarity(study: Study) -> int:
-    """Store simulated familiarity answers of the simulated intruders; return how many."""
+    """Store simulated familiarity answers of the simulated intruders; return how many.
+
+    Each answers the list a person would see (the famous persons they judged among decoys)
+    through the participants' own service.
+    """
     import zlib
 
     import numpy as np
 
-    persons = familiarity_persons(study)
     created = 0
     for intruder in study.participants.filter(simulated=True).order_by("prolific_pid"):
+        if not familiarity_due(intruder):
+            continue
         named = set(
             intruder.judgments.filter(identified=True).values_list(
                 "text__description__target_id", flat=True
             )
         )
         rng = np.random.default_rng(zlib.crc32(intruder.prolific_pid.encode()))
-        for person in persons:
-            heard = person.pk in named or bool(rng.random() < SIMULATED_HEARD_OF)
-            _, new = FamiliarityAnswer.objects.get_or_create(
-                participant=intruder, target=person, defaults={"heard_of": heard, "simulated": True}
-            )
-            created += new
+        items = familiarity_list(intruder)
+        ticked = {
+            place
+            for place, item in enumerate(items)
+            if (item.target is not None and item.target.pk in named)
+            or bool(rng.random() < SIMULATED_HEARD_OF)
+        }
+        familiarity_record(
+            participant=intruder, ticked=ticked, none_of_these=not ticked, simulated=True
+        )
+        created += len(items)
     return created
 
 

@@ -20,6 +20,7 @@ from intruder.risk.guarding import (
     guard_candidates,
     guard_run_results,
     guard_run_start,
+    guard_run_undo,
     latest_guard_run,
 )
 from intruder.services import jobs
@@ -43,6 +44,13 @@ def latest_guard_results(
     if run.job is not None and run.job.status == Job.Status.FAILED:
         return run, run.job, {}
     return run, run.job, guard_run_results(run)
+
+
+def guard_skipped_reasons(run: GuardRun | None) -> dict[int, str]:
+    """Return why the run left each text it did not guard, by text id (a finished run's)."""
+    if run is None:
+        return {}
+    return {int(pk): why for pk, why in (run.summary or {}).get("skipped_texts", {}).items()}
 
 
 @login_required
@@ -71,6 +79,32 @@ def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
     )
     job_start_message(
         request, job=run.job, created=created, name="Guard", queued="a worker runs it"
+    )
+    return redirect("researcher-review", slug=study.slug)
+
+
+@login_required
+@require_POST
+@errors_as_messages("researcher-review", prefix="Not undone: ")
+def study_guard_undo(request: HttpRequest, slug: str) -> HttpResponse:
+    """Take the latest guard run's masks off every text it changed, in one click."""
+    study, _ = study_for(request, slug, edit=True)
+    run = latest_guard_run(study)
+    if run is None or str(run.pk) != request.POST.get("run", ""):
+        messages.error(request, "Not undone: that is not the study's latest guard run.")
+        return redirect("researcher-review", slug=study.slug)
+    counts = guard_run_undo(run=run, user=request.user)
+    kept = counts["released"] + counts["edited"]
+    messages.success(
+        request,
+        f"Guard run undone: {counts['restored']} text{'s' if counts['restored'] != 1 else ''} "
+        f"restored to their spans before it"
+        + (
+            f"; {kept} kept as they are ({counts['released']} released, "
+            f"{counts['edited']} edited since)."
+            if kept
+            else "."
+        ),
     )
     return redirect("researcher-review", slug=study.slug)
 

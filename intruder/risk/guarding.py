@@ -21,6 +21,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from guard import DEFAULT_ATTACKS, GuardConfig, ordinal
 from intruder.exceptions import IntruderError
@@ -244,8 +245,11 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
     stored = set(run.results.values_list("anonymized_text_id", flat=True))
     skipped: dict[str, int] = {}
 
-    def skip(reason: str) -> None:
+    skipped_texts: dict[str, str] = {}
+
+    def skip(reason: str, text: AnonymizedText) -> None:
         skipped[reason] = skipped.get(reason, 0) + 1
+        skipped_texts[str(text.pk)] = reason
 
     done = 0
     progress(done, total, "resuming" if stored else "building the background")
@@ -259,10 +263,10 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
             if text.pk in stored:  # guarded by an earlier attempt of this run
                 done += 1
             elif text.status == AnonymizedText.Status.RELEASED:
-                skip("released")
+                skip("released", text)
                 done += 1
             elif text.description.target.key not in unit.texts_by_person:
-                skip("no background for the person")
+                skip("no background for the person", text)
                 done += 1
             else:
                 chosen.append(text)
@@ -272,8 +276,8 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
         if len(unit.texts_by_person) < max(2, run.k):
             # Too few candidates in this fold to rank anyone k-th: masking could not move
             # the ranks, only damage the text.
-            for _ in chosen:
-                skip(f"fewer than k = {run.k} persons in the background")
+            for text in chosen:
+                skip(f"fewer than k = {run.k} persons in the background", text)
             done += len(chosen)
             continue
         fitted = fit_attacks(unit.texts_by_person, attacks)
@@ -290,11 +294,11 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
             ]
             results = guard_texts(items, fitted, config)
             residual = residual_words(results, fitted)
-            for reason in _store_batch(run, batch, results, residual):
-                skip(reason)
+            for text, reason in _store_batch(run, batch, results, residual):
+                skip(reason, text)
             done += len(batch)
             progress(done, total, f"{_label(unit)}: guarded")
-    result = guard_run_finish(run, skipped)
+    result = guard_run_finish(run, skipped, skipped_texts)
     progress(total, total, finished_message(result))
     return result
 
@@ -310,24 +314,25 @@ def finished_message(summary: dict[str, Any]) -> str:
 
 def _store_batch(
     run: GuardRun, batch: list[AnonymizedText], results: list[Any], residual: list[list[str]]
-) -> list[str]:
-    """Store one batch's new spans and result rows together; return the skip reasons."""
+) -> list[tuple[AnonymizedText, str]]:
+    """Store one batch's new spans and result rows together; return the texts skipped, why."""
     from anonymize.labels import GUARD_CATEGORY
 
     rows, skipped = [], []
     with transaction.atomic():
         for text, result, words in zip(batch, results, residual, strict=True):
             changed = len(result.spans) != len(text.spans)
+            spans_before = list(text.spans)
             if changed:
                 try:
-                    anonymized_text_set_spans(
+                    text = anonymized_text_set_spans(
                         text=text,
                         spans=[span_to_dict(s) for s in result.spans],
                         expected_revision=text.revision,
                         user=None,
                     )
                 except StaleRevisionError:
-                    skipped.append("edited by a researcher meanwhile")
+                    skipped.append((text, "edited by a researcher meanwhile"))
                     continue
             rows.append(
                 GuardResult(
@@ -342,6 +347,8 @@ def _store_batch(
                     # What the attacks still lean on: the researcher may mask more.
                     residual_words=words,
                     changed=changed,
+                    spans_before=spans_before if changed else [],
+                    revision_after=text.revision if changed else None,
                     flagged=result.flagged,
                     reason=result.reason,
                 )
@@ -351,14 +358,19 @@ def _store_batch(
     return skipped
 
 
-def guard_run_finish(run: GuardRun, skipped: dict[str, int]) -> dict[str, Any]:
-    """Store the run's counts, from its rows (earlier attempts' included); return them."""
+def guard_run_finish(
+    run: GuardRun, skipped: dict[str, int], skipped_texts: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Store the run's counts, from its rows (earlier attempts' included); return them.
+
+    `skipped_texts` (text id -> why) lets the review list say why a text was not guarded.
+    """
     counts = run.results.aggregate(
         guarded=Count("pk"),
         changed=Count("pk", filter=Q(changed=True)),
         flagged=Count("pk", filter=Q(flagged=True)),
     )
-    run.summary = {**counts, "skipped": skipped}
+    run.summary = {**counts, "skipped": skipped, "skipped_texts": skipped_texts or {}}
     run.save(update_fields=["summary"])
     return {
         "run": run.pk,
@@ -366,8 +378,41 @@ def guard_run_finish(run: GuardRun, skipped: dict[str, int]) -> dict[str, Any]:
         "attacks": run.attacks,
         "budget": run.budget,
         "background": run.background,
-        **run.summary,
+        # The job keeps the counts only; the texts' reasons stay with the run.
+        **{key: value for key, value in run.summary.items() if key != "skipped_texts"},
     }
+
+
+def guard_run_undo(*, run: GuardRun, user: Any) -> dict[str, int]:
+    """Take a run's masks off again: restore each text it changed to its spans before.
+
+    Only the study's latest run, once; a text released or edited since keeps what it has
+    (its revision is no longer the guard's), and is counted as kept. Return the counts.
+    """
+    if run.undone_at is not None:
+        raise GuardRunError("this guard run is already undone")
+    if latest_guard_run(run.study) != run:
+        raise GuardRunError("only the study's latest guard run can be undone")
+    if run.job is not None and run.job.status in jobs.ACTIVE_STATUSES:
+        raise GuardRunError("the guard run is still running: cancel it first")
+    counts = {"restored": 0, "released": 0, "edited": 0}
+    with transaction.atomic():
+        for row in run.results.filter(changed=True).select_related("anonymized_text"):
+            text = row.anonymized_text
+            if text.status == AnonymizedText.Status.RELEASED:
+                counts["released"] += 1
+                continue
+            if text.revision != row.revision_after:
+                counts["edited"] += 1
+                continue
+            anonymized_text_set_spans(
+                text=text, spans=row.spans_before, expected_revision=text.revision, user=user
+            )
+            counts["restored"] += 1
+        run.undone_at = timezone.now()
+        run.summary = {**run.summary, "undone": counts}
+        run.save(update_fields=["undone_at", "summary"])
+    return counts
 
 
 def latest_guard_run(study: Study) -> GuardRun | None:

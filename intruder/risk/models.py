@@ -178,6 +178,9 @@ class GuardRun(StudyRun):
     job = _job_key("guard_run")
     k = models.PositiveIntegerField(help_text="Mask until every attack ranks the person >= k.")
     budget = models.FloatField(help_text="Most words the guard may mask, as a share of a text's.")
+    undone_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a researcher took the run's masks off again."
+    )
 
     class Meta(StudyRun.Meta):
         # The ranges `guard.GuardConfig` and the review page's form accept.
@@ -217,6 +220,13 @@ class GuardResult(models.Model):
         default=list, blank=True, help_text="Unmasked words the attacks still lean on most."
     )
     changed = models.BooleanField(default=False, help_text="The guard stored new spans.")
+    # What undoing the run restores, while the text is still as the guard left it.
+    spans_before = models.JSONField(
+        default=list, blank=True, help_text="The text's spans before the guard changed them."
+    )
+    revision_after = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The text's revision the guard's change left."
+    )
     flagged = models.BooleanField(
         default=False, help_text="An attack still ranks the person better than k-th."
     )

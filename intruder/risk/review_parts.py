@@ -8,14 +8,20 @@ from typing import Any
 
 from intruder.models import Study
 from intruder.risk.flags import latest_risk_check, risk_flags
-from intruder.risk.guard_views import guard_form, latest_guard_results
+from intruder.risk.guard_views import guard_form, guard_skipped_reasons, latest_guard_results
 from intruder.views.researcher.review_parts import ReviewParts, register
 
 
 def guard_panel(study: Study) -> tuple[dict[str, Any], Mapping[int, Any]]:
     """Return the review list's guard context (form, latest run, its job) and its rows."""
     run, job, rows = latest_guard_results(study)
-    return {"guard_run": run, "guard_job": job, "guard_form": guard_form(study)}, rows
+    context = {
+        "guard_run": run,
+        "guard_job": job,
+        "guard_form": guard_form(study),
+        "guard_skipped": guard_skipped_reasons(run),
+    }
+    return context, rows
 
 
 def machine_flags(study: Study) -> Collection[int]:

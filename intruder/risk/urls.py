@@ -13,6 +13,9 @@ urlpatterns = [
     path("<slug:slug>/risk/<int:run_id>/<str:name>", views.risk_download, name="risk-download"),
     path("<slug:slug>/review/guard/", guard_views.study_guard, name="researcher-study-guard"),
     path(
+        "<slug:slug>/review/guard/undo/", guard_views.study_guard_undo, name="researcher-guard-undo"
+    ),
+    path(
         "<slug:slug>/review/guard/rows.json",
         guard_views.study_guard_rows,
         name="researcher-study-guard-rows",

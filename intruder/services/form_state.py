@@ -76,3 +76,7 @@ def judge_task_key(assignment_id: int | str) -> str:
 def check_task_key(check_id: int | str) -> str:
     """Return the form-state key of an attention check."""
     return f"check:{check_id}"
+
+
+# The form-state key of the debrief's familiarity question (asked once per participant).
+FAMILIARITY_TASK = "familiarity"

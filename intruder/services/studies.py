@@ -37,6 +37,7 @@ EDITABLE_FIELDS = (
     "intruder_recruitment",
     "intruder_familiarity",
     "ask_familiarity",
+    "familiarity_decoys",
     "is_open",
     "prolific_study_id",
     "telemetry_signals",

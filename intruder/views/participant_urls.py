@@ -12,7 +12,6 @@ urlpatterns = [
     path("s/<slug:slug>/", flow.entry, name="participant-entry"),
     path("p/<str:token>/", flow.home, name="participant-home"),
     path("p/<str:token>/telemetry/", flow.telemetry, name="participant-telemetry"),
-    path("p/<str:token>/familiarity/", flow.familiarity, name="participant-familiarity"),
     *(
         path(f"p/<str:token>/{page.path}/", page.view, name=page.url_name)
         for page in PAGES.values()

@@ -82,3 +82,21 @@ def test_two_tabs_saving_at_once_one_wins_and_one_gets_a_conflict():
     assert run_threads(save, [("Orla",), ("Ivo",)]) == []
     assert sorted(outcomes) == ["conflict", "saved"]
     assert Task.objects.get(pk=task.pk).revision == 1 and task.mentions.count() == 1
+
+
+def test_the_same_file_added_nine_times_at_once_is_added_once_and_never_fails():
+    """Parallel "add texts" of one file (5 of 9 answered 500): each finds the others' texts."""
+    project = services.project_create(
+        owner=make_user(), slug="adds", title="adds", scheme="textwash", pre_annotate=False
+    )
+    documents = [AnnotatedDocument(f"d{i}", f"Text {i} about Orla.") for i in range(20)]
+    counts = []
+
+    def add():
+        counts.append(services.documents_add(project=project, documents=documents))
+
+    errors = run_threads(add, [()] * 9)
+    assert errors == []
+    assert sorted(c["created"] for c in counts) == [0] * 8 + [20]
+    assert all(c["created"] + c["skipped"] == 20 for c in counts)
+    assert project.documents.count() == 20

@@ -1,15 +1,18 @@
 """The familiarity question in a real browser: on the debrief only, after the last answer.
 
 The intruder judges both texts without ever seeing the question, then ticks the famous person
-they had heard of; the semi-famous person is never listed. The settings page explains why.
+they had heard of, among decoys, and presses "Finish and return to Prolific" (the one button,
+which once lost the answer); a contradiction comes back with its error after a reload. The
+semi-famous person is never listed. The settings page explains why.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from intruder.models import FamiliarityAnswer, PersonGroup, Study
+from intruder.models import FamiliarityAnswer, FamiliarityDecoyAnswer, PersonGroup, Study
 from tests.browser.axe import AXE_JS, audit
+from tests.browser.test_participant_flows import stub_prolific
 from tests.intruder import factories as f
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -43,12 +46,24 @@ def test_the_debrief_asks_which_famous_persons_the_intruder_had_heard_of(page, w
     assert "Oriel Vantassel" in form and "Bram Oskarsen" in form and "Hilde Quorm" not in form
     if AXE_JS.exists():
         assert not audit(page, f"familiarity-{width}")
+    assert len(page.query_selector_all("#familiarity input[name=known]")) >= 2 + 3  # decoys
+    # A contradiction comes back with its error and the ticks kept, on a reloadable page.
     page.check("#familiarity label:has-text('Oriel Vantassel') input")
-    page.click("text=Save this answer")
-    page.wait_for_selector("text=Your answer is saved")
-    assert page.is_visible("#completion-code")
+    page.check("#familiarity label:has-text('None of these') input")
+    page.click("text=Finish and return to Prolific")
+    page.wait_for_selector("#familiarity-error")
+    page.reload()
+    assert "choose one or the other" in page.inner_text("#familiarity")
+    assert page.is_checked("#familiarity label:has-text('Oriel Vantassel') input")
+    page.uncheck("#familiarity label:has-text('None of these') input")
+    prolific = stub_prolific(page)
+    page.click("text=Finish and return to Prolific")
+    page.wait_for_url("https://app.prolific.com/**")
+    assert prolific and "cc=" in prolific[0]
     answers = dict(FamiliarityAnswer.objects.values_list("target__name", "heard_of"))
     assert answers == {"Oriel Vantassel": True, "Bram Oskarsen": False}
+    assert FamiliarityDecoyAnswer.objects.count() >= 3
+    assert not FamiliarityDecoyAnswer.objects.filter(heard_of=True).exists()
     # The researcher's settings page offers the question and says why famous persons only.
     page.context.clear_cookies()
     page.goto("/accounts/login/")

@@ -62,7 +62,7 @@ def test_budget_stops_masking_and_flags_the_text(attacks):
     # Three occurrences of the one identifying word, but only one word may be masked.
     [result] = guard_texts([item], attacks, GuardConfig(k=2, budget=0.1))
     assert result.flagged
-    assert result.reason == "budget spent"
+    assert result.reason.startswith("budget spent")
     assert result.ranks_after["tfidf"] == 1
     assert result.words_masked_by_guard <= 1
 

@@ -74,12 +74,27 @@ def test_stopping_rule_keeps_masking_until_every_step_is_verified_at_k():
     assert all(s.ranks["fake"] < 4 for s in result.steps[:-1])
 
 
-def test_unreachable_k_is_flagged_when_the_budget_is_spent():
+def test_unreachable_k_is_flagged_and_a_mask_that_moved_no_rank_is_left_clear():
     item = GuardItem("t", TEXT, "zora", list(NAME_SPAN))
-    # Budget: one word of the text's ten; no single word takes Zora from rank 1 to 4.
+    # Budget: one word of the text's ten; no single word moves Zora from rank 1 (Zora 8 ->
+    # at least 6, Bruno at most 4): the word the guard masked only damaged the text, so it
+    # is left clear and the reason says why.
     [result] = guard_texts([item], {"fake": ATTACK}, GuardConfig(k=4, budget=0.1))
-    assert result.flagged and result.reason == "budget spent"
-    assert result.ranks_after["fake"] < 4 and len(result.masked_words) <= 1
+    assert result.flagged and result.reason.startswith("budget spent")
+    assert "1 masked word(s) that moved no rank were left clear" in result.reason
+    assert result.ranks_after == result.ranks_before == {"fake": 1}
+    assert result.masked_words == [] and result.steps == [] and result.words_masked_by_guard == 0
+    assert result.text == "PERSON_FIRSTNAME_1 loves origami, kites and tango, and tango again."
+
+
+def test_a_flagged_text_keeps_the_masks_that_moved_its_rank():
+    # Three words: "tango" twice (Zora 8 -> 4, tied with Bruno: rank 2), then "origami"
+    # (Zora 2, Alma 2, Bruno 2: rank 3); k = 4 is not reached, both steps moved the rank.
+    item = GuardItem("t", TEXT, "zora", list(NAME_SPAN))
+    [result] = guard_texts([item], {"fake": ATTACK}, GuardConfig(k=4, budget=0.3))
+    assert result.flagged and "left clear" not in result.reason
+    assert result.ranks_after["fake"] > result.ranks_before["fake"] == 1
+    assert result.masked_words
 
 
 def test_log_odds_z_by_hand():

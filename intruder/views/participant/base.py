@@ -21,6 +21,7 @@ from django.views.decorators.http import require_POST
 from intruder.enrolment import REFUSAL_PAGES, EnrolmentRefused
 from intruder.models import Assignment, AttentionCheck, Participant, Study, TargetPerson
 from intruder.selectors.participant import participant_get_by_token
+from intruder.services.familiarity import FamiliarityItem
 from intruder.services.form_state import RejectedAnswer
 from intruder.services.participants import CurrentStep
 
@@ -50,7 +51,7 @@ class PageContent:
     view_token: str = ""
     short_reason: str = ""
     reachable: int = 0
-    familiarity: tuple[TargetPerson, ...] = ()
+    familiarity: tuple[FamiliarityItem, ...] = ()
 
 
 def participant_or_404(token: str) -> Participant:

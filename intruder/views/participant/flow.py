@@ -1,5 +1,5 @@
 """The participant views that are no page of the flow: the entry link, the one page a
-participant sees (their current step's page), the telemetry beacon and the familiarity answer."""
+participant sees (their current step's page) and the telemetry beacon."""
 
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ from intruder.enrolment import (
     EnrolmentRefused,
     ProlificLink,
     new_client_admission,
-    prolific_completion_url,
 )
 from intruder.models import Study
 from intruder.prolific.client import prolific_enabled
 from intruder.prolific.webhooks import submission_known
 from intruder.selectors.participant import Step, participant_get_by_token, study_get_by_slug
 from intruder.services.assignment import AssignmentBusy
-from intruder.services.familiarity import FamiliarityRefused, familiarity_record
 from intruder.services.page_views import page_view_report
 from intruder.services.participants import (
     participant_code_reached,
@@ -111,29 +109,3 @@ def telemetry(request: HttpRequest, token: str) -> HttpResponse:
     participant = participant_or_404(token)
     page_view_report(participant=participant, raw=request.POST.get("telemetry", ""))
     return HttpResponse(status=204)
-
-
-@never_cache
-@require_POST
-def familiarity(request: HttpRequest, token: str) -> HttpResponse:
-    """Store which famous persons the intruder had heard of; only on the debrief, once."""
-    participant = participant_or_404(token)
-    study = participant.study
-    try:
-        known = {int(value) for value in request.POST.getlist("known")}
-        familiarity_record(participant=participant, known=known)
-    except (ValueError, FamiliarityRefused):
-        return message(
-            request,
-            title="Not saved",
-            text="This question is asked once, at the end of the study.",
-            status=409,
-            study=study,
-        )
-    return message(
-        request,
-        title="Thank you",
-        text="Your answer is saved. Please submit your completion code on Prolific.",
-        study=study,
-        completion_url=prolific_completion_url(study.completion_code),
-    )

@@ -32,8 +32,14 @@ from intruder.selectors.participant import (
 )
 from intruder.services.attention import MAX_ANSWER_CHARS, attention_check_submit
 from intruder.services.canary import canary_encoded, canary_instruction
-from intruder.services.familiarity import familiarity_due, familiarity_persons
+from intruder.services.familiarity import (
+    FamiliarityRefused,
+    familiarity_due,
+    familiarity_list,
+    familiarity_record,
+)
 from intruder.services.form_state import (
+    FAMILIARITY_TASK,
     RejectedAnswer,
     check_task_key,
     form_state_clear,
@@ -419,15 +425,19 @@ class DebriefPage(Page):
     def content(self, participant: Participant, current: CurrentStep) -> PageContent:
         study = participant.study
         # The debrief comes after the last answer is locked: only now may it name the persons.
-        familiarity = tuple(familiarity_persons(study)) if familiarity_due(participant) else ()
+        familiarity = tuple(familiarity_list(participant)) if familiarity_due(participant) else ()
+        rejected = form_state_for(participant=participant, task=FAMILIARITY_TASK)
         if study.kind != Study.Kind.INTRUDER or current.completed >= study.items_per_participant:
-            return PageContent(completed=current.completed, familiarity=familiarity)
+            return PageContent(
+                completed=current.completed, familiarity=familiarity, rejected=rejected
+            )
         reason, reachable = intruder_short_run_reason(participant=participant)
         return PageContent(
             completed=current.completed,
             short_reason=reason,
             reachable=reachable,
             familiarity=familiarity,
+            rejected=rejected,
         )
 
     def preview_content(
@@ -446,16 +456,44 @@ class DebriefPage(Page):
                 reason=content.short_reason or SHORT_FULL,
                 reachable=content.reachable,
             )
+        rejected = content.rejected or RejectedAnswer()
         return {
             "completion_code": study.completion_code,
             "short": short,
             "familiarity": content.familiarity,
+            "familiarity_error": " ".join(rejected.errors.get("familiarity", [])),
+            "familiarity_ticked": set(rejected.values.get("known", "").split(",")) - {""},
+            "familiarity_none": bool(rejected.values.get("none_of_these")),
         }
 
     def post(self, request: HttpRequest, participant: Participant) -> HttpResponse:
-        """Complete the study and send the participant to Prolific with the completion code."""
+        """Complete the study, store the familiarity answer posted with it, go to Prolific.
+
+        One form, one button: what is ticked is saved by "Finish" (a second button once lost
+        it). Nothing ticked is no answer, and still finishes; a contradictory answer comes
+        back with its error (post/redirect/get), and the participant is completed either way.
+        """
         if not participant_complete(participant=participant):
             return home_redirect(participant)
+        if familiarity_due(participant):
+            known = request.POST.getlist("known")
+            none_of_these = bool(request.POST.get("none_of_these"))
+            try:
+                ticked = {int(place) for place in known}
+                if ticked or none_of_these:
+                    familiarity_record(
+                        participant=participant, ticked=ticked, none_of_these=none_of_these
+                    )
+            except (ValueError, FamiliarityRefused) as refusal:
+                error = str(refusal) if isinstance(refusal, FamiliarityRefused) else "Not a name."
+                form_state_keep(
+                    participant=participant,
+                    task=FAMILIARITY_TASK,
+                    values={"known": ",".join(known), "none_of_these": none_of_these or ""},
+                    errors={"familiarity": [error]},
+                )
+                return home_redirect(participant)
+        form_state_clear(participant=participant)
         return HttpResponseRedirect(prolific_completion_url(participant.study.completion_code))
 
 
@@ -543,6 +581,18 @@ class CompletedPage(StatusPage):
 
     def message(self, participant: Participant) -> tuple[str, str, str]:
         return self.title, self.text, prolific_completion_url(participant.study.completion_code)
+
+    def render(
+        self, request: HttpRequest, participant: Participant, current: CurrentStep
+    ) -> HttpResponse:
+        """Show the debrief again while its familiarity question is open (reload resumes).
+
+        Seeing the debrief completes a participant, so without this a reload, or an answer
+        sent back with an error, would lose the question.
+        """
+        if familiarity_due(participant):
+            return PAGES[Step.DEBRIEF].render(request, participant, current)
+        return super().render(request, participant, current)
 
 
 def _by_step(*pages: Page) -> dict[str, Page]:

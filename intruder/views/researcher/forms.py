@@ -39,6 +39,7 @@ KIND_FIELDS: dict[str, str] = {
     "intruder_recruitment": Study.Kind.INTRUDER,
     "intruder_familiarity": Study.Kind.INTRUDER,
     "ask_familiarity": Study.Kind.INTRUDER,
+    "familiarity_decoys": Study.Kind.INTRUDER,
     "source_studies": Study.Kind.INTRUDER,
     "discourage_copy": Study.Kind.INTRUDER,
     "allow_same_target": Study.Kind.INTRUDER,
@@ -69,6 +70,7 @@ LABELS = {
     "intruder_familiarity": "How familiar intruders may be with the persons",
     "ask_familiarity": "Ask intruders which famous persons they had heard of (measured "
     "familiarity)",
+    "familiarity_decoys": "Decoy names for the familiarity question",
     "is_open": "Open for new participants",
     "source_studies": "Take descriptions from these collection studies",
     "telemetry_signals": "Answer telemetry recorded",
@@ -119,6 +121,12 @@ HELP = {
     "about private, semi-famous or fictitious persons, whose names the question would reveal "
     "to people who never saw them, and whom nobody can have \u201cheard of\u201d in a way "
     "that means the same.",
+    "familiarity_decoys": "One name per line. Each intruder is asked only about the famous "
+    "persons whose texts they judged, listed in alphabetical order among as many decoys (at "
+    "least three), so a list shared on a forum names no study person. Use public figures "
+    "of the same kind as the study's persons; names that score at or above the threshold "
+    "against a study person are never shown. Empty: a shipped list of well-known public "
+    "figures. The risk report says how often decoys were ticked.",
     "is_open": "New studies start closed: tick once the consent text and the texts are "
     "ready and the exclusion rules are recorded (Flagged answers; they "
     "lock at the first participant). A study without a consent text cannot open. Untick to "
@@ -174,6 +182,7 @@ class StudyForm(forms.ModelForm):
             "intruder_population": forms.Textarea(attrs={"rows": 2}),
             "intruder_recruitment": forms.Textarea(attrs={"rows": 2}),
             "intruder_familiarity": forms.Textarea(attrs={"rows": 2}),
+            "familiarity_decoys": forms.Textarea(attrs={"rows": 3}),
         }
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:

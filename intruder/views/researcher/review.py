@@ -75,8 +75,14 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     page = _page_number(request.GET.get("page", "1"), total)
     page_texts = texts[(page - 1) * REVIEW_PAGE_SIZE : page * REVIEW_PAGE_SIZE]
     guard_context, guarded = PARTS.guard_panel(study)
+    skipped = guard_context.get("guard_skipped", {})
     rows = [
-        {"text": t, "findings": text_leak_findings(t), "guard": guarded.get(t.pk)}
+        {
+            "text": t,
+            "findings": text_leak_findings(t),
+            "guard": guarded.get(t.pk),
+            "guard_skipped": skipped.get(t.pk, ""),
+        }
         for t in page_texts
     ]
     for row in rows:

@@ -26,6 +26,7 @@ from intruder.exceptions import errors_as_messages
 from intruder.exchange import exports, imports
 from intruder.models import Job, Study
 from intruder.prolific.claims import claims_pending
+from intruder.rehearsal.selectors import latest_rehearsal
 from intruder.selectors.access import (
     owns_study_less_job,
     role_can_edit,
@@ -197,6 +198,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         if study.kind == Study.Kind.INTRUDER
         else [],
         "rules_locked": exclusion_rules_locked(study),
+        "rehearsal": latest_rehearsal(study),
     }
     return render(request, "researcher/study_detail.html", context)
 

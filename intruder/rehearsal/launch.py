@@ -1,0 +1,163 @@
+"""Start a rehearsal: check its options, copy the study, and run the rehearsal's process.
+
+One home for what `manage.py rehearse` and the study page's job share. Bad options are
+refused in one line before anything starts; the rehearsal itself runs in its own process on
+its own database (`runner.py`), so neither caller's database is ever written by it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from intruder.exceptions import IntruderError
+from intruder.models import Study
+from intruder.rehearsal.bundle import BundleError, study_bundle
+from intruder.rehearsal.crowd import MixError, mix_parse
+from intruder.rehearsal.runner import DATABASE_FILE, PROGRESS_FILE
+
+
+class RehearsalRefused(IntruderError):
+    """The rehearsal's options do not fit the study (said in one line, nothing started)."""
+
+    status_code = 400
+
+
+@dataclass
+class RehearsalOptions:
+    """What a researcher chooses for one rehearsal (defaults: docs/rehearsal.md)."""
+
+    participants: int
+    mix: str = ""
+    seed: int = 0
+    speed: float = 60.0
+    arrival_minutes: float = 10.0
+    concurrency: int = 8
+    target_ci: float = 5.0
+    report: bool = True
+    faults: list[str] = field(default_factory=list)
+
+
+def rehearsal_check(study: Study, options: RehearsalOptions) -> dict[str, Any]:
+    """Return the study's bundle, or raise RehearsalRefused saying what does not fit."""
+    try:
+        mix_parse(options.mix)
+        bundle = study_bundle(study)
+    except (MixError, BundleError) as error:
+        raise RehearsalRefused(str(error)) from None
+    if options.participants < 1:
+        raise RehearsalRefused("a rehearsal needs at least 1 participant")
+    if options.speed <= 0 or options.target_ci <= 0 or options.concurrency < 1:
+        raise RehearsalRefused("speed, target half-width and concurrency must be positive")
+    texts = len(bundle["texts"])
+    places = texts * study.judgments_per_text
+    if options.participants * study.items_per_participant > places:
+        most = places // study.items_per_participant
+        raise RehearsalRefused(
+            f"{options.participants} participants x {study.items_per_participant} texts each "
+            f"is more than the study's {places} places ({texts} released texts x "
+            f"{study.judgments_per_text} judgments): at most {most} participants"
+        )
+    return bundle
+
+
+def rehearsal_run(
+    study: Study,
+    options: RehearsalOptions,
+    out: Path,
+    *,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[int, dict[str, Any] | None]:
+    """Rehearse `study` into the empty folder `out`; return (exit code, rehearsal.json)."""
+    bundle = rehearsal_check(study, options)
+    if out.exists() and any(out.iterdir()):
+        raise RehearsalRefused(f"{out} is not empty: give a new folder")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bundle.json").write_text(json.dumps(bundle), encoding="utf-8")
+    env = {
+        **os.environ,
+        # The rehearsal's own database, never the configured one (the runner checks it).
+        "DATABASE_URL": f"sqlite:///{(out / DATABASE_FILE).resolve()}",
+        "INTRUDER_VAR_DIR": str(out.resolve()),
+    }
+    env.pop("DJANGO_CACHE_URL", None)  # its reports stay in its own database
+    command = [
+        sys.executable,
+        "-m",
+        "intruder.rehearsal.runner",
+        *("--bundle", str(out / "bundle.json"), "--out", str(out)),
+        *("--participants", str(options.participants), "--mix", options.mix),
+        *("--seed", str(options.seed), "--speed", str(options.speed)),
+        *("--arrival-minutes", str(options.arrival_minutes)),
+        *("--concurrency", str(options.concurrency), "--target-ci", str(options.target_ci)),
+        *([] if options.report else ["--no-report"]),
+        *(arg for fault in options.faults for arg in ("--fault", fault)),
+    ]
+    child = subprocess.Popen(command, env=env)
+    while child.poll() is None:
+        time.sleep(0.5)
+        if progress is not None:
+            _report_progress(out / PROGRESS_FILE, progress)
+    result_file = out / "rehearsal.json"
+    result = json.loads(result_file.read_text(encoding="utf-8")) if result_file.exists() else None
+    return child.returncode, result
+
+
+def _report_progress(path: Path, progress: Callable[[int, int, str], None]) -> None:
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # not written yet, or caught mid-write: the next poll reads it
+    progress(state["done"], state["total"], state["stage"])
+
+
+def rehearsal_job_start(*, study: Study, user: Any, options: RehearsalOptions) -> tuple[Any, bool]:
+    """Queue a rehearsal of `study` (options checked first); (job, created).
+
+    One at a time per study: a queued or running one is returned instead.
+    """
+    from intruder.models import Job
+    from intruder.services.jobs import job_start
+
+    rehearsal_check(study, options)
+    params = {
+        "participants": options.participants,
+        "seed": options.seed,
+        "mix": options.mix,
+        "target_ci": options.target_ci,
+    }
+    return job_start(kind=Job.Kind.REHEARSE_STUDY, study=study, params=params, created_by=user)
+
+
+def rehearsal_execute(*, job: Any, progress: Callable[[int, int, str], None]) -> dict[str, Any]:
+    """Run the job's rehearsal into the var folder's rehearsals/<study>/<job>/; return its
+    verdict, costs, latencies and plan (the study page shows them)."""
+    from django.conf import settings
+
+    options = RehearsalOptions(
+        participants=int(job.params["participants"]),
+        seed=int(job.params.get("seed", 0)),
+        mix=str(job.params.get("mix", "")),
+        target_ci=float(job.params.get("target_ci", 5.0)),
+    )
+    attempt = 1
+    base = Path(settings.VAR_DIR) / "rehearsals" / job.study.slug / str(job.pk)
+    while (out := base / f"attempt-{attempt}").exists():
+        attempt += 1  # a retried job starts a fresh rehearsal beside the first attempt's
+    code, result = rehearsal_run(job.study, options, out, progress=progress)
+    if result is None:
+        raise RuntimeError(f"the rehearsal stopped without a result (exit {code}); see {out}")
+    keep = ("participants", "kinds", "outcomes", "violations", "violations_total", "costs")
+    return {
+        **{key: result[key] for key in keep},
+        "latency": result["latency"],
+        "plan": result["plan"],
+        "folder": str(out),
+    }

@@ -1,0 +1,409 @@
+"""The rehearsal's own process: a throwaway database, the site, the sandbox Prolific, the crowd.
+
+Started by `manage.py rehearse` (`python -m intruder.rehearsal.runner --bundle ... --out
+DIR`) with DATABASE_URL pointing at a new SQLite file inside DIR; it refuses any other
+database, so nothing it does can reach the configured one. It migrates that database,
+loads the study's copy (`bundle.py`), serves the site on a loopback port and the sandbox
+Prolific beside it, publishes the study there, plays the crowd through real HTTP on the
+rehearsal's clock (`clock.py`), then does the researcher's side as a researcher would:
+sync, approvals under the study's rules, the identification bonus under its rule (and the
+same bonus pressed again under another label), the analysis and the risk report with a cheap
+attack. It writes `rehearsal.json` and `summary.md` to DIR and exits 1 on any violation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+DATABASE_FILE = "rehearsal.sqlite3"
+PROGRESS_FILE = "progress.json"  # {"done", "total", "stage"}: read by the job that started it
+BONUS_PER_IDENTIFIED = Decimal("0.50")
+BONUS_LABEL = "Identification bonus"
+# The researcher presses pay again under another label: the same judgments must not be paid
+# twice (a rehearsal that never tries it cannot show it holds).
+SECOND_BONUS_LABEL = "Identification bonus (sent again)"
+# Prolific's service fee on rewards and bonuses (its pricing page: 33.3 % plus VAT for most
+# accounts; the researcher's own contract may differ).
+PROLIFIC_FEE_SHARE = Decimal("0.333")
+FAULTS = ("bonus_to_excluded", "drop_judgment", "hide_submission", "change_report_number")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bundle", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--participants", type=int, required=True)
+    parser.add_argument("--mix", default="")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--speed", type=float, default=60.0)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--arrival-minutes", type=float, default=10.0)
+    parser.add_argument("--target-ci", type=float, default=5.0)
+    parser.add_argument("--no-report", action="store_true")
+    parser.add_argument("--fault", choices=FAULTS, action="append", default=[])
+    return parser.parse_args(argv)
+
+
+def database_check(out: Path) -> None:
+    """Refuse to run on any database but the throwaway file in `out`."""
+    expected = f"sqlite:///{(out / DATABASE_FILE).resolve()}"
+    if os.environ.get("DATABASE_URL") != expected:
+        raise SystemExit(
+            f"rehearsal: refusing to run on {os.environ.get('DATABASE_URL')!r}: the rehearsal "
+            f"runs only on its own throwaway database ({expected})"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    database_check(args.out)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "intruder.settings")
+    import django
+
+    django.setup()
+    import logging
+
+    logging.getLogger("intruder.prolific").setLevel(logging.ERROR)
+    logging.getLogger("django.request").setLevel(logging.CRITICAL)
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from intruder.rehearsal.clock import VirtualClock, clock_install
+
+    clock = VirtualClock(args.speed)
+    clock_install(clock)
+    return Rehearsal(args, clock).run()
+
+
+class Rehearsal:
+    """One rehearsal, from the empty database to its verdict."""
+
+    def __init__(self, args: argparse.Namespace, clock: Any) -> None:
+        self.args = args
+        self.clock = clock
+        self.started = time.monotonic()
+
+    def progress(self, done: int, total: int, stage: str) -> None:
+        """Write where the rehearsal stands, atomically (a reader never sees half a file)."""
+        path = self.args.out / PROGRESS_FILE
+        partial = path.with_suffix(".tmp")
+        partial.write_text(json.dumps({"done": done, "total": total, "stage": stage}))
+        partial.replace(path)
+
+    def run(self) -> int:
+        from intruder.rehearsal.bundle import bundle_load
+        from intruder.rehearsal.crowd import mix_parse
+
+        bundle = json.loads(self.args.bundle.read_text(encoding="utf-8"))
+        self.mix = mix_parse(self.args.mix)
+        total = self.args.participants
+        self.progress(0, total, "copying the study into the rehearsal's database")
+        self.study = bundle_load(bundle)
+        self._serve()
+        self._publish()
+        records = self._play_crowd()
+        self.progress(total, total, "the researcher's side: sync, approvals, bonus, report")
+        researcher = self._researcher_side(records)
+        result = self._verdict(records, researcher)
+        (self.args.out / "rehearsal.json").write_text(json.dumps(result, indent=2, default=str))
+        from intruder.rehearsal.summary import summary_markdown
+
+        (self.args.out / "summary.md").write_text(summary_markdown(result), encoding="utf-8")
+        self.server.shutdown()
+        self.fake.stop()
+        return 1 if result["violations_total"] else 0
+
+    # --- the stage --------------------------------------------------------------------------
+
+    def _serve(self) -> None:
+        from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+        from django.core.wsgi import get_wsgi_application
+
+        from intruder.prolific.sandbox import sandbox_start
+
+        class QuietHandler(WSGIRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler)
+        self.server.set_app(get_wsgi_application())
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
+        self.site = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.fake = sandbox_start(port=0, site_url=self.site)
+        import httpx
+
+        httpx.get(f"{self.site}/prolific/webhook/", timeout=300)  # imports the URLconf once
+
+    def _publish(self) -> None:
+        from intruder.prolific.client import client_from_settings
+        from intruder.prolific.services import study_draft_create, study_transition
+
+        self.client = client_from_settings(echo=lambda line: None)
+        terms = json.loads(self.args.bundle.read_text(encoding="utf-8"))["prolific"]
+        self.terms = terms
+        study_draft_create(
+            study=self.study,
+            client=self.client,
+            entry_url=f"{self.site}/s/{self.study.slug}/",
+            places=self.args.participants,
+            reward_minor=terms["reward_minor"],
+            estimated_minutes=terms["estimated_minutes"],
+        )
+        study_transition(study=self.study, client=self.client, action="publish")
+        self.study.refresh_from_db()
+
+    # --- the crowd --------------------------------------------------------------------------
+
+    def _truth(self) -> Any:
+        from intruder.models import Assignment
+
+        persons = list(self.study.targets.values_list("name", flat=True))
+        cache: dict[int, tuple[str, str, list[str]]] = {}
+        lock = threading.Lock()
+
+        def person_of(assignment_id: int) -> tuple[str, str, list[str]]:
+            with lock:
+                if assignment_id not in cache:
+                    target = (
+                        Assignment.objects.select_related("text__description__target")
+                        .get(pk=assignment_id)
+                        .text.description.target
+                    )
+                    others = [p for p in persons if p != target.name]
+                    cache[assignment_id] = (target.name, target.group, others)
+                return cache[assignment_id]
+
+        return person_of
+
+    def _play_crowd(self) -> list[Any]:
+        from django.db import connections
+
+        from intruder.rehearsal.crowd import TEXTWASH_RIGHT_RATE, crowd_draw
+        from intruder.rehearsal.players import Latencies, Player, Stage
+
+        self.latencies = Latencies()
+        stage = Stage(
+            site=self.site,
+            slug=self.study.slug,
+            prolific_study_id=self.study.prolific_study_id,
+            fake=self.fake,
+            clock=self.clock,
+            latencies=self.latencies,
+            person_of=self._truth(),
+            right_rate=dict(TEXTWASH_RIGHT_RATE),
+            time_limit_s=60 * self.study.time_limit_minutes,
+        )
+        kinds = crowd_draw(self.mix, self.args.participants, self.args.seed)
+        # A launch: most arrive in the first minutes (exponential gaps, a third of the window
+        # on average), as Prolific's notified participants do.
+        rng = random.Random(self.args.seed)
+        scale = 60 * self.args.arrival_minutes / 3
+        arrivals = sorted(
+            min(rng.expovariate(1 / scale), 60 * self.args.arrival_minutes) for _ in kinds
+        )
+        t0 = self.clock.seconds()
+
+        finished = [0]
+        lock = threading.Lock()
+
+        def play(index: int) -> Any:
+            try:
+                return Player(stage, kinds[index], index, self.args.seed).play()
+            finally:
+                connections.close_all()
+                with lock:
+                    finished[0] += 1
+                    self.progress(finished[0], len(kinds), "the simulated crowd is playing")
+
+        with ThreadPoolExecutor(max_workers=self.args.concurrency) as pool:
+            futures = []
+            for index, at in enumerate(arrivals):
+                self.clock.sleep(t0 + at - self.clock.seconds())
+                futures.append(pool.submit(play, index))
+            records = [future.result() for future in futures]
+        self.fake.wait_deliveries()
+        return records
+
+    # --- the researcher ---------------------------------------------------------------------
+
+    def _researcher_side(self, records: list[Any]) -> dict[str, Any]:
+        from intruder.models import Judgment, Participant
+        from intruder.prolific.services import (
+            bonuses_pay,
+            identification_bonuses,
+            study_sync,
+            submission_rows,
+            submissions_review,
+        )
+        from intruder.selectors.flags import answer_excluded, study_rules
+
+        study = self.study
+        study_sync(study=study, client=self.client)
+        rules = study_rules(study)
+        approve = [
+            p.prolific_pid
+            for p in Participant.objects.filter(
+                study=study, status=Participant.Status.COMPLETED
+            ).prefetch_related("judgments")
+            if any(not answer_excluded(j, rules) for j in p.judgments.all())
+        ]
+        if approve:
+            submissions_review(study=study, client=self.client, pids=approve, kind="approve")
+        if "drop_judgment" in self.args.fault:
+            Judgment.objects.filter(participant__study=study).order_by("pk").first().delete()
+        amounts = identification_bonuses(study=study, per_identified=BONUS_PER_IDENTIFIED)
+        if "bonus_to_excluded" in self.args.fault:
+            excluded = [r.pid for r in records if r.kind in ("careless", "script_bot")]
+            amounts.update({pid: BONUS_PER_IDENTIFIED for pid in excluded[:1]})
+        errors = []
+        for label in (BONUS_LABEL, SECOND_BONUS_LABEL):
+            try:
+                if amounts:
+                    bonuses_pay(study=study, client=self.client, amounts=amounts, label=label)
+            except Exception as error:  # a refusal is what the second press should meet
+                errors.append(f"{label}: {error}")
+        listed = {row.prolific_pid for row in submission_rows(study)}
+        if "hide_submission" in self.args.fault and listed:
+            listed.discard(sorted(listed)[0])
+        report = {} if self.args.no_report else self._reports()
+        if "change_report_number" in self.args.fault and report:
+            form = sorted(report)[-1]
+            quantity = sorted(report[form])[0]
+            report[form][quantity] = "changed"
+        return {
+            "approved": approve,
+            "bonus_amounts": {pid: str(a) for pid, a in amounts.items()},
+            "bonus_errors": errors,
+            "listed": listed,
+            "report_numbers": report,
+        }
+
+    def _reports(self) -> dict[str, dict[str, Any]]:
+        """Write the analysis and the risk report; return each form's human-rate numbers."""
+        from intruder.rehearsal.report_forms import report_numbers
+
+        return report_numbers(self.study, self.args.out)
+
+    # --- the verdict ------------------------------------------------------------------------
+
+    def _verdict(self, records: list[Any], researcher: dict[str, Any]) -> dict[str, Any]:
+        from collections import Counter
+
+        from intruder.rehearsal.crowd import TEXTWASH_RIGHT_RATE
+        from intruder.rehearsal.invariants import check_invariants
+        from intruder.rehearsal.plan import plan_dicts, study_plan
+
+        study_id = self.study.prolific_study_id
+        paid: dict[str, list[dict[str, Any]]] = {}
+        for study, pid, amount in self.fake.payments:  # money Prolific actually paid
+            if study == study_id:
+                paid.setdefault(pid, []).append({"amount": amount})
+        submissions = {
+            s["participant_id"]: s["status"]
+            for s in self.fake.submissions.values()
+            if s["study_id"] == study_id
+        }
+        violations = check_invariants(
+            study=self.study,
+            records=records,
+            paid=paid,
+            listed_submissions=researcher["listed"],
+            prolific_submissions=submissions,
+            report_numbers=researcher["report_numbers"],
+        )
+        kinds = Counter(r.kind.value for r in records)
+        reward = Decimal(self.terms["reward_minor"]) / 100
+        rewarded = len(researcher["approved"])
+        bonus_total = sum(Decimal(str(p["amount"])) for ps in paid.values() for p in ps)
+        texts_by_group = Counter(
+            self.study.targets.filter(descriptions__anonymizations__status="released").values_list(
+                "group", flat=True
+            )
+        )
+        plan = study_plan(
+            texts_by_group=dict(texts_by_group),
+            q_by_group=TEXTWASH_RIGHT_RATE,
+            participants=self.args.participants,
+            items=self.study.items_per_participant,
+            judgments_per_text=self.study.judgments_per_text,
+            rule=self.study.identified_rule,
+            target_ci=self.args.target_ci,
+        )
+        latency = {
+            step: {
+                "n": len(ms),
+                "p50_ms": round(statistics.median(ms), 1),
+                "p95_ms": round(_p95(ms), 1),
+            }
+            for step, ms in sorted(self.latencies.by_step.items())
+        }
+        return {
+            "study": self.study.slug,
+            "participants": len(records),
+            "players": [
+                {
+                    "pid": r.pid,
+                    "kind": r.kind.value,
+                    "completed": r.completed,
+                    "answers": len(r.answers),
+                    "refused": r.refused,
+                    "errors": r.errors,
+                }
+                for r in records
+            ],
+            "seed": self.args.seed,
+            "speed": self.args.speed,
+            "faults_seeded": self.args.fault,
+            "kinds": dict(kinds),
+            "outcomes": {
+                "entered": sum(r.entered for r in records),
+                "completed": sum(r.completed for r in records),
+                "returned": sum(r.returned for r in records),
+                "timed_out": sum(r.timed_out for r in records),
+                "refused": sum(bool(r.refused) for r in records),
+                "answers": sum(len(r.answers) for r in records),
+            },
+            "violations": [v.__dict__ for v in violations],
+            "violations_total": sum(v.count for v in violations),
+            "costs": {
+                "currency": "GBP",
+                "rewards": str(reward * rewarded),
+                "bonuses": str(bonus_total),
+                "prolific_fee": str(
+                    ((reward * rewarded + bonus_total) * PROLIFIC_FEE_SHARE).quantize(
+                        Decimal("0.01")
+                    )
+                ),
+            },
+            "latency": latency,
+            "plan": {"target_half_width_pct": self.args.target_ci, "groups": plan_dicts(plan)},
+            "researcher": {
+                "approved": len(researcher["approved"]),
+                "bonus_errors": researcher["bonus_errors"],
+                "report_numbers": researcher["report_numbers"],
+            },
+            "wall_seconds": round(time.monotonic() - self.started, 1),
+        }
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
