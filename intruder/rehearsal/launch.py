@@ -37,7 +37,7 @@ class RehearsalOptions:
     participants: int
     mix: str = ""
     seed: int = 0
-    speed: float = 60.0
+    speed: float = 10.0
     arrival_minutes: float = 10.0
     concurrency: int = 8
     target_ci: float = 5.0

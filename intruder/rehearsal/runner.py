@@ -46,7 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--participants", type=int, required=True)
     parser.add_argument("--mix", default="")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--speed", type=float, default=60.0)
+    parser.add_argument("--speed", type=float, default=10.0)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--arrival-minutes", type=float, default=10.0)
     parser.add_argument("--target-ci", type=float, default=5.0)
@@ -242,9 +242,9 @@ class Rehearsal:
 
     def _researcher_side(self, records: list[Any]) -> dict[str, Any]:
         from intruder.models import Judgment, Participant
+        from intruder.prolific.bonuses import bonus_select
         from intruder.prolific.services import (
             bonuses_pay,
-            identification_bonuses,
             study_sync,
             submission_rows,
             submissions_review,
@@ -265,16 +265,25 @@ class Rehearsal:
             submissions_review(study=study, client=self.client, pids=approve, kind="approve")
         if "drop_judgment" in self.args.fault:
             Judgment.objects.filter(participant__study=study).order_by("pk").first().delete()
-        amounts = identification_bonuses(study=study, per_identified=BONUS_PER_IDENTIFIED)
         if "bonus_to_excluded" in self.args.fault:
             excluded = [r.pid for r in records if r.kind in ("careless", "script_bot")]
             amounts.update({pid: BONUS_PER_IDENTIFIED for pid in excluded[:1]})
-        errors = []
+        errors, amounts = [], {}
         for label in (BONUS_LABEL, SECOND_BONUS_LABEL):
+            # As the bonus page does: who the study's rule pays, then pay exactly that.
+            selection = bonus_select(study=study, per_identified=BONUS_PER_IDENTIFIED, label=label)
+            amounts = amounts or selection.amounts
             try:
-                if amounts:
-                    bonuses_pay(study=study, client=self.client, amounts=amounts, label=label)
-            except Exception as error:  # a refusal is what the second press should meet
+                if selection.amounts:
+                    bonuses_pay(
+                        study=study,
+                        client=self.client,
+                        amounts=selection.amounts,
+                        label=label,
+                        judgments=selection.judgments,
+                        overrides=selection.overrides,
+                    )
+            except Exception as error:  # recorded: a refusal is a finding, not a crash
                 errors.append(f"{label}: {error}")
         listed = {row.prolific_pid for row in submission_rows(study)}
         if "hide_submission" in self.args.fault and listed:

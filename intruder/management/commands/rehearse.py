@@ -31,8 +31,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--speed",
             type=float,
-            default=60.0,
-            help="The study's time runs this many times faster than the wall (default 60).",
+            default=10.0,
+            help="The study's time runs this many times faster than the wall (default 10; "
+            "above about 20 a request's wall time, times the speed, reads as a person's "
+            "pause to the site's checks).",
         )
         parser.add_argument(
             "--arrival-minutes",
