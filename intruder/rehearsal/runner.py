@@ -267,8 +267,10 @@ class Rehearsal:
             Judgment.objects.filter(participant__study=study).order_by("pk").first().delete()
         amounts = identification_bonuses(study=study, per_identified=BONUS_PER_IDENTIFIED)
         if "bonus_to_excluded" in self.args.fault:
-            excluded = [r.pid for r in records if r.kind in ("careless", "script_bot")]
-            amounts.update({pid: BONUS_PER_IDENTIFIED for pid in excluded[:1]})
+            # A fault past every check of the platform: money sent straight to a bot.
+            bots = [r.pid for r in records if r.kind in ("careless", "script_bot") and r.answers]
+            setup = self.client.bonus_setup(study.prolific_study_id, [(bots[0], 0.5)])
+            self.client.bonus_pay(setup["id"])
         errors = []
         for label in (BONUS_LABEL, SECOND_BONUS_LABEL):
             try:
