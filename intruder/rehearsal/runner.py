@@ -243,7 +243,9 @@ class Rehearsal:
     def _researcher_side(self, records: list[Any]) -> dict[str, Any]:
         from intruder.models import Judgment, Participant
         from intruder.prolific.bonuses import bonus_select
+        from intruder.prolific.client import ProlificError
         from intruder.prolific.services import (
+            ProlificActionRefused,
             bonuses_pay,
             study_sync,
             submission_rows,
@@ -266,8 +268,10 @@ class Rehearsal:
         if "drop_judgment" in self.args.fault:
             Judgment.objects.filter(participant__study=study).order_by("pk").first().delete()
         if "bonus_to_excluded" in self.args.fault:
-            excluded = [r.pid for r in records if r.kind in ("careless", "script_bot")]
-            amounts.update({pid: BONUS_PER_IDENTIFIED for pid in excluded[:1]})
+            # A fault past every check of the platform: money sent straight to a bot.
+            bots = [r.pid for r in records if r.kind in ("careless", "script_bot") and r.answers]
+            setup = self.client.bonus_setup(study.prolific_study_id, [(bots[0], 0.5)])
+            self.client.bonus_pay(setup["id"])
         errors, amounts = [], {}
         for label in (BONUS_LABEL, SECOND_BONUS_LABEL):
             # As the bonus page does: who the study's rule pays, then pay exactly that.
@@ -283,7 +287,7 @@ class Rehearsal:
                         judgments=selection.judgments,
                         overrides=selection.overrides,
                     )
-            except Exception as error:  # recorded: a refusal is a finding, not a crash
+            except (ProlificActionRefused, ProlificError) as error:  # a finding, not a crash
                 errors.append(f"{label}: {error}")
         listed = {row.prolific_pid for row in submission_rows(study)}
         if "hide_submission" in self.args.fault and listed:

@@ -1,0 +1,115 @@
+"""The dress rehearsal: the demo study played end to end with no violation (the project's
+end-to-end test), every seeded fault named, and bad options refused before anything starts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from intruder.demo import load_demo
+from intruder.models import Judgment, Participant, Study
+from intruder.rehearsal.runner import FAULTS
+from intruder.services import anonymization
+from tests.intruder.fake_anonymizer import FakeAnonymizer
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
+
+# The rehearsal's pace in tests: the study's time 20 times faster than the wall (the fastest
+# at which a request's wall time, times the speed, stays inside the site's pause rules),
+# arrivals over 2 study minutes, everyone at once.
+FAST = {"speed": 20.0, "arrival_minutes": 2.0, "concurrency": 20}
+
+
+@pytest.fixture
+def demo_study(prepared_reports) -> Study:
+    previous = anonymization.set_anonymizer(FakeAnonymizer())
+    try:
+        load_demo(password="pw-rehearsal", attacks=False)
+    finally:
+        anonymization.set_anonymizer(previous)
+    return Study.objects.get(slug="demo-intruder")
+
+
+def rehearse(study: Study, out, **options) -> dict:
+    try:
+        call_command("rehearse", study.slug, out=out, **{**FAST, **options})
+    finally:
+        result = json.loads((out / "rehearsal.json").read_text())
+    return result
+
+
+def test_the_demo_study_rehearses_end_to_end_with_no_violation(demo_study, tmp_path):
+    participants = Participant.objects.count()
+    judgments = Judgment.objects.count()
+    result = rehearse(demo_study, tmp_path / "r", participants=20, seed=1)
+    assert result["violations_total"] == 0, [
+        (v["name"], v["involved"]) for v in result["violations"] if v["count"]
+    ]
+    assert {v["name"] for v in result["violations"]} >= {
+        "double_payments",
+        "payments_to_ineligible",
+        "bots_kept",
+        "honest_excluded",
+        "slots_orphaned_or_overfilled",
+        "judgments_lost",
+        "uneven_judgment_counts",
+        "submissions_not_listed",
+        "report_forms_differ",
+    }
+    outcomes = result["outcomes"]
+    assert outcomes["completed"] >= 10 and outcomes["answers"] >= 50
+    assert outcomes["returned"] >= 1 and outcomes["timed_out"] >= 1
+    assert result["researcher"]["report_numbers"]["summary.json"]  # the report was built
+    assert result["plan"]["groups"][-1]["group"] == "all"
+    assert all(step["n"] for step in result["latency"].values())
+    summary = (tmp_path / "r" / "summary.md").read_text()
+    assert "no violation" in summary and "Simulated crowd" in summary
+    # Nothing of the rehearsal reached the configured database.
+    assert Participant.objects.count() == participants
+    assert Judgment.objects.count() == judgments
+    demo_study.refresh_from_db()
+    assert not demo_study.prolific_study_id
+
+
+def test_every_seeded_fault_is_named_and_fails_the_rehearsal(demo_study, tmp_path):
+    with pytest.raises(CommandError) as failed:
+        rehearse(demo_study, tmp_path / "r", participants=12, seed=2, fault=list(FAULTS))
+    result = json.loads((tmp_path / "r" / "rehearsal.json").read_text())
+    counts = {v["name"]: v["count"] for v in result["violations"]}
+    expected = {
+        "payments_to_ineligible",  # bonus_to_excluded
+        "judgments_lost",  # drop_judgment
+        "submissions_not_listed",  # hide_submission
+        "report_forms_differ",  # change_report_number
+    }
+    assert all(counts[name] >= 1 for name in expected), counts
+    for name in expected:
+        assert name in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"participants": 29}, "at most 28 participants"),
+        ({"participants": 0}, "at least 1 participant"),
+        ({"participants": 5, "mix": "honest_desktop=0.5,careless=0.4"}, "sum to 0.9, not 1"),
+        ({"participants": 5, "mix": "sleepwalker=1"}, "unknown kind 'sleepwalker'"),
+    ],
+)
+def test_bad_options_get_one_line_before_anything_starts(demo_study, tmp_path, options, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("rehearse", demo_study.slug, out=tmp_path / "r", **options)
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_study_without_released_texts_or_a_collection_is_refused(demo_study, tmp_path):
+    collection = Study.objects.get(slug="demo-collection")
+    with pytest.raises(CommandError, match="description collection"):
+        call_command("rehearse", collection.slug, out=tmp_path / "a", participants=1)
+    from intruder.models import AnonymizedText
+
+    AnonymizedText.objects.filter(description__study=demo_study).update(status="draft")
+    with pytest.raises(CommandError, match="no released texts"):
+        call_command("rehearse", demo_study.slug, out=tmp_path / "b", participants=1)

@@ -1,0 +1,99 @@
+"""The rehearsal's pure parts: the crowd's mix and draws, the plan, the database guard."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from intruder.analysis.intervals import wilson
+from intruder.rehearsal.crowd import (
+    DEFAULT_MIX,
+    Kind,
+    MixError,
+    crowd_draw,
+    honest_guess,
+    misspell,
+    mix_parse,
+)
+from intruder.rehearsal.plan import half_width, study_plan, text_rate, texts_needed
+from intruder.rehearsal.runner import database_check
+
+
+def test_the_default_mix_is_a_distribution_over_every_kind():
+    assert set(DEFAULT_MIX) == set(Kind)
+    assert sum(DEFAULT_MIX.values()) == pytest.approx(1.0)
+    assert mix_parse("") == DEFAULT_MIX
+    assert mix_parse("careless=0.25, honest_phone=0.75") == {
+        Kind.CARELESS: 0.25,
+        Kind.HONEST_PHONE: 0.75,
+    }
+    for bad in ("careless=2", "careless=x", "careless=0.5"):
+        with pytest.raises(MixError):
+            mix_parse(bad)
+
+
+def test_a_crowd_holds_each_kind_at_its_share_by_largest_remainders():
+    crowd = crowd_draw({Kind.HONEST_DESKTOP: 0.5, Kind.CARELESS: 0.3, Kind.CODE_ONLY: 0.2}, 7, 0)
+    assert len(crowd) == 7
+    counts = {kind: crowd.count(kind) for kind in set(crowd)}
+    # 3.5, 2.1, 1.4 -> 3, 2, 1 and the largest remainder (0.5) gets the seventh.
+    assert counts == {Kind.HONEST_DESKTOP: 4, Kind.CARELESS: 2, Kind.CODE_ONLY: 1}
+    assert crowd_draw(DEFAULT_MIX, 50, 3) == crowd_draw(DEFAULT_MIX, 50, 3)
+
+
+def test_honest_guesses_follow_the_rates_and_never_name_an_unknown_person_by_chance():
+    rng = random.Random(0)
+    draws = [
+        honest_guess(
+            rng=rng,
+            person="Ada Lovelace",
+            group="famous",
+            others=["Bob Marley"],
+            right_rate={"famous": 0.2},
+        )
+        for _ in range(5000)
+    ]
+    right = sum(g.names_the_person for g in draws) / len(draws)
+    assert 0.18 < right < 0.22
+    assert {g.intent for g in draws} == {
+        "right",
+        "misspelled",
+        "other_person",
+        "famous_name",
+        "dont_know",
+    }
+    assert all(g.name == "Bob Marley" for g in draws if g.intent == "other_person")
+    assert misspell("Ada Lovelace", random.Random(1)) != "Ada Lovelace"
+
+
+def test_the_plan_against_a_hand_computation():
+    # "any" rule, q = 0.2, J = 3: 1 - 0.8^3 = 0.488; majority: 3 * 0.2^2 * 0.8 + 0.2^3 = 0.104.
+    assert text_rate(0.2, 3, "any") == pytest.approx(0.488)
+    assert text_rate(0.2, 3, "majority") == pytest.approx(0.104)
+    rate = wilson(10, 40)
+    assert half_width(0.25, 40) == pytest.approx((rate.ci_high - rate.ci_low) / 2)
+    needed = texts_needed(0.25, 5.0)
+    assert half_width(0.25, needed) <= 5.0 < half_width(0.25, needed - 1)
+    plans = study_plan(
+        texts_by_group={"famous": 100},
+        q_by_group={"famous": 0.2},
+        participants=30,
+        items=10,
+        judgments_per_text=3,
+        rule="any",
+        target_ci=5.0,
+    )
+    overall = plans[-1]
+    assert overall.group == "all" and overall.judged_texts == 100  # 30 x 10 / 3
+    assert overall.expected_rate_pct == pytest.approx(48.8)
+    assert overall.texts_for_target == texts_needed(0.488, 5.0)
+    assert "add texts" in overall.note  # 100 texts cannot reach +-5 points at 48.8 %
+
+
+def test_the_runner_refuses_any_database_but_its_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgres://real/study")
+    with pytest.raises(SystemExit, match="refusing to run"):
+        database_check(tmp_path)
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{(tmp_path / 'rehearsal.sqlite3').resolve()}")
+    database_check(tmp_path)
