@@ -42,6 +42,7 @@ class RehearsalOptions:
     concurrency: int = 8
     target_ci: float = 5.0
     report: bool = True
+    timeout_minutes: float | None = None  # Prolific's time-out; None: twice the estimate
     faults: list[str] = field(default_factory=list)
 
 
@@ -98,6 +99,7 @@ def rehearsal_run(
         *("--arrival-minutes", str(options.arrival_minutes)),
         *("--concurrency", str(options.concurrency), "--target-ci", str(options.target_ci)),
         *([] if options.report else ["--no-report"]),
+        *(["--timeout-minutes", str(options.timeout_minutes)] if options.timeout_minutes else []),
         *(arg for fault in options.faults for arg in ("--fault", fault)),
     ]
     child = subprocess.Popen(command, env=env)

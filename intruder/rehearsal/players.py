@@ -29,6 +29,7 @@ from intruder.rehearsal.crowd import Guess, Kind, honest_guess
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 ASSIGNMENT = re.compile(r'name="assignment_id" value="(\d+)"')
 VIEW = re.compile(r'data-view="([^"]+)"')
+TEXT = re.compile(r'id="anon-text"[^>]*>(.*?)</div>', re.S)
 FAMILIARITY_ITEM = re.compile(r'name="known" value="(\d+)"[^>]*> ([^<]+?)</label>')
 
 # Reading speed in words per minute and typing speed in characters per second, per kind.
@@ -88,7 +89,7 @@ class Stage:
     latencies: Latencies
     person_of: Callable[[int], tuple[str, str, list[str]]]  # assignment -> (name, group, others)
     right_rate: dict[str, float]
-    time_limit_s: float
+    timeout_s: float  # when the sandbox times out a participant who stopped answering
 
 
 class Player:
@@ -209,7 +210,7 @@ class Player:
             self.stage.fake.submission_set_status(self.record.session, "RETURNED")
             self.record.returned = True
         else:
-            self.wait(self.stage.time_limit_s + self.rng.uniform(5, 30))
+            self.wait(self.stage.timeout_s)
             self.stage.fake.submission_set_status(self.record.session, "TIMED-OUT")
             self.record.timed_out = True
 
@@ -231,7 +232,8 @@ class Player:
     def _judge(self, page: str, assignment_id: int) -> None:
         guess, person = self._answer_for(assignment_id)
         view = VIEW.search(page)
-        words = len(re.sub(r"<[^>]+>", " ", page).split())
+        shown_text = TEXT.search(page)
+        words = len(re.sub(r"<[^>]+>", " ", shown_text.group(1) if shown_text else "").split())
         answers = _answers(guess, careless=self.kind == Kind.CARELESS)
         chars = sum(len(value) for value in answers.values())
         if self.kind == Kind.CARELESS:

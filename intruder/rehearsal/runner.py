@@ -50,6 +50,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--arrival-minutes", type=float, default=10.0)
     parser.add_argument("--target-ci", type=float, default=5.0)
+    parser.add_argument("--timeout-minutes", type=float, default=None)
     parser.add_argument("--no-report", action="store_true")
     parser.add_argument("--fault", choices=FAULTS, action="append", default=[])
     return parser.parse_args(argv)
@@ -153,8 +154,11 @@ class Rehearsal:
         from intruder.prolific.services import study_draft_create, study_transition
 
         self.client = client_from_settings(echo=lambda line: None)
+        # Prolific times a submission out some time after its estimated completion time; the
+        # rehearsal's assumption (documented) is twice the estimate unless told otherwise.
         terms = json.loads(self.args.bundle.read_text(encoding="utf-8"))["prolific"]
         self.terms = terms
+        self.timeout_minutes = self.args.timeout_minutes or 2 * terms["estimated_minutes"]
         study_draft_create(
             study=self.study,
             client=self.client,
@@ -205,7 +209,7 @@ class Rehearsal:
             latencies=self.latencies,
             person_of=self._truth(),
             right_rate=dict(TEXTWASH_RIGHT_RATE),
-            time_limit_s=60 * self.study.time_limit_minutes,
+            timeout_s=60 * self.timeout_minutes,
         )
         kinds = crowd_draw(self.mix, self.args.participants, self.args.seed)
         # A launch: most arrive in the first minutes (exponential gaps, a third of the window

@@ -19,7 +19,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 # The rehearsal's pace in tests: the study's time 20 times faster than the wall (the fastest
 # at which a request's wall time, times the speed, stays inside the site's pause rules),
 # arrivals over 2 study minutes, everyone at once.
-FAST = {"speed": 20.0, "arrival_minutes": 2.0, "concurrency": 20}
+# Prolific times out who stopped answering after 5 study minutes (15 s of the wall).
+FAST = {"speed": 20.0, "arrival_minutes": 2.0, "concurrency": 20, "timeout_minutes": 5.0}
 
 
 @pytest.fixture

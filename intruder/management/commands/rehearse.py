@@ -49,6 +49,13 @@ class Command(BaseCommand):
             default=5.0,
             help="Half-width (points) of the human rate's 95 %% interval to plan for.",
         )
+        parser.add_argument(
+            "--timeout-minutes",
+            type=float,
+            default=None,
+            help="When the sandbox Prolific times out a participant who stopped answering "
+            "(default: twice the study's estimated completion time).",
+        )
         parser.add_argument("--no-report", action="store_true", help="Skip the risk report.")
         parser.add_argument(
             "--fault",
@@ -70,6 +77,7 @@ class Command(BaseCommand):
             concurrency=int(options["concurrency"]),  # type: ignore[arg-type]
             target_ci=float(options["target_ci"]),  # type: ignore[arg-type]
             report=not options["no_report"],
+            timeout_minutes=options["timeout_minutes"],  # type: ignore[arg-type]
             faults=list(options["fault"]),  # type: ignore[call-overload]
         )
         self.stdout.write(
