@@ -37,9 +37,7 @@ class RehearsalOptions:
     participants: int
     mix: str = ""
     seed: int = 0
-    speed: float = 10.0
     arrival_minutes: float = 10.0
-    concurrency: int = 8
     target_ci: float = 5.0
     report: bool = True
     timeout_minutes: float | None = None  # Prolific's time-out; None: twice the estimate
@@ -55,8 +53,8 @@ def rehearsal_check(study: Study, options: RehearsalOptions) -> dict[str, Any]:
         raise RehearsalRefused(str(error)) from None
     if options.participants < 1:
         raise RehearsalRefused("a rehearsal needs at least 1 participant")
-    if options.speed <= 0 or options.target_ci <= 0 or options.concurrency < 1:
-        raise RehearsalRefused("speed, target half-width and concurrency must be positive")
+    if options.target_ci <= 0:
+        raise RehearsalRefused("the target half-width must be positive")
     texts = len(bundle["texts"])
     places = texts * study.judgments_per_text
     if options.participants * study.items_per_participant > places:
@@ -95,9 +93,9 @@ def rehearsal_run(
         "intruder.rehearsal.runner",
         *("--bundle", str(out / "bundle.json"), "--out", str(out)),
         *("--participants", str(options.participants), "--mix", options.mix),
-        *("--seed", str(options.seed), "--speed", str(options.speed)),
+        *("--seed", str(options.seed)),
         *("--arrival-minutes", str(options.arrival_minutes)),
-        *("--concurrency", str(options.concurrency), "--target-ci", str(options.target_ci)),
+        *("--target-ci", str(options.target_ci)),
         *([] if options.report else ["--no-report"]),
         *(["--timeout-minutes", str(options.timeout_minutes)] if options.timeout_minutes else []),
         *(arg for fault in options.faults for arg in ("--fault", fault)),

@@ -21,7 +21,6 @@ import statistics
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -46,8 +45,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--participants", type=int, required=True)
     parser.add_argument("--mix", default="")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--speed", type=float, default=10.0)
-    parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--arrival-minutes", type=float, default=10.0)
     parser.add_argument("--target-ci", type=float, default=5.0)
     parser.add_argument("--timeout-minutes", type=float, default=None)
@@ -83,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     call_command("migrate", verbosity=0)
     from intruder.rehearsal.clock import VirtualClock, clock_install
 
-    clock = VirtualClock(args.speed)
+    clock = VirtualClock()
     clock_install(clock)
     return Rehearsal(args, clock).run()
 
@@ -145,9 +142,28 @@ class Rehearsal:
         ).start()
         self.site = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.fake = sandbox_start(port=0, site_url=self.site)
+        self._deliveries_act()
         import httpx
 
         httpx.get(f"{self.site}/prolific/webhook/", timeout=300)  # imports the URLconf once
+
+    def _deliveries_act(self) -> None:
+        """Count each webhook on its way as acting: the clock must not skip past a signed
+        delivery before the site has it (its timestamp would read as a replay)."""
+        fake, clock = self.fake, self.clock
+        send, make = fake._deliver, fake._event
+
+        def event(event_type: str, resource: dict) -> dict:
+            clock.arrivals(1)  # before its sender thread starts
+            return make(event_type, resource)
+
+        def deliver(event_record: dict) -> None:
+            try:
+                send(event_record)
+            finally:
+                clock.arrived()
+
+        fake._event, fake._deliver = event, deliver
 
     def _publish(self) -> None:
         from intruder.prolific.client import client_from_settings
@@ -221,24 +237,31 @@ class Rehearsal:
         )
         t0 = self.clock.seconds()
 
-        finished = [0]
+        records: list[Any] = [None] * len(kinds)
         lock = threading.Lock()
 
-        def play(index: int) -> Any:
+        def play(index: int) -> None:
+            # One thread per participant, counted as acting from its arrival to its end, so
+            # the clock skips only while every participant reads, types or is away.
             try:
-                return Player(stage, kinds[index], index, self.args.seed).play()
+                records[index] = Player(stage, kinds[index], index, self.args.seed).play()
             finally:
                 connections.close_all()
                 with lock:
-                    finished[0] += 1
-                    self.progress(finished[0], len(kinds), "the simulated crowd is playing")
+                    done = sum(record is not None for record in records)
+                    self.progress(done, len(kinds), "the simulated crowd is playing")
+                self.clock.arrived()
 
-        with ThreadPoolExecutor(max_workers=self.args.concurrency) as pool:
-            futures = []
+        threads = []
+        with self.clock.acting():
             for index, at in enumerate(arrivals):
                 self.clock.sleep(t0 + at - self.clock.seconds())
-                futures.append(pool.submit(play, index))
-            records = [future.result() for future in futures]
+                self.clock.arrivals(1)
+                thread = threading.Thread(target=play, args=(index,), daemon=True)
+                thread.start()
+                threads.append(thread)
+        for thread in threads:
+            thread.join()
         self.fake.wait_deliveries()
         return records
 
@@ -383,7 +406,7 @@ class Rehearsal:
                 for r in records
             ],
             "seed": self.args.seed,
-            "speed": self.args.speed,
+            "study_seconds_skipped": round(self.clock.skipped_seconds, 1),
             "faults_seeded": self.args.fault,
             "kinds": dict(kinds),
             "outcomes": {

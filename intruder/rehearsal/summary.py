@@ -13,7 +13,8 @@ def summary_markdown(result: dict[str, Any]) -> str:
         + ("no violation" if not total else f"{total} violation(s)"),
         "",
         f"Simulated crowd (no real person took part): {result['participants']} participants, "
-        f"seed {result['seed']}, the study's time played {result['speed']:g} times faster.",
+        f"seed {result['seed']}; {result['study_seconds_skipped']:g} s of the study's waiting "
+        f"skipped by the rehearsal's clock, every request at its real speed.",
         "",
         "| kind | participants |",
         "|---|---|",

@@ -29,20 +29,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
-            "--speed",
-            type=float,
-            default=10.0,
-            help="The study's time runs this many times faster than the wall (default 10; "
-            "above about 20 a request's wall time, times the speed, reads as a person's "
-            "pause to the site's checks).",
-        )
-        parser.add_argument(
             "--arrival-minutes",
             type=float,
             default=10.0,
             help="Study minutes over which participants arrive, most in the first ones.",
         )
-        parser.add_argument("--concurrency", type=int, default=8, help="Participants at once.")
         parser.add_argument(
             "--target-ci",
             type=float,
@@ -72,9 +63,7 @@ class Command(BaseCommand):
             participants=int(options["participants"]),  # type: ignore[arg-type]
             mix=str(options["mix"]),
             seed=int(options["seed"]),  # type: ignore[arg-type]
-            speed=float(options["speed"]),  # type: ignore[arg-type]
             arrival_minutes=float(options["arrival_minutes"]),  # type: ignore[arg-type]
-            concurrency=int(options["concurrency"]),  # type: ignore[arg-type]
             target_ci=float(options["target_ci"]),  # type: ignore[arg-type]
             report=not options["no_report"],
             timeout_minutes=options["timeout_minutes"],  # type: ignore[arg-type]
