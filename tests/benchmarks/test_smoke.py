@@ -168,6 +168,21 @@ SMOKES: dict[str, Smoke] = {
         result=lambda t: t / "r.json",
         work=lambda r: r["studies"]["study1"]["persons"] * r["studies"]["study2"]["pairs"],
     ),
+    "rehearsal": Smoke(
+        args=lambda t: [
+            "--participants",
+            "2",
+            "--mix",
+            "honest_desktop=1",
+            "--no-report",
+            "--data",
+            str(made_up_textwash(t / "data")),
+            "--out",
+            str(t / "r.json"),
+        ],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["outcomes"]["answers"],
+    ),
     "strongest_wikiactors": Smoke(
         args=lambda t: [
             "--attacks",
