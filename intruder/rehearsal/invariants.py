@@ -133,21 +133,23 @@ def check_invariants(
 
     uneven = Violation(
         "uneven_judgment_counts",
-        "texts of one person group whose judgment counts differ by more than one (each "
-        "intruder is given texts of one group)",
+        "texts of one person whose judgment counts differ by more than one",
     )
+    # Within a person: each intruder meets a person once, so a person with more texts gives
+    # each of them fewer judgments by design; among one person's texts the assignment, which
+    # serves the least-judged first, must keep them within one of each other.
     released = study.descriptions.filter(anonymizations__status="released").values_list(
-        "anonymizations__pk", "target__group"
+        "anonymizations__pk", "target__key"
     )
-    by_group: dict[str, list[int]] = defaultdict(list)
-    for pk, group in released:
-        by_group[group].append(pk)
-    for group, pks in sorted(by_group.items()):
+    by_person: dict[str, list[int]] = defaultdict(list)
+    for pk, person in released:
+        by_person[person].append(pk)
+    for person, pks in sorted(by_person.items()):
         counts = [per_text.get(pk, 0) for pk in pks]
         if max(counts) - min(counts) > 1:
             for pk in pks:
                 if per_text.get(pk, 0) in (max(counts), min(counts)):
-                    uneven.add(f"{group} text {pk} ({per_text.get(pk, 0)} judgments)")
+                    uneven.add(f"{person} text {pk} ({per_text.get(pk, 0)} judgments)")
 
     unlisted = Violation(
         "submissions_not_listed", "a submission Prolific reports that the platform does not list"

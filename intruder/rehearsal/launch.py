@@ -85,6 +85,9 @@ def rehearsal_run(
         # The rehearsal's own database, never the configured one (the runner checks it).
         "DATABASE_URL": f"sqlite:///{(out / DATABASE_FILE).resolve()}",
         "INTRUDER_VAR_DIR": str(out.resolve()),
+        # The players stand behind one proxy (loopback) and each says its own address in
+        # X-Forwarded-For, as a deployment's proxy does: the per-client limits see people.
+        "INTRUDER_NUM_PROXIES": "1",
     }
     env.pop("DJANGO_CACHE_URL", None)  # its reports stay in its own database
     command = [

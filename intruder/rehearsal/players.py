@@ -100,7 +100,13 @@ class Player:
         self.kind = kind
         self.rng = random.Random(seed * 1_000_003 + index)
         self.record = PlayerRecord(pid=f"{seed:04x}{index:020x}", kind=kind)
-        self.http = httpx.Client(base_url=stage.site, timeout=60, follow_redirects=False)
+        self.address = client_address(index)
+        self.http = httpx.Client(
+            base_url=stage.site,
+            timeout=60,
+            follow_redirects=False,
+            headers={"X-Forwarded-For": self.address},
+        )
         self.home = ""
 
     # --- plumbing ---------------------------------------------------------------------------
@@ -185,7 +191,12 @@ class Player:
     def _enter_again(self) -> None:
         """The same person opens the entry link from a second device (a new Prolific session
         is not made: Prolific gives one submission per participant)."""
-        other = httpx.Client(base_url=self.stage.site, timeout=60, follow_redirects=False)
+        other = httpx.Client(
+            base_url=self.stage.site,
+            timeout=60,
+            follow_redirects=False,
+            headers={"X-Forwarded-For": client_address(10**6 + int(self.record.pid, 16) % 10**6)},
+        )
         try:
             response = other.get(
                 f"/s/{self.stage.slug}/",
@@ -324,6 +335,11 @@ class Player:
             self.stage.fake.submission_set_status(self.record.session, "AWAITING REVIEW")
         else:
             self.record.errors.append(f"finish: HTTP {response.status_code}")
+
+
+def client_address(index: int) -> str:
+    """Return participant `index`'s own address (private range): one person, one client."""
+    return f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 256}"
 
 
 def _answers(guess: Guess, *, careless: bool) -> dict[str, str]:
