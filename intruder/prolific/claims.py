@@ -151,7 +151,9 @@ def claim_approve(*, claim: ProlificStudyClaim, by: Any) -> ProlificStudyClaim:
     if not (by is not None and by.is_active and (by.is_staff or by.is_superuser)):
         raise ValidationError("Only a site administrator approves Prolific study claims.")
     with transaction.atomic():
-        claim = ProlificStudyClaim.objects.select_for_update().get(pk=claim.pk)
+        claim = ProlificStudyClaim.objects.select_for_update().filter(pk=claim.pk).first()
+        if claim is None:  # another request for the ID was approved meanwhile (or refused)
+            raise ValidationError(CLAIMED_ELSEWHERE)
         if claim.approved:
             return claim
         study = Study.objects.select_for_update().get(pk=claim.study_id)
