@@ -227,6 +227,7 @@ def main() -> None:
         submissions_review,
     )
     from intruder.prolific.webhooks import submission_known
+    from intruder.services.flags import exclusion_rules_set
     from intruder.services.judgments import judgment_submit
     from intruder.services.participants import (
         participant_complete,
@@ -287,6 +288,10 @@ def main() -> None:
         judgments_per_text=args.judgments_per_text,
         groups=["famous"],
     )
+    # Exclusion rules recorded before launch that leave the scripted participants' answers in
+    # (they send no telemetry and answer in milliseconds, which the default rules exclude):
+    # the bonus must then pay them, so "nobody ineligible paid" is not won by paying nobody.
+    exclusion_rules_set(study=study, exclude=[], thresholds={})
     names = {}
     for i in range(args.texts):
         target = TargetPerson.objects.create(
@@ -547,6 +552,9 @@ def main() -> None:
     )
     ineligible["paid_non_submissions"] = sum(
         1 for _, pid, _ in fake.payments if pid in ineligible["tester_pids"]
+    )
+    ineligible["not_paid_why"] = dict(
+        Counter(c.why_not for c in chosen.candidates if c.prolific_pid not in chosen.amounts)
     )
     ineligible["payments"] = (
         ineligible["paid_again_under_another_label"]

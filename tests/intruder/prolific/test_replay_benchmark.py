@@ -54,7 +54,9 @@ def test_the_smoke_run_measures_every_scenario_and_meets_the_targets(tmp_path):
     assert ownership["race"] == {"approved": 1, "refused": 1}
     assert ownership["webhook_outcomes"] == {"unknown_study": 2}
     # Issue 47: the excluded, the tester outside the Prolific study, a second label.
-    assert details["ineligible"]["candidates"] >= 1 and result["ineligible_payments"] == 0
+    ineligible = details["ineligible"]
+    assert ineligible["candidates"] >= 1 and result["ineligible_payments"] == 0
+    assert ineligible["not_paid_why"]["not a submission of this Prolific study"] == 1
 
 
 @pytest.mark.slow
