@@ -100,6 +100,8 @@ def test_an_unlinked_workspace_study_typed_in_by_another_account_waits_for_an_ad
     assert _study_for(prolific_id) is None  # its webhooks reach no study
     assert _attacker_effects(own, fake_prolific, prolific_id) == []
     assert fake_prolific.studies[prolific_id]["status"] == "ACTIVE"
+    page = logged_in(attacker).get(reverse("researcher-prolific", kwargs={"slug": own.slug}))
+    assert 'data-testid="claim-pending"' in page.content.decode()
     # The API asks the same way and holds nothing either.
     api = APIClient()
     api.force_authenticate(attacker)
