@@ -227,6 +227,7 @@ def main() -> None:
         submissions_review,
     )
     from intruder.prolific.webhooks import submission_known
+    from intruder.services.flags import exclusion_rules_set
     from intruder.services.judgments import judgment_submit
     from intruder.services.participants import (
         participant_complete,
@@ -287,6 +288,10 @@ def main() -> None:
         judgments_per_text=args.judgments_per_text,
         groups=["famous"],
     )
+    # Exclusion rules recorded before launch that leave the scripted participants' answers in
+    # (they send no telemetry and answer in milliseconds, which the default rules exclude):
+    # the bonus must then pay them, so "nobody ineligible paid" is not won by paying nobody.
+    exclusion_rules_set(study=study, exclude=[], thresholds={})
     names = {}
     for i in range(args.texts):
         target = TargetPerson.objects.create(
@@ -514,6 +519,7 @@ def main() -> None:
     )
     if done:
         submissions_review(study=study, client=client, pids=done, kind="approve", user=owner)
+    ineligible = ineligible_set_up(study=study, pids=done)
     chosen = bonus_select(study=study, per_identified=Decimal("0.50"), label="identified")
     amounts = chosen.amounts
     fake.fail_next(502, times=3)
@@ -528,6 +534,33 @@ def main() -> None:
         )
     paid = Counter((pid, amount) for _, pid, amount in fake.payments)
     payments_per_pid = Counter(pid for _, pid, _ in fake.payments)
+    # The same identifications under a second label, then who was paid who must not be.
+    again = bonus_select(study=study, per_identified=Decimal("0.50"), label="identified, again")
+    before_again = len(fake.payments)
+    if again.amounts:
+        bonuses_pay(
+            study=study,
+            client=client,
+            amounts=again.amounts,
+            label="identified, again",
+            user=owner,
+            judgments=again.judgments,
+        )
+    ineligible["paid_again_under_another_label"] = len(fake.payments) - before_again
+    ineligible["paid_excluded"] = sum(
+        1 for _, pid, _ in fake.payments if pid in ineligible["excluded_pids"]
+    )
+    ineligible["paid_non_submissions"] = sum(
+        1 for _, pid, _ in fake.payments if pid in ineligible["tester_pids"]
+    )
+    ineligible["not_paid_why"] = dict(
+        Counter(c.why_not for c in chosen.candidates if c.prolific_pid not in chosen.amounts)
+    )
+    ineligible["payments"] = (
+        ineligible["paid_again_under_another_label"]
+        + ineligible["paid_excluded"]
+        + ineligible["paid_non_submissions"]
+    )
     double_payments = sum(n - 1 for n in payments_per_pid.values() if n > 1)
     unpaid = sorted(set(amounts) - set(payments_per_pid))
 
@@ -540,6 +573,9 @@ def main() -> None:
     cross = cross_study_attempts(
         study=study, fake=fake, client=client, webhook_url=webhook_url, owner=owner
     )
+
+    # --- attack 2b: claims on workspace studies, cleared and changed IDs, a race -----------
+    ownership = ownership_attempts(fake=fake, client=client, webhook_url=webhook_url, owner=owner)
 
     # --- invariants -------------------------------------------------------------------------
     per_pid = Counter(
@@ -601,8 +637,14 @@ def main() -> None:
         event_id__in=[e for e in deliveries.ack_times]
     ).count()
 
-    judgments = Judgment.objects.filter(text__description__study=study).count()
-    enrolled = Participant.objects.filter(study=study).count()
+    # The scripted participants' own (the tester added for the bonus rules is not one).
+    testers = ineligible["tester_pids"]
+    judgments = (
+        Judgment.objects.filter(text__description__study=study)
+        .exclude(participant__prolific_pid__in=testers)
+        .count()
+    )
+    enrolled = Participant.objects.filter(study=study).exclude(prolific_pid__in=testers).count()
     measured_nothing = [
         what
         for what, n in (
@@ -611,6 +653,8 @@ def main() -> None:
             ("no return", len(returns)),
             ("no crash between set-up and pay", crash["crashed"]),
             ("no replay reached the deduplication", replays["outcomes"].get("duplicate", 0)),
+            ("no ineligible participant to leave unpaid", ineligible["candidates"]),
+            ("no ownership attack", ownership["attempts"]),
         )
         if n == 0
     ]
@@ -626,6 +670,8 @@ def main() -> None:
         "double_payments": double_payments == 0 and not unpaid,
         "crash_double_payments": crash["double_payments"] == 0 and not crash["unpaid"],
         "cross_study_effects": cross["effects"] == 0,
+        "ownership_effects": ownership["effects"] == 0,
+        "ineligible_payments": ineligible["payments"] == 0,
         "replays_applied": replays["applied"] == 0,
     }
     result = {
@@ -638,6 +684,8 @@ def main() -> None:
         "double_payments": double_payments,
         "crash_double_payments": crash["double_payments"],
         "cross_study_effects": cross["effects"],
+        "ownership_effects": ownership["effects"],
+        "ineligible_payments": ineligible["payments"],
         "replays_applied": replays["applied"],
         "measured_nothing": measured_nothing,
         "targets_missed": [name for name, ok in checks.items() if not ok],
@@ -653,6 +701,8 @@ def main() -> None:
             "participants_enrolled": enrolled,
             "bonus_crashes": crash,
             "cross_study": cross,
+            "ownership": ownership,
+            "ineligible": ineligible,
             "replays": replays,
             "outcomes": dict(outcomes),
             "participant_errors": participant_errors[:20],
@@ -704,6 +754,8 @@ def main() -> None:
             "double_payments": 0,
             "crash_double_payments": 0,
             "cross_study_effects": 0,
+            "ownership_effects": 0,
+            "ineligible_payments": 0,
             "replays_applied": 0,
         },
     }
@@ -758,6 +810,228 @@ def crash_rounds(*, study, fake, client, pids: list[str], rounds: int, owner) ->
         doubles += sum(k - 1 for k in paid.values() if k > 1)
         unpaid += [f"{n}:{pid}" for pid in amounts if pid not in paid]
     return {"rounds": rounds, "crashed": crashed, "double_payments": doubles, "unpaid": unpaid}
+
+
+def ineligible_set_up(*, study, pids: list[str]) -> dict:
+    """Make participants a bonus must not pay: one completed identifier whose every answer
+    the researcher's review excluded, and a tester who entered with STUDY_ID=local (a
+    participant here, no submission of the Prolific study) with an identified answer.
+
+    The tester's assignment is stored released, so it holds no judgment slot and the
+    per-text balance the benchmark checks is the participants' own.
+    """
+    from intruder.models import AnonymizedText, Assignment, Judgment, Participant
+
+    identifiers = list(
+        Participant.objects.filter(
+            study=study, prolific_pid__in=pids, judgments__identified=True
+        ).values_list("prolific_pid", flat=True)
+    )
+    excluded = sorted(set(identifiers))[:1]
+    Judgment.objects.filter(
+        participant__study=study, participant__prolific_pid__in=excluded
+    ).update(flag_review="confirmed")
+    tester = Participant.objects.create(
+        study=study, prolific_pid="TESTERLOCAL1", prolific_study_id="local", status="completed"
+    )
+    text = AnonymizedText.objects.filter(description__study=study).first()
+    assignment = Assignment.objects.create(
+        participant=tester, text=text, position=1, slot=999, status=Assignment.Status.RELEASED
+    )
+    Judgment.objects.create(
+        assignment=assignment,
+        participant=tester,
+        text=text,
+        self_identified=True,
+        guessed_name="A tester's guess",
+        other_knowledge="rehearsal",
+        identified=True,
+    )
+    return {
+        "excluded_pids": excluded,
+        "tester_pids": [tester.prolific_pid],
+        "candidates": len(excluded) + 1,
+    }
+
+
+def ownership_attempts(*, fake, client, webhook_url: str, owner) -> dict:
+    """Another account against Prolific study IDs it never claimed (issue 47).
+
+    a) a study made on Prolific's site (the token's workspace, no platform study) typed into
+       the attacker's study, then every Prolific action from its pages and that study's
+       webhooks; b) a draft's ID its owner cleared; c) an ID its owner changed; d) two
+       accounts' claims on one ID approved at the same moment. Effects: anything of the
+       workspace studies that moved, a foreign ID held by the attacker's study, more than one
+       owner of an ID.
+    """
+    import threading
+
+    import httpx
+    from django.contrib.auth import get_user_model
+    from django.core.exceptions import ValidationError
+    from django.db import connections
+    from django.test import Client
+    from django.urls import reverse
+
+    from intruder.models import ProlificStudyClaim, ProlificStudyState, Study
+    from intruder.prolific.claims import claim_approve
+    from intruder.prolific.services import study_draft_create
+    from intruder.services.studies import study_update
+
+    users = get_user_model().objects
+    claimant = users.create_user(username="claimant", password="z" * 12)
+    admin = users.create_superuser(username="site-admin", password="a" * 12)
+    mine = Study.objects.create(slug="claimant", title="C", kind="intruder", owner=claimant)
+    draft = {
+        "name": "n",
+        "description": "d",
+        "external_study_url": "https://x/?{{%PROLIFIC_PID%}}{{%STUDY_ID%}}{{%SESSION_ID%}}",
+        "completion_codes": [{"code": "C"}],
+        "total_available_places": 5,
+        "reward": 1,
+        "estimated_completion_time": 1,
+    }
+
+    def remote(study_id: str) -> tuple:
+        subs = sorted(
+            (s["participant_id"], s["status"])
+            for s in fake.submissions.values()
+            if s["study_id"] == study_id
+        )
+        paid = sorted(p for p in fake.payments if p[0] == study_id)
+        return (fake.studies[study_id]["status"], subs, paid)
+
+    def victim_draft(slug: str) -> Study:
+        victim = Study.objects.create(slug=slug, title=slug, kind="intruder", owner=owner)
+        study_draft_create(
+            study=victim,
+            client=client,
+            entry_url=f"http://127.0.0.1/s/{slug}/",
+            places=5,
+            reward_minor=1,
+            estimated_minutes=1,
+            user=owner,
+        )
+        victim.refresh_from_db()
+        return victim
+
+    attempts, refused, effects = 0, 0, []
+
+    def take(study_id: str) -> None:
+        nonlocal attempts, refused
+        attempts += 1
+        try:
+            study_update(study=Study.objects.get(pk=mine.pk), prolific_study_id=study_id)
+        except ValidationError:
+            refused += 1
+            return
+        held = Study.objects.get(pk=mine.pk).prolific_study_id
+        refused += held != study_id
+        if held == study_id:
+            effects.append(f"the claimant's study holds {study_id}")
+
+    # a) a workspace study made on Prolific directly, with a real participant awaiting review
+    unlinked = fake._study_create(draft)[1]["id"]
+    fake.studies[unlinked]["status"] = "ACTIVE"
+    sub = fake.submission_start(unlinked, "REALPERSON01")
+    fake.submission_set_status(sub, "AWAITING REVIEW")
+    before = remote(unlinked)
+    take(unlinked)
+    browser = Client()
+    browser.force_login(claimant)
+    reason = "Rejected from a study that never claimed this Prolific study, so never sent. " * 2
+    for name, data in (
+        ("researcher-prolific-sync", {}),
+        ("researcher-prolific-transition", {"action": "pause"}),
+        ("researcher-prolific-review", {"pid": ["REALPERSON01"], "kind": "reject",
+                                        "reason": reason, "category": "OTHER"}),
+        ("researcher-prolific-bonus", {"per_identified": "5.00", "label": "taken"}),
+    ):  # fmt: skip
+        attempts += 1
+        browser.post(reverse(name, kwargs={"slug": mine.slug}), data)
+        refused += remote(unlinked) == before
+    fake._study_transition({"action": "PAUSE"}, unlinked)
+    events = [fake.events[-1], fake.submission_set_status(sub, "RETURNED")]
+    outcomes = Counter()
+    with httpx.Client(timeout=30) as http:
+        for event in events:
+            attempts += 1
+            delivery = fake.delivery(event)
+            answer = http.post(webhook_url, content=delivery.body, headers=delivery.headers)
+            outcome = answer.json().get("outcome", str(answer.status_code))
+            outcomes[outcome] += 1
+            refused += outcome == "unknown_study"
+    if ProlificStudyState.objects.filter(study=mine).exclude(status="").exists():
+        effects.append("a workspace study's webhook reached the claimant's study")
+    if remote(unlinked)[2] or "REJECTED" in str(remote(unlinked)[1]):
+        effects.append("the workspace study was paid or rejected from the claimant's pages")
+    # b) a draft's ID its owner cleared (allowed before publishing): reserved for them
+    cleared = victim_draft("cleared")
+    cleared_id = cleared.prolific_study_id
+    study_update(study=cleared, prolific_study_id="")
+    take(cleared_id)
+    study_update(study=Study.objects.get(pk=cleared.pk), prolific_study_id=cleared_id)
+    if Study.objects.get(pk=cleared.pk).prolific_study_id != cleared_id:
+        effects.append("the owner could not take a cleared ID back")
+    # c) an ID its owner changed: the old one stays theirs; a published one cannot change
+    changed = victim_draft("changed")
+    old_id = changed.prolific_study_id
+    new_id_ = fake._study_create(draft)[1]["id"]
+    study_update(study=changed, prolific_study_id="")
+    study_update(study=Study.objects.get(pk=changed.pk), prolific_study_id=new_id_)
+    take(old_id)
+    published = victim_draft("published")
+    ProlificStudyState.objects.filter(study=published).update(status="ACTIVE")
+    attempts += 1
+    try:
+        study_update(study=published, prolific_study_id="")
+        effects.append("a published study's ID was cleared")
+    except ValidationError:
+        refused += 1
+    # d) two accounts ask for one workspace study's ID; a site administrator approves both
+    #    requests at the same moment (two admin tabs): one owner, whatever the order
+    contested = fake._study_create(draft)[1]["id"]
+    rivals = [mine, Study.objects.create(slug="rival", title="R", kind="intruder", owner=owner)]
+    for rival in rivals:
+        study_update(study=Study.objects.get(pk=rival.pk), prolific_study_id=contested)
+    claims = list(ProlificStudyClaim.objects.filter(prolific_study_id=contested))
+    barrier, race = threading.Barrier(len(claims)), Counter()
+
+    def approve(claim) -> None:
+        barrier.wait()
+        try:
+            claim_approve(claim=claim, by=admin)
+            race["approved"] += 1
+        except ValidationError:
+            race["refused"] += 1
+        except Exception as error:
+            race[f"error {type(error).__name__}"] += 1
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=approve, args=(c,)) for c in claims]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    attempts += len(claims)
+    owners = ProlificStudyClaim.objects.filter(
+        prolific_study_id=contested, approved_at__isnull=False
+    ).count()
+    holders = Study.objects.filter(prolific_study_id=contested).count()
+    if owners != 1 or holders != 1 or any(k.startswith("error") for k in race):
+        effects.append(f"race: {owners} owners, {holders} holders, {dict(race)}")
+    refused += race["refused"]
+    if remote(unlinked)[0] != "PAUSED":  # the pause above was Prolific's own, not the claimant's
+        effects.append("the workspace study's status moved unexpectedly")
+    return {
+        "attempts": attempts,
+        "refused": refused,
+        "webhook_outcomes": dict(outcomes),
+        "race": dict(race),
+        "effects_found": effects,
+        "effects": len(effects),
+    }
 
 
 def cross_study_attempts(*, study, fake, client, webhook_url: str, owner) -> dict:

@@ -1,9 +1,11 @@
 """URL map: participant flows, researcher pages, analyses, REST API, admin."""
 
 from django.contrib import admin
+from django.contrib.auth.views import LoginView
 from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
 
+from intruder.auth import LoginForm
 from intruder.converters import DatabaseIdConverter
 
 register_converter(DatabaseIdConverter, "id")
@@ -13,6 +15,8 @@ urlpatterns = [
     # resolver tries the patterns in order (none of the others overlaps them).
     path("", include("intruder.views.participant_urls")),
     path("admin/", admin.site.urls),
+    # The login page's own form: it says why the demo password is refused (intruder.auth).
+    path("accounts/login/", LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("r/", include("intruder.views.researcher.urls")),
     path("r/", include("intruder.views.analysis_urls")),

@@ -151,7 +151,16 @@ def claim_approve(*, claim: ProlificStudyClaim, by: Any) -> ProlificStudyClaim:
     if not (by is not None and by.is_active and (by.is_staff or by.is_superuser)):
         raise ValidationError("Only a site administrator approves Prolific study claims.")
     with transaction.atomic():
-        claim = ProlificStudyClaim.objects.select_for_update().get(pk=claim.pk)
+        # Every request for this ID, locked in one order: two approvals at once (two admin
+        # tabs) run one after the other instead of deadlocking on each other's rows.
+        requests = list(
+            ProlificStudyClaim.objects.select_for_update()
+            .filter(prolific_study_id=claim.prolific_study_id)
+            .order_by("pk")
+        )
+        claim = next((c for c in requests if c.pk == claim.pk), None)
+        if claim is None:  # another request for the ID was approved meanwhile (or refused)
+            raise ValidationError(CLAIMED_ELSEWHERE)
         if claim.approved:
             return claim
         study = Study.objects.select_for_update().get(pk=claim.study_id)

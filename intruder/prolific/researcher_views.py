@@ -25,6 +25,7 @@ from intruder.prolific.bulk_review import (
     bulk_review,
     review_counts,
 )
+from intruder.prolific.claims import claims_pending
 from intruder.prolific.client import (
     ProlificClient,
     ProlificError,
@@ -140,6 +141,7 @@ def prolific_page(request: HttpRequest, slug: str) -> HttpResponse:
         ],
         **_rules_context(study),
         "review_counts": review_counts(study),
+        "pending_claims": claims_pending(study),
     }
     return render(request, "researcher/prolific.html", context)
 

@@ -100,6 +100,8 @@ def test_an_unlinked_workspace_study_typed_in_by_another_account_waits_for_an_ad
     assert _study_for(prolific_id) is None  # its webhooks reach no study
     assert _attacker_effects(own, fake_prolific, prolific_id) == []
     assert fake_prolific.studies[prolific_id]["status"] == "ACTIVE"
+    page = logged_in(attacker).get(reverse("researcher-prolific", kwargs={"slug": own.slug}))
+    assert 'data-testid="claim-pending"' in page.content.decode()
     # The API asks the same way and holds nothing either.
     api = APIClient()
     api.force_authenticate(attacker)
@@ -118,10 +120,14 @@ def test_only_a_site_admin_approves_and_the_other_requests_are_refused(
     honest_claim = ProlificStudyClaim.objects.get(study=honest)
     with pytest.raises(ValidationError, match="site administrator"):
         claim_approve(claim=honest_claim, by=honest.owner)  # not an administrator
+    attacker_claim = ProlificStudyClaim.objects.get(study=attacker_study)
     claim_approve(claim=honest_claim, by=_admin())
     honest.refresh_from_db()
     assert honest.prolific_study_id == prolific_id
     assert not ProlificStudyClaim.objects.filter(study=attacker_study).exists()
+    # A second admin tab approving the other request (refused with the first) is told so.
+    with pytest.raises(ValidationError, match="claimed by another study"):
+        claim_approve(claim=attacker_claim, by=_admin())
     with pytest.raises(ValidationError, match="Another study already has"):
         study_update(study=attacker_study, prolific_study_id=prolific_id)
     assert _study_for(prolific_id) == honest

@@ -77,3 +77,40 @@ def test_a_bonus_sent_from_4_tabs_at_once_is_paid_once(
 
     assert run_threads(pay, [(i,) for i in range(4)]) == []
     assert sorted(pid for _, pid, _ in fake_prolific.payments) == ["PID1", "PID2"]
+
+
+def test_two_admins_approving_two_claims_on_one_id_at_once_give_one_owner(
+    prolific_settings, fake_prolific
+):
+    """Issue 47: two accounts asked for one workspace study; two administrators approve both
+    requests at the same instant: one owner, one holder, the other told why (never a 500)."""
+    from django.core.exceptions import ValidationError
+
+    from intruder.models import ProlificStudyClaim
+    from intruder.prolific.claims import claim_approve
+    from intruder.services.studies import study_update
+    from tests.intruder.factories import make_user
+
+    contested = fake_prolific.study_add_foreign()
+    fake_prolific.studies[contested]["workspace"] = fake_prolific.workspace_id
+    studies = [make_study(slug=f"rival-{i}") for i in range(4)]
+    for study in studies:
+        study_update(study=study, prolific_study_id=contested)
+    claims = list(ProlificStudyClaim.objects.filter(prolific_study_id=contested))
+    admins = [make_user(username=f"admin-{i}", is_staff=True) for i in range(len(claims))]
+    outcomes = Counter()
+    lock = threading.Lock()
+
+    def approve(index: int) -> None:
+        try:
+            claim_approve(claim=claims[index], by=admins[index])
+            outcome = "approved"
+        except ValidationError:
+            outcome = "refused"
+        with lock:
+            outcomes[outcome] += 1
+
+    assert run_threads(approve, [(i,) for i in range(len(claims))]) == []
+    assert outcomes == {"approved": 1, "refused": len(claims) - 1}
+    assert ProlificStudyClaim.objects.filter(approved_at__isnull=False).count() == 1
+    assert Study.objects.filter(prolific_study_id=contested).count() == 1

@@ -48,6 +48,15 @@ def test_the_smoke_run_measures_every_scenario_and_meets_the_targets(tmp_path):
     assert details["cross_study"]["attempts"] >= 15 and result["cross_study_effects"] == 0
     assert details["replays"]["outcomes"] == {"duplicate": details["replays"]["sent"]}
     assert result["replays_applied"] == 0
+    # Issue 47: claims on workspace studies, cleared and changed IDs, a race of approvals.
+    ownership = details["ownership"]
+    assert ownership["attempts"] >= 10 and result["ownership_effects"] == 0
+    assert ownership["race"] == {"approved": 1, "refused": 1}
+    assert ownership["webhook_outcomes"] == {"unknown_study": 2}
+    # Issue 47: the excluded, the tester outside the Prolific study, a second label.
+    ineligible = details["ineligible"]
+    assert ineligible["candidates"] >= 1 and result["ineligible_payments"] == 0
+    assert ineligible["not_paid_why"]["not a submission of this Prolific study"] == 1
 
 
 @pytest.mark.slow

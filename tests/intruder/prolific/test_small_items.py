@@ -124,3 +124,19 @@ def test_declining_consent_still_reads_the_consent_message(
     participant_consent_decline(participant=participant)
     page = client.get(reverse("participant-home", kwargs={"token": participant.token}), follow=True)
     assert "did not give consent" in page.content.decode()
+
+
+def test_the_login_says_why_the_demo_password_is_refused_outside_demo_mode(client, settings):
+    from intruder.auth import DEMO_PASSWORD
+    from tests.intruder.factories import make_user
+
+    make_user(username="researcher", password=DEMO_PASSWORD)
+    settings.INTRUDER_DEMO = False
+    refused = client.post("/accounts/login/", {"username": "researcher", "password": DEMO_PASSWORD})
+    assert refused.status_code == 200
+    assert "works only in demo mode" in refused.content.decode()
+    wrong = client.post("/accounts/login/", {"username": "researcher", "password": "nope-123"})
+    assert "works only in demo mode" not in wrong.content.decode()
+    settings.INTRUDER_DEMO = True
+    logged = client.post("/accounts/login/", {"username": "researcher", "password": DEMO_PASSWORD})
+    assert logged.status_code == 302
