@@ -12,8 +12,9 @@ The matcher survives the edits a person makes to hide an echo: Unicode compatibi
 look-alike letters of other scripts, accents, case, punctuation, underscores, hyphens and
 spaces inside the word, digits for letters, plurals and suffixes, the word reversed (one
 edit), its two halves as separate words anywhere, and two edits (a swap of neighbours is
-one; the word is 8 letters; one edit where it is split in two words). The words are built so that honest answers practically never come that near
-(issue 48 measured it: `benchmarks/canary_near_misses.py`).
+one; the word is 8 letters; one edit where it is split in two words). The words are built
+so that honest answers practically never come that near (issue 48 measured it:
+`benchmarks/canary_near_misses.py`).
 """
 
 from __future__ import annotations
