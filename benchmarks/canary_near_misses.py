@@ -81,7 +81,8 @@ def main() -> int:
         "false_match_rate": len(matches) / checks,
         "wilson_95": wilson(len(matches), checks),
         "matches": matches[:50],
-        "matcher": "NFKC/look-alike fold; exact, reversed, halves as words, <= 2 edits (OSA)",
+        "matcher": "NFKC/look-alike fold; exact or reversed in the letter stream, halves as "
+        "words, <= 2 edits (OSA) on a word, <= 1 on two words joined or on the reversed word",
         "data": ["textwash_study/study1.jsonl", "textwash_study/study2.jsonl",
                  "tria_wikiactors/WikiActors_500_random.json",
                  "tria_wikiactors/WikiActors_50_eval.json"],

@@ -16,6 +16,9 @@ text, the answer. Session types:
   set by script, a reason typed), leave_reload (15-40 s away, back, reload, answer),
   canary_plural / canary_hyphen / canary_underscore / canary_cyrillic (the echo disguised),
   select_all_copy (Ctrl+A, Ctrl+C, echo);
+- issue 48's: fill_insert (Playwright's fill()), exec_insert (execCommand("insertText")): a
+  whole answer in one trusted input event; human_two_tabs (their own page in a second tab
+  for 2-4 s). Issue 48's plain-HTTP kinds: `--http` (benchmarks/intruder_bots_http.py);
 - the documented limit, reported apart: forged_full_consistent (every figure fits the
   server's clock and the answer);
 - people: human_desktop, human_phone (phone size, touch), human_android (Gboard-style input
@@ -72,11 +75,14 @@ BOT_TYPES = (
     "canary_underscore",
     "canary_cyrillic",
     "select_all_copy",
+    # Issue 48: a whole answer inserted by one trusted input event.
+    "fill_insert",
+    "exec_insert",
 )
 # A full forgery whose every figure fits the server's clock: the documented limit
 # (docs/participants.md), reported apart, not a target.
 LIMIT_TYPES = ("forged_full_consistent",)
-HUMAN_TYPES = ("human_desktop", "human_phone", "human_android")
+HUMAN_TYPES = ("human_desktop", "human_phone", "human_android", "human_two_tabs")
 TYPES = (*BOT_TYPES, *LIMIT_TYPES, *HUMAN_TYPES)
 PHONE_TYPES = ("human_phone", "human_android")
 FIRST = ["Mira", "Lars", "Odile", "Bram", "Ines", "Tomas", "Wren", "Nell", "Ivo", "Ada"]
@@ -329,6 +335,17 @@ async def run_session(
         await pace.sleep(words / rng.uniform(200, 250) * 60)
         if kind == "human_desktop" and rng.random() < 0.5:
             await leave_for(context, page, rng.uniform(1, 2), pace)  # a glance elsewhere
+        if kind == "human_two_tabs":
+            # Issue 48: their own page again in a second tab for 2-4 s, then back.
+            cdp = await context.new_cdp_session(page)
+            await cdp.send("Emulation.setFocusEmulationEnabled", {"enabled": False})
+            second = await context.new_page()
+            await second.goto(page.url)
+            await second.wait_for_selector("#anon-text")
+            await second.bring_to_front()
+            await pace.sleep(rng.uniform(2, 4))
+            await page.bring_to_front()
+            await second.close()
         think = rng.uniform(20, 60) * pace.scale - (time.monotonic() - started)
         await asyncio.sleep(max(0.0, think))
         identified = rng.random() < 0.5
@@ -391,6 +408,15 @@ async def run_session(
         await page.evaluate("n => { document.getElementById('guessed_name').value = n; }", name)
         await page.click("#revealing_text")
         await human_type(page, "The lighthouse and the old maps give it away.", rng)
+    elif kind in ("fill_insert", "exec_insert"):
+        await pace.sleep(rng.uniform(5, 10))
+        await page.check("input[name=self_identified][value=no]")
+        answer = rng.choice(HUMAN_ANSWERS)
+        if kind == "fill_insert":
+            await page.fill("#other_knowledge", answer)
+        else:
+            await page.focus("#other_knowledge")
+            await page.evaluate("t => document.execCommand('insertText', false, t)", answer)
     elif kind == "no_js":
         await pace.sleep(rng.uniform(5, 10))
         await page.check("input[name=self_identified][value=no]")

@@ -40,12 +40,16 @@ AWAITING = "AWAITING REVIEW"
 # The Prolific rejection category a flag suggests, most telling first.
 FLAG_CATEGORIES: tuple[tuple[str, str], ...] = (
     (Flag.ATTENTION, "FAILED_CHECK"),
+    (Flag.CATCH_IDENTIFIED, "FAILED_CHECK"),
     (Flag.TOO_FAST, "TOO_QUICKLY"),
+    (Flag.TOO_FAST_TO_READ, "TOO_QUICKLY"),
     (Flag.CANARY, "FAILED_INSTRUCTIONS"),
     (Flag.PASTE, "LOW_EFFORT"),
     (Flag.FEW_KEYSTROKES, "LOW_EFFORT"),
     (Flag.INSERTED, "LOW_EFFORT"),
     (Flag.AWAY, "LOW_EFFORT"),
+    (Flag.IMPLAUSIBLE_TYPING, "LOW_EFFORT"),
+    (Flag.REPEATED_QUICK, "LOW_EFFORT"),
 )
 
 

@@ -10,10 +10,11 @@ says where it can still be read).
 
 The matcher survives the edits a person makes to hide an echo: Unicode compatibility forms,
 look-alike letters of other scripts, accents, case, punctuation, underscores, hyphens and
-spaces inside the word, digits for letters, plurals and suffixes, the word reversed, its
-two halves as separate words anywhere, and two edits (a swap of neighbours is one; the word
-is 8 letters). The words are built so that honest answers practically never come that near
-(issue 48 measured it: `benchmarks/canary_near_misses.py`).
+spaces inside the word, digits for letters, plurals and suffixes, the word reversed (one
+edit), its two halves as separate words anywhere, and two edits (a swap of neighbours is
+one; the word is 8 letters; one edit where it is split in two words). The words are built
+so that honest answers practically never come that near (issue 48 measured it:
+`benchmarks/canary_near_misses.py`).
 """
 
 from __future__ import annotations
@@ -147,9 +148,11 @@ def canary_in(answer: str, canary: str) -> bool:
         half = len(word) // 2
         if {word[:half], word[half:]} <= set(tokens):
             return True
-    candidates = tokens + [first + second for first, second in itertools.pairwise(tokens)]
-    for token in candidates:
+    # A word: `limit` edits. Two words joined, or the word reversed: one edit (two let
+    # honest pairs through: "a breakup" is two edits from a reversed "pukazuba").
+    pairs = [first + second for first, second in itertools.pairwise(tokens)]
+    for token, allowed in [*((t, limit) for t in tokens), *((p, 1) for p in pairs)]:
         for stem in {token, re.sub(r"(es|s)$", "", token)}:
-            if _edits(stem, word, limit) <= limit or _edits(stem, word[::-1], limit) <= limit:
+            if _edits(stem, word, allowed) <= allowed or _edits(stem, word[::-1], 1) <= 1:
                 return True
     return False

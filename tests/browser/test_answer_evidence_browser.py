@@ -215,3 +215,37 @@ def test_the_own_page_in_a_second_tab_for_a_few_seconds_is_not_away(page) -> Non
     assert judgment.telemetry["page_views"] == 2
     assert judgment.telemetry["reported_views"] == 2
     assert codes(judgment) == set(), judgment.flags
+
+
+@pytest.mark.parametrize("how", ["fill", "exec_command"])
+def test_a_whole_answer_inserted_by_one_trusted_input_event_is_flagged_inserted(page, how) -> None:
+    """Issue 48's 0 of 21: an automation's fill() and execCommand("insertText") arrive as one
+    trusted input event carrying the whole answer; the page reports the largest."""
+    study = make_study()
+    pid = f"INSERT{how.upper()[:4]}"
+    reach_text(page, study, pid)
+    page.check("input[name=self_identified][value=no]")
+    answer = "A lighthouse keeper from the north."
+    if how == "fill":
+        page.fill("#other_knowledge", answer)
+    else:
+        page.focus("#other_knowledge")
+        page.evaluate("t => document.execCommand('insertText', false, t)", answer)
+    time.sleep(MIN_MS / 1000)
+    send(page)
+    judgment = judgment_of(pid)
+    assert judgment.telemetry["fields"]["other_knowledge"]["largest"] == len(answer)
+    assert Flag.INSERTED in codes(judgment), judgment.flags
+
+
+def test_typing_key_by_key_at_a_human_pace_is_not_inserted(page) -> None:
+    study = make_study()
+    reach_text(page, study, "KEYS0001")
+    page.check("input[name=self_identified][value=no]")
+    page.click("#other_knowledge")
+    page.keyboard.type("A lighthouse keeper.", delay=90)
+    time.sleep(MIN_MS / 1000)
+    send(page)
+    judgment = judgment_of("KEYS0001")
+    assert judgment.telemetry["fields"]["other_knowledge"]["largest"] == 1
+    assert codes(judgment) == set(), judgment.flags

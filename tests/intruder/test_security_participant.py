@@ -272,7 +272,9 @@ def test_intruder_never_receives_originals_names_or_other_participants_data():
     everything = me.everything()
     # The walk really saw every text (3 slots each: the other intruder leaves room).
     assert len(shown) == len(PEOPLE) and checks_seen == 1
-    visible = strip_tags(everything)
+    # The text as a browser shows it: the canary a page without JavaScript carries after the
+    # first sentence (a <noscript>, issue 48) is not part of it.
+    visible = strip_tags(re.sub(r"<noscript>.*?</noscript>", "", everything, flags=re.S))
     for _, anonymized in pairs:
         assert escape(anonymized) in visible
     assert_never_seen(everything, forbidden)

@@ -44,6 +44,8 @@ WORD = "zavokeji"
         "zvaokejii",  # a swap and an insertion
         "ijekovaz",  # reversed
         "ijek ovaz",
+        "ijekxvaz",
+        "zavo kexi",  # split in two words, one edit
         "keji is the word, and zavo",  # halves far apart and swapped
         "zavo, then much later: keji",
     ],
@@ -60,6 +62,8 @@ def test_an_edited_echo_of_the_canary_is_found(answer):
         "zavo",  # half of it
         "zakxvxjo",  # three edits
         "keji",
+        "ijexxvaz",  # reversed, two edits
+        "zaxo kexi",  # split in two words, two edits
         "No idea.",
         "",
     ],
@@ -116,3 +120,10 @@ def test_the_page_carries_the_instruction_encoded_not_readable():
     assert WORD not in encoded and "AI" not in encoded
     decoded = bytes(b ^ 0x5A for b in base64.b64decode(encoded)).decode()
     assert decoded == canary_instruction(WORD)
+
+
+def test_the_honest_near_miss_the_benchmark_found_is_not_matched():
+    """benchmarks/canary_near_misses.py found "a breakup" two edits from "pukazuba" reversed
+    when word pairs and reversals took two edits; they take one now."""
+    assert not canary_in("They went through a breakup last year.", "pukazuba")
+    assert canary_in("abuzakup", "pukazuba")  # reversed, exact

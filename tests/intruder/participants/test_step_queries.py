@@ -23,7 +23,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # Step -> queries. Item pages: participant, progress, the pool with its held slots, the claim
 # (one INSERT) and the claimed text, then the server's record of this serving (issue 36: the
 # open page views of the assignment, one INSERT); a reload needs participant and progress and
-# that record. The answer also closes the page view it names (+1). The debrief shows the
+# that record. The answer also closes the page view it names (+1), and an answer given within
+# `quick_answer_seconds` of its serving, as here, reads the participant's earlier judgments
+# for the same quick answer (issue 48, +1; an answer after reading does not). The debrief shows the
 # completion code, so its page marks the participant completed (one UPDATE) and "finish" only
 # reads the participant back.
 EXPECTED = {
@@ -34,7 +36,7 @@ EXPECTED = {
     "instructions_submit": 2,
     "item_page": 7,
     "item_page_reload": 4,
-    "item_submit": 8,
+    "item_submit": 9,
     "debrief_page": 3,
     "finish": 2,
 }
