@@ -48,7 +48,13 @@ def study_bundle(study: Study) -> dict[str, Any]:
         "slug": study.slug,
         "settings": settings,
         "targets": [
-            {"key": p.key, "name": p.name, "group": p.group, "aliases": list(p.aliases or [])}
+            {
+                "key": p.key,
+                "name": p.name,
+                "group": p.group,
+                "aliases": list(p.aliases or []),
+                "catch": p.catch,
+            }
             for p in sorted(persons, key=lambda p: p.key)
         ],
         "texts": [
@@ -86,6 +92,7 @@ def bundle_load(bundle: dict[str, Any]) -> Study:
             name=row["name"],
             group=row["group"],
             aliases=row["aliases"],
+            catch=row.get("catch", False),
         )
         for row in bundle["targets"]
     }

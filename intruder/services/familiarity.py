@@ -91,6 +91,7 @@ def _judged_famous(participant: Participant) -> list[TargetPerson]:
         TargetPerson.objects.filter(
             study=participant.study,
             group=PersonGroup.FAMOUS,
+            catch=False,
             descriptions__anonymizations__judgments__participant=participant,
         )
         .distinct()

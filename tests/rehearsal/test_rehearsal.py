@@ -114,3 +114,31 @@ def test_a_study_without_released_texts_or_a_collection_is_refused(demo_study, t
     AnonymizedText.objects.filter(description__study=demo_study).update(status="draft")
     with pytest.raises(CommandError, match="no released texts"):
         call_command("rehearse", demo_study.slug, out=tmp_path / "b", participants=1)
+
+
+def test_the_study_page_queues_a_rehearsal_job_that_shows_its_verdict(
+    demo_study, settings, tmp_path
+):
+    from django.urls import reverse
+
+    from intruder.models import Job
+    from intruder.services import jobs
+    from tests.intruder.factories import logged_in, make_member, make_user
+
+    settings.VAR_DIR = tmp_path
+    url = reverse("researcher-study-rehearse", args=[demo_study.slug])
+    viewer = make_member(study=demo_study, user=make_user(), role="viewer")
+    assert logged_in(viewer).post(url, {"participants": 6}).status_code in (403, 404)
+    assert logged_in(make_user()).post(url, {"participants": 6}).status_code == 404
+    owner = logged_in(demo_study.owner)
+    refused = owner.post(url, {"participants": 999}, follow=True)
+    assert b"at most 30 participants" in refused.content
+    assert not Job.objects.filter(kind=Job.Kind.REHEARSE_STUDY).exists()
+    owner.post(url, {"participants": 6, "seed": 4})
+    job = Job.objects.get(kind=Job.Kind.REHEARSE_STUDY)
+    job = jobs.job_execute(job.pk)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert job.result["participants"] == 6 and "violations_total" in job.result
+    assert job.progress_done == job.progress_total == 6
+    page = owner.get(reverse("researcher-study", args=[demo_study.slug])).content.decode()
+    assert 'id="rehearsal-verdict"' in page and "Simulated: no person took part" in page

@@ -255,3 +255,23 @@ def test_the_api_lists_answers_to_the_studys_own_researchers_only(client):
     stranger = APIClient()
     stranger.force_authenticate(make_user())
     assert stranger.get("/api/familiarity-answers/").json()["count"] == 0
+
+
+def test_a_catch_trial_in_a_famous_only_study_is_never_on_the_list(client):
+    from intruder.services.catch_trials import catch_trial_add
+
+    study = study_of(FAMOUS, items=3)
+    study.groups = ["famous"]
+    study.save()
+    catch = catch_trial_add(study=study, text="A made-up baker from a made-up town.")
+    home = enter(client, study)
+    judge_all(client, home, count=3)
+    judged = set(
+        Judgment.objects.filter(participant__study=study).values_list(
+            "text__description__target__name", flat=True
+        )
+    )
+    assert catch.description.target.name in judged  # the catch trial was served and judged
+    names = listed(client.get(home).content.decode())
+    assert catch.description.target.name not in names
+    assert {"Oriel Vantassel", "Bram Oskarsen"} <= set(names)
