@@ -26,11 +26,13 @@ from intruder.risk.methods import method_label
 from intruder.risk.predicted import load_calibration
 from intruder.risk.provenance import provenance
 from intruder.risk.report.build import build_report
+from intruder.risk.report.summary import KNOWLEDGE_NOTE, nearest_budget_sentence
 from intruder.risk.report.tables import (
     RISK_TABLE_TITLES,
     RiskReport,
     knowledge_budget_predicted_table,
     knowledge_budget_table,
+    nearest_budget,
     open_world_table,
 )
 from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
@@ -243,9 +245,14 @@ def _add_knowledge_ladder(report: RiskReport, run: AttackRun, texts: pd.DataFram
     if not texts.empty:
         judged = set(texts.loc[texts["n_judgments"] > 0, "description_id"])
     sides = [({**machine_side(r), "run": r.pk}, run_results(r)) for r in runs]
-    table = knowledge_budget_table(sides, method, judged, report.tables.get("rates_target"))
+    table = knowledge_budget_table(
+        sides, method, judged, report.tables.get("rates_target"), report.headline.get("human")
+    )
     if not table.empty:
         report.tables["knowledge_budget"] = table
+        nearest = nearest_budget_sentence(nearest_budget(table), report.headline.get("human"))
+        report.notes["knowledge_budget"] = KNOWLEDGE_NOTE + (f" {nearest}" if nearest else "")
+        report.settings["knowledge_budget_nearest"] = nearest
     predicted = knowledge_budget_predicted_table(
         sides, method, judged, report.tables.get("rates_target")
     )

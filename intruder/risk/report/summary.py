@@ -82,10 +82,34 @@ def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
 KNOWLEDGE_NOTE = (
     "Each row is one finished attack run of the study: b is how many descriptions the attacker "
     "knows per candidate, drawn at random (all = every description outside the fold, the "
-    "k-fold run); TRIR is the mean over the run's resamples with a Wilson interval over its "
-    "texts, rho the Spearman correlation of each person's machine rate with the human rate "
-    "(Fisher interval). They are machine rates at a stated knowledge budget, not human rates."
+    "k-fold run); TRIR is the run's one TRIR, as in the headline and every other table: the "
+    "share of the texts whose true person is ranked first (at a budget: whose median rank over "
+    "the run's resamples is 1), with a Wilson interval over the texts. rho is the Spearman "
+    "correlation of each person's machine rate with the human rate (Fisher interval); gap_pp "
+    "the TRIR minus the human rate on the same texts. They are machine rates at a stated "
+    "knowledge budget, not human rates."
 )
+
+
+def nearest_budget_sentence(row: dict[str, Any] | None, human: dict[str, Any] | None) -> str:
+    """Return which budget's strongest adversary lies nearest the human rate, with both
+    intervals ("" without a human rate)."""
+    if not row or not human or human.get("pct") is None:
+        return ""
+    budget = row["knowledge_budget"]
+    known = "every description outside the fold" if budget == "all" else f"b = {budget}"
+    machine = Rate(
+        k=round(row["trir"] * row["n_texts"] / 100),
+        n=int(row["n_texts"]),
+        pct=row["trir"],
+        ci_low=row["trir_ci_low"],
+        ci_high=row["trir_ci_high"],
+    )
+    return (
+        f"Nearest the human rate: the strongest adversary at {known} (run {row['run']}), "
+        f"{machine.text()}, beside the intruders' {_rate_text(human)} on the same texts: "
+        f"{row['gap_pp']:+.1f} percentage points."
+    )
 
 
 KNOWLEDGE_PREDICTED_NOTE = (
