@@ -73,12 +73,15 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
         prefix = low[: -len("ci_low")]
         high = f"{prefix}ci_high"
         if prefix in ("rho_", "kappa_", "auc_"):
-            value, digits = prefix[:-1], 2
-        elif prefix in ("human_", "llm_"):
-            value, digits = f"{prefix}pct_identified", 1
+            candidates, digits = [prefix[:-1]], 2
         else:
-            value, digits = f"trir_{prefix[:-1]}", 1
-        if value not in shown or high not in shown:
+            # A rate's value column, whatever its table calls it: human_/llm_pct_identified,
+            # naming_pct (familiarity), trir_<attack> (per attack), trir (the ladder).
+            candidates = [f"{prefix}pct_identified", f"{prefix}pct", f"trir_{prefix[:-1]}"]
+            candidates += [prefix[:-1]] if prefix else []
+            digits = 1
+        value = next((c for c in candidates if c in shown), None)
+        if value is None or high not in shown:
             continue
         shown[value] = [
             _with_ci(v, lo, hi, digits)

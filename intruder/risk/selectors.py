@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from django.db.models import Count, QuerySet
 
-from intruder.analysis.frames import with_rule
+from intruder.analysis.frames import TARGET_COLUMNS, judged_texts, with_rule
 from intruder.analysis.per_text import per_text
 from intruder.models import (
     AnonymizedText,
@@ -328,7 +328,7 @@ def run_report(
         kept_texts=kept_texts,
         llm_rows=(open_world_llm_results(study) or {}).get("rows"),
         tpi=(run.summary or {}).get("tpi") or {},
-        familiarity_split=familiarity_split(_judged_persons(judgments), answers),
+        familiarity_split=familiarity_split(_judged_persons(study, judgments), answers),
         measured_familiarity=measured_familiarity(answers),
         guess_rule=study.identification_rule,
         other_guess_rule=(other_rule, other_texts) if other_texts is not None else None,
@@ -358,22 +358,13 @@ def familiarity_answers(study: Study) -> pd.DataFrame:
     )
 
 
-def _judged_persons(judgments: pd.DataFrame) -> pd.DataFrame:
-    """Return the judgments with the person each judged text describes."""
+def _judged_persons(study: Study, judgments: pd.DataFrame) -> pd.DataFrame:
+    """Return the judgments with the person each judged text describes and `identified`
+    under the study's threshold and rule of a guess (`analysis.frames.judged_texts`)."""
     if judgments.empty:
         return pd.DataFrame()
-    persons = pd.DataFrame(
-        list(
-            AnonymizedText.objects.filter(pk__in=judgments["text_id"].tolist()).values_list(
-                "pk",
-                "description__target__key",
-                "description__target__name",
-                "description__target__group",
-            )
-        ),
-        columns=["text_id", "target_key", "target_name", "group"],
-    )
-    return judgments[["text_id", "participant_id", "identified"]].merge(persons, on="text_id")
+    judged = judged_texts(judgments, study_texts(study), study.identification_threshold)
+    return judged[["text_id", "participant_id", "identified", *TARGET_COLUMNS]]
 
 
 def calibration_path() -> Path:

@@ -47,10 +47,12 @@ SENSITIVITY_NOTE = (
 
 # The familiarity split's one sentence: every form shows it beside the table.
 FAMILIARITY_NOTE = (
-    "Over the judgments of intruders who answered the debrief's familiarity question: "
-    "human rate = familiarity x identified-given-familiar + (1 - familiarity) x "
-    "identified-given-unfamiliar, each a share with its Wilson interval. Familiarity is "
-    "measured, asked after the intruder's last answer was locked."
+    "Over the judgments of intruders who answered the debrief's familiarity question: share "
+    "of judgments naming the person = familiarity x naming-given-familiar + (1 - familiarity) "
+    "x naming-given-unfamiliar, each a share of judgments with its Wilson interval; a judgment "
+    "names the person under the study's rule of a guess. It is not the human rate, which "
+    "counts texts under the study's rule of 'identified by humans' (the per-person table). "
+    "Familiarity is measured, asked after the intruder's last answer was locked."
 )
 
 

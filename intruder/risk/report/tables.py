@@ -46,8 +46,9 @@ RISK_TABLE_TITLES: dict[str, str] = {
     "each budget's evidence, leave one person out, beside the mean baseline",
     "llm_intruder": "Open-world LLM intruder beside the human intruders: no candidate list, one "
     "name per text, scored like a human guess",
-    "familiarity_split": "Per famous person: the human rate split into familiarity (intruders "
-    "who had heard of the person, measured on the debrief) x identified-given-familiar",
+    "familiarity_split": "Per famous person: the share of judgments naming the person (not the "
+    "human rate) split into familiarity (intruders who had heard of the person, measured on the "
+    "debrief) x naming-given-familiar",
     "predicted_group": "Predicted human risk per group (machine evidence model), beside humans",
     "predicted_target": "Predicted human risk per person (machine evidence model), beside humans",
     "agreement": "Per-text agreement of humans and machine (kappa, McNemar, AUC)",
