@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 import json
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -389,17 +390,28 @@ def pdf_tables(report: RiskReport) -> list[str]:
     ]
 
 
-def pdf_pages(report: RiskReport, title: str) -> list[tuple[str, Any]]:
-    """Return the PDF's figures in order, each with what it shows (the caller closes them)."""
-    pages: list[tuple[str, Any]] = [
-        ("summary", _text_page(chunk)) for chunk in _chunks(pdf_text_lines(report, title))
+def pdf_pages(report: RiskReport, title: str) -> Iterator[tuple[str, Any]]:
+    """Yield the PDF's figures in order, each with what it shows (the caller closes each).
+
+    Text and table pages are drawn only when asked for, so at most the plots and one page
+    are open at a time (a report of many table pages once opened them all, and matplotlib
+    warned of more than 20 open figures).
+    """
+    for name, page in _page_plan(report, title):
+        yield name, page() if callable(page) else page
+
+
+def _page_plan(report: RiskReport, title: str) -> list[tuple[str, Any]]:
+    """Return every page in order: a drawn plot, or a function that draws the page."""
+    plan: list[tuple[str, Any]] = [
+        ("summary", partial(_text_page, chunk)) for chunk in _chunks(pdf_text_lines(report, title))
     ]
     for name, figure in risk_figures(report).items():
         figure.suptitle(PLOT_TITLES[name], fontsize=10)
-        pages.append((name, figure))
+        plan.append((name, figure))
     for name in pdf_tables(report):
-        pages += [(name, page) for page in _table_pages(report, name)]
-    return pages
+        plan += [(name, page) for page in _table_pages(report, name)]
+    return plan
 
 
 def pdf_bytes(
@@ -414,12 +426,13 @@ def pdf_bytes(
 
     buffer = io.BytesIO()
     with plain_text(), PdfPages(buffer) as pdf:
-        pages = pdf_pages(report, title)
-        for done, (name, figure) in enumerate(pages, 1):
+        plan = _page_plan(report, title)
+        for done, (name, page) in enumerate(plan, 1):
+            figure = page() if callable(page) else page
             pdf.savefig(figure, bbox_inches="tight" if name in PLOT_TITLES else None)
             plt.close(figure)
             if progress is not None:
-                progress(done, len(pages), name)
+                progress(done, len(plan), name)
     return buffer.getvalue()
 
 
@@ -476,8 +489,9 @@ def _text_page(lines: list[str]) -> Any:
     return figure
 
 
-def _table_pages(report: RiskReport, name: str) -> list[Any]:
-    """Return landscape A4 pages of a table, each with the table's note under its title.
+def _table_pages(report: RiskReport, name: str) -> list[Callable[[], Any]]:
+    """Return the landscape A4 pages of a table (each a function that draws it), each with
+    the table's note under its title.
 
     Columns are measured: a table that fits the page width is one page per 24 rows; a wider
     one is first set smaller (down to 5 pt), then split into as few column parts as fit, of
@@ -507,7 +521,8 @@ def _table_pages(report: RiskReport, name: str) -> list[Any]:
         for part, columns in enumerate(parts, 1):
             suffix = f" (columns, part {part} of {len(parts)})" if len(parts) > 1 else ""
             pages.append(
-                _table_page(
+                partial(
+                    _table_page,
                     rows[[*keys, *columns]],
                     [header[c] for c in [*keys, *columns]],
                     [widths[c] for c in [*keys, *columns]],

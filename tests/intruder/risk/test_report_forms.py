@@ -343,3 +343,22 @@ def test_a_table_csv_is_written_through_csv_safe_so_a_formula_stays_text():
     rows = list(csv.DictReader(io.StringIO(download(run, "rates_target.csv").decode())))
     names = {r["target_key"]: r["target_name"] for r in rows}
     assert names["bastian"] == '\'=HYPERLINK("http://evil.example")'
+
+
+def test_the_pdf_never_holds_more_than_the_plots_and_one_page_open():
+    """Issue 46: `risk_report` warned "More than 20 figures have been opened": every table
+    page was drawn before the first was saved. Now a page is drawn when it is written."""
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    from intruder.risk.rendering import _page_plan, pdf_bytes
+
+    report = run_report(finished_run(persons=4))
+    plan = _page_plan(report, "t")
+    plots = sum(not callable(page) for _, page in plan)
+    plt.close("all")
+    assert len(plan) > plots + 2  # enough drawn pages to have warned before
+    with matplotlib.rc_context({"figure.max_open_warning": plots + 1}), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert pdf_bytes(report, "t").startswith(b"%PDF")
