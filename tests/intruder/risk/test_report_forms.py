@@ -362,3 +362,18 @@ def test_the_pdf_never_holds_more_than_the_plots_and_one_page_open():
     with matplotlib.rc_context({"figure.max_open_warning": plots + 1}), warnings.catch_warnings():
         warnings.simplefilter("error")
         assert pdf_bytes(report, "t").startswith(b"%PDF")
+
+
+def test_the_page_and_report_html_say_why_predicted_risk_is_absent():
+    """Issue 46: only the PDF said why the predicted-risk section was missing."""
+    run = finished_run(persons=4)
+    report = run_report(run)
+    assert "predicted_target" not in report.tables
+    why = report.settings["predicted_human"]
+    assert why.startswith("not shown: ") and why.endswith(".")
+    page = logged_in(run.study.owner).get(
+        reverse("risk-page", args=[run.study.slug]) + f"?run={run.pk}"
+    )
+    for body in (page.content.decode(), download(run, "report.html").decode()):
+        assert 'id="risk-predicted-status"' in body
+        assert flat(why) in flat(body)
