@@ -189,6 +189,22 @@ def html_table(frame: pd.DataFrame) -> str:
     )
 
 
+# Tables built on the human judgments without a column named for them.
+HUMAN_TABLES = frozenset({"agreement", "familiarity_split", "knowledge_budget_predicted"})
+SIMULATED_MARK = "Human columns: SIMULATED by the demo, not people."
+
+
+def holds_simulated_humans(report: RiskReport, name: str) -> bool:
+    """Whether table `name` shows human data that the demo simulated (its visual forms then
+    say so beside it, as its files do in `human_data_simulated`)."""
+    if not report.settings.get("human_data_simulated"):
+        return False
+    frame = report.tables.get(name)
+    if frame is None:
+        return False
+    return name in HUMAN_TABLES or any("human" in str(column) for column in frame.columns)
+
+
 def report_context(report: RiskReport) -> dict[str, Any]:
     """Return what the report templates show: summary, plots and tables (all escaped)."""
     from django.utils.safestring import mark_safe
@@ -211,6 +227,7 @@ def report_context(report: RiskReport) -> dict[str, Any]:
                 "html": mark_safe(html_table(frame)),
                 "rows": len(frame),
                 "folded": name in ("per_text", "machine_per_text", "rates_target"),
+                "simulated": SIMULATED_MARK if holds_simulated_humans(report, name) else "",
             }
             for name, frame in report.tables.items()
             if name != "frontier"
@@ -515,6 +532,8 @@ def _table_pages(report: RiskReport, name: str) -> list[Callable[[], Any]]:
     rest = [c for c in shown.columns if c not in keys]
     parts = _column_parts(rest, widths, PDF_TABLE_WIDTH_PT - sum(widths[c] for c in keys))
     note = report.notes.get(name, "")
+    if holds_simulated_humans(report, name):
+        note = f"{SIMULATED_MARK} {note}".strip()
     pages = []
     for start in range(0, len(shown), PDF_ROWS_PER_PAGE):
         rows = cells.iloc[start : start + PDF_ROWS_PER_PAGE]

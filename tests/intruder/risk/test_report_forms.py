@@ -238,6 +238,28 @@ def test_simulated_humans_are_marked_in_every_table_file_and_beside_the_predicti
         assert json.loads(download(run, f"{name}.json"))["human_data_simulated"] is True
 
 
+def test_visual_tables_with_simulated_human_columns_carry_the_marker():
+    """Issue 46: the files said SIMULATED, the tables on the page, in report.html and the
+    PDF did not."""
+    from intruder.risk.rendering import SIMULATED_MARK, holds_simulated_humans, report_context
+
+    run = finished_run(persons=3)
+    Participant.objects.filter(study=run.study).update(simulated=True)
+    report = run_report(run)
+    marked = {t["name"] for t in report_context(report)["risk_tables"] if t["simulated"]}
+    assert {"rates_target", "rates_group", "sensitivity", "per_text", "agreement"} <= marked
+    assert "trir_by_method" not in marked and "machine_per_text" not in marked
+    html = download(run, "report.html").decode()
+    section = html[html.index('id="table-rates_target"') :]
+    assert SIMULATED_MARK in section[: section.index("</section>")]
+    assert SIMULATED_MARK in pdf_text(report)
+    # Real intruders: no marker anywhere.
+    Participant.objects.filter(study=run.study).update(simulated=False)
+    real = run_report(run)
+    assert not any(holds_simulated_humans(real, name) for name in real.tables)
+    assert SIMULATED_MARK not in download(run, "report.html").decode()
+
+
 def test_the_human_threat_model_prints_what_the_researcher_filled_in():
     run = finished_run(persons=3)
     from intruder.services.studies import study_update
