@@ -18,6 +18,7 @@ from intruder.risk.report.tables import RiskReport
 from intruder.risk.stats import (
     NOT_ENOUGH,
     Correlation,
+    counted,
     outcome_rate,
     p_text,
 )
@@ -176,15 +177,12 @@ def comparison_sentence(headline: dict[str, Any], threat: dict[str, Any]) -> str
     human = headline["human"]
     machine = headline["machine"][STRONGEST]
     verdict = COMPARISON_VERDICTS[comparison_branch(machine, human)]
+    persons = counted(headline["persons"], "person")
     return (
-        f"On the {headline['n_texts']} texts humans judged ({_persons(headline['persons'])}), "
+        f"On the {headline['n_texts']} texts humans judged ({persons}), "
         f"under a {threat_sentence(threat)}: strongest adversary {_rate_text(machine)}, "
         f"intruders {_rate_text(human)}{named_other_clause(headline, threat)}; {verdict}."
     )
-
-
-def _persons(n: int) -> str:
-    return f"{n} person" if n == 1 else f"{n} persons"
 
 
 # What the study's rule of a guess did with guesses that named another person.

@@ -305,3 +305,19 @@ def test_the_prediction_carries_its_validation_wherever_it_is_shown():
         note = table_notes(report, simulated=simulated)["predicted_group"]
         assert text in note and "not a measurement" in note
         assert ("SIMULATED" in note) is simulated
+
+
+def test_one_person_is_one_person_in_every_sentence():
+    """Issue 46: "1 persons"."""
+    from intruder.risk.report.summary import comparison_sentence
+    from intruder.risk.stats import counted
+
+    assert (counted(1, "person"), counted(2, "person"), counted(0, "text")) == (
+        "1 person",
+        "2 persons",
+        "0 texts",
+    )
+    rate = {"k": 1, "n": 2, "pct": 50.0, "ci_low": 9.5, "ci_high": 90.5}
+    headline = {"n_texts": 2, "persons": 1, "human": rate, "machine": {"strongest": rate}}
+    sentence = comparison_sentence(headline, {"machine": {"candidates": 4}, "human": {}})
+    assert "(1 person)" in sentence and "persons)" not in sentence.split(":")[0]
