@@ -95,7 +95,27 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     ]
     drop += [c for c in ("rho_note", "kappa_note") if c in shown]
     shown = shown.drop(columns=drop)
+    for column in [c for c in shown.columns if _counts(str(c))]:
+        # Ranks and counts are whole numbers: "1", never "1.0" (a median rank is stored as a
+        # float by pandas).
+        shown[column] = [
+            int(v) if isinstance(v, float | np.floating) and float(v).is_integer() else v
+            for v in shown[column]
+        ]
     return shown.map(_display_value)
+
+
+# Columns that hold whole numbers (counts and ranks), shown without decimals.
+COUNT_COLUMNS = ("persons", "candidates", "resamples", "distractors", "run", "folds")
+
+
+def _counts(column: str) -> bool:
+    return (
+        "rank" in column
+        or column.startswith("n_")
+        or (column.endswith(("_k", "_n", "_identified")) and not column.endswith("pct_identified"))
+        or column in COUNT_COLUMNS
+    )
 
 
 def _missing(value: Any) -> bool:
@@ -108,6 +128,8 @@ def _display_value(value: Any) -> str:
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
     if isinstance(value, float | np.floating):
+        if value == 0:
+            return "0.0"  # as 0.0 % reads beside 12.5 %, never a bare "0"
         return f"{value:.3g}" if abs(value) < 1 else f"{value:.1f}"
     return str(value)
 
@@ -184,9 +206,10 @@ def summary_json(report: RiskReport) -> str:
 
 def html_table(frame: pd.DataFrame) -> str:
     """Return `frame` as an escaped HTML table (rates with their CI in one cell)."""
-    return display_frame(frame).to_html(
-        index=False, escape=True, na_rep="—", border=0, classes="analysis-table"
-    )
+    shown = display_frame(frame)
+    # Headers read as words, as on the PDF's tables; the files keep the column names.
+    shown.columns = [str(c).replace("_", " ") for c in shown.columns]
+    return shown.to_html(index=False, escape=True, na_rep="—", border=0, classes="analysis-table")
 
 
 # Tables built on the human judgments without a column named for them.
@@ -597,7 +620,7 @@ def _table_page(
     figure.text(0.03, 0.965, title, fontsize=10, va="top")
     top = 0.93
     if note:
-        wrapped = textwrap.wrap(note, 190)
+        wrapped = textwrap.wrap(note, 190, break_on_hyphens=False)
         figure.text(0.03, top, "\n".join(wrapped), fontsize=7, va="top", color="#444")
         top -= (len(wrapped) * 9 + 6) / page_h
     line_pt = font * 9 / 7
