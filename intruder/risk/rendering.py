@@ -30,6 +30,8 @@ PDF_CHAR_PT = 3.9
 PDF_FONT_PT = 7.0
 PDF_MIN_FONT_PT = 5.0
 PDF_CELL_CHARS = 26
+# Characters of a 10 pt table title across landscape A4 (about 5.2 pt each, less margins).
+PDF_TITLE_CHARS = 140
 KEY_COLUMNS = ("method", "group", "target_name", "rule", "attack", "texts", "run", "candidates")
 DROPPED_FROM_DISPLAY = ("roc", "label", "target_key", "external_id")
 
@@ -516,9 +518,31 @@ def pdf_text_lines(report: RiskReport, title: str) -> list[str]:
 
 
 def _chunks(lines: list[str]) -> list[list[str]]:
-    return [
-        lines[i : i + PDF_LINES_PER_PAGE] for i in range(0, len(lines), PDF_LINES_PER_PAGE)
-    ] or [[]]
+    """Split the text pages' lines into pages; a section (a heading in capitals after a blank
+    line) that fits on one page never starts at the foot of another (the provenance block
+    once split across two pages)."""
+    pages: list[list[str]] = [[]]
+    for section in _sections(lines):
+        page = pages[-1]
+        fits_alone = len(section) <= PDF_LINES_PER_PAGE
+        if page and fits_alone and len(page) + len(section) > PDF_LINES_PER_PAGE:
+            pages.append(page := [])
+        for line in section:
+            if len(page) == PDF_LINES_PER_PAGE:
+                pages.append(page := [])
+            page.append(line)
+    return pages
+
+
+def _sections(lines: list[str]) -> list[list[str]]:
+    """Return the lines cut before each heading (an upper-case line after a blank one)."""
+    sections: list[list[str]] = [[]]
+    for i, line in enumerate(lines):
+        heading = bool(line) and line == line.upper() and any(c.isalpha() for c in line)
+        if heading and i and not lines[i - 1] and sections[-1]:
+            sections.append([])
+        sections[-1].append(line)
+    return sections
 
 
 def _text_page(lines: list[str]) -> Any:
@@ -617,8 +641,10 @@ def _table_page(
 
     page_w, page_h = 11.69 * 72, 8.27 * 72
     figure = plt.figure(figsize=(11.69, 8.27))  # A4 landscape
-    figure.text(0.03, 0.965, title, fontsize=10, va="top")
-    top = 0.93
+    # A long title wraps within the page (it once ran off its right edge).
+    titled = textwrap.wrap(title, PDF_TITLE_CHARS, break_on_hyphens=False)
+    figure.text(0.03, 0.965, "\n".join(titled), fontsize=10, va="top")
+    top = 0.93 - (len(titled) - 1) * 13 / page_h
     if note:
         wrapped = textwrap.wrap(note, 190, break_on_hyphens=False)
         figure.text(0.03, top, "\n".join(wrapped), fontsize=7, va="top", color="#444")

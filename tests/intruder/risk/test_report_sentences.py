@@ -321,3 +321,42 @@ def test_one_person_is_one_person_in_every_sentence():
     headline = {"n_texts": 2, "persons": 1, "human": rate, "machine": {"strongest": rate}}
     sentence = comparison_sentence(headline, {"machine": {"candidates": 4}, "human": {}})
     assert "(1 person)" in sentence and "persons)" not in sentence.split(":")[0]
+
+
+def test_tables_show_counts_and_ranks_whole_and_zero_as_a_rate():
+    """Issue 46: "0" beside "0.0", ranks "1.0"."""
+    import pandas as pd
+
+    from intruder.risk.rendering import display_frame, html_table
+
+    frame = pd.DataFrame(
+        {
+            "tfidf_true_rank": [1.0, 3.0],
+            "n_texts": [4.0, 2.0],
+            "trir_tfidf": [0.0, 12.5],
+            "tfidf_ci_low": [0.0, 2.2],
+            "tfidf_ci_high": [49.0, 47.1],
+            "kappa": [0.0, 0.25],
+        }
+    )
+    shown = display_frame(frame)
+    assert list(shown["tfidf_true_rank"]) == ["1", "3"] and list(shown["n_texts"]) == ["4", "2"]
+    assert list(shown["trir_tfidf [95 % CI]"]) == ["0.0 [0.0, 49.0]", "12.5 [2.2, 47.1]"]
+    assert shown["kappa"].iloc[0] == "0.0"
+    html = html_table(frame)
+    assert "tfidf true rank" in html and "tfidf_true_rank" not in html
+
+
+def test_the_pdf_text_pages_never_split_a_short_section():
+    """Issue 46: the provenance block split across two pages."""
+    from intruder.risk.rendering import PDF_LINES_PER_PAGE, _chunks
+
+    body = [f"line {i}" for i in range(PDF_LINES_PER_PAGE - 5)]
+    provenance = ["", "PROVENANCE", *(f"item {i}" for i in range(12))]
+    pages = _chunks([*body, *provenance])
+    assert len(pages) == 2
+    assert pages[1][0] == "PROVENANCE" and len(pages[1]) == 13
+    assert all(len(page) <= PDF_LINES_PER_PAGE for page in pages)
+    # A section longer than a page still flows over pages, none over-full.
+    long = _chunks(["TITLE", *(f"x{i}" for i in range(3 * PDF_LINES_PER_PAGE))])
+    assert [len(p) for p in long] == [PDF_LINES_PER_PAGE] * 3 + [1]
