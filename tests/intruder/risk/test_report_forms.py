@@ -399,3 +399,19 @@ def test_the_page_and_report_html_say_why_predicted_risk_is_absent():
     for body in (page.content.decode(), download(run, "report.html").decode()):
         assert 'id="risk-predicted-status"' in body
         assert flat(why) in flat(body)
+
+
+def test_the_open_world_plot_labels_its_log_axis_with_numbers():
+    """Seen in a reviewer's read (issue 46): with mathtext off, log ticks read
+    "$\\mathdefault{10^{0}}$"."""
+    import pandas as pd
+
+    from intruder.risk.plots import risk_svgs
+    from intruder.risk.report.tables import RiskReport
+
+    report = RiskReport(settings={})
+    report.tables["open_world"] = pd.DataFrame(
+        {"candidates": [4, 40], "chance_pct": [25.0, 2.5], "trir_strongest": [90.0, 60.0]}
+    )
+    svg = risk_svgs(report)["plot_open_world"]
+    assert "mathdefault" not in svg and "40" in svg
