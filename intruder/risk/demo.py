@@ -36,7 +36,7 @@ from intruder.models import (
 )
 from intruder.risk import attack_runs
 from intruder.scoring import score_guess
-from intruder.selectors.persons import study_persons
+from intruder.selectors.persons import study_persons_with_ids
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD
 from intruder.services.familiarity import familiarity_persons
@@ -93,8 +93,7 @@ def load_demo_judgments(study: Study, path: Path) -> int:
                 },
             )
             intruders = {p.prolific_pid: p for p in study.participants.all()}
-        persons = study_persons(study)
-        person_ids = dict(study.targets.values_list("key", "pk"))
+        persons, person_ids = study_persons_with_ids(study)
         positions: dict[str, int] = {}
         for row in rows:
             text = texts.get(row["text"])
