@@ -144,8 +144,14 @@ def threat_sentence(threat: dict[str, Any]) -> str:
         f"{knowledge} (chance {_pct(machine.get('chance_pct'))} per attack, "
         f"{_pct(null)} for any of its {len(machine.get('attacks', []))} attacks by "
         f"permutation) vs open-world intruders without a candidate list "
-        f"(identified: {human.get('identified_rule_text', '')})"
+        f"(identified: {human.get('identified_rule_text', '')}{_guess_rule(human)})"
     )
+
+
+def _guess_rule(human: dict[str, Any]) -> str:
+    """Return "; a guess names the person when ..." where the threat model records the rule."""
+    text = human.get("identification_rule_text")
+    return f"; a guess names the person when {text}" if text else ""
 
 
 # The verdict of the headline comparison, one complete clause per branch (each is rendered by a
