@@ -360,3 +360,31 @@ def test_the_pdf_text_pages_never_split_a_short_section():
     # A section longer than a page still flows over pages, none over-full.
     long = _chunks(["TITLE", *(f"x{i}" for i in range(3 * PDF_LINES_PER_PAGE))])
     assert [len(p) for p in long] == [PDF_LINES_PER_PAGE] * 3 + [1]
+
+
+@pytest.mark.parametrize(
+    ("rule", "effect"),
+    [
+        ("best_match", "none counted as identified"),
+        ("paper", "counted as identified where the cosine to the true person reaches"),
+    ],
+)
+def test_the_headline_says_how_many_judgments_named_another_person(rule, effect):
+    """Issue 46: beside the human rate, every branch of the clause rendered and ended."""
+    from intruder.risk.report.summary import comparison_sentence, named_other_clause
+
+    rate = {"k": 1, "n": 2, "pct": 50.0, "ci_low": 9.5, "ci_high": 90.5}
+    headline = {
+        "n_texts": 2,
+        "persons": 2,
+        "human": rate,
+        "machine": {"strongest": rate},
+        "named_other": {"k": 4, "judgments": 6},
+    }
+    threat = {"machine": {"candidates": 2}, "human": {"identification_rule": rule}}
+    sentence = comparison_sentence(headline, threat)
+    assert f"(4 of 6 judgments named another person of the study: {effect}" in sentence
+    assert sentence.endswith(".")
+    # No such judgment, or no per-judgment data (published rates): nothing is said.
+    assert named_other_clause({**headline, "named_other": {"k": 0, "judgments": 6}}, threat) == ""
+    assert named_other_clause({k: v for k, v in headline.items() if k != "named_other"}, {}) == ""
