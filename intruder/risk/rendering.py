@@ -471,11 +471,29 @@ def pdf_bytes(
         plan = _page_plan(report, title)
         for done, (name, page) in enumerate(plan, 1):
             figure = page() if callable(page) else page
-            pdf.savefig(figure, bbox_inches="tight" if name in PLOT_TITLES else None)
+            pdf.savefig(figure, bbox_inches=_a4_box(figure) if name in PLOT_TITLES else None)
             plt.close(figure)
             if progress is not None:
                 progress(done, len(plan), name)
     return buffer.getvalue()
+
+
+A4_INCHES = (11.69, 8.27)
+
+
+def _a4_box(figure: Any) -> Any:
+    """Return an A4 page (landscape for a wide plot, portrait for a tall one) centred on all
+    the plot draws, so that plot pages have the size of every other page (a tight box gave
+    each plot a page size of its own); a plot larger than the page keeps its tight box."""
+    from matplotlib.transforms import Bbox
+
+    tight = figure.get_tightbbox(figure.canvas.get_renderer())
+    wide, tall = A4_INCHES
+    width, height = (wide, tall) if tight.width >= tight.height else (tall, wide)
+    if tight.width > width or tight.height > height:
+        return tight
+    x, y = (tight.x0 + tight.x1) / 2, (tight.y0 + tight.y1) / 2
+    return Bbox.from_bounds(x - width / 2, y - height / 2, width, height)
 
 
 def pdf_text_lines(report: RiskReport, title: str) -> list[str]:

@@ -415,3 +415,16 @@ def test_the_open_world_plot_labels_its_log_axis_with_numbers():
     )
     svg = risk_svgs(report)["plot_open_world"]
     assert "mathdefault" not in svg and "40" in svg
+
+
+def test_every_pdf_page_is_a4():
+    """Issue 46: plot pages had a size of their own (a tight box around each plot)."""
+    import re
+
+    from intruder.risk.rendering import pdf_bytes
+
+    pdf = pdf_bytes(run_report(finished_run(persons=4)), "t")
+    boxes = re.findall(rb"/MediaBox \[ ?0 0 ([\d.]+) ([\d.]+) ?\]", pdf)
+    assert len(boxes) > 5
+    sizes = {tuple(sorted((round(float(w)), round(float(h))))) for w, h in boxes}
+    assert sizes == {(595, 842)}, sizes
