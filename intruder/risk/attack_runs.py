@@ -423,7 +423,6 @@ def budget_result_rows(
     last), the share of resamples that ranked the true person first, the mean probability
     and the person most often ranked first."""
     import statistics
-    from collections import Counter
 
     by_text: dict[int, list[dict[str, Any]]] = {}
     for row in rows:
@@ -443,7 +442,7 @@ def budget_result_rows(
                 method=method,
                 attack=name,
                 fold=None,
-                predicted_key=Counter(r["predicted"] for r in draws).most_common(1)[0][0],
+                predicted_key=_budget_prediction(draws, median),
                 true_rank=None if median == math.inf else int(median),
                 true_prob=sum(probs) / len(probs) if probs else None,
                 top_k=[],
@@ -452,6 +451,18 @@ def budget_result_rows(
             )
         )
     return out
+
+
+def _budget_prediction(draws: list[dict[str, Any]], median: float) -> str:
+    """Return the person a budget text's result predicts, agreeing with its median rank: the
+    true person when the median rank is 1, else the person most often ranked first among the
+    others (so `predicted_key == target` and `true_rank == 1` never disagree: the one TRIR)."""
+    from collections import Counter
+
+    if median == 1:
+        return str(draws[0]["target"])
+    others = Counter(r["predicted"] for r in draws if r["predicted"] != r["target"])
+    return others.most_common(1)[0][0] if others else ""
 
 
 class MethodTexts:
@@ -838,13 +849,15 @@ def trir_table(run: AttackRun) -> dict[str, dict[str, dict[str, Any]]]:
             for attack, r in rows.items()
         }
     if run.knowledge_budget is not None:
-        # Under a budget "trir" counts a text whose median rank is 1; beside it the TRIR
-        # averaged over the resamples (the share of draws that ranked the person first).
+        # Under a budget "trir" counts a text whose median rank over the resamples is 1, the
+        # run's one TRIR (every table of the report). Beside it, and never called a TRIR, the
+        # mean share of resamples that ranked the person first (the crowd_intruder
+        # benchmark's averaged rate).
         shares: dict[tuple[str, str], list[float]] = {}
         for method, attack, share in run.results.values_list("method", "attack", "hit_share"):
             shares.setdefault((method, attack), []).append(share or 0.0)
         for (method, attack), values in shares.items():
-            table[method][attack]["trir_mean_over_resamples"] = 100.0 * sum(values) / len(values)
+            table[method][attack]["mean_hit_share_pct"] = 100.0 * sum(values) / len(values)
             table[method][attack]["resamples"] = run.budget_resamples
     return table
 
@@ -853,10 +866,16 @@ def prediction_of(result: AttackResult) -> Any:
     """Return a stored result as an `attacks.Prediction` (doc id = description id)."""
     from attacks.prediction import Prediction
 
+    true_key = result.description.target.key
+    predicted = result.predicted_key
+    if result.hit_share is not None and (predicted == true_key) != (result.true_rank == 1):
+        # A budget result stored before issue 46 kept the modal prediction, which can name
+        # the true person while the median rank is not 1: the median rank decides.
+        predicted = true_key if result.true_rank == 1 else ""
     return Prediction(
         doc_id=str(result.description_id),
-        true_name=result.description.target.key,
-        predicted_name=result.predicted_key,
+        true_name=true_key,
+        predicted_name=predicted,
         true_rank=result.true_rank,
         true_prob=result.true_prob,
         top_k=[(str(n), float(p)) for n, p in result.top_k],

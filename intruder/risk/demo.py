@@ -6,7 +6,10 @@ minute. They are stored as simulated participants (`Participant.simulated`), whi
 page and export that uses them labels as such. Their timings are drawn (seeded) from a
 log-normal with a median of SIMULATED_MEDIAN_S seconds per text (a plausible reading and
 typing time; no real data behind it), one text after another with a short pause.
-The attack runs use the cheap attacks only, so the demo stays quick to start.
+The attack runs use the cheap attacks only, so the demo stays quick to start: a risk check,
+a knowledge-budget run (b = 1, the attacker knows each candidate as well as one writer does,
+the retrieval attacks) and the report run of every description outside the fold, so that the
+report's knowledge-budget ladder shows from the first start.
 
 The demo intruder study asks the familiarity question; the simulated intruders' answers are
 simulated too (`simulate_familiarity`, stored with `simulated=True`): a judge who named a
@@ -32,6 +35,7 @@ from intruder.models import (
 )
 from intruder.risk import attack_runs
 from intruder.scoring import score_guess
+from intruder.selectors.persons import study_persons_with_ids
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD
 from intruder.services.familiarity import (
@@ -45,6 +49,8 @@ SIMULATED_MEDIAN_S = 70.0
 SIMULATED_SIGMA = 0.5
 SIMULATED_PAUSE_S = 8.0
 SIMULATED_HEARD_OF = 0.4
+# The demo's knowledge-budget run: the attacker knows each candidate through one description.
+DEMO_BUDGET = 1
 
 
 def simulated_durations(pid: str, count: int) -> list[float]:
@@ -89,7 +95,8 @@ def load_demo_judgments(study: Study, path: Path) -> int:
                     "simulated": True,
                 },
             )
-        intruders = {p.prolific_pid: p for p in study.participants.all()}
+            intruders = {p.prolific_pid: p for p in study.participants.all()}
+        persons, person_ids = study_persons_with_ids(study)
         positions: dict[str, int] = {}
         for row in rows:
             text = texts.get(row["text"])
@@ -102,6 +109,9 @@ def load_demo_judgments(study: Study, path: Path) -> int:
                 row.get("guessed_name", ""),
                 aliases=target.aliases,
                 threshold=study.identification_threshold,
+                others=persons,
+                true_key=target.key,
+                rule=study.identification_rule,
             )
             if row["pid"] not in positions:
                 positions[row["pid"]] = 1000 + intruder.assignments.count()
@@ -134,6 +144,9 @@ def load_demo_judgments(study: Study, path: Path) -> int:
                 matched_alias=score.matched_alias,
                 token_set_ratio=score.token_set_ratio,
                 surname_match=score.surname_match,
+                other_cosine=score.other_cosine,
+                other_person_id=person_ids.get(score.other_key),
+                named_other=score.named_other,
             )
             created += 1
     simulate_familiarity(study)
@@ -174,9 +187,16 @@ def simulate_familiarity(study: Study) -> int:
     return created
 
 
-def _finished_or_run(study: Study, purpose: str, start: Any, echo: Any = None) -> AttackRun:
-    """Return the study's finished run of `purpose`; start (or resume) and run one here if none."""
-    run = study.attack_runs.filter(purpose=purpose).select_related("job").first()
+def _finished_or_run(
+    study: Study, purpose: str, start: Any, echo: Any = None, budget: int | None = None
+) -> AttackRun:
+    """Return the study's finished run of `purpose` (at knowledge budget `budget`, None =
+    without one); start (or resume) and run one here if none."""
+    run = (
+        study.attack_runs.filter(purpose=purpose, knowledge_budget=budget)
+        .select_related("job")
+        .first()
+    )
     if run is None:
         run = start()
     job = run.job
@@ -196,7 +216,9 @@ def run_demo_attacks(
     config: dict[str, Any] | None = None,
     echo: Any = None,
 ) -> tuple[AttackRun, AttackRun]:
-    """Leave the study with a finished risk check and a finished report run (cheap attacks).
+    """Leave the study with a finished risk check, a finished knowledge-budget run (b = 1, the
+    cheap retrieval attacks, the served texts only) and a finished report run (cheap attacks);
+    return the check and the report run, which the report shows by default (the newest).
 
     `echo(done, total, message)` receives the runs' progress.
     """
@@ -208,6 +230,23 @@ def run_demo_attacks(
         ),
         echo,
     )
+    retrieval = [a for a in attacks if a in attack_runs.REUSABLE_ATTACKS]
+    if retrieval:
+        # Before the report run, so that the report run stays the newest (the page's default).
+        _finished_or_run(
+            study,
+            AttackRun.Purpose.REPORT,
+            lambda: attack_runs.attack_run_start(
+                study=study,
+                user=owner,
+                attacks=retrieval,
+                methods=[MODEL_METHOD],
+                config=config,
+                knowledge_budget=DEMO_BUDGET,
+            ),
+            echo,
+            budget=DEMO_BUDGET,
+        )
     report = _finished_or_run(
         study,
         AttackRun.Purpose.REPORT,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -170,6 +171,9 @@ def plot_open_world(report: RiskReport) -> Figure | None:
         axes.axhspan(row["human_ci_low"], row["human_ci_high"], color=HUMAN_COLOUR, alpha=0.2)
         axes.axhline(row["human_pct_identified"], color=HUMAN_COLOUR, label="humans (95 % CI)")
     axes.set_xscale("log")
+    # Plain numbers: with mathtext off (`plain_text`), log ticks read "$\\mathdefault{10^{0}}$".
+    axes.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axes.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axes.set_xlabel("candidates N (log scale)")
     axes.set_ylabel("% of texts re-identified")
     axes.set_ylim(-3, 105)

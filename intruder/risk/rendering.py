@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 import json
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ PDF_CHAR_PT = 3.9
 PDF_FONT_PT = 7.0
 PDF_MIN_FONT_PT = 5.0
 PDF_CELL_CHARS = 26
+# Characters of a 10 pt table title across landscape A4 (about 5.2 pt each, less margins).
+PDF_TITLE_CHARS = 140
 KEY_COLUMNS = ("method", "group", "target_name", "rule", "attack", "texts", "run", "candidates")
 DROPPED_FROM_DISPLAY = ("roc", "label", "target_key", "external_id")
 
@@ -73,12 +76,15 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
         prefix = low[: -len("ci_low")]
         high = f"{prefix}ci_high"
         if prefix in ("rho_", "kappa_", "auc_"):
-            value, digits = prefix[:-1], 2
-        elif prefix in ("human_", "llm_"):
-            value, digits = f"{prefix}pct_identified", 1
+            candidates, digits = [prefix[:-1]], 2
         else:
-            value, digits = f"trir_{prefix[:-1]}", 1
-        if value not in shown or high not in shown:
+            # A rate's value column, whatever its table calls it: human_/llm_pct_identified,
+            # naming_pct (familiarity), trir_<attack> (per attack), trir (the ladder).
+            candidates = [f"{prefix}pct_identified", f"{prefix}pct", f"trir_{prefix[:-1]}"]
+            candidates += [prefix[:-1]] if prefix else []
+            digits = 1
+        value = next((c for c in candidates if c in shown), None)
+        if value is None or high not in shown:
             continue
         shown[value] = [
             _with_ci(v, lo, hi, digits)
@@ -91,7 +97,27 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     ]
     drop += [c for c in ("rho_note", "kappa_note") if c in shown]
     shown = shown.drop(columns=drop)
+    for column in [c for c in shown.columns if _counts(str(c))]:
+        # Ranks and counts are whole numbers: "1", never "1.0" (a median rank is stored as a
+        # float by pandas).
+        shown[column] = [
+            int(v) if isinstance(v, float | np.floating) and float(v).is_integer() else v
+            for v in shown[column]
+        ]
     return shown.map(_display_value)
+
+
+# Columns that hold whole numbers (counts and ranks), shown without decimals.
+COUNT_COLUMNS = ("persons", "candidates", "resamples", "distractors", "run", "folds")
+
+
+def _counts(column: str) -> bool:
+    return (
+        "rank" in column
+        or column.startswith("n_")
+        or (column.endswith(("_k", "_n", "_identified")) and not column.endswith("pct_identified"))
+        or column in COUNT_COLUMNS
+    )
 
 
 def _missing(value: Any) -> bool:
@@ -104,6 +130,8 @@ def _display_value(value: Any) -> str:
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
     if isinstance(value, float | np.floating):
+        if value == 0:
+            return "0.0"  # as 0.0 % reads beside 12.5 %, never a bare "0"
         return f"{value:.3g}" if abs(value) < 1 else f"{value:.1f}"
     return str(value)
 
@@ -180,9 +208,26 @@ def summary_json(report: RiskReport) -> str:
 
 def html_table(frame: pd.DataFrame) -> str:
     """Return `frame` as an escaped HTML table (rates with their CI in one cell)."""
-    return display_frame(frame).to_html(
-        index=False, escape=True, na_rep="—", border=0, classes="analysis-table"
-    )
+    shown = display_frame(frame)
+    # Headers read as words, as on the PDF's tables; the files keep the column names.
+    shown.columns = [str(c).replace("_", " ") for c in shown.columns]
+    return shown.to_html(index=False, escape=True, na_rep="—", border=0, classes="analysis-table")
+
+
+# Tables built on the human judgments without a column named for them.
+HUMAN_TABLES = frozenset({"agreement", "familiarity_split", "knowledge_budget_predicted"})
+SIMULATED_MARK = "Human columns: SIMULATED by the demo, not people."
+
+
+def holds_simulated_humans(report: RiskReport, name: str) -> bool:
+    """Whether table `name` shows human data that the demo simulated (its visual forms then
+    say so beside it, as its files do in `human_data_simulated`)."""
+    if not report.settings.get("human_data_simulated"):
+        return False
+    frame = report.tables.get(name)
+    if frame is None:
+        return False
+    return name in HUMAN_TABLES or any("human" in str(column) for column in frame.columns)
 
 
 def report_context(report: RiskReport) -> dict[str, Any]:
@@ -207,6 +252,7 @@ def report_context(report: RiskReport) -> dict[str, Any]:
                 "html": mark_safe(html_table(frame)),
                 "rows": len(frame),
                 "folded": name in ("per_text", "machine_per_text", "rates_target"),
+                "simulated": SIMULATED_MARK if holds_simulated_humans(report, name) else "",
             }
             for name, frame in report.tables.items()
             if name != "frontier"
@@ -386,17 +432,28 @@ def pdf_tables(report: RiskReport) -> list[str]:
     ]
 
 
-def pdf_pages(report: RiskReport, title: str) -> list[tuple[str, Any]]:
-    """Return the PDF's figures in order, each with what it shows (the caller closes them)."""
-    pages: list[tuple[str, Any]] = [
-        ("summary", _text_page(chunk)) for chunk in _chunks(pdf_text_lines(report, title))
+def pdf_pages(report: RiskReport, title: str) -> Iterator[tuple[str, Any]]:
+    """Yield the PDF's figures in order, each with what it shows (the caller closes each).
+
+    Text and table pages are drawn only when asked for, so at most the plots and one page
+    are open at a time (a report of many table pages once opened them all, and matplotlib
+    warned of more than 20 open figures).
+    """
+    for name, page in _page_plan(report, title):
+        yield name, page() if callable(page) else page
+
+
+def _page_plan(report: RiskReport, title: str) -> list[tuple[str, Any]]:
+    """Return every page in order: a drawn plot, or a function that draws the page."""
+    plan: list[tuple[str, Any]] = [
+        ("summary", partial(_text_page, chunk)) for chunk in _chunks(pdf_text_lines(report, title))
     ]
     for name, figure in risk_figures(report).items():
         figure.suptitle(PLOT_TITLES[name], fontsize=10)
-        pages.append((name, figure))
+        plan.append((name, figure))
     for name in pdf_tables(report):
-        pages += [(name, page) for page in _table_pages(report, name)]
-    return pages
+        plan += [(name, page) for page in _table_pages(report, name)]
+    return plan
 
 
 def pdf_bytes(
@@ -411,13 +468,32 @@ def pdf_bytes(
 
     buffer = io.BytesIO()
     with plain_text(), PdfPages(buffer) as pdf:
-        pages = pdf_pages(report, title)
-        for done, (name, figure) in enumerate(pages, 1):
-            pdf.savefig(figure, bbox_inches="tight" if name in PLOT_TITLES else None)
+        plan = _page_plan(report, title)
+        for done, (name, page) in enumerate(plan, 1):
+            figure = page() if callable(page) else page
+            pdf.savefig(figure, bbox_inches=_a4_box(figure) if name in PLOT_TITLES else None)
             plt.close(figure)
             if progress is not None:
-                progress(done, len(pages), name)
+                progress(done, len(plan), name)
     return buffer.getvalue()
+
+
+A4_INCHES = (11.69, 8.27)
+
+
+def _a4_box(figure: Any) -> Any:
+    """Return an A4 page (landscape for a wide plot, portrait for a tall one) centred on all
+    the plot draws, so that plot pages have the size of every other page (a tight box gave
+    each plot a page size of its own); a plot larger than the page keeps its tight box."""
+    from matplotlib.transforms import Bbox
+
+    tight = figure.get_tightbbox(figure.canvas.get_renderer())
+    wide, tall = A4_INCHES
+    width, height = (wide, tall) if tight.width >= tight.height else (tall, wide)
+    if tight.width > width or tight.height > height:
+        return tight
+    x, y = (tight.x0 + tight.x1) / 2, (tight.y0 + tight.y1) / 2
+    return Bbox.from_bounds(x - width / 2, y - height / 2, width, height)
 
 
 def pdf_text_lines(report: RiskReport, title: str) -> list[str]:
@@ -460,9 +536,31 @@ def pdf_text_lines(report: RiskReport, title: str) -> list[str]:
 
 
 def _chunks(lines: list[str]) -> list[list[str]]:
-    return [
-        lines[i : i + PDF_LINES_PER_PAGE] for i in range(0, len(lines), PDF_LINES_PER_PAGE)
-    ] or [[]]
+    """Split the text pages' lines into pages; a section (a heading in capitals after a blank
+    line) that fits on one page never starts at the foot of another (the provenance block
+    once split across two pages)."""
+    pages: list[list[str]] = [[]]
+    for section in _sections(lines):
+        page = pages[-1]
+        fits_alone = len(section) <= PDF_LINES_PER_PAGE
+        if page and fits_alone and len(page) + len(section) > PDF_LINES_PER_PAGE:
+            pages.append(page := [])
+        for line in section:
+            if len(page) == PDF_LINES_PER_PAGE:
+                pages.append(page := [])
+            page.append(line)
+    return pages
+
+
+def _sections(lines: list[str]) -> list[list[str]]:
+    """Return the lines cut before each heading (an upper-case line after a blank one)."""
+    sections: list[list[str]] = [[]]
+    for i, line in enumerate(lines):
+        heading = bool(line) and line == line.upper() and any(c.isalpha() for c in line)
+        if heading and i and not lines[i - 1] and sections[-1]:
+            sections.append([])
+        sections[-1].append(line)
+    return sections
 
 
 def _text_page(lines: list[str]) -> Any:
@@ -473,8 +571,9 @@ def _text_page(lines: list[str]) -> Any:
     return figure
 
 
-def _table_pages(report: RiskReport, name: str) -> list[Any]:
-    """Return landscape A4 pages of a table, each with the table's note under its title.
+def _table_pages(report: RiskReport, name: str) -> list[Callable[[], Any]]:
+    """Return the landscape A4 pages of a table (each a function that draws it), each with
+    the table's note under its title.
 
     Columns are measured: a table that fits the page width is one page per 24 rows; a wider
     one is first set smaller (down to 5 pt), then split into as few column parts as fit, of
@@ -498,13 +597,16 @@ def _table_pages(report: RiskReport, name: str) -> list[Any]:
     rest = [c for c in shown.columns if c not in keys]
     parts = _column_parts(rest, widths, PDF_TABLE_WIDTH_PT - sum(widths[c] for c in keys))
     note = report.notes.get(name, "")
+    if holds_simulated_humans(report, name):
+        note = f"{SIMULATED_MARK} {note}".strip()
     pages = []
     for start in range(0, len(shown), PDF_ROWS_PER_PAGE):
         rows = cells.iloc[start : start + PDF_ROWS_PER_PAGE]
         for part, columns in enumerate(parts, 1):
             suffix = f" (columns, part {part} of {len(parts)})" if len(parts) > 1 else ""
             pages.append(
-                _table_page(
+                partial(
+                    _table_page,
                     rows[[*keys, *columns]],
                     [header[c] for c in [*keys, *columns]],
                     [widths[c] for c in [*keys, *columns]],
@@ -557,10 +659,12 @@ def _table_page(
 
     page_w, page_h = 11.69 * 72, 8.27 * 72
     figure = plt.figure(figsize=(11.69, 8.27))  # A4 landscape
-    figure.text(0.03, 0.965, title, fontsize=10, va="top")
-    top = 0.93
+    # A long title wraps within the page (it once ran off its right edge).
+    titled = textwrap.wrap(title, PDF_TITLE_CHARS, break_on_hyphens=False)
+    figure.text(0.03, 0.965, "\n".join(titled), fontsize=10, va="top")
+    top = 0.93 - (len(titled) - 1) * 13 / page_h
     if note:
-        wrapped = textwrap.wrap(note, 190)
+        wrapped = textwrap.wrap(note, 190, break_on_hyphens=False)
         figure.text(0.03, top, "\n".join(wrapped), fontsize=7, va="top", color="#444")
         top -= (len(wrapped) * 9 + 6) / page_h
     line_pt = font * 9 / 7

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from django.db.models import Count, QuerySet
 
-from intruder.analysis.frames import with_rule
+from intruder.analysis.frames import TARGET_COLUMNS, judged_texts, with_rule
 from intruder.analysis.per_text import per_text
 from intruder.models import (
     AnonymizedText,
@@ -26,11 +26,13 @@ from intruder.risk.methods import method_label
 from intruder.risk.predicted import load_calibration
 from intruder.risk.provenance import provenance
 from intruder.risk.report.build import build_report
+from intruder.risk.report.summary import KNOWLEDGE_NOTE, nearest_budget_sentence
 from intruder.risk.report.tables import (
     RISK_TABLE_TITLES,
     RiskReport,
     knowledge_budget_predicted_table,
     knowledge_budget_table,
+    nearest_budget,
     open_world_table,
 )
 from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
@@ -243,9 +245,14 @@ def _add_knowledge_ladder(report: RiskReport, run: AttackRun, texts: pd.DataFram
     if not texts.empty:
         judged = set(texts.loc[texts["n_judgments"] > 0, "description_id"])
     sides = [({**machine_side(r), "run": r.pk}, run_results(r)) for r in runs]
-    table = knowledge_budget_table(sides, method, judged, report.tables.get("rates_target"))
+    table = knowledge_budget_table(
+        sides, method, judged, report.tables.get("rates_target"), report.headline.get("human")
+    )
     if not table.empty:
         report.tables["knowledge_budget"] = table
+        nearest = nearest_budget_sentence(nearest_budget(table), report.headline.get("human"))
+        report.notes["knowledge_budget"] = KNOWLEDGE_NOTE + (f" {nearest}" if nearest else "")
+        report.settings["knowledge_budget_nearest"] = nearest
     predicted = knowledge_budget_predicted_table(
         sides, method, judged, report.tables.get("rates_target")
     )
@@ -321,7 +328,7 @@ def run_report(
         kept_texts=kept_texts,
         llm_rows=(open_world_llm_results(study) or {}).get("rows"),
         tpi=(run.summary or {}).get("tpi") or {},
-        familiarity_split=familiarity_split(_judged_persons(judgments), answers),
+        familiarity_split=familiarity_split(_judged_persons(study, judgments), answers),
         measured_familiarity=measured_familiarity(answers),
         guess_rule=study.identification_rule,
         other_guess_rule=(other_rule, other_texts) if other_texts is not None else None,
@@ -351,22 +358,13 @@ def familiarity_answers(study: Study) -> pd.DataFrame:
     )
 
 
-def _judged_persons(judgments: pd.DataFrame) -> pd.DataFrame:
-    """Return the judgments with the person each judged text describes."""
+def _judged_persons(study: Study, judgments: pd.DataFrame) -> pd.DataFrame:
+    """Return the judgments with the person each judged text describes and `identified`
+    under the study's threshold and rule of a guess (`analysis.frames.judged_texts`)."""
     if judgments.empty:
         return pd.DataFrame()
-    persons = pd.DataFrame(
-        list(
-            AnonymizedText.objects.filter(pk__in=judgments["text_id"].tolist()).values_list(
-                "pk",
-                "description__target__key",
-                "description__target__name",
-                "description__target__group",
-            )
-        ),
-        columns=["text_id", "target_key", "target_name", "group"],
-    )
-    return judgments[["text_id", "participant_id", "identified"]].merge(persons, on="text_id")
+    judged = judged_texts(judgments, study_texts(study), study.identification_threshold)
+    return judged[["text_id", "participant_id", "identified", *TARGET_COLUMNS]]
 
 
 def calibration_path() -> Path:

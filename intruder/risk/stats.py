@@ -53,6 +53,11 @@ BOOTSTRAP_MIN_VALID = 0.95
 NULL_PERMUTATIONS = 2000
 
 
+def counted(n: int, noun: str) -> str:
+    """Return "1 person", "3 persons": a count with its noun in the right number."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def outcome_rate(outcomes: Sequence[bool] | np.ndarray) -> Rate:
     """Return the Wilson rate of 0/1 outcomes (missing outcomes count as not identified)."""
     import pandas as pd
@@ -83,7 +88,7 @@ class Correlation:
             return f"rho: {self.note or NOT_ENOUGH}"
         return (
             f"rho = {self.rho:.2f} (95 % CI {self.ci_low:.2f} to {self.ci_high:.2f}, "
-            f"{p_text(self.p)}, Fisher z, n = {self.n} persons)"
+            f"{p_text(self.p)}, Fisher z, n = {counted(self.n, 'person')})"
         )
 
 
@@ -197,7 +202,8 @@ def agreement(
     if len(h) < MIN_TEXTS or n_persons < MIN_PERSONS_AGREEMENT:
         result.note = (
             f"{NOT_ENOUGH}: kappa, McNemar and AUC need {MIN_TEXTS} texts of "
-            f"{MIN_PERSONS_AGREEMENT} persons (n = {len(h)} texts, {n_persons} persons)"
+            f"{MIN_PERSONS_AGREEMENT} persons (n = {counted(len(h), 'text')}, "
+            f"{counted(n_persons, 'person')})"
         )
         return result
     notes = []

@@ -8,12 +8,17 @@ from model_runtime.guess_scoring import NearCollision, Person, near_collisions
 
 def study_persons(study: Study) -> list[Person]:
     """Return every person of `study` (name, then aliases) for `score_guess`'s `others`."""
-    return [
+    return study_persons_with_ids(study)[0]
+
+
+def study_persons_with_ids(study: Study) -> tuple[list[Person], dict[str, int]]:
+    """Return the study's persons (as `study_persons`) and key -> TargetPerson id, one query."""
+    rows = list(study.targets.order_by("key").values_list("pk", "key", "name", "aliases"))
+    persons = [
         Person(key, tuple(n for n in (name, *(aliases or ())) if n and n.strip()))
-        for key, name, aliases in study.targets.order_by("key").values_list(
-            "key", "name", "aliases"
-        )
+        for _, key, name, aliases in rows
     ]
+    return persons, {key: pk for pk, key, _, _ in rows}
 
 
 def study_name_collisions(study: Study) -> list[NearCollision]:

@@ -13,7 +13,7 @@ from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Assignment, Judgment, Participant
 from intruder.scoring import score_guess
 from intruder.selectors.flags import study_rules
-from intruder.selectors.persons import study_persons
+from intruder.selectors.persons import study_persons_with_ids
 from intruder.services.attention import attention_flags_for
 from intruder.services.catch_trials import catch_flags
 from intruder.services.flags import judgment_flags
@@ -129,6 +129,7 @@ JUDGED_ASSIGNMENT_FIELDS = (
     "text__description__target__name",
     "text__description__target__aliases",
     "text__description__target__catch",
+    "text__description__target__key",
 )
 
 
@@ -189,12 +190,14 @@ def judgment_submit(
     )
     target = assignment.text.description.target
     study = participant.study
+    # The other persons matter only for a guess (one query; none for "could not identify").
+    persons, person_ids = study_persons_with_ids(study) if answers["guessed_name"] else ([], {})
     score = score_guess(
         target.name,
         answers["guessed_name"],
         aliases=target.aliases or (),
         threshold=study.identification_threshold,
-        others=study_persons(study) if answers["guessed_name"] else (),
+        others=persons,
         true_key=target.key,
         rule=study.identification_rule,
     )
@@ -264,9 +267,7 @@ def judgment_submit(
                 token_set_ratio=score.token_set_ratio,
                 surname_match=score.surname_match,
                 other_cosine=score.other_cosine,
-                other_person=study.targets.filter(key=score.other_key).first()
-                if score.other_key
-                else None,
+                other_person_id=person_ids.get(score.other_key),
                 named_other=score.named_other,
                 **answers,
             )

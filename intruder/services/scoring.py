@@ -13,7 +13,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from intruder.models import Judgment, LLMGuess, Study
-from intruder.selectors.persons import study_persons
+from intruder.selectors.persons import study_persons, study_persons_with_ids
 from model_runtime.guess_scoring import best_other, credit, score_guess
 
 SCORE_FIELDS = ["cosine", "other_cosine", "other_person", "named_other", "identified"]
@@ -23,8 +23,7 @@ SCORE_FIELDS = ["cosine", "other_cosine", "other_person", "named_other", "identi
 def judgments_rescore(*, study: Study) -> int:
     """Score every judgment (and LLM guess) of `study` again under its threshold, rule and
     persons; return how many judgments changed."""
-    persons = study_persons(study)
-    person_ids = dict(study.targets.values_list("key", "pk"))
+    persons, person_ids = study_persons_with_ids(study)
     judgments = list(
         Judgment.objects.filter(participant__study=study).select_related(
             "text__description__target"

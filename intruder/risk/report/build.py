@@ -212,7 +212,7 @@ def build_report(
             "familiarity question), declared for the others"
         )
     report.settings["predicted_human"] = (
-        validation_text(calibration) if predicted else f"not shown: {why_not}"
+        validation_text(calibration) if predicted else f"not shown: {why_not}."
     )
     # Every table file says whether the human data behind it are real (`rendering`).
     report.settings["human_data_simulated"] = bool((human_side or {}).get("simulated_intruders"))

@@ -18,6 +18,7 @@ from intruder.risk.report.tables import RiskReport
 from intruder.risk.stats import (
     NOT_ENOUGH,
     Correlation,
+    counted,
     outcome_rate,
     p_text,
 )
@@ -47,10 +48,12 @@ SENSITIVITY_NOTE = (
 
 # The familiarity split's one sentence: every form shows it beside the table.
 FAMILIARITY_NOTE = (
-    "Over the judgments of intruders who answered the debrief's familiarity question: "
-    "human rate = familiarity x identified-given-familiar + (1 - familiarity) x "
-    "identified-given-unfamiliar, each a share with its Wilson interval. Familiarity is "
-    "measured, asked after the intruder's last answer was locked."
+    "Over the judgments of intruders who answered the debrief's familiarity question: share "
+    "of judgments naming the person = familiarity x naming-given-familiar + (1 - familiarity) "
+    "x naming-given-unfamiliar, each a share of judgments with its Wilson interval; a judgment "
+    "names the person under the study's rule of a guess. It is not the human rate, which "
+    "counts texts under the study's rule of 'identified by humans' (the per-person table). "
+    "Familiarity is measured, asked after the intruder's last answer was locked."
 )
 
 
@@ -82,10 +85,34 @@ def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
 KNOWLEDGE_NOTE = (
     "Each row is one finished attack run of the study: b is how many descriptions the attacker "
     "knows per candidate, drawn at random (all = every description outside the fold, the "
-    "k-fold run); TRIR is the mean over the run's resamples with a Wilson interval over its "
-    "texts, rho the Spearman correlation of each person's machine rate with the human rate "
-    "(Fisher interval). They are machine rates at a stated knowledge budget, not human rates."
+    "k-fold run); TRIR is the run's one TRIR, as in the headline and every other table: the "
+    "share of the texts whose true person is ranked first (at a budget: whose median rank over "
+    "the run's resamples is 1), with a Wilson interval over the texts. rho is the Spearman "
+    "correlation of each person's machine rate with the human rate (Fisher interval); gap_pp "
+    "the TRIR minus the human rate on the same texts. They are machine rates at a stated "
+    "knowledge budget, not human rates."
 )
+
+
+def nearest_budget_sentence(row: dict[str, Any] | None, human: dict[str, Any] | None) -> str:
+    """Return which budget's strongest adversary lies nearest the human rate, with both
+    intervals ("" without a human rate)."""
+    if not row or not human or human.get("pct") is None:
+        return ""
+    budget = row["knowledge_budget"]
+    known = "every description outside the fold" if budget == "all" else f"b = {budget}"
+    machine = Rate(
+        k=round(row["trir"] * row["n_texts"] / 100),
+        n=int(row["n_texts"]),
+        pct=row["trir"],
+        ci_low=row["trir_ci_low"],
+        ci_high=row["trir_ci_high"],
+    )
+    return (
+        f"Nearest the human rate: the strongest adversary at {known} (run {row['run']}), "
+        f"{machine.text()}, beside the intruders' {_rate_text(human)} on the same texts: "
+        f"{row['gap_pp']:+.1f} percentage points."
+    )
 
 
 KNOWLEDGE_PREDICTED_NOTE = (
@@ -117,8 +144,14 @@ def threat_sentence(threat: dict[str, Any]) -> str:
         f"{knowledge} (chance {_pct(machine.get('chance_pct'))} per attack, "
         f"{_pct(null)} for any of its {len(machine.get('attacks', []))} attacks by "
         f"permutation) vs open-world intruders without a candidate list "
-        f"(identified: {human.get('identified_rule_text', '')})"
+        f"(identified: {human.get('identified_rule_text', '')}{_guess_rule(human)})"
     )
+
+
+def _guess_rule(human: dict[str, Any]) -> str:
+    """Return "; a guess names the person when ..." where the threat model records the rule."""
+    text = human.get("identification_rule_text")
+    return f"; a guess names the person when {text}" if text else ""
 
 
 # The verdict of the headline comparison, one complete clause per branch (each is rendered by a
@@ -150,15 +183,12 @@ def comparison_sentence(headline: dict[str, Any], threat: dict[str, Any]) -> str
     human = headline["human"]
     machine = headline["machine"][STRONGEST]
     verdict = COMPARISON_VERDICTS[comparison_branch(machine, human)]
+    persons = counted(headline["persons"], "person")
     return (
-        f"On the {headline['n_texts']} texts humans judged ({_persons(headline['persons'])}), "
+        f"On the {headline['n_texts']} texts humans judged ({persons}), "
         f"under a {threat_sentence(threat)}: strongest adversary {_rate_text(machine)}, "
         f"intruders {_rate_text(human)}{named_other_clause(headline, threat)}; {verdict}."
     )
-
-
-def _persons(n: int) -> str:
-    return f"{n} person" if n == 1 else f"{n} persons"
 
 
 # What the study's rule of a guess did with guesses that named another person.

@@ -46,8 +46,9 @@ RISK_TABLE_TITLES: dict[str, str] = {
     "each budget's evidence, leave one person out, beside the mean baseline",
     "llm_intruder": "Open-world LLM intruder beside the human intruders: no candidate list, one "
     "name per text, scored like a human guess",
-    "familiarity_split": "Per famous person: the human rate split into familiarity (intruders "
-    "who had heard of the person, measured on the debrief) x identified-given-familiar",
+    "familiarity_split": "Per famous person: the share of judgments naming the person (not the "
+    "human rate) split into familiarity (intruders who had heard of the person, measured on the "
+    "debrief) x naming-given-familiar",
     "predicted_group": "Predicted human risk per group (machine evidence model), beside humans",
     "predicted_target": "Predicted human risk per person (machine evidence model), beside humans",
     "agreement": "Per-text agreement of humans and machine (kappa, McNemar, AUC)",
@@ -531,10 +532,17 @@ def _budget_columns(side: dict[str, Any]) -> dict[str, Any]:
 
 
 def _by_budget(rows: list[dict[str, Any]], then: str) -> pd.DataFrame:
-    """Return the ladder's rows as a table ordered by b (numbers first, "all" last)."""
+    """Return the ladder's rows as a table ordered by b (numbers first, "all" last), then by
+    `then` (the strongest adversary after the attacks)."""
     table = pd.DataFrame(rows)
     order = table["knowledge_budget"].map(lambda b: float("inf") if b == "all" else int(b))
-    return table.assign(_order=order).sort_values(["_order", then]).drop(columns="_order")
+    last = table[then].map(lambda v: v == STRONGEST)
+    return (
+        table.assign(_order=order, _last=last)
+        .sort_values(["_order", "_last", then], kind="stable")
+        .drop(columns=["_order", "_last"])
+        .reset_index(drop=True)
+    )
 
 
 def knowledge_budget_table(
@@ -542,40 +550,72 @@ def knowledge_budget_table(
     method: str,
     judged: set[Any] | None,
     human_target: pd.DataFrame | None,
+    human: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Return one row per run and attack: b, TRIR over resamples (Wilson CI), per-person rho.
+    """Return one row per run and attack (the strongest adversary last): b, TRIR (Wilson CI),
+    per-person rho, and beside it the human rate on the same texts.
 
-    Empty unless a run has a knowledge budget. runs: (machine side, results) of the study's
-    finished cross-validated runs; rates on the texts of `method` (judged ones where any).
+    TRIR is the run's one TRIR (`machine_per_text`): the share of texts whose true person is
+    ranked first (under a budget: whose median rank over the resamples is 1), with a Wilson
+    interval over the texts, as in the headline, the open-world table, the per-method table,
+    the per-text results and the API. Empty unless a run has a knowledge budget. runs:
+    (machine side, results) of the study's finished cross-validated runs; rates on the texts
+    of `method` (judged ones where any). `gap_pp`: TRIR minus the human rate.
     """
     if not any(side.get("knowledge_budget") for side, _ in runs):
         return pd.DataFrame()
-    human: dict[str, float] = {}
+    per_person_human: dict[str, float] = {}
     if human_target is not None and "human_pct_identified" in human_target:
         known = human_target.dropna(subset=["human_pct_identified"])
-        human = dict(zip(known["target_key"], known["human_pct_identified"], strict=True))
+        per_person_human = dict(
+            zip(known["target_key"], known["human_pct_identified"], strict=True)
+        )
     rows = []
     for side, results in runs:
-        part = _method_part(results, method, judged)
+        part = _method_part(machine_per_text(results), method, judged)
         if part.empty:
             continue
-        hits = part["hit_share"] if side.get("knowledge_budget") else (part["true_rank"] == 1)
-        part = part.assign(hit=hits.astype(float).fillna(0.0))
-        for attack, mine in part.groupby("attack"):
-            rate = wilson(round(float(mine["hit"].sum())), len(mine))
-            per_person = mine.groupby("target_key")["hit"].mean() * 100
-            keys = [k for k in per_person.index if k in human]
-            rho = spearman_with_ci([human[k] for k in keys], [per_person[k] for k in keys])
-            rows.append(
-                {
-                    **_budget_columns(side),
-                    "attack": attack,
-                    "n_texts": len(mine),
-                    **_rate_columns("trir_", rate, "trir"),
-                    **_rho_columns(rho),
-                }
+        for attack in machine_attacks(part):
+            correct = part[f"{attack}_correct"].fillna(False).astype(bool)
+            rate = outcome_rate(correct)
+            per_person = correct.groupby(part["target_key"]).mean() * 100
+            keys = [k for k in per_person.index if k in per_person_human]
+            rho = spearman_with_ci(
+                [per_person_human[k] for k in keys], [per_person[k] for k in keys]
             )
+            row = {
+                **_budget_columns(side),
+                "attack": attack,
+                "n_texts": len(part),
+                **_rate_columns("trir_", rate, "trir"),
+                **_rho_columns(rho),
+            }
+            if human and human.get("pct") is not None:
+                row.update(
+                    {
+                        "human_pct_identified": human["pct"],
+                        "human_ci_low": human["ci_low"],
+                        "human_ci_high": human["ci_high"],
+                        "gap_pp": rate.pct - human["pct"] if rate.pct is not None else None,
+                    }
+                )
+            rows.append(row)
     return _by_budget(rows, "attack") if rows else pd.DataFrame()
+
+
+def nearest_budget(table: pd.DataFrame) -> dict[str, Any] | None:
+    """Return the ladder's strongest-adversary row whose TRIR lies nearest the human rate
+    (smallest |gap|; ties to the smaller budget), or None without a human rate."""
+    if table.empty or "gap_pp" not in table:
+        return None
+    strongest = table[(table["attack"] == STRONGEST) & table["gap_pp"].notna()]
+    if strongest.empty:
+        return None
+    order = strongest["knowledge_budget"].map(lambda b: float("inf") if b == "all" else int(b))
+    chosen = strongest.assign(_gap=strongest["gap_pp"].abs(), _order=order).sort_values(
+        ["_gap", "_order"]
+    )
+    return records(chosen.drop(columns=["_gap", "_order"]).head(1))[0]
 
 
 def knowledge_budget_predicted_table(

@@ -163,7 +163,7 @@ def test_the_well_known_demo_password_logs_in_only_in_demo_mode(fake_anonymizer,
     assert authenticate(username="researcher", password=DEMO_PASSWORD) is not None
 
 
-@pytest.mark.slow  # two attack runs with the real sentence encoder
+@pytest.mark.slow  # three attack runs with the real sentence encoder
 @pytest.mark.django_db
 def test_demo_leaves_judgments_a_finished_risk_check_and_a_report(fake_anonymizer) -> None:
     from intruder.models import AttackRun, Judgment
@@ -184,13 +184,20 @@ def test_demo_leaves_judgments_a_finished_risk_check_and_a_report(fake_anonymize
     )
     assert check.purpose == AttackRun.Purpose.RISK_CHECK and check.job.status == "succeeded"
     assert run.job.status == "succeeded"
+    assert run.knowledge_budget is None  # the report run, the newest: the page's default
+    budget = AttackRun.objects.get(knowledge_budget=1)
+    assert budget.job.status == "succeeded" and budget.created_at < run.created_at
     risk = run_report(run)
     assert "per_text" in risk.tables and risk.paragraphs
-    # Loading again adds nothing: same judgments, same two runs.
+    # The demo ships with its knowledge-budget ladder: b = 1 beside every description.
+    ladder = risk.tables["knowledge_budget"]
+    assert set(ladder["knowledge_budget"]) == {"1", "all"}
+    assert "Nearest the human rate" in risk.notes["knowledge_budget"]
+    # Loading again adds nothing: same judgments, same three runs.
     again = load_demo(password="pw-demo-test", attacks=False)
     assert again.judgments_created == 0
     run_demo_attacks(intruder, intruder.owner, attacks=("tfidf", "bm25"), config=FAST_CONFIG)
-    assert AttackRun.objects.count() == 2
+    assert AttackRun.objects.count() == 3
 
 
 @pytest.mark.django_db

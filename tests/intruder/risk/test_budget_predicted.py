@@ -132,3 +132,37 @@ def test_no_table_without_a_budget_run_or_human_rates():
     plain = [_runs()[1]]
     assert knowledge_budget_predicted_table(plain, "textwash", None, _human()).empty
     assert knowledge_budget_predicted_table(_runs(), "textwash", None, None).empty
+
+
+def test_the_ladder_counts_median_ranks_not_the_mean_share_of_resamples():
+    """Issue 46: a text ranked first in 6 of 10 resamples is re-identified (median rank 1),
+    one ranked first in 4 of 10 is not; the mean share (45 %) is not the TRIR (50 %)."""
+    from intruder.risk.report.tables import knowledge_budget_table, nearest_budget
+
+    rows = []
+    for i, (rank, share) in enumerate([(1, 0.6), (1, 0.6), (2, 0.4), (3, 0.2)]):
+        rows.append(
+            {
+                "description_id": i,
+                "method": "textwash",
+                "attack": "tfidf",
+                "true_rank": rank,
+                "true_prob": 0.5,
+                "predicted_key": "a" if rank == 1 else "z",
+                "target_key": "a",
+                "target_name": "A",
+                "group": "famous",
+                "external_id": f"t{i}",
+                "masked_share": 0.5,
+                "hit_share": share,
+            }
+        )
+    results = pd.DataFrame(rows)
+    human = {"k": 1, "n": 4, "pct": 25.0, "ci_low": 4.6, "ci_high": 69.9}
+    side = {"run": 7, "knowledge_budget": 1, "budget_resamples": 10, "candidates": 7}
+    table = knowledge_budget_table([(side, results)], "textwash", None, None, human)
+    row = table.set_index("attack").loc["tfidf"]
+    assert row["trir"] == pytest.approx(50.0) and row["n_texts"] == 4
+    assert row["gap_pp"] == pytest.approx(25.0)
+    nearest = nearest_budget(table)
+    assert nearest["attack"] == "strongest" and nearest["knowledge_budget"] == "1"

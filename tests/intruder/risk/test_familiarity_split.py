@@ -35,17 +35,17 @@ def test_the_split_matches_a_hand_computation():
     row = familiarity_split(judgments, answers).iloc[0]
     # Five judgments by intruders who answered: 1 (twice), 2, 3 familiar; 4 not.
     assert row["n_judgments"] == 5
-    assert (row["human_k"], row["human_n"]) == (2, 5)  # intruder 1 once, intruder 2
+    assert (row["naming_k"], row["naming_n"]) == (2, 5)  # intruder 1 once, intruder 2
     assert (row["familiarity_k"], row["familiarity_n"]) == (4, 5)
-    assert (row["identified_given_familiar_k"], row["identified_given_familiar_n"]) == (2, 4)
-    assert (row["identified_given_unfamiliar_k"], row["identified_given_unfamiliar_n"]) == (0, 1)
-    assert row["human_pct"] == pytest.approx(40.0)
+    assert (row["naming_given_familiar_k"], row["naming_given_familiar_n"]) == (2, 4)
+    assert (row["naming_given_unfamiliar_k"], row["naming_given_unfamiliar_n"]) == (0, 1)
+    assert row["naming_pct"] == pytest.approx(40.0)
     assert row["familiarity_pct"] == pytest.approx(80.0)
-    assert row["identified_given_familiar_pct"] == pytest.approx(50.0)
-    # rate = familiarity x identified|familiar + (1 - familiarity) x identified|unfamiliar
-    assert row["human_pct"] == pytest.approx(
-        row["familiarity_pct"] * row["identified_given_familiar_pct"] / 100
-        + (100 - row["familiarity_pct"]) * row["identified_given_unfamiliar_pct"] / 100
+    assert row["naming_given_familiar_pct"] == pytest.approx(50.0)
+    # naming = familiarity x naming|familiar + (1 - familiarity) x naming|unfamiliar
+    assert row["naming_pct"] == pytest.approx(
+        row["familiarity_pct"] * row["naming_given_familiar_pct"] / 100
+        + (100 - row["familiarity_pct"]) * row["naming_given_unfamiliar_pct"] / 100
     )
     # Wilson interval of 4 of 5 (statsmodels, by hand: 37.6 to 96.4 %).
     assert row["familiarity_ci_low"] == pytest.approx(37.553, abs=0.01)
@@ -104,11 +104,35 @@ def test_the_report_splits_measured_familiarity_and_renders_it():
     split = report.tables["familiarity_split"].set_index("target_key")
     assert split.loc["orlena", "familiarity_pct"] == pytest.approx(100.0)
     assert split.loc["corvin", "familiarity_pct"] == pytest.approx(100 / 3)
-    assert split.loc["corvin", "identified_given_familiar_pct"] == 0
-    assert split.loc["bastian", "identified_given_familiar_pct"] == pytest.approx(200 / 3)
+    assert split.loc["corvin", "naming_given_familiar_pct"] == 0
+    assert split.loc["bastian", "naming_given_familiar_pct"] == pytest.approx(200 / 3)
     assert split.loc["maelis", "familiarity_pct"] == pytest.approx(200 / 3)
-    assert split.loc["maelis", "identified_given_familiar_pct"] == pytest.approx(50.0)
+    assert split.loc["maelis", "naming_given_familiar_pct"] == pytest.approx(50.0)
     assert "orlena" in table_csv(report, "familiarity_split")
     from intruder.risk.report.summary import FAMILIARITY_NOTE
 
     assert report.notes["familiarity_split"] == FAMILIARITY_NOTE  # real intruders: no label
+
+
+@pytest.mark.django_db
+def test_the_split_is_named_a_share_of_judgments_and_never_the_human_rate():
+    """Issue 46: 8 of 9 judgments named a person whose texts were identified 2 of 3 times
+    under the study's rule; the split says "share of judgments naming the person"."""
+    from intruder.risk.rendering import display_frame
+    from intruder.risk.report.tables import RISK_TABLE_TITLES
+
+    judgments = pd.DataFrame(
+        {"participant_id": range(9), "identified": [True] * 8 + [False]}
+    ).assign(target_key="ada", target_name="Ada Quill", group="famous")
+    answers = pd.DataFrame(
+        {"participant_id": range(9), "target_key": "ada", "heard_of": [True] * 9}
+    )
+    split = familiarity_split(judgments, answers)
+    assert split.iloc[0]["naming_pct"] == pytest.approx(800 / 9)
+    assert not [c for c in split.columns if c.startswith("human")]
+    title = RISK_TABLE_TITLES["familiarity_split"]
+    assert "share of judgments naming the person (not the human rate)" in title
+    # Each share and its interval read as one cell, as every rate of the report does.
+    shown = display_frame(split)
+    assert "naming_pct [95 % CI]" in shown.columns and "naming_ci_low" not in shown.columns
+    assert shown.iloc[0]["naming_pct [95 % CI]"].startswith("88.9 [")

@@ -76,7 +76,7 @@ def test_a_budget_run_stores_median_ranks_and_hit_shares_and_never_shows_a_text_
     run.refresh_from_db()
     cell = run.summary["trir"]["clear"]["tfidf"]
     tfidf = run.results.filter(method="clear", attack="tfidf").values_list("hit_share", flat=True)
-    assert cell["trir_mean_over_resamples"] == pytest.approx(100 * sum(tfidf) / len(tfidf))
+    assert cell["mean_hit_share_pct"] == pytest.approx(100 * sum(tfidf) / len(tfidf))
     assert cell["resamples"] == 10
 
 
@@ -248,17 +248,21 @@ def test_the_report_puts_the_studys_runs_side_by_side_by_knowledge_budget():
     assert jobs.job_execute(budget.job.pk).status == Job.Status.SUCCEEDED
     report = run_report(budget, human_method="textwash-model")
     table = report.tables["knowledge_budget"]
-    assert list(table["knowledge_budget"]) == ["1", "1", "all", "all"]  # tfidf, bm25 each
+    # bm25, tfidf and the strongest adversary (last) per budget.
+    assert list(table["knowledge_budget"]) == ["1", "1", "1", "all", "all", "all"]
+    assert list(table["attack"])[:3] == ["bm25", "tfidf", "strongest"]
     row = table[(table["knowledge_budget"] == "1") & (table["attack"] == "tfidf")].iloc[0]
-    shares = budget.results.filter(method="textwash-model", attack="tfidf")
-    mean = 100 * sum(r.hit_share for r in shares) / shares.count()
-    assert row["n_texts"] == shares.count() == 12 and row["resamples"] == 10
-    assert row["trir"] == pytest.approx(round(mean * 12 / 100) / 12 * 100)
+    results = budget.results.filter(method="textwash-model", attack="tfidf")
+    # The run's one TRIR: texts whose median rank over the resamples is 1, of the texts.
+    median_first = sum(r.true_rank == 1 for r in results)
+    assert row["n_texts"] == results.count() == 12 and row["resamples"] == 10
+    assert row["trir"] == pytest.approx(100 * median_first / 12)
     assert row["trir_ci_low"] <= row["trir"] <= row["trir_ci_high"]
     assert row["persons"] == 4  # each person's machine rate beside the human rate
     full = table[(table["knowledge_budget"] == "all") & (table["attack"] == "tfidf")].iloc[0]
     assert full["trir"] == pytest.approx(plain.summary["trir"]["textwash-model"]["tfidf"]["trir"])
-    assert report.notes["knowledge_budget"] == KNOWLEDGE_NOTE
+    assert report.notes["knowledge_budget"].startswith(KNOWLEDGE_NOTE)
+    assert "Nearest the human rate: the strongest adversary at" in report.notes["knowledge_budget"]
     from django.urls import reverse
 
     from intruder.risk.report.tables import RISK_TABLE_TITLES
@@ -269,9 +273,60 @@ def test_the_report_puts_the_studys_runs_side_by_side_by_knowledge_budget():
     )
     body = " ".join(page.content.decode().replace("&#x27;", "'").split())
     assert RISK_TABLE_TITLES["knowledge_budget"] in body and KNOWLEDGE_NOTE in body
+    assert report.settings["knowledge_budget_nearest"] in body
     # The predicted-human model refitted per budget: 4 persons are below the minimum of 5.
     predicted = report.tables["knowledge_budget_predicted"]
     assert list(predicted["knowledge_budget"]) == ["1", "all"]
     assert (predicted["n"] == 4).all() and predicted["lopo_rho"].isna().all()
     assert predicted["note"].str.contains("needs 5 persons").all()
     assert RISK_TABLE_TITLES["knowledge_budget_predicted"] in body
+
+
+def test_every_table_of_a_budget_run_gives_one_trir_per_attack_and_text_set():
+    """The headline, the open-world table, the ladder, the per-method table, the per-text
+    results and the API: one TRIR (median rank over the resamples is 1, Wilson over texts)."""
+    from intruder.risk.attack_runs import trir_table
+    from tests.intruder.risk_fixtures import add_judgments
+
+    study = risk_study(per_person=4)
+    add_judgments(study)
+    budget = start(study, methods=["textwash-model"], seed=5)
+    assert jobs.job_execute(budget.job.pk).status == Job.Status.SUCCEEDED
+    budget.refresh_from_db()
+    method = "textwash-model"
+    report = run_report(budget, human_method=method)
+    results = list(budget.results.filter(method=method))
+    assert not report.tables["per_text"].empty
+    api = trir_table(budget)[method]
+    by_method = report.tables["trir_by_method"].set_index("method").loc[method]
+    ladder = report.tables["knowledge_budget"]
+    ladder = ladder[ladder["run"] == budget.pk].set_index("attack")
+    open_world = report.tables["open_world"].set_index("run").loc[budget.pk]
+    per_text = report.tables["per_text"]
+    for attack in ("tfidf", "bm25", "strongest"):
+        if attack == "strongest":
+            machine = report.tables["machine_per_text"]
+            all_hits = list(machine.loc[machine["method"] == method, "strongest_correct"])
+        else:
+            all_hits = [r.true_rank == 1 for r in results if r.attack == attack]
+        # All texts of the method: the per-method table and the API.
+        expected_all = 100 * sum(all_hits) / len(all_hits)
+        assert by_method[f"trir_{attack}"] == pytest.approx(expected_all)
+        assert api[attack]["trir"] == pytest.approx(expected_all), attack
+        assert api[attack]["correct"] == sum(all_hits)
+        # The judged texts: the headline, the open-world table, the ladder, the per-text rows.
+        hits = per_text[f"{attack}_correct"].astype(bool)
+        expected = 100 * hits.sum() / len(hits)
+        headline = report.headline["machine"][attack]
+        assert headline["pct"] == pytest.approx(expected)
+        assert open_world[f"trir_{attack}"] == pytest.approx(expected)
+        assert ladder.loc[attack, "trir"] == pytest.approx(expected)
+        assert ladder.loc[attack, "n_texts"] == headline["n"] == len(hits)
+        # One interval method: Wilson over the texts, the same bounds everywhere.
+        for low, high in (
+            (open_world[f"{attack}_ci_low"], open_world[f"{attack}_ci_high"]),
+            (ladder.loc[attack, "trir_ci_low"], ladder.loc[attack, "trir_ci_high"]),
+        ):
+            assert (low, high) == pytest.approx((headline["ci_low"], headline["ci_high"]))
+    # The mean share of resamples is there, named for what it is, never as a TRIR.
+    assert "mean_hit_share_pct" in api["tfidf"] and "trir_mean_over_resamples" not in api["tfidf"]

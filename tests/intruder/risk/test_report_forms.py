@@ -238,6 +238,28 @@ def test_simulated_humans_are_marked_in_every_table_file_and_beside_the_predicti
         assert json.loads(download(run, f"{name}.json"))["human_data_simulated"] is True
 
 
+def test_visual_tables_with_simulated_human_columns_carry_the_marker():
+    """Issue 46: the files said SIMULATED, the tables on the page, in report.html and the
+    PDF did not."""
+    from intruder.risk.rendering import SIMULATED_MARK, holds_simulated_humans, report_context
+
+    run = finished_run(persons=3)
+    Participant.objects.filter(study=run.study).update(simulated=True)
+    report = run_report(run)
+    marked = {t["name"] for t in report_context(report)["risk_tables"] if t["simulated"]}
+    assert {"rates_target", "rates_group", "sensitivity", "per_text", "agreement"} <= marked
+    assert "trir_by_method" not in marked and "machine_per_text" not in marked
+    html = download(run, "report.html").decode()
+    section = html[html.index('id="table-rates_target"') :]
+    assert SIMULATED_MARK in section[: section.index("</section>")]
+    assert SIMULATED_MARK in pdf_text(report)
+    # Real intruders: no marker anywhere.
+    Participant.objects.filter(study=run.study).update(simulated=False)
+    real = run_report(run)
+    assert not any(holds_simulated_humans(real, name) for name in real.tables)
+    assert SIMULATED_MARK not in download(run, "report.html").decode()
+
+
 def test_the_human_threat_model_prints_what_the_researcher_filled_in():
     run = finished_run(persons=3)
     from intruder.services.studies import study_update
@@ -343,3 +365,66 @@ def test_a_table_csv_is_written_through_csv_safe_so_a_formula_stays_text():
     rows = list(csv.DictReader(io.StringIO(download(run, "rates_target.csv").decode())))
     names = {r["target_key"]: r["target_name"] for r in rows}
     assert names["bastian"] == '\'=HYPERLINK("http://evil.example")'
+
+
+def test_the_pdf_never_holds_more_than_the_plots_and_one_page_open():
+    """Issue 46: `risk_report` warned "More than 20 figures have been opened": every table
+    page was drawn before the first was saved. Now a page is drawn when it is written."""
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    from intruder.risk.rendering import _page_plan, pdf_bytes
+
+    report = run_report(finished_run(persons=4))
+    plan = _page_plan(report, "t")
+    plots = sum(not callable(page) for _, page in plan)
+    plt.close("all")
+    assert len(plan) > plots + 2  # enough drawn pages to have warned before
+    with matplotlib.rc_context({"figure.max_open_warning": plots + 1}), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert pdf_bytes(report, "t").startswith(b"%PDF")
+
+
+def test_the_page_and_report_html_say_why_predicted_risk_is_absent():
+    """Issue 46: only the PDF said why the predicted-risk section was missing."""
+    run = finished_run(persons=4)
+    report = run_report(run)
+    assert "predicted_target" not in report.tables
+    why = report.settings["predicted_human"]
+    assert why.startswith("not shown: ") and why.endswith(".")
+    page = logged_in(run.study.owner).get(
+        reverse("risk-page", args=[run.study.slug]) + f"?run={run.pk}"
+    )
+    for body in (page.content.decode(), download(run, "report.html").decode()):
+        assert 'id="risk-predicted-status"' in body
+        assert flat(why) in flat(body)
+
+
+def test_the_open_world_plot_labels_its_log_axis_with_numbers():
+    """Seen in a reviewer's read (issue 46): with mathtext off, log ticks read
+    "$\\mathdefault{10^{0}}$"."""
+    import pandas as pd
+
+    from intruder.risk.plots import risk_svgs
+    from intruder.risk.report.tables import RiskReport
+
+    report = RiskReport(settings={})
+    report.tables["open_world"] = pd.DataFrame(
+        {"candidates": [4, 40], "chance_pct": [25.0, 2.5], "trir_strongest": [90.0, 60.0]}
+    )
+    svg = risk_svgs(report)["plot_open_world"]
+    assert "mathdefault" not in svg and "40" in svg
+
+
+def test_every_pdf_page_is_a4():
+    """Issue 46: plot pages had a size of their own (a tight box around each plot)."""
+    import re
+
+    from intruder.risk.rendering import pdf_bytes
+
+    pdf = pdf_bytes(run_report(finished_run(persons=4)), "t")
+    boxes = re.findall(rb"/MediaBox \[ ?0 0 ([\d.]+) ([\d.]+) ?\]", pdf)
+    assert len(boxes) > 5
+    sizes = {tuple(sorted((round(float(w)), round(float(h))))) for w, h in boxes}
+    assert sizes == {(595, 842)}, sizes

@@ -305,3 +305,86 @@ def test_the_prediction_carries_its_validation_wherever_it_is_shown():
         note = table_notes(report, simulated=simulated)["predicted_group"]
         assert text in note and "not a measurement" in note
         assert ("SIMULATED" in note) is simulated
+
+
+def test_one_person_is_one_person_in_every_sentence():
+    """Issue 46: "1 persons"."""
+    from intruder.risk.report.summary import comparison_sentence
+    from intruder.risk.stats import counted
+
+    assert (counted(1, "person"), counted(2, "person"), counted(0, "text")) == (
+        "1 person",
+        "2 persons",
+        "0 texts",
+    )
+    rate = {"k": 1, "n": 2, "pct": 50.0, "ci_low": 9.5, "ci_high": 90.5}
+    headline = {"n_texts": 2, "persons": 1, "human": rate, "machine": {"strongest": rate}}
+    sentence = comparison_sentence(headline, {"machine": {"candidates": 4}, "human": {}})
+    assert "(1 person)" in sentence and "persons)" not in sentence.split(":")[0]
+
+
+def test_tables_show_counts_and_ranks_whole_and_zero_as_a_rate():
+    """Issue 46: "0" beside "0.0", ranks "1.0"."""
+    import pandas as pd
+
+    from intruder.risk.rendering import display_frame, html_table
+
+    frame = pd.DataFrame(
+        {
+            "tfidf_true_rank": [1.0, 3.0],
+            "n_texts": [4.0, 2.0],
+            "trir_tfidf": [0.0, 12.5],
+            "tfidf_ci_low": [0.0, 2.2],
+            "tfidf_ci_high": [49.0, 47.1],
+            "kappa": [0.0, 0.25],
+        }
+    )
+    shown = display_frame(frame)
+    assert list(shown["tfidf_true_rank"]) == ["1", "3"] and list(shown["n_texts"]) == ["4", "2"]
+    assert list(shown["trir_tfidf [95 % CI]"]) == ["0.0 [0.0, 49.0]", "12.5 [2.2, 47.1]"]
+    assert shown["kappa"].iloc[0] == "0.0"
+    html = html_table(frame)
+    assert "tfidf true rank" in html and "tfidf_true_rank" not in html
+
+
+def test_the_pdf_text_pages_never_split_a_short_section():
+    """Issue 46: the provenance block split across two pages."""
+    from intruder.risk.rendering import PDF_LINES_PER_PAGE, _chunks
+
+    body = [f"line {i}" for i in range(PDF_LINES_PER_PAGE - 5)]
+    provenance = ["", "PROVENANCE", *(f"item {i}" for i in range(12))]
+    pages = _chunks([*body, *provenance])
+    assert len(pages) == 2
+    assert pages[1][0] == "PROVENANCE" and len(pages[1]) == 13
+    assert all(len(page) <= PDF_LINES_PER_PAGE for page in pages)
+    # A section longer than a page still flows over pages, none over-full.
+    long = _chunks(["TITLE", *(f"x{i}" for i in range(3 * PDF_LINES_PER_PAGE))])
+    assert [len(p) for p in long] == [PDF_LINES_PER_PAGE] * 3 + [1]
+
+
+@pytest.mark.parametrize(
+    ("rule", "effect"),
+    [
+        ("best_match", "none counted as identified"),
+        ("paper", "counted as identified where the cosine to the true person reaches"),
+    ],
+)
+def test_the_headline_says_how_many_judgments_named_another_person(rule, effect):
+    """Issue 46: beside the human rate, every branch of the clause rendered and ended."""
+    from intruder.risk.report.summary import comparison_sentence, named_other_clause
+
+    rate = {"k": 1, "n": 2, "pct": 50.0, "ci_low": 9.5, "ci_high": 90.5}
+    headline = {
+        "n_texts": 2,
+        "persons": 2,
+        "human": rate,
+        "machine": {"strongest": rate},
+        "named_other": {"k": 4, "judgments": 6},
+    }
+    threat = {"machine": {"candidates": 2}, "human": {"identification_rule": rule}}
+    sentence = comparison_sentence(headline, threat)
+    assert f"(4 of 6 judgments named another person of the study: {effect}" in sentence
+    assert sentence.endswith(".")
+    # No such judgment, or no per-judgment data (published rates): nothing is said.
+    assert named_other_clause({**headline, "named_other": {"k": 0, "judgments": 6}}, threat) == ""
+    assert named_other_clause({k: v for k, v in headline.items() if k != "named_other"}, {}) == ""
