@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('intruder', '0025_issue42_study_run'),
+        ('intruder', '0028_issue48_catch_trials'),
     ]
 
     operations = [

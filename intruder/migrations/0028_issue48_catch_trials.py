@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("intruder", "0025_issue42_study_run"),
+        ("intruder", "0027_issue47_prolific_claims"),
     ]
 
     operations = [

@@ -26,7 +26,7 @@ def claim_held_ids(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('intruder', '0025_issue42_study_run'),
+        ('intruder', '0026_issue46_best_match_identification'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
