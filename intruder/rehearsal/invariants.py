@@ -133,11 +133,18 @@ def check_invariants(
 
     uneven = Violation(
         "uneven_judgment_counts",
-        "texts of one person whose judgment counts differ by more than one",
+        "texts of one person whose places taken differ by more than one",
     )
-    # Within a person: each intruder meets a person once, so a person with more texts gives
-    # each of them fewer judgments by design; among one person's texts the assignment, which
-    # serves the least-judged first, must keep them within one of each other.
+    # A place a participant left (returned, timed out) is free again and taken by the next
+    # one; the rehearsal's crowd has no next one for the last few (Prolific would recruit
+    # them), so a text's count is the places ever taken on it, judged or left. Within a
+    # person: each intruder meets a person once, so a person with more texts gives each of
+    # them fewer judgments by design.
+    places = Counter()
+    for text_id, _slot in set(
+        Assignment.objects.filter(participant__study=study).values_list("text_id", "slot")
+    ):
+        places[text_id] += 1
     released = study.descriptions.filter(anonymizations__status="released").values_list(
         "anonymizations__pk", "target__key"
     )
@@ -145,11 +152,11 @@ def check_invariants(
     for pk, person in released:
         by_person[person].append(pk)
     for person, pks in sorted(by_person.items()):
-        counts = [per_text.get(pk, 0) for pk in pks]
+        counts = [places.get(pk, 0) for pk in pks]
         if max(counts) - min(counts) > 1:
             for pk in pks:
-                if per_text.get(pk, 0) in (max(counts), min(counts)):
-                    uneven.add(f"{person} text {pk} ({per_text.get(pk, 0)} judgments)")
+                if places.get(pk, 0) in (max(counts), min(counts)):
+                    uneven.add(f"{person} text {pk} ({places.get(pk, 0)} places taken)")
 
     unlisted = Violation(
         "submissions_not_listed", "a submission Prolific reports that the platform does not list"
