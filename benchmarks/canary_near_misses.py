@@ -25,8 +25,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-DATA = REPO.parent / "shared" / "data"
-
 
 def wilson(hits: int, n: int, z: float = 1.96) -> list[float]:
     share = hits / n
@@ -37,13 +35,15 @@ def wilson(hits: int, n: int, z: float = 1.96) -> list[float]:
 
 def sentences() -> list[str]:
     """Return the unique sentences of the public descriptions."""
+    from research_data import textwash_study_dir, tria_wikiactors_dir
+
     texts = []
     for name in ("study1.jsonl", "study2.jsonl"):
-        for line in (DATA / "textwash_study" / name).read_text().splitlines():
+        for line in (textwash_study_dir() / name).read_text().splitlines():
             if line.strip():
                 texts.append(json.loads(line).get("original", ""))
     for name in ("WikiActors_500_random.json", "WikiActors_50_eval.json"):
-        for item in json.loads((DATA / "tria_wikiactors" / name).read_text()):
+        for item in json.loads((tria_wikiactors_dir() / name).read_text()):
             texts += [value for value in item.values() if isinstance(value, str)]
     found = {s.strip() for text in texts for s in re.split(r"(?<=[.!?])\s+|\n+", text)}
     return sorted(s for s in found if s)
@@ -54,6 +54,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--canaries", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--sentences", type=int, default=0, help="Check only the first N sentences (0: all)."
+    )
     args = parser.parse_args()
     from intruder.services import canary as module
 
@@ -62,7 +65,7 @@ def main() -> int:
     rng = random.Random(args.seed)
     module.secrets = rng  # type: ignore[assignment]
     words = [module.new_canary_word() for _ in range(args.canaries)]
-    honest = sentences()
+    honest = sentences()[: args.sentences or None]
     started = time.time()
     matches = []
     for word in words:

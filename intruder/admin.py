@@ -12,6 +12,7 @@ from intruder.models import (
     ComputedReport,
     Description,
     FamiliarityAnswer,
+    FamiliarityDecoyAnswer,
     ImportBatch,
     Job,
     Judgment,
@@ -67,6 +68,12 @@ class ParticipantAdmin(admin.ModelAdmin):
     list_filter = ["status", "group", "study"]
     search_fields = ["prolific_pid", "prolific_session_id"]
     exclude = ["token"]  # a session credential: never shown
+
+
+@admin.register(FamiliarityDecoyAnswer)
+class FamiliarityDecoyAnswerAdmin(admin.ModelAdmin):
+    list_display = ["participant", "name", "heard_of", "simulated", "created_at"]
+    list_filter = ["heard_of", "simulated", "participant__study"]
 
 
 @admin.register(FamiliarityAnswer)

@@ -147,6 +147,13 @@ SMOKES: dict[str, Smoke] = {
         ),
         needs_shared_data=True,
     ),
+    "canary_near_misses": Smoke(
+        args=lambda t: ["--canaries", "1", "--sentences", "200", "--out", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["checks"],
+        needs_shared_data=True,
+        needs_wikiactors=True,
+    ),
     "dense_encoder_levers": Smoke(
         args=lambda t: ["--texts", "4", "--output", str(t / "r.json")],
         result=lambda t: t / "r.json",

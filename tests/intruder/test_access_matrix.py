@@ -237,6 +237,8 @@ ROWS: dict[str, Row] = {
     "researcher-review-text": Row("get", with_slug(pk="@text"), READERS),
     "researcher-release": Row("post", slug, EDITORS),
     "researcher-study-guard": Row("post", slug, EDITORS),
+    "researcher-guard-undo": Row("post", slug, EDITORS),
+    "researcher-study-rehearse": Row("post", slug, EDITORS),
     "researcher-study-guard-rows": Row("get", slug, READERS),
     "researcher-export": Row("get", with_slug(table="judgments", fmt="csv"), READERS),
     # Prolific

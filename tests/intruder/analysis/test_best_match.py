@@ -11,7 +11,7 @@ import pytest
 from intruder.analysis.frames import with_rule
 from intruder.analysis.rates import identification_rates
 from intruder.models import Judgment, Participant, PersonGroup, Study
-from intruder.prolific.services import identification_bonuses
+from intruder.prolific.bonuses import bonus_candidates
 from intruder.selectors.analysis import study_judgments, study_report, study_texts
 from intruder.selectors.persons import study_name_collisions
 from intruder.services.assignment import assignment_next
@@ -47,6 +47,15 @@ TEXTWASH_LIKE = [
     Person("adele", ("Adele",)),
     Person("sheeran", ("Ed Sheeran",)),
 ]
+
+
+def identification_bonuses(*, study: Study, per_identified: Decimal) -> dict[str, Decimal]:
+    """Return what the bonus would pay each participant per identified judgment, whoever
+    they are: the scoring rule's part of the bonus (who is eligible is issue 47's tests)."""
+    return {
+        c.prolific_pid: per_identified * len(c.judgments)
+        for c in bonus_candidates(study, label="identification")
+    }
 
 
 def score(persons, true_key, guess, rule=BEST_MATCH, threshold=0.75):

@@ -29,6 +29,7 @@ from intruder.prolific.client import (
 )
 from intruder.prolific.services import ProlificActionRefused
 from intruder.prolific.webhooks import DeliveryRefused
+from intruder.rehearsal.launch import RehearsalRefused
 from intruder.risk.attack_runs import AttackRunBusy, AttackRunError
 from intruder.risk.background_uploads import BackgroundUploadError
 from intruder.risk.guarding import GuardRunError
@@ -93,6 +94,7 @@ ANSWERS: list[tuple[IntruderError, int, dict[str, Any]]] = [
     (AssignmentBusy("no free slot"), 503, {"detail": "no free slot"}),
     (JudgmentRejected(JudgmentRejected.EXPIRED), 409, {"detail": "expired"}),
     (FamiliarityRefused("already answered"), 409, {"detail": "already answered"}),
+    (RehearsalRefused("at most 30 participants"), 400, {"detail": "at most 30 participants"}),
     (BackgroundUploadError("line 2: no text"), 400, {"detail": "line 2: no text"}),
     (
         ImportValidationError([RowError(2, "target", "missing")]),
