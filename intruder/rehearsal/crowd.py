@@ -63,8 +63,8 @@ WRONG_ANSWERS = {"other_person": 0.10, "famous_name": 0.10, "dont_know": 0.80}
 # Of the right names, how many are misspelled by one letter (still >= the threshold mostly).
 MISSPELLED_SHARE = 0.15
 
-# Random famous names an honest intruder may guess wrongly (none of them a study person:
-# `Guess` checks the name against the study before using it).
+# Random famous names an honest intruder may guess wrongly; `honest_guess` never uses one
+# that is a person of the study (that would be a right or an "other person" answer).
 FAMOUS_GUESSES = (
     "Tom Cruise",
     "Kate Winslet",
@@ -159,6 +159,8 @@ def honest_guess(
     draw = rng.random()
     if draw < WRONG_ANSWERS["other_person"] and others:
         return Guess("other_person", rng.choice(others))
-    if draw < WRONG_ANSWERS["other_person"] + WRONG_ANSWERS["famous_name"]:
-        return Guess("famous_name", rng.choice(FAMOUS_GUESSES))
+    study_names = {name.casefold() for name in (person, *others)}
+    outsiders = [name for name in FAMOUS_GUESSES if name.casefold() not in study_names]
+    if draw < WRONG_ANSWERS["other_person"] + WRONG_ANSWERS["famous_name"] and outsiders:
+        return Guess("famous_name", rng.choice(outsiders))
     return Guess("dont_know", "")

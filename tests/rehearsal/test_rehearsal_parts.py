@@ -64,6 +64,20 @@ def test_honest_guesses_follow_the_rates_and_never_name_an_unknown_person_by_cha
         "dont_know",
     }
     assert all(g.name == "Bob Marley" for g in draws if g.intent == "other_person")
+    # A random famous name is never a person of the study (it would not be a wrong guess).
+    study = [
+        honest_guess(
+            rng=rng,
+            person="Judi Dench",
+            group="famous",
+            others=["Keanu Reeves"],
+            right_rate={"famous": 0.0},
+        )
+        for _ in range(2000)
+    ]
+    assert {g.name for g in study if g.intent == "famous_name"}.isdisjoint(
+        {"Judi Dench", "Keanu Reeves"}
+    )
     assert misspell("Ada Lovelace", random.Random(1)) != "Ada Lovelace"
 
 
