@@ -32,8 +32,8 @@ BONUS_LABEL = "Identification bonus"
 # The researcher presses pay again under another label: the same judgments must not be paid
 # twice (a rehearsal that never tries it cannot show it holds).
 SECOND_BONUS_LABEL = "Identification bonus (sent again)"
-# Prolific's service fee on rewards and bonuses (its pricing page: 33.3 % plus VAT for most
-# accounts; the researcher's own contract may differ).
+# Prolific's service fee as a share of rewards and bonuses: an assumed 33.3 % (not checked
+# against Prolific, unreachable here); the summary tells the researcher to check their terms.
 PROLIFIC_FEE_SHARE = Decimal("0.333")
 FAULTS = ("bonus_to_excluded", "drop_judgment", "hide_submission", "change_report_number")
 
