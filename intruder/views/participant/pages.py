@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, ClassVar
@@ -591,7 +591,10 @@ class CompletedPage(StatusPage):
         sent back with an error, would lose the question.
         """
         if familiarity_due(participant):
-            return PAGES[Step.DEBRIEF].render(request, participant, current)
+            # The completed step counts no texts: the debrief needs the judged ones.
+            judged = assignment_completed_count(participant=participant)
+            debrief = replace(current, step=Step.DEBRIEF, completed=judged)
+            return PAGES[Step.DEBRIEF].render(request, participant, debrief)
         return super().render(request, participant, current)
 
 

@@ -157,6 +157,8 @@ def test_none_of_these_is_an_answer_and_a_contradiction_comes_back_kept(client):
     assert back.status_code == 302 and back["Location"].endswith(home.split("testserver")[-1])
     page = client.get(home).content.decode()
     assert "choose one or the other" in page and 'id="familiarity-error"' in page
+    # Shown again after completing: it counts the texts judged (it once said "0 of 2").
+    assert 'id="short-run"' not in page
     assert 'value="0" checked' in page  # what was ticked is kept
     assert not FamiliarityAnswer.objects.exists()
     assert finish(client, home, none_of_these="1").status_code == 302
