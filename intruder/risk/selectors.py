@@ -10,6 +10,7 @@ import pandas as pd
 from django.db.models import Count, QuerySet
 
 from intruder.analysis.frames import TARGET_COLUMNS, judged_texts, with_rule
+from intruder.analysis.intervals import Rate, wilson
 from intruder.analysis.per_text import per_text
 from intruder.models import (
     AnonymizedText,
@@ -17,6 +18,7 @@ from intruder.models import (
     AttackRun,
     Description,
     FamiliarityAnswer,
+    FamiliarityDecoyAnswer,
     Participant,
     Study,
 )
@@ -330,6 +332,7 @@ def run_report(
         tpi=(run.summary or {}).get("tpi") or {},
         familiarity_split=familiarity_split(_judged_persons(study, judgments), answers),
         measured_familiarity=measured_familiarity(answers),
+        familiarity_decoys=familiarity_decoys_ticked(study),
         guess_rule=study.identification_rule,
         other_guess_rule=(other_rule, other_texts) if other_texts is not None else None,
     )
@@ -346,6 +349,14 @@ def run_report(
             "on the risk page says how far it is.",
         )
     return report
+
+
+def familiarity_decoys_ticked(study: Study) -> Rate | None:
+    """Return how many decoy names on the familiarity lists were ticked as heard of (None
+    where no intruder answered): how readily intruders claim to know a famous name."""
+    answers = FamiliarityDecoyAnswer.objects.filter(participant__study=study)
+    n = answers.count()
+    return wilson(answers.filter(heard_of=True).count(), n) if n else None
 
 
 def familiarity_answers(study: Study) -> pd.DataFrame:

@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from attacks.strongest import STRONGEST
+from intruder.analysis.intervals import Rate
 from intruder.risk.frontier import frontier_table
 from intruder.risk.predicted import validation_text
 from intruder.risk.report.summary import table_notes, written_summary
@@ -81,6 +82,7 @@ def build_report(
     tpi: dict[str, Any] | None = None,
     familiarity_split: pd.DataFrame | None = None,
     measured_familiarity: dict[str, float] | None = None,
+    familiarity_decoys: Rate | None = None,
     guess_rule: str = DEFAULT_GUESS_RULE,
     other_guess_rule: tuple[str, pd.DataFrame] | None = None,
 ) -> RiskReport:
@@ -89,6 +91,8 @@ def build_report(
     familiarity_split / measured_familiarity: where the study asked the familiarity question
     (`intruder.risk.familiarity`): the split table, and person -> share who had heard of them,
     which the predicted-human model then uses instead of the declared constant.
+    familiarity_decoys: the Rate of decoy names ticked as heard of (the familiarity lists'
+    public figures outside the study), said beside the split table.
 
     kept_texts: the per-text human results without the judgments the study's exclusion
     rules drop (flags); the sensitivity table then shows every rule with and without them.
@@ -183,6 +187,8 @@ def build_report(
     report.tables["machine_per_text"] = machine
     if familiarity_split is not None and not familiarity_split.empty:
         report.tables["familiarity_split"] = familiarity_split
+        if familiarity_decoys is not None:
+            report.settings["familiarity_decoys"] = familiarity_decoys.text()
     report.correlations = person_correlations(report.tables["rates_target"], attacks)
     if "sensitivity" in report.tables and STRONGEST in report.correlations:
         # The chosen rule with all judgments is the headline: its rho is the summary's.

@@ -68,8 +68,16 @@ def table_notes(report: RiskReport, *, simulated: bool) -> dict[str, str]:
         "frontier": FRONTIER_NOTE,
     }
     if "familiarity_split" in report.tables:
-        notes["familiarity_split"] = FAMILIARITY_NOTE + (
-            " These answers are SIMULATED by the demo, not people's." if simulated else ""
+        decoys = report.settings.get("familiarity_decoys")
+        notes["familiarity_split"] = (
+            FAMILIARITY_NOTE
+            + (
+                f" Decoy names (public figures outside the study, listed beside the persons "
+                f"each intruder judged) ticked as heard of: {decoys}."
+                if decoys
+                else ""
+            )
+            + (" These answers are SIMULATED by the demo, not people's." if simulated else "")
         )
     predicted = report.settings.get("predicted_human", "")
     for name in ("predicted_group", "predicted_target"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from intruder.analysis.intervals import wilson
 from intruder.risk import predicted
 from intruder.risk.familiarity import familiarity_split, measured_familiarity
 
@@ -112,6 +113,17 @@ def test_the_report_splits_measured_familiarity_and_renders_it():
     from intruder.risk.report.summary import FAMILIARITY_NOTE
 
     assert report.notes["familiarity_split"] == FAMILIARITY_NOTE  # real intruders: no label
+    # The decoys each intruder was asked about beside the persons: how they were answered.
+    from intruder.models import FamiliarityDecoyAnswer
+
+    for n, intruder in enumerate(intruders):
+        FamiliarityDecoyAnswer.objects.create(
+            participant=intruder, name="Tom Hanks", heard_of=n == 0
+        )
+        FamiliarityDecoyAnswer.objects.create(participant=intruder, name="Pele", heard_of=False)
+    report = run_report(run, human_method="textwash-model")
+    ticked = wilson(1, 2 * len(intruders)).text()
+    assert f"ticked as heard of: {ticked}." in report.notes["familiarity_split"]
 
 
 @pytest.mark.django_db
