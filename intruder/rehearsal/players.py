@@ -63,6 +63,7 @@ class PlayerRecord:
     answers: list[Answer] = field(default_factory=list)
     second_entry_status: int | None = None
     errors: list[str] = field(default_factory=list)
+    cpu_seconds: float = 0.0  # this player's own thread: the crowd's CPU, apart from the site
 
 
 class Latencies:
@@ -132,12 +133,14 @@ class Player:
     # --- the visit --------------------------------------------------------------------------
 
     def play(self) -> PlayerRecord:
+        started = time.thread_time()
         try:
             self._play()
         except httpx.HTTPError as error:
             self.record.errors.append(f"transport: {error!r}")
         finally:
             self.http.close()
+            self.record.cpu_seconds = time.thread_time() - started
         return self.record
 
     def _play(self) -> None:

@@ -253,6 +253,7 @@ class Rehearsal:
                 self.clock.arrived()
 
         threads = []
+        cpu_before = time.process_time()
         with self.clock.acting():
             for index, at in enumerate(arrivals):
                 self.clock.sleep(t0 + at - self.clock.seconds())
@@ -262,6 +263,7 @@ class Rehearsal:
                 threads.append(thread)
         for thread in threads:
             thread.join()
+        self.crowd_process_cpu = time.process_time() - cpu_before
         self.fake.wait_deliveries()
         return records
 
@@ -437,6 +439,16 @@ class Rehearsal:
                 "report_numbers": researcher["report_numbers"],
             },
             "wall_seconds": round(time.monotonic() - self.started, 1),
+            # The crowd's CPU from its own threads; the process's during the crowd minus it is
+            # the site's (and the sandbox's), so the two are reported apart.
+            "cpu": {
+                "crowd_seconds": round(sum(r.cpu_seconds for r in records), 1),
+                "crowd_phase_process_seconds": round(self.crowd_process_cpu, 1),
+                "site_seconds": round(
+                    self.crowd_process_cpu - sum(r.cpu_seconds for r in records), 1
+                ),
+                "participant_requests": sum(s["n"] for s in latency.values()),
+            },
         }
 
 

@@ -36,6 +36,10 @@ def summary_markdown(result: dict[str, Any]) -> str:
         f"Rewards {costs['rewards']}, bonuses {costs['bonuses']}, Prolific's fee "
         f"{costs['prolific_fee']} (33.3 % of both; check your own terms).",
         "",
+        f"CPU while the crowd played: the site {result['cpu']['site_seconds']} s, the crowd "
+        f"{result['cpu']['crowd_seconds']} s, over {result['cpu']['participant_requests']} "
+        "participant requests.",
+        "",
         "## Per-step latency at the rehearsal's pace (wall clock, ms)",
         "",
         "| step | n | median | p95 |",

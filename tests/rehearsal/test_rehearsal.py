@@ -67,6 +67,8 @@ def test_the_demo_study_rehearses_end_to_end_with_no_violation(demo_study, tmp_p
     assert result["researcher"]["report_numbers"]["summary.json"]  # the report was built
     assert result["plan"]["groups"][-1]["group"] == "all"
     assert all(step["n"] for step in result["latency"].values())
+    cpu = result["cpu"]  # the crowd's and the site's apart
+    assert cpu["crowd_seconds"] > 0 and cpu["site_seconds"] > 0 and cpu["participant_requests"]
     summary = (tmp_path / "r" / "summary.md").read_text()
     assert "no violation" in summary and "Simulated crowd" in summary
     # Nothing of the rehearsal reached the configured database.
