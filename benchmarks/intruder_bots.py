@@ -173,6 +173,18 @@ def make_study(n_texts: int, seed: int) -> str:
     return study.slug
 
 
+def server_env() -> dict[str, str]:
+    """Return the benchmark server's environment: production settings with a fresh secret,
+    and no per-client limits (every session comes from this one loopback address)."""
+    return {
+        **os.environ,
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "INTRUDER_ENROLMENT_RATE": "",
+        "INTRUDER_TOKEN_RATE": "",
+    }
+
+
 def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {
@@ -523,14 +535,7 @@ def main() -> int:
         plan = [(kind, f"{kind.upper()}{i:04d}") for kind in chosen for i in range(args.sessions)]
         random.Random(args.seed).shuffle(plan)  # interleaved: no type runs alone
         slug = make_study(len(plan) + 5, args.seed)
-        env = {
-            **os.environ,
-            "DJANGO_DEBUG": "0",
-            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-            "INTRUDER_ENROLMENT_RATE": "",
-            "INTRUDER_TOKEN_RATE": "",
-        }
-        server, base = start_server(env)
+        server, base = start_server(server_env())
         try:
             errors = asyncio.run(run_all(base, slug, plan, args.parallel, Pace(args.time_scale)))
         finally:
@@ -582,14 +587,7 @@ def main_http(args: argparse.Namespace) -> int:
             instructions_text="Name the person if you can.",
         )  # fmt: skip
         http.make_texts(study, len(plan) * http.ITEMS + 40, args.seed)
-        env = {
-            **os.environ,
-            "DJANGO_DEBUG": "0",
-            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-            "INTRUDER_ENROLMENT_RATE": "",
-            "INTRUDER_TOKEN_RATE": "",
-        }
-        server, base = start_server(env)
+        server, base = start_server(server_env())
         try:
             errors = http.run_http(base, study.slug, plan, args.parallel)
         finally:

@@ -4,8 +4,8 @@ stored cosine stays, a guess of another person of the study stops counting."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrations import at_migration, migrate_to
 
 BEFORE = [("intruder", "0025_issue42_study_run")]
 AFTER = [("intruder", "0026_issue46_best_match_identification")]
@@ -13,11 +13,7 @@ AFTER = [("intruder", "0026_issue46_best_match_identification")]
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_rescores_stored_judgments_and_keeps_their_cosine():
-    executor = MigrationExecutor(connection)
-    latest = executor.loader.graph.leaf_nodes()
-    try:
-        executor.migrate(BEFORE)
-        old = MigrationExecutor(connection).loader.project_state(BEFORE).apps
+    with at_migration(BEFORE) as old:
         user = old.get_model("auth", "User").objects.create(username="o", password="x")
         study = old.get_model("intruder", "Study").objects.create(
             slug="walk", title="walk", kind="intruder", owner=user
@@ -53,8 +49,7 @@ def test_the_migration_rescores_stored_judgments_and_keeps_their_cosine():
                 cosine=cosine,
                 identified=cosine >= 0.75,  # the paper's rule, as stored before
             ).pk
-        MigrationExecutor(connection).migrate(AFTER)
-        new = MigrationExecutor(connection).loader.project_state(AFTER).apps
+        new = migrate_to(AFTER)
         rows = new.get_model("intruder", "Judgment").objects.in_bulk(list(stored.values()))
         wrong, right, empty = (rows[stored[g]] for g in ("Daniel Radcliffe", "Daniel Craig", ""))
         assert wrong.cosine == 0.8447  # kept as stored
@@ -64,5 +59,3 @@ def test_the_migration_rescores_stored_judgments_and_keeps_their_cosine():
         assert (right.identified, right.named_other) == (True, False)
         assert (empty.identified, empty.named_other, empty.other_person) == (False, False, None)
         assert new.get_model("intruder", "Study").objects.get().identification_rule == "best_match"
-    finally:
-        MigrationExecutor(connection).migrate(latest)

@@ -4,8 +4,8 @@ already share one (issue 37): which of them owns the Prolific study is the opera
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrations import at_migration, migrate_to
 
 BEFORE = [("intruder", "0017_h25report_computed_reports")]
 AFTER = [("intruder", "0018_issue37_one_study_per_prolific_study")]
@@ -13,11 +13,7 @@ AFTER = [("intruder", "0018_issue37_one_study_per_prolific_study")]
 
 @pytest.mark.django_db(transaction=True)
 def test_shared_ids_stop_the_migration_until_one_is_cleared():
-    executor = MigrationExecutor(connection)
-    latest = executor.loader.graph.leaf_nodes()
-    try:
-        executor.migrate(BEFORE)
-        old = MigrationExecutor(connection).loader.project_state(BEFORE).apps
+    with at_migration(BEFORE) as old:
         user = old.get_model("auth", "User").objects.create(username="o", password="x")
         Study = old.get_model("intruder", "Study")
         for slug in ("first", "second"):
@@ -25,8 +21,6 @@ def test_shared_ids_stop_the_migration_until_one_is_cleared():
                 slug=slug, title=slug, kind="intruder", owner=user, prolific_study_id="shared01"
             )
         with pytest.raises(RuntimeError, match="shared01: first, second"):
-            MigrationExecutor(connection).migrate(AFTER)
+            migrate_to(AFTER)
         Study.objects.filter(slug="second").update(prolific_study_id="")
-        MigrationExecutor(connection).migrate(AFTER)
-    finally:
-        MigrationExecutor(connection).migrate(latest)
+        migrate_to(AFTER)
