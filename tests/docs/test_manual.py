@@ -25,7 +25,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 MANUAL = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")), REPO / "benchmarks/README.md"]
-LINKED = [*MANUAL, REPO / "benchmarks/RESULTS.md"]
+LINKED = [*MANUAL, REPO / "benchmarks/RESULTS.md", *sorted((REPO / "benchmarks/history").glob("*.md"))]
 LIBRARY_MODULES = {"anonymize", "attacks", "guard"}
 # Files other branches of this session add; the lead merges them. Links to them may dangle
 # until then, and only then.
@@ -455,6 +455,14 @@ def test_every_current_result_is_linked_from_results_md() -> None:
         if f"results/{p.name}" not in results
     ]  # fmt: skip
     assert not unlinked, f"benchmarks/results/ files RESULTS.md does not mention: {unlinked}"
+
+
+def test_results_md_shows_the_current_numbers_on_one_page() -> None:
+    """RESULTS.md is today's numbers (issue 50): a table per area, under 600 lines; the
+    story of every run lives in benchmarks/history/ and the decision records."""
+    text = (REPO / "benchmarks/RESULTS.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 600
+    assert "history/results-diary.md" in text
 
 
 def test_the_readme_stays_a_front_door() -> None:
