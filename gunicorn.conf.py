@@ -27,7 +27,8 @@ keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "2000"))
 max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "200"))
 
-# Load the app before forking: workers share its memory and a broken app fails at start.
+# Load the app before forking: workers share its memory (intruder/wsgi.py imports every view
+# and freezes the start-up heap, intruder/web/heap.py) and a broken app fails at start.
 preload_app = os.environ.get("GUNICORN_PRELOAD", "1") == "1"
 
 # An empty GUNICORN_ACCESSLOG turns the access log off (benchmarks).
@@ -38,17 +39,3 @@ logger_class = "intruder.log_redaction.RedactingGunicornLogger"
 loglevel = os.environ.get("GUNICORN_LOGLEVEL", "info")
 # Behind a reverse proxy (nginx, a load balancer) that sets X-Forwarded-*.
 forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1")
-
-
-def when_ready(server) -> None:
-    """Import every view module in the master before it forks the workers.
-
-    Django imports the URLconf lazily, on the first request each worker serves; the views
-    pull in pandas and friends, which takes seconds. Done once here, the workers inherit it.
-    """
-    if not preload_app:
-        return
-    from django.urls import get_resolver
-
-    get_resolver().url_patterns  # noqa: B018 - the access imports every view module
-    server.log.info("URLconf and views loaded before forking workers")

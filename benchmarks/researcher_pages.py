@@ -385,6 +385,9 @@ def main() -> int:
     import django
 
     django.setup()
+    from intruder.web.heap import freeze_startup_heap
+
+    freeze_startup_heap()  # as intruder/wsgi.py does in every served process
     started = time.time()
     result: dict[str, Any] = {
         "benchmark": "researcher_pages",

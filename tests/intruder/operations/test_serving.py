@@ -25,7 +25,6 @@ def test_gunicorn_conf_sets_only_settings_gunicorn_knows() -> None:
     assert config.worker_class_str == "gthread"
     assert 0 < config.timeout <= 60
     assert config.max_requests > 0
-    assert callable(namespace["when_ready"])
 
 
 def test_gunicorn_conf_reads_overrides_from_the_environment(
