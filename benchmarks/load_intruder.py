@@ -47,6 +47,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from intruder.rehearsal.processes import CLOCK_TICKS, process_tree_cpu_s  # noqa: E402
+
 HIDDEN_INPUT_RE = re.compile(r'<input[^>]*type="hidden"[^>]*>')
 NAME_RE = re.compile(r'name="([^"]+)"')
 VALUE_RE = re.compile(r'value="([^"]*)"')
@@ -87,37 +89,6 @@ class Outcome:
 
 
 # --------------------------------------------------------------------------- CPU accounting
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _proc_stats() -> dict[int, tuple[int, float]]:
-    """Return pid -> (parent pid, CPU seconds incl. reaped children) of every process."""
-    stats = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:  # exited meanwhile
-            continue
-        fields = text[text.rindex(")") + 2 :].split()
-        # Fields after the command: state ppid ... utime(11) stime(12) cutime(13) cstime(14).
-        cpu = sum(int(fields[i]) for i in (11, 12, 13, 14)) / CLOCK_TICKS
-        stats[int(stat.parent.name)] = (int(fields[1]), cpu)
-    return stats
-
-
-def process_tree_cpu_s(root_pid: int | None) -> float | None:
-    """Return the CPU seconds of a process and its live descendants (None if unknown)."""
-    if root_pid is None:
-        return None
-    stats = _proc_stats()
-    total, frontier = 0.0, [root_pid]
-    while frontier:
-        pid = frontier.pop()
-        if pid in stats:
-            total += stats[pid][1]
-            frontier += [child for child, (parent, _) in stats.items() if parent == pid]
-    return total
 
 
 def machine_busy_cpu_s() -> float:
@@ -182,8 +153,9 @@ def free_port() -> int:
 class ThrowawayPostgres:
     """A PostgreSQL cluster in a temp dir on a loopback port, removed on stop()."""
 
-    def __init__(self, *, statements: bool = False) -> None:
+    def __init__(self, *, statements: bool = False, database: str = "intruder_bench") -> None:
         self.statements = statements
+        self.database = database
         bindirs = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: p.parent.name)
         if not bindirs:
             raise SystemExit("PostgreSQL server binaries not found (apt-get install postgresql)")
@@ -215,9 +187,9 @@ class ThrowawayPostgres:
         )
         self.run(
             str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U",
-            "postgres", "intruder_bench",
+            "postgres", self.database,
         )  # fmt: skip
-        return f"postgres://postgres@127.0.0.1:{self.port}/intruder_bench"
+        return f"postgres://postgres@127.0.0.1:{self.port}/{self.database}"
 
     def postmaster_pid(self) -> int | None:
         pidfile = self.dir / "data" / "postmaster.pid"
@@ -231,6 +203,35 @@ class ThrowawayPostgres:
                 str(self.bindir / "pg_ctl"), "-D", str(self.dir / "data"), "-m", "fast", "stop"
             )
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class ThrowawayRedis:
+    """A redis-server on a loopback port, in memory only, stopped by stop()."""
+
+    def start(self) -> str:
+        binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+        if not Path(binary).exists():
+            raise SystemExit("redis-server not found (apt-get install redis-server)")
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        url = f"redis://127.0.0.1:{self.port}/0"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=1),
+            ):
+                return url
+            time.sleep(0.1)
+        raise SystemExit("redis-server did not start")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
 
 
 def start_gunicorn(cfg: Config, env: dict[str, str]) -> tuple[subprocess.Popen, str]:

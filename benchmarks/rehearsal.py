@@ -6,13 +6,16 @@
 A throwaway SQLite database (a temporary folder) gets an intruder study of Textwash study 2's
 anonymized texts (20 famous persons, read from the shared data, never copied into the
 repository), with places for --participants intruders (5 texts each, 5 judgments per text,
-so as many texts as participants). `manage.py rehearse`'s machinery then plays the study:
-its own process and database, the site on a loopback port (Django's threaded server), the
-sandbox Prolific, the default crowd mix, arrivals over --arrival-minutes, then approvals, the
-bonus and the risk report (TF-IDF). Writes the rehearsal's verdict, per-step latency p95,
-the rehearsal's wall time, its process's CPU seconds, and, while the crowd played, the
-crowd's CPU (its threads' own) apart from the site's (the rest of the process), per request;
-exits 1 on a violation or a missed target, 3 when nothing was played.
+so as many texts as participants). `manage.py rehearse`'s machinery then plays the study on
+a deployment's stack: a throwaway PostgreSQL cluster (the rehearsal's database), a throwaway
+Redis with RQ job workers, gunicorn with the project's `gunicorn.conf.py` (`--embedded`:
+Django's threaded server in the rehearsal's process, on SQLite, as `manage.py rehearse`
+does by default), the sandbox Prolific, the default crowd mix, arrivals over
+--arrival-minutes, then approvals, the bonus and the risk report (TF-IDF). Writes the
+rehearsal's verdict, per-step latency p95, the wall time, and, while the crowd played, the
+crowd's CPU (its threads' own) apart from the site's (gunicorn and the workers), per
+request, with PostgreSQL's and Redis's over the whole run; exits 1 on a violation or a
+missed target, 3 when nothing was played.
 """
 
 from __future__ import annotations
@@ -25,13 +28,18 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from did_work import require_work  # noqa: E402 - beside this script
+
+from intruder.rehearsal.processes import process_tree_cpu_s  # noqa: E402
 
 TARGET_WALL_S = 15 * 60
 TARGET_STEP_P95_MS = 500.0
@@ -46,6 +54,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-report", action="store_true")
     parser.add_argument("--mix", default="", help="The crowd's kinds (default: the rehearsal's).")
+    parser.add_argument(
+        "--embedded", action="store_true", help="SQLite and Django's server in one process."
+    )
     return parser.parse_args()
 
 
@@ -63,6 +74,24 @@ def study_rows(data: Path, texts: int) -> list[dict]:
             if by_person[person] and len(chosen) < texts:
                 chosen.append(by_person[person].pop(0))
     return chosen
+
+
+@contextmanager
+def deployment_services(options: Any) -> Iterator[dict[str, int | None]]:
+    """Start a throwaway PostgreSQL cluster (database rehearsal_bench) and Redis for the
+    served rehearsal; yield their process ids; stop both on the way out."""
+    from load_intruder import ThrowawayPostgres, ThrowawayRedis
+
+    postgres, redis = ThrowawayPostgres(database="rehearsal_bench"), ThrowawayRedis()
+    try:
+        options.database_url = postgres.start()
+        os.environ.update(INTRUDER_JOB_BACKEND="rq", INTRUDER_REDIS_URL=redis.start())
+        yield {"postgres": postgres.postmaster_pid(), "redis": redis.proc.pid}
+    finally:
+        os.environ.pop("INTRUDER_JOB_BACKEND", None)
+        if hasattr(redis, "proc"):
+            redis.stop()
+        postgres.stop()
 
 
 def main() -> int:
@@ -119,10 +148,18 @@ def main() -> int:
         mix=args.mix,
         arrival_minutes=args.arrival_minutes,
         report=not args.no_report,
+        served=not args.embedded,
     )
-    started = time.monotonic()
-    code, result = rehearsal_run(study, options, var / "rehearsal")
-    wall = time.monotonic() - started
+    with ExitStack() as stack:
+        services = {} if args.embedded else stack.enter_context(deployment_services(options))
+        started = time.monotonic()
+        before = {name: process_tree_cpu_s(pid) for name, pid in services.items()}
+        code, result = rehearsal_run(study, options, var / "rehearsal")
+        wall = time.monotonic() - started
+        service_cpu = {
+            f"{name}_seconds": round((process_tree_cpu_s(pid) or 0) - (before[name] or 0), 1)
+            for name, pid in services.items()
+        }
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     require_work(
         "rehearsal",
@@ -139,6 +176,8 @@ def main() -> int:
         "rehearsal_cpu_seconds": round(cpu.ru_utime + cpu.ru_stime, 1),
         # While the crowd played: the site's (and the sandbox's) CPU and the crowd's, apart.
         "crowd_phase_cpu": result["cpu"],
+        # Over the whole rehearsal (copy, crowd, researcher's side, report), not the crowd only.
+        "service_cpu": service_cpu,
         "site_cpu_ms_per_request": round(
             1000 * result["cpu"]["site_seconds"] / result["cpu"]["participant_requests"], 2
         ),
@@ -161,9 +200,13 @@ def main() -> int:
             "wall_seconds": wall <= TARGET_WALL_S,
             "step_p95_ms": worst <= TARGET_STEP_P95_MS,
         },
-        "setup": "SQLite, Django's threaded server in the rehearsal's process, the sandbox "
-        "Prolific beside it; the crowd's threads in the same process (their CPU measured "
-        "per thread)",
+        "setup": (
+            "SQLite, Django's threaded server in the rehearsal's process"
+            if args.embedded
+            else "a throwaway PostgreSQL cluster, a throwaway Redis, " + result["cpu"]["site"]
+        )
+        + "; the sandbox Prolific and the crowd's threads in the rehearsal's process (the "
+        "crowd's CPU measured per thread)",
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "load_average": os.getloadavg(),
     }

@@ -10,25 +10,53 @@ costs no wall time; acting costs exactly its own.
 
 The site (Django's `timezone.now`, which every time the platform stores or compares goes
 through), the sandbox Prolific (its event times and signed webhook timestamps) and the
-players (their waits and their telemetry's milliseconds) all read this clock.
+players (their waits and their telemetry's milliseconds) all read this clock. A site served
+by other processes (gunicorn's workers and the job workers of a served rehearsal) reads the
+clock's offset from a file the rehearsal maps into memory (`SharedOffset`): it changes only
+while no request is in flight, so a request never sees it move.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import mmap
+import os
+import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from types import SimpleNamespace
+
+# Where a served site's processes find the rehearsal's clock (`clock_from_environment`).
+CLOCK_ENV = "INTRUDER_REHEARSAL_CLOCK"
+_OFFSET = struct.Struct("d")
+
+
+class SharedOffset:
+    """The clock's offset in seconds, in a file of one double that other processes map."""
+
+    def __init__(self, path: Path, *, create: bool = False) -> None:
+        if create:
+            path.write_bytes(_OFFSET.pack(0.0))
+        with path.open("r+b") as file:
+            self._map = mmap.mmap(file.fileno(), _OFFSET.size)
+
+    def write(self, offset: float) -> None:
+        _OFFSET.pack_into(self._map, 0, offset)
+
+    def read(self) -> float:
+        return _OFFSET.unpack_from(self._map, 0)[0]
 
 
 class VirtualClock:
     """A clock that follows the wall while anyone acts and skips ahead when all wait."""
 
-    def __init__(self) -> None:
+    def __init__(self, publish: Callable[[float], None] | None = None) -> None:
+        self._publish = publish  # told every new offset (a served site's processes read it)
         self._offset = 0.0
         self._busy = 0  # actors not waiting
         self._waits: list[tuple[float, int]] = []  # (wake-up, ticket) of those waiting
@@ -93,6 +121,8 @@ class VirtualClock:
         if gap > 0:
             self._offset += gap
             self.skipped_seconds += gap
+            if self._publish is not None:
+                self._publish(self._offset)
         self._condition.notify_all()
 
 
@@ -106,3 +136,19 @@ def clock_install(clock: VirtualClock) -> None:
     # The sandbox's event times and signed request timestamps; its retry waits stay real.
     fake_server.time = SimpleNamespace(time=clock.seconds, sleep=time.sleep)
     fake_server.datetime = SimpleNamespace(now=lambda tz=None: clock.now())
+
+
+def clock_install_reader(path: Path) -> None:
+    """Make this process's site read the rehearsal's clock from `path` (a served site)."""
+    from django.utils import timezone
+
+    shared = SharedOffset(path)
+    timezone.now = lambda: datetime.fromtimestamp(time.time() + shared.read(), tz=UTC)
+
+
+def clock_from_environment() -> bool:
+    """Install the rehearsal's clock where CLOCK_ENV names one; return whether it did."""
+    path = os.environ.get(CLOCK_ENV, "")
+    if path:
+        clock_install_reader(Path(path))
+    return bool(path)

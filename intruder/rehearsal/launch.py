@@ -21,7 +21,7 @@ from intruder.exceptions import IntruderError
 from intruder.models import Study
 from intruder.rehearsal.bundle import BundleError, study_bundle
 from intruder.rehearsal.crowd import MixError, mix_parse
-from intruder.rehearsal.runner import DATABASE_FILE, PROGRESS_FILE
+from intruder.rehearsal.runner import DATABASE_FILE, DATABASE_PREFIX, PROGRESS_FILE
 
 
 class RehearsalRefused(IntruderError):
@@ -42,6 +42,11 @@ class RehearsalOptions:
     report: bool = True
     timeout_minutes: float | None = None  # Prolific's time-out; None: twice the estimate
     faults: list[str] = field(default_factory=list)
+    # Served as a deployment is (gunicorn and job workers, `sites.ServedSite`), on an empty
+    # PostgreSQL database named rehearsal_... (`database_url`); else embedded, on SQLite.
+    served: bool = False
+    database_url: str = ""
+    job_workers: int = 2
 
 
 def rehearsal_check(study: Study, options: RehearsalOptions) -> dict[str, Any]:
@@ -53,6 +58,14 @@ def rehearsal_check(study: Study, options: RehearsalOptions) -> dict[str, Any]:
         raise RehearsalRefused(str(error)) from None
     if options.participants < 1:
         raise RehearsalRefused("a rehearsal needs at least 1 participant")
+    name = options.database_url.rsplit("/", 1)[-1].split("?")[0]
+    if options.database_url and not (
+        options.database_url.startswith("postgres") and name.startswith(DATABASE_PREFIX)
+    ):
+        raise RehearsalRefused(
+            f"the rehearsal's database must be an empty PostgreSQL database named "
+            f"{DATABASE_PREFIX}..., not {options.database_url!r}"
+        )
     if options.target_ci <= 0:
         raise RehearsalRefused("the target half-width must be positive")
     texts = len(bundle["texts"])
@@ -83,7 +96,7 @@ def rehearsal_run(
     env = {
         **os.environ,
         # The rehearsal's own database, never the configured one (the runner checks it).
-        "DATABASE_URL": f"sqlite:///{(out / DATABASE_FILE).resolve()}",
+        "DATABASE_URL": options.database_url or f"sqlite:///{(out / DATABASE_FILE).resolve()}",
         "INTRUDER_VAR_DIR": str(out.resolve()),
         # The players stand behind one proxy (loopback) and each says its own address in
         # X-Forwarded-For, as a deployment's proxy does: the per-client limits see people.
@@ -102,6 +115,7 @@ def rehearsal_run(
         *([] if options.report else ["--no-report"]),
         *(["--timeout-minutes", str(options.timeout_minutes)] if options.timeout_minutes else []),
         *(arg for fault in options.faults for arg in ("--fault", fault)),
+        *(["--served", "--job-workers", str(options.job_workers)] if options.served else []),
     ]
     child = subprocess.Popen(command, env=env)
     while child.poll() is None:

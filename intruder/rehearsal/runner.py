@@ -1,11 +1,14 @@
 """The rehearsal's own process: a throwaway database, the site, the sandbox Prolific, the crowd.
 
 Started by `manage.py rehearse` (`python -m intruder.rehearsal.runner --bundle ... --out
-DIR`) with DATABASE_URL pointing at a new SQLite file inside DIR; it refuses any other
-database, so nothing it does can reach the configured one. It migrates that database,
-loads the study's copy (`bundle.py`), serves the site on a loopback port and the sandbox
-Prolific beside it, publishes the study there, plays the crowd through real HTTP on the
-rehearsal's clock (`clock.py`), then does the researcher's side as a researcher would:
+DIR`) with DATABASE_URL pointing at a new SQLite file inside DIR, or at an empty PostgreSQL
+database whose name starts with `rehearsal_`; it refuses any other database, so nothing it
+does can reach the configured one. It migrates that database, loads the study's copy
+(`bundle.py`), serves the site on a loopback port (Django's threaded server in this process,
+or with `--served` gunicorn and job workers as a deployment runs them, on the rehearsal's
+clock through `clock.SharedOffset`: `sites.py`) and the sandbox Prolific beside it,
+publishes the study there, plays the crowd through real HTTP on the rehearsal's clock
+(`clock.py`), then does the researcher's side as a researcher would:
 sync, approvals under the study's rules, the identification bonus under its rule (and the
 same bonus pressed again under another label), the analysis and the risk report with a cheap
 attack. It writes `rehearsal.json` and `summary.md` to DIR and exits 1 on any violation.
@@ -26,6 +29,17 @@ from pathlib import Path
 from typing import Any
 
 DATABASE_FILE = "rehearsal.sqlite3"
+# A PostgreSQL database the rehearsal may use: named so, and empty when it starts.
+DATABASE_PREFIX = "rehearsal_"
+CLOCK_FILE = "clock.bin"
+# What the sandbox points this process's settings at; a served site's processes get them too.
+SANDBOX_SETTINGS = (
+    "PROLIFIC_API_TOKEN",
+    "PROLIFIC_API_URL",
+    "PROLIFIC_WORKSPACE_ID",
+    "PROLIFIC_WEBHOOK_SECRET",
+)
+REPO = Path(__file__).resolve().parents[2]
 PROGRESS_FILE = "progress.json"  # {"done", "total", "stage"}: read by the job that started it
 BONUS_PER_IDENTIFIED = Decimal("0.50")
 BONUS_LABEL = "Identification bonus"
@@ -50,16 +64,35 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout-minutes", type=float, default=None)
     parser.add_argument("--no-report", action="store_true")
     parser.add_argument("--fault", choices=FAULTS, action="append", default=[])
+    parser.add_argument(
+        "--served", action="store_true", help="Serve with gunicorn and job workers."
+    )
+    parser.add_argument("--job-workers", type=int, default=2, help="With --served.")
     return parser.parse_args(argv)
 
 
 def database_check(out: Path) -> None:
-    """Refuse to run on any database but the throwaway file in `out`."""
+    """Refuse to run on any database but the throwaway file in `out` or an empty PostgreSQL
+    database named `rehearsal_...` (checked for tables once Django is set up)."""
+    url = os.environ.get("DATABASE_URL", "")
     expected = f"sqlite:///{(out / DATABASE_FILE).resolve()}"
-    if os.environ.get("DATABASE_URL") != expected:
+    name = url.rsplit("/", 1)[-1].split("?")[0]
+    if url == expected or (url.startswith("postgres") and name.startswith(DATABASE_PREFIX)):
+        return
+    raise SystemExit(
+        f"rehearsal: refusing to run on {url!r}: the rehearsal runs only on its own throwaway "
+        f"database ({expected}, or an empty PostgreSQL database named {DATABASE_PREFIX}...)"
+    )
+
+
+def database_empty_check() -> None:
+    """Refuse a database that already holds tables: a rehearsal's is new."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite" and connection.introspection.table_names():
         raise SystemExit(
-            f"rehearsal: refusing to run on {os.environ.get('DATABASE_URL')!r}: the rehearsal "
-            f"runs only on its own throwaway database ({expected})"
+            f"rehearsal: refusing to run on {connection.settings_dict['NAME']!r}: it already "
+            "holds tables, and the rehearsal's database must be a new, empty one"
         )
 
 
@@ -77,10 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("django.request").setLevel(logging.CRITICAL)
     from django.core.management import call_command
 
+    database_empty_check()
     call_command("migrate", verbosity=0)
-    from intruder.rehearsal.clock import VirtualClock, clock_install
+    from intruder.rehearsal.clock import SharedOffset, VirtualClock, clock_install
 
-    clock = VirtualClock()
+    shared = SharedOffset(args.out / CLOCK_FILE, create=True) if args.served else None
+    clock = VirtualClock(publish=shared.write if shared else None)
     clock_install(clock)
     return Rehearsal(args, clock).run()
 
@@ -109,39 +144,39 @@ class Rehearsal:
         total = self.args.participants
         self.progress(0, total, "copying the study into the rehearsal's database")
         self.study = bundle_load(bundle)
-        self._serve()
-        self._publish()
-        records = self._play_crowd()
-        self.progress(total, total, "the researcher's side: sync, approvals, bonus, report")
-        researcher = self._researcher_side(records)
-        result = self._verdict(records, researcher)
+        try:
+            self._serve()
+            self._publish()
+            records = self._play_crowd()
+            self.progress(total, total, "the researcher's side: sync, approvals, bonus, report")
+            researcher = self._researcher_side(records)
+            result = self._verdict(records, researcher)
+        finally:  # a served site's processes never outlive the rehearsal
+            if hasattr(self, "stage"):
+                self.stage.stop()
+            if hasattr(self, "fake"):
+                self.fake.stop()
         (self.args.out / "rehearsal.json").write_text(json.dumps(result, indent=2, default=str))
         from intruder.rehearsal.summary import summary_markdown
 
         (self.args.out / "summary.md").write_text(summary_markdown(result), encoding="utf-8")
-        self.server.shutdown()
-        self.fake.stop()
         return 1 if result["violations_total"] else 0
 
     # --- the stage --------------------------------------------------------------------------
 
     def _serve(self) -> None:
-        from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
-        from django.core.wsgi import get_wsgi_application
+        from django.conf import settings
 
         from intruder.prolific.sandbox import sandbox_start
+        from intruder.rehearsal.sites import EmbeddedSite, ServedSite
 
-        class QuietHandler(WSGIRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler)
-        self.server.set_app(get_wsgi_application())
-        threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
-        self.site = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if self.args.served:
+            self.stage = ServedSite(self.args.out / CLOCK_FILE, self.args.job_workers)
+        else:
+            self.stage = EmbeddedSite()
+        self.site = self.stage.url
         self.fake = sandbox_start(port=0, site_url=self.site)
+        self.stage.start({name: str(getattr(settings, name)) for name in SANDBOX_SETTINGS})
         self._deliveries_act()
         import httpx
 
@@ -254,6 +289,7 @@ class Rehearsal:
 
         threads = []
         cpu_before = time.process_time()
+        site_before = self.stage.cpu_seconds()
         with self.clock.acting():
             for index, at in enumerate(arrivals):
                 self.clock.sleep(t0 + at - self.clock.seconds())
@@ -264,6 +300,7 @@ class Rehearsal:
         for thread in threads:
             thread.join()
         self.crowd_process_cpu = time.process_time() - cpu_before
+        self.site_cpu = None if site_before is None else self.stage.cpu_seconds() - site_before
         self.fake.wait_deliveries()
         return records
 
@@ -439,16 +476,26 @@ class Rehearsal:
                 "report_numbers": researcher["report_numbers"],
             },
             "wall_seconds": round(time.monotonic() - self.started, 1),
-            # The crowd's CPU from its own threads; the process's during the crowd minus it is
-            # the site's (and the sandbox's), so the two are reported apart.
-            "cpu": {
-                "crowd_seconds": round(sum(r.cpu_seconds for r in records), 1),
-                "crowd_phase_process_seconds": round(self.crowd_process_cpu, 1),
-                "site_seconds": round(
-                    self.crowd_process_cpu - sum(r.cpu_seconds for r in records), 1
-                ),
-                "participant_requests": sum(s["n"] for s in latency.values()),
-            },
+            "cpu": self._cpu(records, latency),
+        }
+
+    def _cpu(self, records: list[Any], latency: dict[str, Any]) -> dict[str, Any]:
+        """The crowd's CPU (its threads' own) and the site's, apart, while the crowd played.
+
+        Embedded, the site is the rest of this process (with the sandbox); served, it is
+        gunicorn's and the job workers' processes, and the rest of this process is the
+        sandbox's.
+        """
+        crowd = sum(r.cpu_seconds for r in records)
+        rest = self.crowd_process_cpu - crowd
+        site = rest if self.site_cpu is None else self.site_cpu
+        return {
+            "crowd_seconds": round(crowd, 1),
+            "crowd_phase_process_seconds": round(self.crowd_process_cpu, 1),
+            "site_seconds": round(site, 1),
+            "sandbox_seconds": None if self.site_cpu is None else round(rest, 1),
+            "site": self.stage.description,
+            "participant_requests": sum(s["n"] for s in latency.values()),
         }
 
 

@@ -420,6 +420,29 @@ def job_execute(
     return job_run_claimed(job, heartbeat_interval_s=heartbeat_interval_s, echo=echo)
 
 
+def job_run_or_follow(
+    job_id: int,
+    *,
+    echo: Callable[[int, int, str], None] | None = None,
+    poll_s: float = 0.5,
+) -> Job:
+    """Run a job here, or follow it to its end when a worker claimed it first; return it.
+
+    A command that queues a job on a site whose workers watch the queue (RQ, or a polling
+    worker) races them for it: whoever claims it runs it, and the command must then wait
+    for the worker's result instead of reading a job that is still running.
+    """
+    if job_execute(job_id, echo=echo) is not None:
+        return Job.objects.get(pk=job_id)
+    while True:
+        job = Job.objects.get(pk=job_id)
+        if echo is not None:
+            echo(job.progress_done, job.progress_total, job.message)
+        if job.status not in (Job.Status.QUEUED, Job.Status.RUNNING):
+            return job
+        time.sleep(poll_s)
+
+
 def job_retry(*, job: Job) -> Job:
     """Queue a failed job again; its function skips whatever the earlier attempt stored."""
     try:

@@ -49,6 +49,16 @@ class Command(BaseCommand):
         )
         parser.add_argument("--no-report", action="store_true", help="Skip the risk report.")
         parser.add_argument(
+            "--served",
+            action="store_true",
+            help="Serve the site with gunicorn and job workers in their own processes.",
+        )
+        parser.add_argument(
+            "--database-url",
+            default="",
+            help="An empty PostgreSQL database named rehearsal_... (default: a SQLite file).",
+        )
+        parser.add_argument(
             "--fault",
             choices=FAULTS,
             action="append",
@@ -68,6 +78,8 @@ class Command(BaseCommand):
             report=not options["no_report"],
             timeout_minutes=options["timeout_minutes"],  # type: ignore[arg-type]
             faults=list(options["fault"]),  # type: ignore[call-overload]
+            served=bool(options["served"]),
+            database_url=str(options["database_url"]),
         )
         self.stdout.write(
             f"Rehearsing {study.slug} with {choice.participants} simulated participants "

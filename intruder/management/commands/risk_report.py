@@ -13,7 +13,7 @@ from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_upload
 from intruder.risk.rendering import write_risk_report
 from intruder.risk.selectors import latest_run, run_report
-from intruder.services.jobs import job_execute
+from intruder.services.jobs import job_run_or_follow
 
 
 class Command(BaseCommand):
@@ -139,7 +139,7 @@ class Command(BaseCommand):
             bar.refresh()
 
         try:
-            job_execute(run.job.pk, echo=echo)
+            job_run_or_follow(run.job.pk, echo=echo)
         finally:
             bar.close()
         run.refresh_from_db()

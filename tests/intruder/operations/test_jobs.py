@@ -123,6 +123,36 @@ def test_execute_does_not_run_a_job_that_is_not_queued(registered_task) -> None:
     assert calls == []
 
 
+def test_a_job_a_worker_claimed_first_is_followed_to_its_end(registered_task, monkeypatch) -> None:
+    """A command that queued a job on a site with workers waits for the worker's run (the
+    served rehearsal's `risk_report --attack` found it reading a job still running)."""
+    calls: list[int] = []
+    registered_task("raced", lambda job, progress: calls.append(job.pk))
+    job = make_job(kind="raced", status=Job.Status.RUNNING)
+    seen: list[tuple[int, int, str]] = []
+
+    def worker_finishes(seconds: float) -> None:  # the other worker's run ends meanwhile
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.SUCCEEDED, progress_done=3, progress_total=3, message="done"
+        )
+
+    monkeypatch.setattr(jobs.time, "sleep", worker_finishes)
+
+    followed = jobs.job_run_or_follow(job.pk, echo=lambda *step: seen.append(step))
+
+    assert followed.status == Job.Status.SUCCEEDED and calls == []  # not run twice
+    assert seen[-1] == (3, 3, "done")
+
+
+def test_a_queued_job_is_run_here_when_no_worker_took_it(registered_task) -> None:
+    calls: list[int] = []
+    registered_task("inline", lambda job, progress: calls.append(job.pk))
+    job = make_job(kind="inline")
+
+    assert jobs.job_run_or_follow(job.pk).status == Job.Status.SUCCEEDED
+    assert calls == [job.pk]
+
+
 def test_only_failed_jobs_can_be_retried() -> None:
     for status in (Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.SUCCEEDED):
         job = make_job(status=status)
