@@ -9,6 +9,11 @@ from ``PreparedTexts`` (each text pretreated once, whatever the fold), and the f
 and yields each cell's predictions; callers keep only what is theirs: which cells are still
 to do (one resume hook, ``remaining``), progress and storage (the platform resumes per fold,
 attack and method), or a background split in halves (the guard benchmark).
+
+A knowledge budget (``attacks.budget``) is one more dimension of the same loop: its folds
+are the draws of R resamples (``FoldBackground.resample``), and a cell then holds one attack's
+predictions of one method's texts in every draw (``Cell.draws``), for the caller to reduce
+per text.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class FoldBackground:
     index: int | None  # None: one background for every text (uploaded, not folded)
     test_ids: list[str]
     texts_by_person: dict[str, list[str]]
+    resample: int | None = None  # the knowledge budget's draw this fold belongs to
 
 
 def fold_backgrounds(
@@ -105,7 +111,9 @@ class Cell:
     ``predictions`` holds one per text, None for every text where the fold's background was
     empty; ``documents`` are the texts as pretreated for the attack; ``attack`` is the fitted
     attack (None without a background), for what the caller reads off it (shared terms,
-    stats).
+    stats). A resampled cell (a knowledge budget: ``fold`` and ``attack`` None, no
+    ``predictions``) holds instead each text's predictions in the draws that attacked it,
+    in draw order, each beside its draw (``draws``).
     """
 
     fold: int | None
@@ -115,6 +123,7 @@ class Cell:
     predictions: dict[str, Prediction | None]
     documents: dict[str, str] = field(default_factory=dict)
     attack: Attack | None = None
+    draws: dict[str, list[tuple[FoldBackground, Prediction]]] | None = None
 
 
 # The resume hook: (fold, attack, method, the fold's text ids) -> the ids still to predict.
@@ -141,7 +150,26 @@ def attack_cells(
     a first run); an attack is fitted on a fold only when one of its cells has any.
     ``texts(method, ids)`` returns each id's text under ``method``; ``reuse`` serves the
     ``reusable`` attacks across folds (see ``fit_on_fold``); ``on_fit`` is told before each fit.
+
+    Folds that are a knowledge budget's draws (``resample`` set) yield one cell per attack and
+    method over all of them (fold None): ``remaining`` is asked once per such cell, with
+    fold None and every text of the draws.
     """
+    if any(fold.resample is not None for fold in folds):
+        yield from _resampled_cells(
+            prepared,
+            folds,
+            attacks,
+            methods,
+            texts=texts,
+            true_names=true_names,
+            remaining=remaining,
+            factory=factory,
+            reuse=reuse,
+            reusable=reusable,
+            on_fit=on_fit,
+        )
+        return
     for fold in folds:
         for name in attacks:
             pending = {
@@ -161,6 +189,63 @@ def attack_cells(
             for method, ids in pending.items():
                 chosen = dict(texts(method, ids))
                 yield _predicted(prepared, fold.index, name, method, chosen, fitted, true_names)
+
+
+def _resampled_cells(
+    prepared: PreparedTexts,
+    draws: Sequence[FoldBackground],
+    attacks: Sequence[str],
+    methods: Sequence[str],
+    *,
+    texts: Callable[[str, list[str]], Mapping[str, str]],
+    true_names: Mapping[str, str],
+    remaining: Remaining,
+    factory: AttackFactory | None,
+    reuse: dict[str, Attack] | None,
+    reusable: Collection[str],
+    on_fit: Callable[[FoldBackground, str], None] | None,
+) -> Iterator[Cell]:
+    """Yield one cell per attack and method over every draw, the attack fitted once per draw.
+
+    Each method's texts are predicted apart in each draw (the texts of that draw it still
+    has to do, in the draw's order), so a text's predictions do not depend on which other
+    methods the run attacks; a draw whose background is empty predicts nothing.
+    """
+    every = list(dict.fromkeys(i for draw in draws for i in draw.test_ids))
+    for name in attacks:
+        pending = {m: set(ids) for m in methods if (ids := remaining(None, name, m, every))}
+        if not pending:
+            continue
+        chosen = {m: dict(texts(m, [i for i in every if i in ids])) for m, ids in pending.items()}
+        found: dict[str, dict[str, list[tuple[FoldBackground, Prediction]]]] = {
+            m: {} for m in pending
+        }
+        for draw in draws:
+            wanted = {
+                method: mine
+                for method, of_method in chosen.items()
+                if (mine := {i: of_method[i] for i in draw.test_ids if i in of_method})
+            }
+            if not wanted:
+                continue
+            if on_fit is not None:
+                on_fit(draw, name)
+            fitted = fit_on_fold(
+                prepared,
+                name,
+                draw.texts_by_person,
+                factory=factory,
+                reuse=reuse if name in reusable else None,
+            )
+            if fitted is None:
+                continue
+            for method, mine in wanted.items():
+                cell = _predicted(prepared, draw.index, name, method, mine, fitted, true_names)
+                for i, prediction in cell.predictions.items():
+                    if prediction is not None:
+                        found[method].setdefault(i, []).append((draw, prediction))
+        for method in pending:
+            yield Cell(None, name, method, chosen[method], {}, draws=found[method])
 
 
 def _predicted(
