@@ -242,7 +242,7 @@ class GuardRunListApi(StudyScopedListApi):
             ref_name = "GuardRun"
             fields = [
                 *RUN_FIELDS,
-                "k",
+                "rank",
                 "attacks",
                 "budget",
                 "background",

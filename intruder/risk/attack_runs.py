@@ -339,7 +339,7 @@ def _backgrounds(run: AttackRun, descriptions: list[Description]) -> list[Any]:
     resamples (each a fold of `attacks.crossval`, attacked by the same loop)."""
     records = background_records(descriptions)
     if run.knowledge_budget is not None:
-        folds = budget_backgrounds(
+        units = budget_backgrounds(
             records,
             run.knowledge_budget,
             resamples=run.budget_resamples,
@@ -352,10 +352,10 @@ def _backgrounds(run: AttackRun, descriptions: list[Description]) -> list[Any]:
             if run.background == AttackRun.Background.UPLOADED
             else None
         )
-        folds = run_backgrounds(records, uploaded=uploaded, k=run.folds, seed=run.seed)
+        units = run_backgrounds(records, uploaded=uploaded, k=run.folds, seed=run.seed)
     return [
         dataclasses.replace(fold, texts_by_person=with_distractors(fold.texts_by_person, run))
-        for fold in folds
+        for fold in units
     ]
 
 
@@ -412,15 +412,15 @@ def execute_attack_run(
     progress: Callable[..., None],
     attack_factory: AttackFactory | None = None,
     anonymizer: TextAnonymizer | None = None,
-    folds: Collection[int] | None = None,
+    fold_indices: Collection[int] | None = None,
     finish: bool = True,
 ) -> dict[str, Any]:
     """Run every attack on every method's texts, storing each cell's predictions as made.
 
     The loop is `attacks.crossval.attack_cells`, over the run's folds or, under a knowledge
-    budget, over the draws of its resamples; this stores what it yields. `folds` limits the
-    work to those folds (a fold job); `finish` stores the run's TRIR table, which needs every
-    fold, so fold jobs leave it to the run's own job.
+    budget, over the draws of its resamples; this stores what it yields. `fold_indices`
+    limits the work to those folds (a fold job); `finish` stores the run's TRIR table, which
+    needs every fold, so fold jobs leave it to the run's own job.
     """
     descriptions = list(
         Description.objects.filter(study=run.study).select_related("target").order_by("pk")
@@ -435,7 +435,11 @@ def execute_attack_run(
     # The process's reusable attacks (not a test's factory's): fold jobs and later runs of
     # the same settings in this worker reuse the loaded encoder and the embeddings it made.
     instances = _REUSED.setdefault(_config_key(prepared), {}) if attack_factory is None else {}
-    backgrounds = [b for b in _backgrounds(run, descriptions) if folds is None or b.index in folds]
+    backgrounds = [
+        b
+        for b in _backgrounds(run, descriptions)
+        if fold_indices is None or b.index in fold_indices
+    ]
     llm_stats: dict[str, Any] = {}
     for cell in attack_cells(
         prepared,

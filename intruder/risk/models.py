@@ -176,7 +176,9 @@ class GuardRun(StudyRun):
 
     study = _study_key("guard_runs")
     job = _job_key("guard_run")
-    k = models.PositiveIntegerField(help_text="Mask until every attack ranks the person >= k.")
+    rank = models.PositiveIntegerField(
+        help_text="Mask until every attack ranks the person at this rank or worse."
+    )
     budget = models.FloatField(help_text="Most words the guard may mask, as a share of a text's.")
     undone_at = models.DateTimeField(
         null=True, blank=True, help_text="When a researcher took the run's masks off again."
@@ -185,7 +187,7 @@ class GuardRun(StudyRun):
     class Meta(StudyRun.Meta):
         # The ranges `guard.GuardConfig` and the review page's form accept.
         constraints = [
-            models.CheckConstraint(condition=Q(k__gte=2), name="guard_run_k_at_least_2"),
+            models.CheckConstraint(condition=Q(rank__gte=2), name="guard_run_rank_at_least_2"),
             models.CheckConstraint(
                 condition=Q(budget__gt=0) & Q(budget__lte=1), name="guard_run_budget_share"
             ),
@@ -193,7 +195,7 @@ class GuardRun(StudyRun):
         ]
 
     def __str__(self) -> str:
-        return f"guard run {self.pk} on {self.study} (k = {self.k})"
+        return f"guard run {self.pk} on {self.study} (rank {self.rank})"
 
 
 class GuardResult(models.Model):
