@@ -194,5 +194,5 @@ class StudyTakeApi(APIView):
         study = get_object_or_404(studies_visible_to(request.user), pk=pk)
         if not can_edit_study(request.user, study):
             raise PermissionDenied("viewers cannot change a study")
-        report = descriptions_take_from_sources(study=study)
-        return Response(self.OutputSerializer(report.as_dict()).data)
+        tally = descriptions_take_from_sources(study=study)
+        return Response(self.OutputSerializer(tally.as_dict()).data)
