@@ -179,9 +179,7 @@ def load_demo(
     model_texts = AnonymizedText.objects.filter(
         description__study=intruder, method=anonymization.MODEL_METHOD
     )
-    demo.released, demo.held_back = review.anonymized_texts_release(
-        texts=model_texts, user=owner
-    )
+    demo.released, demo.held_back = review.anonymized_texts_release(texts=model_texts, user=owner)
     job = demo.anonymization_job
     if model_texts.exists() and (job is None or job.status == Job.Status.SUCCEEDED):
         from intruder.risk.demo import load_demo_judgments, run_demo_attacks

@@ -48,6 +48,7 @@ from attacks.prepared import PreparedTexts
 from attacks.registry import ATTACKS, attacks_where, get_attack
 from attacks.strongest import STRONGEST, strongest_adversary
 from intruder.analysis.text import strip_placeholders, word_tokens
+from intruder.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
 from intruder.risk.background_uploads import (
@@ -55,7 +56,6 @@ from intruder.risk.background_uploads import (
     background_check_size,
     uploaded_background_check,
 )
-from intruder.risk.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 from intruder.risk.frontier import method_tpi
 from intruder.risk.method_texts import MethodTexts
 from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, method_label, model_threshold
@@ -257,7 +257,7 @@ def _validate_budget(
         raise AttackRunError(f"a knowledge budget takes the retrieval attacks, not {slow}")
     resamples = RESAMPLES.default if resamples is None else int(resamples)
     if not RESAMPLES.holds(resamples):
-        raise AttackRunError(f"{RESAMPLES.message}: fewer leave the draw's luck in the rate")
+        raise AttackRunError(RESAMPLES.message)
     return resamples
 
 

@@ -1,7 +1,7 @@
 """Forms of risk's pages: a new attack run (the risk page) and a guard run (the review page).
 
 Both ask for the background the same way (`BackgroundForm`: the study's own descriptions in
-k folds, or uploaded documents, parsed here), and every range comes from `risk.bounds`; the
+k folds, or uploaded documents, parsed here), and every range comes from `intruder.bounds`; the
 start services check what the forms pass on (`uploaded_background_check`).
 """
 
@@ -13,10 +13,10 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from guard import GuardConfig, ordinal
+from intruder.bounds import FOLDS, GUARD_BUDGET, KNOWLEDGE_BUDGET, RANK, RESAMPLES, SEED
 from intruder.models import Study, StudyRun
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
-from intruder.risk.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 from intruder.risk.guarding import reachable_rank
 from intruder.risk.methods import method_label
 
@@ -115,9 +115,8 @@ class AttackRunForm(BackgroundForm):
         "writers do), averaged over the resamples. Empty: every description outside the fold.",
     )
     budget_resamples = forms.IntegerField(
+        **RESAMPLES.field_kwargs(),
         required=False,
-        min_value=1,
-        max_value=RESAMPLES.high,
         label="resamples R",
         help_text=f"Random draws of the b descriptions (default {RESAMPLES.default}, at least "
         f"{RESAMPLES.low}).",
@@ -154,8 +153,8 @@ class GuardForm(BackgroundForm):
 
     field_order = ["rank", "budget", "background", "folds", "documents"]
 
-    rank = forms.IntegerField(min_value=2, max_value=1000, initial=GuardConfig.k, label="Rank")
-    budget = forms.FloatField(min_value=0.01, max_value=1.0, initial=GuardConfig.budget)
+    rank = forms.IntegerField(**RANK.field_kwargs(), initial=GuardConfig.k, label="Rank")
+    budget = forms.FloatField(**GUARD_BUDGET.field_kwargs(), initial=GuardConfig.budget)
 
     def __init__(self, *args: Any, candidates: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

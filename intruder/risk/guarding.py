@@ -24,10 +24,10 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from guard import DEFAULT_ATTACKS, GuardConfig, ordinal
+from intruder.bounds import FOLDS, GUARD_BUDGET, RANK, SEED
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Job, Study
 from intruder.risk.background_uploads import BackgroundUploadError, uploaded_background_check
-from intruder.risk.bounds import FOLDS, SEED
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD, span_to_dict
 from intruder.services.review import StaleRevisionError, anonymized_text_set_spans
@@ -148,7 +148,7 @@ def _validate(
             uploaded_background_check(study, documents or {}, persons=2, strangers=True)
         except BackgroundUploadError as error:
             raise GuardRunError(str(error)) from None
-    for bound, value in ((FOLDS, folds), (SEED, seed)):
+    for bound, value in ((RANK, rank), (GUARD_BUDGET, budget), (FOLDS, folds), (SEED, seed)):
         if not bound.holds(value):
             raise GuardRunError(bound.message)
     if not attacks:

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from intruder.risk.bounds import FOLDS, SEED
+from intruder.bounds import FOLDS, GUARD_BUDGET, RANK, SEED
 
 
 def _study_key(related_name: str) -> models.ForeignKey:
@@ -29,7 +29,7 @@ class StudyRun(models.Model):
 
     `study` and `job` are declared by each run with the reverse name its table had before
     (`study.attack_runs`, `job.guard_run`); Django names reverse relations of an abstract
-    base only after the class ("attackrun"). The settings' ranges live in `risk.bounds`.
+    base only after the class ("attackrun"). The settings' ranges live in `intruder.bounds`.
     """
 
     class Background(models.TextChoices):
@@ -177,9 +177,13 @@ class GuardRun(StudyRun):
     study = _study_key("guard_runs")
     job = _job_key("guard_run")
     rank = models.PositiveIntegerField(
-        help_text="Mask until every attack ranks the person at this rank or worse."
+        validators=RANK.validators(),
+        help_text="Mask until every attack ranks the person at this rank or worse.",
     )
-    budget = models.FloatField(help_text="Most words the guard may mask, as a share of a text's.")
+    budget = models.FloatField(
+        validators=GUARD_BUDGET.validators(),
+        help_text="Most words the guard may mask, as a share of a text's.",
+    )
     undone_at = models.DateTimeField(
         null=True, blank=True, help_text="When a researcher took the run's masks off again."
     )

@@ -125,8 +125,8 @@ def test_the_database_refuses_settings_the_guard_cannot_use(field, value):
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
-        ({"rank": 1}, "k must be at least 2"),
-        ({"budget": 0}, "budget must be a share"),
+        ({"rank": 1}, "the rank must lie between 2 and 1000"),
+        ({"budget": 0}, "the masking budget must lie between 0.01 and 1.0"),
         ({"folds": 21}, "between 2 and 20"),
         ({"background": "web"}, "background must be one of"),
         ({"attacks": []}, "at least one attack"),

@@ -1,15 +1,15 @@
 """One shape for a study run: attack runs and guard runs share one abstract base, and each
-setting's range has one home (`risk.bounds`) that the forms, the API and the services read."""
+setting's range has one home (`intruder.bounds`) that the forms, the API and the services read."""
 
 from __future__ import annotations
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from intruder.bounds import FOLDS, SEED
 from intruder.models import AttackRun, GuardRun, Job, StudyRun
 from intruder.risk import attack_runs
 from intruder.risk.apis import AttackRunCreateApi
-from intruder.risk.bounds import FOLDS, SEED
 from intruder.risk.forms import AttackRunForm, GuardForm
 from intruder.risk.guarding import GuardRunError, guard_run_start
 from tests.intruder.risk_fixtures import risk_study, study_with_guardable_texts
