@@ -679,7 +679,7 @@ class Judgment(FlaggedAnswer):
     )
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    # Scores, filled in on submission (intruder.scoring) and recomputable.
+    # Scores, filled in on submission (model_runtime.guess_scoring) and recomputable.
     cosine = models.FloatField(null=True, blank=True)
     identified = models.BooleanField(null=True, blank=True)
     matched_alias = models.CharField(max_length=200, blank=True)
