@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx
 
+from http_retrying import retrying_transport
 from intruder.exceptions import IntruderError
-from llm.retrying import retrying_transport
 
 logger = logging.getLogger(__name__)
 
