@@ -33,8 +33,6 @@ from attacks.crossval import FoldBackground, attack_cells
 from attacks.prediction import Prediction
 from attacks.prepared import AttackFactory, PreparedTexts
 
-# The budgets of the crowd-intruder ladder: descriptions per candidate; None = all of them.
-BUDGET_LADDER: tuple[int | None, ...] = (1, 2, 4, 8, None)
 ALL = "all"
 DEFAULT_RESAMPLES = 10
 MIN_RESAMPLES = 1

@@ -279,13 +279,6 @@ class ProlificClient:
             json_body={"action": "REJECT", "message": message, "rejection_category": category},
         )
 
-    def submissions_bulk_approve(self, study_id: str, participant_ids: list[str]) -> dict:
-        return self._json(
-            "POST",
-            "submissions/bulk-approve/",
-            json_body={"study_id": study_id, "participant_ids": participant_ids},
-        )
-
     # --- bonuses ----------------------------------------------------------------------------
 
     def bonus_setup(self, study_id: str, rows: list[tuple[str, float]]) -> dict[str, Any]:
