@@ -132,29 +132,14 @@ def check_draws(
 
 
 def budget_backgrounds(
-    records: Sequence[BackgroundRecord],
-    budget: int | None,
-    *,
-    resamples: int = DEFAULT_RESAMPLES,
-    k: int = 5,
-    seed: int = 0,
-    attacked: set[str] | None = None,
+    records: Sequence[BackgroundRecord], draws: Sequence[BudgetDraw]
 ) -> list[FoldBackground]:
-    """Return every draw of ``budget_draws`` as a fold of ``attacks.crossval`` (its raw texts
-    per person, its resample set), for ``attack_cells`` to attack."""
+    """Return the draws (``budget_draws``) of ``records`` as folds of ``attacks.crossval``
+    (raw texts per person, the resample set), for ``attack_cells`` to attack."""
     text_of = {r.text_id: r.text for r in records}
     return [
-        FoldBackground(
-            index=draw.fold,
-            test_ids=list(draw.test_ids),
-            texts_by_person={
-                person: [text_of[i] for i in ids] for person, ids in draw.background_ids.items()
-            },
-            resample=draw.resample,
-        )
-        for draw in budget_draws(
-            records, budget, resamples=resamples, k=k, seed=seed, attacked=attacked
-        )
+        FoldBackground.of_ids(d.fold, d.test_ids, d.background_ids, text_of, d.resample)
+        for d in draws
     ]
 
 
@@ -224,11 +209,12 @@ def run_budget(
     clash = sorted(set(extra) & set(target_of.values()))
     if clash:
         raise ValueError(f"distractor {clash[0]!r} is a person of the records")
+    chosen = budget_draws(
+        records, budget, resamples=resamples, k=k, seed=seed, attacked=set(queries)
+    )
     draws = [
         dataclasses.replace(draw, texts_by_person=draw.texts_by_person | extra)
-        for draw in budget_backgrounds(
-            records, budget, resamples=resamples, k=k, seed=seed, attacked=set(queries)
-        )
+        for draw in budget_backgrounds(records, chosen)
     ]
     rows = []
     for cell in attack_cells(

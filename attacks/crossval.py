@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from attacks.background import BackgroundRecord, cross_validation_folds
 from attacks.base import Attack
@@ -37,6 +38,19 @@ class FoldBackground:
     texts_by_person: dict[str, list[str]]
     resample: int | None = None  # the knowledge budget's draw this fold belongs to
 
+    @classmethod
+    def of_ids(
+        cls,
+        index: int,
+        test_ids: Sequence[str],
+        background_ids: Mapping[str, Sequence[str]],
+        text_of: Mapping[str, str],
+        resample: int | None = None,
+    ) -> FoldBackground:
+        """Return a fold (of a resample) whose background ids are turned into raw texts."""
+        texts = {person: [text_of[i] for i in ids] for person, ids in background_ids.items()}
+        return cls(index, list(test_ids), texts, resample)
+
 
 def fold_backgrounds(
     records: Sequence[BackgroundRecord], *, k: int = 5, seed: int = 0
@@ -48,13 +62,7 @@ def fold_backgrounds(
     """
     text_of = {r.text_id: r.text for r in records}
     return [
-        FoldBackground(
-            index=fold.index,
-            test_ids=list(fold.test_ids),
-            texts_by_person={
-                person: [text_of[i] for i in ids] for person, ids in fold.background_ids.items()
-            },
-        )
+        FoldBackground.of_ids(fold.index, fold.test_ids, fold.background_ids, text_of)
         for fold in cross_validation_folds(records, k=k, seed=seed)
     ]
 
@@ -153,94 +161,54 @@ def attack_cells(
 
     Folds that are a knowledge budget's draws (``resample`` set) yield one cell per attack and
     method over all of them (fold None): ``remaining`` is asked once per such cell, with
-    fold None and every text of the draws.
+    fold None and every text of the draws, and each method's texts are predicted apart in
+    each draw (those of the draw still to do, in its order), so a text's predictions do not
+    depend on which other methods are attacked; a draw with an empty background predicts
+    nothing.
     """
-    if any(fold.resample is not None for fold in folds):
-        yield from _resampled_cells(
-            prepared,
-            folds,
-            attacks,
-            methods,
-            texts=texts,
-            true_names=true_names,
-            remaining=remaining,
-            factory=factory,
-            reuse=reuse,
-            reusable=reusable,
-            on_fit=on_fit,
-        )
+
+    def fit(fold: FoldBackground, name: str) -> PreparedAttack | None:
+        if on_fit is not None:
+            on_fit(fold, name)
+        mine = reuse if name in reusable else None
+        return fit_on_fold(prepared, name, fold.texts_by_person, factory=factory, reuse=mine)
+
+    def predict(
+        fold: FoldBackground, name: str, method: str, chosen: dict[str, str], fitted: Any
+    ) -> Cell:
+        return _predicted(prepared, fold.index, name, method, chosen, fitted, true_names)
+
+    if not any(fold.resample is not None for fold in folds):
+        for fold in folds:
+            for name in attacks:
+                pending = {
+                    m: ids
+                    for m in methods
+                    if (ids := remaining(fold.index, name, m, fold.test_ids))
+                }
+                if pending:
+                    fitted = fit(fold, name)
+                    for method, ids in pending.items():
+                        yield predict(fold, name, method, dict(texts(method, ids)), fitted)
         return
-    for fold in folds:
-        for name in attacks:
-            pending = {
-                m: ids for m in methods if (ids := remaining(fold.index, name, m, fold.test_ids))
-            }
-            if not pending:
-                continue
-            if on_fit is not None:
-                on_fit(fold, name)
-            fitted = fit_on_fold(
-                prepared,
-                name,
-                fold.texts_by_person,
-                factory=factory,
-                reuse=reuse if name in reusable else None,
-            )
-            for method, ids in pending.items():
-                chosen = dict(texts(method, ids))
-                yield _predicted(prepared, fold.index, name, method, chosen, fitted, true_names)
-
-
-def _resampled_cells(
-    prepared: PreparedTexts,
-    draws: Sequence[FoldBackground],
-    attacks: Sequence[str],
-    methods: Sequence[str],
-    *,
-    texts: Callable[[str, list[str]], Mapping[str, str]],
-    true_names: Mapping[str, str],
-    remaining: Remaining,
-    factory: AttackFactory | None,
-    reuse: dict[str, Attack] | None,
-    reusable: Collection[str],
-    on_fit: Callable[[FoldBackground, str], None] | None,
-) -> Iterator[Cell]:
-    """Yield one cell per attack and method over every draw, the attack fitted once per draw.
-
-    Each method's texts are predicted apart in each draw (the texts of that draw it still
-    has to do, in the draw's order), so a text's predictions do not depend on which other
-    methods the run attacks; a draw whose background is empty predicts nothing.
-    """
-    every = list(dict.fromkeys(i for draw in draws for i in draw.test_ids))
+    every = list(dict.fromkeys(i for draw in folds for i in draw.test_ids))
     for name in attacks:
         pending = {m: set(ids) for m in methods if (ids := remaining(None, name, m, every))}
-        if not pending:
-            continue
         chosen = {m: dict(texts(m, [i for i in every if i in ids])) for m, ids in pending.items()}
         found: dict[str, dict[str, list[tuple[FoldBackground, Prediction]]]] = {
             m: {} for m in pending
         }
-        for draw in draws:
+        for draw in folds:
             wanted = {
                 method: mine
                 for method, of_method in chosen.items()
                 if (mine := {i: of_method[i] for i in draw.test_ids if i in of_method})
             }
-            if not wanted:
-                continue
-            if on_fit is not None:
-                on_fit(draw, name)
-            fitted = fit_on_fold(
-                prepared,
-                name,
-                draw.texts_by_person,
-                factory=factory,
-                reuse=reuse if name in reusable else None,
-            )
+            fitted = fit(draw, name) if wanted else None
             if fitted is None:
                 continue
             for method, mine in wanted.items():
-                cell = _predicted(prepared, draw.index, name, method, mine, fitted, true_names)
+                cell = predict(draw, name, method, mine, fitted)
                 for i, prediction in cell.predictions.items():
                     if prediction is not None:
                         found[method].setdefault(i, []).append((draw, prediction))

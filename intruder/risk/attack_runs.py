@@ -39,7 +39,7 @@ from django.db import transaction
 from django.db.models import Count
 
 from attacks.background import BackgroundRecord
-from attacks.budget import budget_backgrounds, resampled_outcome
+from attacks.budget import budget_backgrounds, budget_draws, resampled_outcome
 from attacks.config import AttackConfig, ConfigError
 from attacks.crossval import Cell, attack_cells, run_backgrounds
 from attacks.metrics import trir
@@ -339,13 +339,9 @@ def _backgrounds(run: AttackRun, descriptions: list[Description]) -> list[Any]:
     resamples (each a fold of `attacks.crossval`, attacked by the same loop)."""
     records = background_records(descriptions)
     if run.knowledge_budget is not None:
-        units = budget_backgrounds(
-            records,
-            run.knowledge_budget,
-            resamples=run.budget_resamples,
-            k=run.folds,
-            seed=run.seed,
-        )
+        budget, resamples = run.knowledge_budget, run.budget_resamples
+        draws = budget_draws(records, budget, resamples=resamples, k=run.folds, seed=run.seed)
+        units = budget_backgrounds(records, draws)
     else:
         uploaded = (
             {key: [text] for key, text in run.background_documents.items()}
