@@ -75,7 +75,7 @@ def budget_draws(
     budget: int | None,
     *,
     resamples: int = DEFAULT_RESAMPLES,
-    k: int = 5,
+    folds: int = 5,
     seed: int = 0,
     attacked: set[str] | None = None,
 ) -> list[BudgetDraw]:
@@ -90,9 +90,9 @@ def budget_draws(
     for resample in range(resamples):
         # Distinct integer seeds per resample; the string seed of the draw is hashed by
         # random.Random with SHA-512, so it is the same on every machine and Python run.
-        fold_of = assign_folds(records, k=k, seed=seed * 100_003 + resample)
+        fold_of = assign_folds(records, folds=folds, seed=seed * 100_003 + resample)
         rng = random.Random(f"knowledge-budget:{seed}:{resample}")
-        for fold in range(k):
+        for fold in range(folds):
             outside: dict[str, list[str]] = {}
             for record in records:
                 if fold_of[record.text_id] != fold:
@@ -185,7 +185,7 @@ def run_budget(
     budget: int | None,
     *,
     resamples: int = DEFAULT_RESAMPLES,
-    k: int = 5,
+    folds: int = 5,
     seed: int = 0,
     reuse: dict[str, Attack] | None = None,
     factory: AttackFactory | None = None,
@@ -210,7 +210,7 @@ def run_budget(
     if clash:
         raise ValueError(f"distractor {clash[0]!r} is a person of the records")
     chosen = budget_draws(
-        records, budget, resamples=resamples, k=k, seed=seed, attacked=set(queries)
+        records, budget, resamples=resamples, folds=folds, seed=seed, attacked=set(queries)
     )
     draws = [
         dataclasses.replace(draw, texts_by_person=draw.texts_by_person | extra)

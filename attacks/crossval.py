@@ -53,9 +53,9 @@ class FoldBackground:
 
 
 def fold_backgrounds(
-    records: Sequence[BackgroundRecord], *, k: int = 5, seed: int = 0
+    records: Sequence[BackgroundRecord], *, folds: int = 5, seed: int = 0
 ) -> list[FoldBackground]:
-    """Return the k folds of ``records`` with each fold's background as person -> texts.
+    """Return the folds of ``records`` with each fold's background as person -> texts.
 
     The texts are raw: ``PreparedTexts`` pretreats and joins them, so every fold reuses
     one pretreatment of each text.
@@ -63,7 +63,7 @@ def fold_backgrounds(
     text_of = {r.text_id: r.text for r in records}
     return [
         FoldBackground.of_ids(fold.index, fold.test_ids, fold.background_ids, text_of)
-        for fold in cross_validation_folds(records, k=k, seed=seed)
+        for fold in cross_validation_folds(records, folds=folds, seed=seed)
     ]
 
 
@@ -71,11 +71,11 @@ def run_backgrounds(
     records: Sequence[BackgroundRecord],
     *,
     uploaded: Mapping[str, Sequence[str]] | None = None,
-    k: int = 5,
+    folds: int = 5,
     seed: int = 0,
 ) -> list[FoldBackground]:
     """Return the backgrounds a run attacks ``records`` with: the ``uploaded`` one (person ->
-    texts) for every text, or else the k folds of the records themselves."""
+    texts) for every text, or else the folds of the records themselves."""
     if uploaded is not None:
         return [
             FoldBackground(
@@ -84,7 +84,7 @@ def run_backgrounds(
                 texts_by_person={person: list(texts) for person, texts in uploaded.items()},
             )
         ]
-    return fold_backgrounds(records, k=k, seed=seed)
+    return fold_backgrounds(records, folds=folds, seed=seed)
 
 
 def fit_on_fold(

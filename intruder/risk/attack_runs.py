@@ -340,7 +340,7 @@ def _backgrounds(run: AttackRun, descriptions: list[Description]) -> list[Any]:
     records = background_records(descriptions)
     if run.knowledge_budget is not None:
         budget, resamples = run.knowledge_budget, run.budget_resamples
-        draws = budget_draws(records, budget, resamples=resamples, k=run.folds, seed=run.seed)
+        draws = budget_draws(records, budget, resamples=resamples, folds=run.folds, seed=run.seed)
         units = budget_backgrounds(records, draws)
     else:
         uploaded = (
@@ -348,7 +348,7 @@ def _backgrounds(run: AttackRun, descriptions: list[Description]) -> list[Any]:
             if run.background == AttackRun.Background.UPLOADED
             else None
         )
-        units = run_backgrounds(records, uploaded=uploaded, k=run.folds, seed=run.seed)
+        units = run_backgrounds(records, uploaded=uploaded, folds=run.folds, seed=run.seed)
     return [
         dataclasses.replace(fold, texts_by_person=with_distractors(fold.texts_by_person, run))
         for fold in units

@@ -66,7 +66,7 @@ def _units(
         else None
     )
     return run_backgrounds(
-        records, uploaded=uploaded, k=min(folds, max(len(records), 2)), seed=seed
+        records, uploaded=uploaded, folds=min(folds, max(len(records), 2)), seed=seed
     )
 
 

@@ -123,7 +123,7 @@ def test_the_budget_never_resamples_a_distractor_and_refuses_one_named_like_a_pe
         {"a0": "a text 0"},
         1,
         resamples=10,
-        k=3,
+        folds=3,
         distractors={"zed": "zed text"},
     )
     assert {row["candidates"] for row in rows} == {3}
