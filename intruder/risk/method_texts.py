@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from anonymize.baseline_spacy import SpacyBaseline
 from intruder.models import AnonymizedText, Description
 from intruder.risk.methods import CLEAR, SPACY_NER, is_baseline, model_threshold
 from intruder.services.anonymization import get_anonymizer
@@ -75,8 +76,7 @@ _spacy: Any = None
 def _spacy_baseline() -> Any:
     global _spacy
     if _spacy is None:
-        # Lazy: loading spaCy's pipeline takes seconds, and most runs never attack this baseline.
-        from anonymize.baseline_spacy import SpacyBaseline
-
+        # Made when first asked: loading spaCy's pipeline takes seconds, and most runs never
+        # attack this baseline (importing its module loads no spaCy).
         _spacy = SpacyBaseline()
     return _spacy
