@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from attacks.background import BackgroundRecord, cross_validation_folds
 from attacks.base import Attack
@@ -174,7 +173,11 @@ def attack_cells(
         return fit_on_fold(prepared, name, fold.texts_by_person, factory=factory, reuse=mine)
 
     def predict(
-        fold: FoldBackground, name: str, method: str, chosen: dict[str, str], fitted: Any
+        fold: FoldBackground,
+        name: str,
+        method: str,
+        chosen: dict[str, str],
+        fitted: PreparedAttack | None,
     ) -> Cell:
         return _predicted(prepared, fold.index, name, method, chosen, fitted, true_names)
 
