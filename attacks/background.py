@@ -96,9 +96,9 @@ def _group_key(record: BackgroundRecord) -> Hashable:
     return ("text", record.text_id)
 
 
-def _validate(records: Sequence[BackgroundRecord], k: int) -> None:
-    if k < 2:
-        raise FoldError(f"k must be at least 2, got {k}")
+def _validate(records: Sequence[BackgroundRecord], folds: int) -> None:
+    if folds < 2:
+        raise FoldError(f"folds must be at least 2, got {folds}")
     seen: set[str] = set()
     for record in records:
         if record.text_id in seen:
@@ -109,14 +109,15 @@ def _validate(records: Sequence[BackgroundRecord], k: int) -> None:
 
 
 def assign_folds(
-    records: Sequence[BackgroundRecord], *, k: int = 5, seed: int = 0
+    records: Sequence[BackgroundRecord], *, folds: int = 5, seed: int = 0
 ) -> dict[str, int]:
-    """Return text_id -> fold (0..k-1); the same records, k and seed give the same folds.
+    """Return text_id -> fold (0..folds-1); the same records, folds and seed give the same
+    assignment.
 
     Each person's (writer, person) groups are shuffled and dealt round-robin, starting where
     the previous person stopped, so fold sizes stay balanced across persons.
     """
-    _validate(records, k)
+    _validate(records, folds)
     rng = random.Random(seed)
     groups_by_target: dict[str, dict[Hashable, list[str]]] = {}
     for record in records:
@@ -130,20 +131,20 @@ def assign_folds(
         for text_ids in groups:
             for text_id in text_ids:
                 fold_of[text_id] = next_fold
-            next_fold = (next_fold + 1) % k
+            next_fold = (next_fold + 1) % folds
     return fold_of
 
 
 def cross_validation_folds(
-    records: Sequence[BackgroundRecord], *, k: int = 5, seed: int = 0
+    records: Sequence[BackgroundRecord], *, folds: int = 5, seed: int = 0
 ) -> list[Fold]:
-    """Return k folds; fold i attacks its texts with a background of every other fold's texts."""
-    fold_of = assign_folds(records, k=k, seed=seed)
+    """Return the folds; fold i attacks its texts with a background of every other fold's."""
+    fold_of = assign_folds(records, folds=folds, seed=seed)
     text_of = {r.text_id: r.text for r in records}
-    folds = [Fold(index=i, test_ids=[]) for i in range(k)]
+    made = [Fold(index=i, test_ids=[]) for i in range(folds)]
     for record in records:
-        folds[fold_of[record.text_id]].test_ids.append(record.text_id)
-    for fold in folds:
+        made[fold_of[record.text_id]].test_ids.append(record.text_id)
+    for fold in made:
         parts: dict[str, list[str]] = {}
         for record in records:
             if fold_of[record.text_id] != fold.index:
@@ -153,8 +154,8 @@ def cross_validation_folds(
             target: TEXT_SEPARATOR.join(text_of[i].strip() for i in ids)
             for target, ids in fold.background_ids.items()
         }
-    check_folds(records, folds)
-    return folds
+    check_folds(records, made)
+    return made
 
 
 def check_folds(records: Sequence[BackgroundRecord], folds: Sequence[Fold]) -> None:

@@ -11,27 +11,33 @@ keeps b descriptions per candidate in the background, drawn at random:
   seeded generator (all of them for b = all, which is the plain k-fold attack).
 
 So a text is never in its own background, nor another text by its writer about the same
-person, and the same records, budget, R, k and seed give the same draws. TRIR and ranks are
-averaged over the R resamples by the caller.
+person, and the same records, budget, R, k and seed give the same draws. The draws are folds
+of ``attacks.crossval`` (``budget_backgrounds``), attacked by its one loop; a text's outcome
+over its draws is ``resampled_outcome`` (median rank, share ranked first).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
+import statistics
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from attacks.background import BackgroundRecord, Fold, FoldError, assign_folds, check_folds
 from attacks.base import Attack
-from attacks.crossval import fit_on_fold
+from attacks.crossval import FoldBackground, attack_cells
+from attacks.prediction import Prediction
 from attacks.prepared import AttackFactory, PreparedTexts
 
-# The budgets of the crowd-intruder ladder: descriptions per candidate; None = all of them.
-BUDGET_LADDER: tuple[int | None, ...] = (1, 2, 4, 8, None)
 ALL = "all"
 DEFAULT_RESAMPLES = 10
 MIN_RESAMPLES = 1
+# run_budget attacks one set of texts, its queries: the one "method" of attack_cells' loop.
+QUERY = "query"
 
 
 def parse_budget(value: str | int | None) -> int | None:
@@ -69,7 +75,7 @@ def budget_draws(
     budget: int | None,
     *,
     resamples: int = DEFAULT_RESAMPLES,
-    k: int = 5,
+    folds: int = 5,
     seed: int = 0,
     attacked: set[str] | None = None,
 ) -> list[BudgetDraw]:
@@ -84,9 +90,9 @@ def budget_draws(
     for resample in range(resamples):
         # Distinct integer seeds per resample; the string seed of the draw is hashed by
         # random.Random with SHA-512, so it is the same on every machine and Python run.
-        fold_of = assign_folds(records, k=k, seed=seed * 100_003 + resample)
+        fold_of = assign_folds(records, folds=folds, seed=seed * 100_003 + resample)
         rng = random.Random(f"knowledge-budget:{seed}:{resample}")
-        for fold in range(k):
+        for fold in range(folds):
             outside: dict[str, list[str]] = {}
             for record in records:
                 if fold_of[record.text_id] != fold:
@@ -125,6 +131,52 @@ def check_draws(
                 raise FoldError(f"resample {resample}: {over[0]!r} has more than {budget} texts")
 
 
+def budget_backgrounds(
+    records: Sequence[BackgroundRecord], draws: Sequence[BudgetDraw]
+) -> list[FoldBackground]:
+    """Return the draws (``budget_draws``) of ``records`` as folds of ``attacks.crossval``
+    (raw texts per person, the resample set), for ``attack_cells`` to attack."""
+    text_of = {r.text_id: r.text for r in records}
+    return [
+        FoldBackground.of_ids(d.fold, d.test_ids, d.background_ids, text_of, d.resample)
+        for d in draws
+    ]
+
+
+@dataclass(frozen=True)
+class ResampledOutcome:
+    """One text's result over the draws that attacked it (the run's one TRIR counts
+    ``true_rank == 1``)."""
+
+    true_rank: int | None  # the median rank, unranked counted last; None when that is last
+    true_prob: float | None  # the mean probability of the true person where it was ranked
+    predicted: str  # agrees with true_rank (see resampled_outcome)
+    hit_share: float  # the share of draws that ranked the true person first
+
+
+def resampled_outcome(predictions: Sequence[Prediction]) -> ResampledOutcome:
+    """Return a text's outcome over its draws' predictions (in draw order, at least one).
+
+    The prediction is the true person when the median rank is 1, else the person most often
+    ranked first among the others (the first so ranked on a tie), so ``predicted == target``
+    and ``true_rank == 1`` never disagree.
+    """
+    ranks = [p.true_rank if p.true_rank is not None else math.inf for p in predictions]
+    median = statistics.median_low(ranks)
+    probs = [p.true_prob for p in predictions if p.true_prob is not None]
+    if median == 1:
+        predicted = str(predictions[0].true_name)
+    else:
+        others = Counter(p.predicted_name for p in predictions if p.predicted_name != p.true_name)
+        predicted = others.most_common(1)[0][0] if others else ""
+    return ResampledOutcome(
+        true_rank=None if median == math.inf else int(median),
+        true_prob=sum(probs) / len(probs) if probs else None,
+        predicted=predicted,
+        hit_share=sum(p.true_rank == 1 for p in predictions) / len(predictions),
+    )
+
+
 def run_budget(
     prepared: PreparedTexts,
     attacks: Sequence[str],
@@ -133,7 +185,7 @@ def run_budget(
     budget: int | None,
     *,
     resamples: int = DEFAULT_RESAMPLES,
-    k: int = 5,
+    folds: int = 5,
     seed: int = 0,
     reuse: dict[str, Attack] | None = None,
     factory: AttackFactory | None = None,
@@ -146,54 +198,64 @@ def run_budget(
     document, within any budget b >= 1, so the budget draws only the records' persons.
 
     The background is the records' texts (e.g. the clear descriptions); the query of a text
-    is what is attacked (e.g. its anonymized version). Rows: resample, fold, text_id, target,
-    attack, candidates, true_rank (None when the person is not among the candidates),
-    true_prob and predicted (the person ranked first).
+    is what is attacked (e.g. its anonymized version). Rows, in draw order: resample, fold,
+    text_id, target, attack, candidates, true_rank (None when the person is not among the
+    candidates), true_prob and predicted (the person ranked first). The loop is
+    ``attacks.crossval.attack_cells`` (the platform's attack runs walk the same one).
     ``reuse`` keeps one attack instance per name across budgets (the dense embeddings).
     """
     target_of = {r.text_id: r.target for r in records}
-    text_of = {r.text_id: r.text for r in records}
     extra = {name: [text] for name, text in (distractors or {}).items()}
     clash = sorted(set(extra) & set(target_of.values()))
     if clash:
         raise ValueError(f"distractor {clash[0]!r} is a person of the records")
-    reuse = {} if reuse is None else reuse
-    rows = []
-    draws = budget_draws(
-        records, budget, resamples=resamples, k=k, seed=seed, attacked=set(queries)
+    chosen = budget_draws(
+        records, budget, resamples=resamples, folds=folds, seed=seed, attacked=set(queries)
     )
-    for draw in draws:
-        ids = [i for i in draw.test_ids if i in queries]
-        if not ids:
-            continue
-        background = {
-            person: [text_of[i] for i in text_ids]
-            for person, text_ids in draw.background_ids.items()
-        } | extra
-        for name in attacks:
-            attack = fit_on_fold(prepared, name, background, factory=factory, reuse=reuse)
-            if attack is None:
-                continue
-            found = attack.predict(
-                {i: queries[i] for i in ids},
-                top_k=1,
-                true_names={i: target_of[i] for i in ids},
-            )
-            for prediction in found:
+    draws = [
+        dataclasses.replace(draw, texts_by_person=draw.texts_by_person | extra)
+        for draw in budget_backgrounds(records, chosen)
+    ]
+    rows = []
+    for cell in attack_cells(
+        prepared,
+        draws,
+        attacks,
+        [QUERY],
+        texts=lambda _, ids: {i: queries[i] for i in ids},
+        true_names=target_of,
+        remaining=lambda _fold, _name, _method, ids: [i for i in ids if i in queries],
+        factory=factory,
+        reuse={} if reuse is None else reuse,
+        reusable=attacks,
+    ):
+        for text_id, found in (cell.draws or {}).items():
+            for draw, prediction in found:
                 rows.append(
                     {
                         "resample": draw.resample,
-                        "fold": draw.fold,
-                        "text_id": prediction.doc_id,
-                        "target": target_of[prediction.doc_id],
-                        "attack": name,
-                        "candidates": len(background),
+                        "fold": draw.index,
+                        "text_id": text_id,
+                        "target": target_of[text_id],
+                        "attack": cell.attack_name,
+                        "candidates": len(draw.texts_by_person),
                         "true_rank": prediction.true_rank,
                         "true_prob": prediction.true_prob,
                         "predicted": prediction.predicted_name,
                     }
                 )
-    return rows
+    # Draw by draw, each draw's attacks in their order, each attack's texts in the draw's.
+    position = {name: n for n, name in enumerate(attacks)}
+    place = {(d.resample, d.index, i): n for d in draws for n, i in enumerate(d.test_ids)}
+    return sorted(
+        rows,
+        key=lambda r: (
+            r["resample"],
+            r["fold"],
+            position[r["attack"]],
+            place[r["resample"], r["fold"], r["text_id"]],
+        ),
+    )
 
 
 def budget_trir(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -135,7 +135,7 @@ def command_budget(args: argparse.Namespace) -> int:
                 queries,
                 budget,
                 resamples=args.resamples,
-                k=args.folds,
+                folds=args.folds,
                 seed=args.seed,
                 reuse=reuse,
             )

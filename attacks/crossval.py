@@ -9,6 +9,11 @@ from ``PreparedTexts`` (each text pretreated once, whatever the fold), and the f
 and yields each cell's predictions; callers keep only what is theirs: which cells are still
 to do (one resume hook, ``remaining``), progress and storage (the platform resumes per fold,
 attack and method), or a background split in halves (the guard benchmark).
+
+A knowledge budget (``attacks.budget``) is one more dimension of the same loop: its folds
+are the draws of R resamples (``FoldBackground.resample``), and a cell then holds one attack's
+predictions of one method's texts in every draw (``Cell.draws``), for the caller to reduce
+per text.
 """
 
 from __future__ import annotations
@@ -30,26 +35,34 @@ class FoldBackground:
     index: int | None  # None: one background for every text (uploaded, not folded)
     test_ids: list[str]
     texts_by_person: dict[str, list[str]]
+    resample: int | None = None  # the knowledge budget's draw this fold belongs to
+
+    @classmethod
+    def of_ids(
+        cls,
+        index: int,
+        test_ids: Sequence[str],
+        background_ids: Mapping[str, Sequence[str]],
+        text_of: Mapping[str, str],
+        resample: int | None = None,
+    ) -> FoldBackground:
+        """Return a fold (of a resample) whose background ids are turned into raw texts."""
+        texts = {person: [text_of[i] for i in ids] for person, ids in background_ids.items()}
+        return cls(index, list(test_ids), texts, resample)
 
 
 def fold_backgrounds(
-    records: Sequence[BackgroundRecord], *, k: int = 5, seed: int = 0
+    records: Sequence[BackgroundRecord], *, folds: int = 5, seed: int = 0
 ) -> list[FoldBackground]:
-    """Return the k folds of ``records`` with each fold's background as person -> texts.
+    """Return the folds of ``records`` with each fold's background as person -> texts.
 
     The texts are raw: ``PreparedTexts`` pretreats and joins them, so every fold reuses
     one pretreatment of each text.
     """
     text_of = {r.text_id: r.text for r in records}
     return [
-        FoldBackground(
-            index=fold.index,
-            test_ids=list(fold.test_ids),
-            texts_by_person={
-                person: [text_of[i] for i in ids] for person, ids in fold.background_ids.items()
-            },
-        )
-        for fold in cross_validation_folds(records, k=k, seed=seed)
+        FoldBackground.of_ids(fold.index, fold.test_ids, fold.background_ids, text_of)
+        for fold in cross_validation_folds(records, folds=folds, seed=seed)
     ]
 
 
@@ -57,11 +70,11 @@ def run_backgrounds(
     records: Sequence[BackgroundRecord],
     *,
     uploaded: Mapping[str, Sequence[str]] | None = None,
-    k: int = 5,
+    folds: int = 5,
     seed: int = 0,
 ) -> list[FoldBackground]:
     """Return the backgrounds a run attacks ``records`` with: the ``uploaded`` one (person ->
-    texts) for every text, or else the k folds of the records themselves."""
+    texts) for every text, or else the folds of the records themselves."""
     if uploaded is not None:
         return [
             FoldBackground(
@@ -70,7 +83,7 @@ def run_backgrounds(
                 texts_by_person={person: list(texts) for person, texts in uploaded.items()},
             )
         ]
-    return fold_backgrounds(records, k=k, seed=seed)
+    return fold_backgrounds(records, folds=folds, seed=seed)
 
 
 def fit_on_fold(
@@ -105,7 +118,9 @@ class Cell:
     ``predictions`` holds one per text, None for every text where the fold's background was
     empty; ``documents`` are the texts as pretreated for the attack; ``attack`` is the fitted
     attack (None without a background), for what the caller reads off it (shared terms,
-    stats).
+    stats). A resampled cell (a knowledge budget: ``fold`` and ``attack`` None, no
+    ``predictions``) holds instead each text's predictions in the draws that attacked it,
+    in draw order, each beside its draw (``draws``).
     """
 
     fold: int | None
@@ -115,6 +130,7 @@ class Cell:
     predictions: dict[str, Prediction | None]
     documents: dict[str, str] = field(default_factory=dict)
     attack: Attack | None = None
+    draws: dict[str, list[tuple[FoldBackground, Prediction]]] | None = None
 
 
 # The resume hook: (fold, attack, method, the fold's text ids) -> the ids still to predict.
@@ -141,26 +157,66 @@ def attack_cells(
     a first run); an attack is fitted on a fold only when one of its cells has any.
     ``texts(method, ids)`` returns each id's text under ``method``; ``reuse`` serves the
     ``reusable`` attacks across folds (see ``fit_on_fold``); ``on_fit`` is told before each fit.
+
+    Folds that are a knowledge budget's draws (``resample`` set) yield one cell per attack and
+    method over all of them (fold None): ``remaining`` is asked once per such cell, with
+    fold None and every text of the draws, and each method's texts are predicted apart in
+    each draw (those of the draw still to do, in its order), so a text's predictions do not
+    depend on which other methods are attacked; a draw with an empty background predicts
+    nothing.
     """
-    for fold in folds:
-        for name in attacks:
-            pending = {
-                m: ids for m in methods if (ids := remaining(fold.index, name, m, fold.test_ids))
+
+    def fit(fold: FoldBackground, name: str) -> PreparedAttack | None:
+        if on_fit is not None:
+            on_fit(fold, name)
+        mine = reuse if name in reusable else None
+        return fit_on_fold(prepared, name, fold.texts_by_person, factory=factory, reuse=mine)
+
+    def predict(
+        fold: FoldBackground,
+        name: str,
+        method: str,
+        chosen: dict[str, str],
+        fitted: PreparedAttack | None,
+    ) -> Cell:
+        return _predicted(prepared, fold.index, name, method, chosen, fitted, true_names)
+
+    if not any(fold.resample is not None for fold in folds):
+        for fold in folds:
+            for name in attacks:
+                pending = {
+                    m: ids
+                    for m in methods
+                    if (ids := remaining(fold.index, name, m, fold.test_ids))
+                }
+                if pending:
+                    fitted = fit(fold, name)
+                    for method, ids in pending.items():
+                        yield predict(fold, name, method, dict(texts(method, ids)), fitted)
+        return
+    every = list(dict.fromkeys(i for draw in folds for i in draw.test_ids))
+    for name in attacks:
+        pending = {m: set(ids) for m in methods if (ids := remaining(None, name, m, every))}
+        chosen = {m: dict(texts(m, [i for i in every if i in ids])) for m, ids in pending.items()}
+        found: dict[str, dict[str, list[tuple[FoldBackground, Prediction]]]] = {
+            m: {} for m in pending
+        }
+        for draw in folds:
+            wanted = {
+                method: mine
+                for method, of_method in chosen.items()
+                if (mine := {i: of_method[i] for i in draw.test_ids if i in of_method})
             }
-            if not pending:
+            fitted = fit(draw, name) if wanted else None
+            if fitted is None:
                 continue
-            if on_fit is not None:
-                on_fit(fold, name)
-            fitted = fit_on_fold(
-                prepared,
-                name,
-                fold.texts_by_person,
-                factory=factory,
-                reuse=reuse if name in reusable else None,
-            )
-            for method, ids in pending.items():
-                chosen = dict(texts(method, ids))
-                yield _predicted(prepared, fold.index, name, method, chosen, fitted, true_names)
+            for method, mine in wanted.items():
+                cell = predict(draw, name, method, mine, fitted)
+                for i, prediction in cell.predictions.items():
+                    if prediction is not None:
+                        found[method].setdefault(i, []).append((draw, prediction))
+        for method in pending:
+            yield Cell(None, name, method, chosen[method], {}, draws=found[method])
 
 
 def _predicted(

@@ -270,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     records=records,
                     budget=budget,
                     resamples=args.resamples,
-                    k=args.folds,
+                    folds=args.folds,
                     seed=args.seed,
                     reuse=reuse,
                 )

@@ -136,7 +136,7 @@ def main() -> int:
     records = [BackgroundRecord(i, target[i], None, by_id[i]["original"]) for i in by_id]
     folds = [
         fold
-        for fold in cross_validation_folds(records, k=args.folds, seed=args.seed)
+        for fold in cross_validation_folds(records, folds=args.folds, seed=args.seed)
         if all(i in produced for i in fold.test_ids)
         and (not args.only_folds or str(fold.index) in args.only_folds.split(","))
     ]

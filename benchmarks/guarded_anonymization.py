@@ -294,7 +294,7 @@ def main() -> int:
     # 1. Folds: background (b), each fold's background split into a guard and an eval half
     # below. A subset run (--only-folds) attacks those folds' texts with the same folds.
     records = [BackgroundRecord(i, target[i], None, by_id[i]["original"]) for i in ids]
-    folds = cross_validation_folds(records, k=args.folds, seed=args.seed)
+    folds = cross_validation_folds(records, folds=args.folds, seed=args.seed)
     config = AttackConfig(cache_dir=str(out / "cache"), seed=args.seed)
     if "tria" in eval_attacks:
         config = dataclasses.replace(config, **TRIA_BENCHMARK_CONFIG)

@@ -91,7 +91,7 @@ def ladder(
         )
         for d in descriptions
     ]
-    folds = fold_backgrounds(records, k=run.folds, seed=run.seed)
+    folds = fold_backgrounds(records, folds=run.folds, seed=run.seed)
     prepared = PreparedTexts(AttackConfig.from_dict(config))
     instances: dict[str, Any] = {}
     rows = []

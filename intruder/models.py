@@ -13,24 +13,32 @@ import secrets
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.db.models.fields.json import KT
 
+from intruder.bounds import (
+    ATTENTION_CHECKS,
+    IDENTIFICATION_THRESHOLD,
+    ITEMS_PER_PARTICIPANT,
+    JUDGMENTS_PER_TEXT,
+    MIN_DESCRIPTION_CHARS,
+    TIME_LIMIT_MINUTES,
+)
 from intruder.risk.rules import DEFAULT_RULE, RULE_CHOICES
 from model_runtime.guess_scoring import BEST_MATCH, PAPER
 
-# Sane ranges of a study's settings, enforced by the form, the API (both read the field
-# validators) and the database (check constraints). Without them a time limit of 10^14
+# Sane ranges of a study's settings (`intruder.bounds`), enforced by the form, the API (both
+# read them) and the database (check constraints). Without them a time limit of 10^14
 # minutes overflows every date computation of the expiry sweep, and a huge
 # judgments_per_text makes each text claim build a set of that many slot numbers.
-MAX_ITEMS_PER_PARTICIPANT = 200
-MAX_JUDGMENTS_PER_TEXT = 100
-MAX_DESCRIPTION_CHARS = 20_000
-MAX_TIME_LIMIT_MINUTES = 24 * 60
+MAX_ITEMS_PER_PARTICIPANT = ITEMS_PER_PARTICIPANT.high
+MAX_JUDGMENTS_PER_TEXT = JUDGMENTS_PER_TEXT.high
+MAX_DESCRIPTION_CHARS = MIN_DESCRIPTION_CHARS.high  # also the longest description taken
+MAX_TIME_LIMIT_MINUTES = TIME_LIMIT_MINUTES.high
 # Attention checks per intruder: a few are enough (each costs the participant time).
-MAX_ATTENTION_CHECKS = 5
+MAX_ATTENTION_CHECKS = ATTENTION_CHECKS.high
 
 # Prolific IDs are 24 hex characters; accept any short token-like string so that pilots and
 # other panels work, but nothing that could smuggle markup or whitespace into pages and logs.
@@ -89,14 +97,13 @@ class Study(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_studies"
     )
     items_per_participant = models.PositiveSmallIntegerField(
-        default=10,
-        validators=[MinValueValidator(1), MaxValueValidator(MAX_ITEMS_PER_PARTICIPANT)],
+        default=ITEMS_PER_PARTICIPANT.default, validators=ITEMS_PER_PARTICIPANT.validators()
     )
     judgments_per_text = models.PositiveSmallIntegerField(
-        default=3, validators=[MinValueValidator(1), MaxValueValidator(MAX_JUDGMENTS_PER_TEXT)]
+        default=JUDGMENTS_PER_TEXT.default, validators=JUDGMENTS_PER_TEXT.validators()
     )
     min_description_chars = models.PositiveIntegerField(
-        default=500, validators=[MaxValueValidator(MAX_DESCRIPTION_CHARS)]
+        default=MIN_DESCRIPTION_CHARS.default, validators=MIN_DESCRIPTION_CHARS.validators()
     )
     groups = models.JSONField(
         default=list, blank=True, help_text="Person groups shown, e.g. ['famous']; empty = all."
@@ -106,13 +113,13 @@ class Study(models.Model):
     debrief_text = models.TextField(blank=True)
     completion_code = models.CharField(max_length=32, default=new_completion_code)
     time_limit_minutes = models.PositiveIntegerField(
-        default=60,
-        validators=[MinValueValidator(1), MaxValueValidator(MAX_TIME_LIMIT_MINUTES)],
+        default=TIME_LIMIT_MINUTES.default,
+        validators=TIME_LIMIT_MINUTES.validators(),
         help_text="Unfinished assignments are released after this many minutes.",
     )
     identification_threshold = models.FloatField(
-        default=0.75,
-        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        default=IDENTIFICATION_THRESHOLD.default,
+        validators=IDENTIFICATION_THRESHOLD.validators(),
         help_text="Character cosine at or above which a guess counts as identified.",
     )
     identification_rule = models.CharField(
@@ -201,8 +208,8 @@ class Study(models.Model):
         "person (their judgments are then not independent).",
     )
     attention_checks = models.PositiveSmallIntegerField(
-        default=0,
-        validators=[MaxValueValidator(MAX_ATTENTION_CHECKS)],
+        default=ATTENTION_CHECKS.default,
+        validators=ATTENTION_CHECKS.validators(),
         help_text="Intruder tests: instructed-response items placed among each intruder's "
         "texts (0 = none); scored apart, never counted as texts.",
     )
@@ -234,26 +241,27 @@ class Study(models.Model):
         verbose_name_plural = "studies"
         constraints = [
             models.CheckConstraint(
-                condition=Q(judgments_per_text__gte=1)
-                & Q(judgments_per_text__lte=MAX_JUDGMENTS_PER_TEXT),
+                condition=Q(judgments_per_text__gte=JUDGMENTS_PER_TEXT.low)
+                & Q(judgments_per_text__lte=JUDGMENTS_PER_TEXT.high),
                 name="study_judgments_per_text_range",
             ),
             models.CheckConstraint(
-                condition=Q(items_per_participant__gte=1)
-                & Q(items_per_participant__lte=MAX_ITEMS_PER_PARTICIPANT),
+                condition=Q(items_per_participant__gte=ITEMS_PER_PARTICIPANT.low)
+                & Q(items_per_participant__lte=ITEMS_PER_PARTICIPANT.high),
                 name="study_items_range",
             ),
             models.CheckConstraint(
-                condition=Q(time_limit_minutes__gte=1)
-                & Q(time_limit_minutes__lte=MAX_TIME_LIMIT_MINUTES),
+                condition=Q(time_limit_minutes__gte=TIME_LIMIT_MINUTES.low)
+                & Q(time_limit_minutes__lte=TIME_LIMIT_MINUTES.high),
                 name="study_time_limit_range",
             ),
             models.CheckConstraint(
-                condition=Q(min_description_chars__lte=MAX_DESCRIPTION_CHARS),
+                condition=Q(min_description_chars__lte=MIN_DESCRIPTION_CHARS.high),
                 name="study_min_description_chars_range",
             ),
             models.CheckConstraint(
-                condition=Q(identification_threshold__gte=0) & Q(identification_threshold__lte=1),
+                condition=Q(identification_threshold__gte=IDENTIFICATION_THRESHOLD.low)
+                & Q(identification_threshold__lte=IDENTIFICATION_THRESHOLD.high),
                 name="study_threshold_unit_interval",
             ),
             # One owner per Prolific study: every Prolific action and webhook resolves to
@@ -671,7 +679,7 @@ class Judgment(FlaggedAnswer):
     )
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    # Scores, filled in on submission (intruder.scoring) and recomputable.
+    # Scores, filled in on submission (model_runtime.guess_scoring) and recomputable.
     cosine = models.FloatField(null=True, blank=True)
     identified = models.BooleanField(null=True, blank=True)
     matched_alias = models.CharField(max_length=200, blank=True)

@@ -77,7 +77,7 @@ def attack_fold(job: Job, progress: Progress) -> dict[str, Any]:
     """Run one fold of an attack run (queued by the run's `attack_study` job)."""
     run = AttackRun.objects.select_related("study").get(pk=job.params["run"])
     return attack_runs.execute_attack_run(
-        run=run, progress=progress, folds={int(job.params["fold"])}, finish=False
+        run=run, progress=progress, fold_indices={int(job.params["fold"])}, finish=False
     )
 
 

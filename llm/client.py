@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 
+from http_retrying import NO_RETRY, retrying_transport
 from llm.cache import AnswerCache, cache_key
 from llm.errors import LLMAnswerError, LLMCancelled, LLMUnavailable
-from llm.retrying import NO_RETRY, retrying_transport
 from llm.settings import LLMSettings
 
 Messages = list[dict[str, str]]
@@ -302,7 +302,7 @@ class LLMClient:
     def _send_with_retries(self, body: dict[str, Any]) -> Completion:
         """POST until an answer comes back or the retries are spent.
 
-        The transport (`llm.retrying`) retries HTTP failures (statuses, timeouts, network
+        The transport (`http_retrying`) retries HTTP failures (statuses, timeouts, network
         errors); this loop asks again, within the same `max_retries`, when a 200 answer is
         not a completion (non-JSON), which no transport can see.
         """

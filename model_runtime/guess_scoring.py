@@ -20,7 +20,7 @@ above the threshold is "named another person" (`named_other`)
 
 It lives here, in what both libraries and the Django side share, because a human guess (the
 intruder app) and a machine guess (`attacks.llm`'s open-world LLM intruder) must be scored by
-one function. `intruder.scoring` is the Django side's name for it. Pure Python.
+one function; the Django side imports it from here. Pure Python.
 """
 
 from __future__ import annotations

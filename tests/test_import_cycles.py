@@ -16,6 +16,7 @@ PACKAGES = (
     "attacks",
     "guard",
     "llm",
+    "http_retrying",
     "csv_safe",
     "model_runtime",
     "research_data",

@@ -66,6 +66,34 @@ def test_the_llm_client_imports_neither_library():
     assert not {"torch", "transformers"} & set(result["loaded"])
 
 
+def test_the_shared_retrying_transport_imports_neither_library_nor_a_client():
+    """The LLM client and Prolific's share it; it imports neither of them (issue 50)."""
+    result = _run_without_django(
+        "import json, sys, http_retrying;"
+        "print(json.dumps({'loaded': sorted({m.split('.')[0] for m in sys.modules})}))"
+    )
+    assert "http_retrying" in result["loaded"]
+    assert not set(result["loaded"]) & {
+        "django",
+        "intruder",
+        "guard",
+        "anonymize",
+        "attacks",
+        "llm",
+    }
+
+
+def test_the_prolific_client_takes_the_shared_transport_not_the_llm_package():
+    """Prolific's client took its transport from `llm` once; now from the shared package."""
+    import ast
+
+    tree = ast.parse((REPO / "intruder" / "prolific" / "client.py").read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert "http_retrying" in imported
+    assert not {name for name in imported if name and name.split(".")[0] == "llm"}
+
+
 def test_the_shared_model_runtime_imports_neither_library():
     result = _loaded_after_importing("model_runtime")
     assert {"model_runtime.precision", "model_runtime.base_model"} <= set(result["modules"])

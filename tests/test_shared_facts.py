@@ -3,8 +3,8 @@
 import pytest
 
 from anonymize import alignment, names, placeholders
-from intruder import scoring
 from intruder.analysis import leak_checks
+from model_runtime import guess_scoring as scoring
 
 
 def test_name_suffixes_are_one_set_for_alignment_and_scoring():

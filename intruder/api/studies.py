@@ -23,6 +23,7 @@ from intruder.models import PersonGroup, Study
 from intruder.selectors.monitoring import study_progress
 from intruder.services.sources import descriptions_take_from_sources, study_sources_set
 from intruder.services.studies import EDITABLE_FIELDS, study_create, study_update
+from intruder.web.model_bounds import field_bounds
 
 STUDY_FIELDS = [
     "id",
@@ -99,7 +100,11 @@ class StudySettingsInputSerializer(serializers.ModelSerializer):
         model = Study
         fields = [*EDITABLE_FIELDS, "source_studies"]
         extra_kwargs = {
-            **{name: {"required": False} for name in EDITABLE_FIELDS},
+            # The ranges and their one message from the model's validators (`intruder.bounds`).
+            **{
+                name: {"required": False, **field_bounds(Study._meta.get_field(name))}
+                for name in EDITABLE_FIELDS
+            },
             # The field's own checks only: whether the ID is free is the service's to say,
             # since only it knows the study being updated (its own unchanged ID is fine).
             "prolific_study_id": {
@@ -194,5 +199,5 @@ class StudyTakeApi(APIView):
         study = get_object_or_404(studies_visible_to(request.user), pk=pk)
         if not can_edit_study(request.user, study):
             raise PermissionDenied("viewers cannot change a study")
-        report = descriptions_take_from_sources(study=study)
-        return Response(self.OutputSerializer(report.as_dict()).data)
+        tally = descriptions_take_from_sources(study=study)
+        return Response(self.OutputSerializer(tally.as_dict()).data)

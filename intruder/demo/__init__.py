@@ -53,7 +53,7 @@ DEBRIEF = (
 
 
 @dataclass
-class DemoReport:
+class DemoLoad:
     """What `load_demo` created or found."""
 
     username: str
@@ -115,7 +115,7 @@ def load_demo(
     attacks: bool = True,
     say: Callable[[str], None] = lambda line: None,
     echo: Echo | None = None,
-) -> DemoReport:
+) -> DemoLoad:
     """Create the demo researcher, a collection study and an anonymized intruder study.
 
     With `anonymize`, descriptions still lacking a model anonymization go through an
@@ -157,14 +157,14 @@ def load_demo(
             completion_code="DEMOINTRUDE",
             is_open=True,
         )
-        report = DemoReport(RESEARCHER_USERNAME, password, collection, intruder)
-        report.imported["collection targets"] = _import_once(
+        demo = DemoLoad(RESEARCHER_USERNAME, password, collection, intruder)
+        demo.imported["collection targets"] = _import_once(
             collection, "targets.jsonl", collection.targets.exists()
         )
-        report.imported["intruder targets"] = _import_once(
+        demo.imported["intruder targets"] = _import_once(
             intruder, "targets.jsonl", intruder.targets.exists()
         )
-        report.imported["intruder descriptions"] = _import_once(
+        demo.imported["intruder descriptions"] = _import_once(
             intruder, "descriptions.jsonl", intruder.descriptions.exists()
         )
     pending = intruder.descriptions.exclude(
@@ -175,30 +175,28 @@ def load_demo(
             f"anonymizing {intruder.descriptions.count()} demo descriptions with the shipped "
             "model (loads the model first)"
         )
-        report.anonymization_job = _anonymize(intruder, owner, echo)
+        demo.anonymization_job = _anonymize(intruder, owner, echo)
     model_texts = AnonymizedText.objects.filter(
         description__study=intruder, method=anonymization.MODEL_METHOD
     )
-    report.released, report.held_back = review.anonymized_texts_release(
-        texts=model_texts, user=owner
-    )
-    job = report.anonymization_job
+    demo.released, demo.held_back = review.anonymized_texts_release(texts=model_texts, user=owner)
+    job = demo.anonymization_job
     if model_texts.exists() and (job is None or job.status == Job.Status.SUCCEEDED):
         from intruder.risk.demo import load_demo_judgments, run_demo_attacks
 
         say("adding the invented intruder judgments (simulated, and labelled so)")
-        report.judgments_created = load_demo_judgments(intruder, DEMO_DIR / DEMO_JUDGMENTS)
+        demo.judgments_created = load_demo_judgments(intruder, DEMO_DIR / DEMO_JUDGMENTS)
         if attacks:
             say("running the demo's risk check and risk report (cheap attacks)")
-            report.risk_check, report.risk_report = run_demo_attacks(intruder, owner, echo=echo)
+            demo.risk_check, demo.risk_report = run_demo_attacks(intruder, owner, echo=echo)
     if anonymize:
         from intruder.annotation.demo import demo_annotation_load
 
         say("loading the demo PSI annotation project")
-        report.annotation = demo_annotation_load(owner=owner, study=intruder)
+        demo.annotation = demo_annotation_load(owner=owner, study=intruder)
 
     say("storing the analysis and agreement pages, so that their first view is quick")
     report_prepare(study=intruder, name=ANALYSIS_PAGE)
-    if report.annotation is not None:
-        report_prepare(project=report.annotation, name=AGREEMENT_PAGE)
-    return report
+    if demo.annotation is not None:
+        report_prepare(project=demo.annotation, name=AGREEMENT_PAGE)
+    return demo

@@ -65,8 +65,8 @@ from intruder.services.scoring import judgments_rescore
 
 # The import service as the rest of the platform calls it (views, commands, the demo).
 __all__ = [
-    "ImportReport",
     "ImportRunning",
+    "ImportTally",
     "ImportValidationError",
     "RowError",
     "detect_format",
@@ -81,7 +81,7 @@ WRITE_BATCH_ROWS = 500
 
 
 @dataclass
-class ImportReport:
+class ImportTally:
     """What an import wrote."""
 
     targets_created: int = 0
@@ -255,7 +255,7 @@ def validate_rows(study: Study, rows: Rows) -> CheckedRows:
     return checker.checked
 
 
-def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> ImportReport:
+def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> ImportTally:
     """Validate a whole CSV/JSONL file, then write its targets and descriptions.
 
     Rows are written in batches of WRITE_BATCH_ROWS, one transaction each, so a long import
@@ -279,7 +279,7 @@ def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> Import
         ImportBatch.objects.filter(pk=marker.pk).delete()
         raise
     targets, descriptions, anonymized = checked.targets, checked.descriptions, checked.anonymized
-    report = ImportReport()
+    tally = ImportTally()
     created_targets: list[int] = []
     created_descriptions: list[int] = []
     created_texts: list[int] = []
@@ -297,17 +297,17 @@ def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> Import
 
     try:
         with transaction.atomic():
-            stored = _write_targets(study, targets, report, created_targets)
+            stored = _write_targets(study, targets, tally, created_targets)
             commit_marker()
         for start in range(0, len(descriptions), WRITE_BATCH_ROWS):
             batch = descriptions[start : start + WRITE_BATCH_ROWS]
             with transaction.atomic():
-                _write_descriptions(study, batch, stored, report, created_descriptions)
+                _write_descriptions(study, batch, stored, tally, created_descriptions)
                 commit_marker()
         for start in range(0, len(anonymized), WRITE_BATCH_ROWS):
             with transaction.atomic():
                 _write_anonymized(
-                    anonymized[start : start + WRITE_BATCH_ROWS], report, created_texts
+                    anonymized[start : start + WRITE_BATCH_ROWS], tally, created_texts
                 )
                 commit_marker()
     except BaseException as error:
@@ -328,10 +328,10 @@ def import_study_data(*, study: Study, content: bytes | str, fmt: str) -> Import
             ) from error
         raise
     ImportBatch.objects.filter(pk=marker.pk).delete()
-    if report.targets_created:
+    if tally.targets_created:
         # A new person can be a better match for a guess already made.
         judgments_rescore(study=study)
-    return report
+    return tally
 
 
 def _delete_created(targets: list[int], descriptions: list[int], texts: list[int]) -> None:
@@ -373,13 +373,13 @@ def imports_roll_back_abandoned(
 
 
 def _write_targets(
-    study: Study, targets: dict[str, ParsedTarget], report: ImportReport, created: list[int]
+    study: Study, targets: dict[str, ParsedTarget], tally: ImportTally, created: list[int]
 ) -> dict[str, TargetPerson]:
     stored: dict[str, TargetPerson] = {t.key: t for t in study.targets.all()}
     with transaction.atomic():
         for key, target in targets.items():
             if target.existing is not None:
-                report.targets_reused += 1
+                tally.targets_reused += 1
                 continue
             person = TargetPerson(
                 study=study,
@@ -394,7 +394,7 @@ def _write_targets(
             person.save()
             created.append(person.pk)
             stored[key] = person
-            report.targets_created += 1
+            tally.targets_created += 1
     return stored
 
 
@@ -402,7 +402,7 @@ def _write_descriptions(
     study: Study,
     batch: list[ParsedDescription],
     stored: dict[str, TargetPerson],
-    report: ImportReport,
+    tally: ImportTally,
     created: list[int],
 ) -> None:
     made = Description.objects.bulk_create(
@@ -418,7 +418,7 @@ def _write_descriptions(
         ]
     )
     created.extend(d.pk for d in made)
-    report.descriptions_created += len(made)
+    tally.descriptions_created += len(made)
     textwash = [
         AnonymizedText(
             description=description,
@@ -431,11 +431,11 @@ def _write_descriptions(
         if item.textwash
     ]
     AnonymizedText.objects.bulk_create(textwash)
-    report.anonymized_created += len(textwash)
+    tally.anonymized_created += len(textwash)
 
 
 def _write_anonymized(
-    batch: list[ParsedAnonymized], report: ImportReport, created: list[int]
+    batch: list[ParsedAnonymized], tally: ImportTally, created: list[int]
 ) -> None:
     """Write anonymized texts of descriptions already in the study (an export read back)."""
     made = AnonymizedText.objects.bulk_create(
@@ -454,4 +454,4 @@ def _write_anonymized(
         ]
     )
     created.extend(t.pk for t in made)
-    report.anonymized_created += len(made)
+    tally.anonymized_created += len(made)

@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx
 
+from http_retrying import retrying_transport
 from intruder.exceptions import IntruderError
-from llm.retrying import retrying_transport
 
 logger = logging.getLogger(__name__)
 
@@ -277,13 +277,6 @@ class ProlificClient:
             "POST",
             f"submissions/{submission_id}/transition/",
             json_body={"action": "REJECT", "message": message, "rejection_category": category},
-        )
-
-    def submissions_bulk_approve(self, study_id: str, participant_ids: list[str]) -> dict:
-        return self._json(
-            "POST",
-            "submissions/bulk-approve/",
-            json_body={"study_id": study_id, "participant_ids": participant_ids},
         )
 
     # --- bonuses ----------------------------------------------------------------------------

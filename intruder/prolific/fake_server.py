@@ -11,11 +11,12 @@ docs.prolific.com/api-reference as read on 2026-11-25 (API v1).
   required); POST /studies/{id}/transition/ with PUBLISH, PAUSE, START or STOP.
 - Submissions: GET /studies/{id}/submissions/ (paginated), GET /submissions/{id}/,
   POST /submissions/{id}/transition/ APPROVE or REJECT (a rejection needs a message of 100+
-  characters and a rejection_category; only AWAITING REVIEW submissions move),
-  POST /submissions/bulk-approve/.
+  characters and a rejection_category; only AWAITING REVIEW submissions move). The platform
+  approves one submission at a time (its bulk-approve answers one sentence for all), so
+  POST /submissions/bulk-approve/ is not served.
 - Bonuses: POST /submissions/bonus-payments/ sets up (csv "pid,amount" lines) and
-  POST /bulk-bonus-payments/{id}/pay/ pays once; paying again is a 400. A bonus (or a bulk
-  approval) naming a participant without a submission in the study is a 400, as on Prolific.
+  POST /bulk-bonus-payments/{id}/pay/ pays once; paying again is a 400. A bonus naming a
+  participant without a submission in the study is a 400, as on Prolific.
 - Webhooks: POST /hooks/secrets/, POST /hooks/subscriptions/ (answers with X-Hook-Secret),
   POST /hooks/subscriptions/{id}/ confirms with {"secret": ...}. Deliveries are signed
   (X-Prolific-Request-Signature over X-Prolific-Request-Timestamp + body) and carry X-Event-ID
@@ -368,25 +369,6 @@ class FakeProlific:
         self._event("submission.status.change", sub)
         return 200, sub, {}
 
-    def _bulk_approve(self, body: dict) -> tuple[int, Any, dict]:
-        _, refused = self._own_study(str(body.get("study_id", "")))
-        if refused:
-            return refused
-        pids = set(body.get("participant_ids") or [])
-        strangers = sorted(pids - self._participants_of(str(body.get("study_id", ""))))
-        if strangers:
-            detail = f"Not participants of this study: {', '.join(strangers)}."
-            return 400, {"error": {"detail": detail}}, {}
-        for sub in self.submissions.values():
-            if (
-                sub["study_id"] == body.get("study_id")
-                and sub["participant_id"] in pids
-                and sub["status"] == "AWAITING REVIEW"
-            ):
-                sub["status"] = "APPROVED"
-                self._event("submission.status.change", sub)
-        return 200, "The request to bulk approve has been made successfully.", {}
-
     def _participants_of(self, study_id: str) -> set[str]:
         """Return the participant IDs with a submission in the study."""
         return {
@@ -461,7 +443,6 @@ ROUTES = [
     (r"studies/(\w+)/", "GET", FakeProlific._study_get),
     (r"studies/(\w+)/transition/", "POST", FakeProlific._study_transition),
     (r"studies/(\w+)/submissions/", "GET", FakeProlific._submissions_list),
-    (r"submissions/bulk-approve/", "POST", FakeProlific._bulk_approve),
     (r"submissions/bonus-payments/", "POST", FakeProlific._bonus_setup),
     (r"submissions/(\w+)/", "GET", FakeProlific._submission_get),
     (r"submissions/(\w+)/transition/", "POST", FakeProlific._submission_transition),

@@ -121,13 +121,13 @@ def rehearsal_run(
     while child.poll() is None:
         time.sleep(0.5)
         if progress is not None:
-            _report_progress(out / PROGRESS_FILE, progress)
+            _progress_from_file(out / PROGRESS_FILE, progress)
     result_file = out / "rehearsal.json"
     result = json.loads(result_file.read_text(encoding="utf-8")) if result_file.exists() else None
     return child.returncode, result
 
 
-def _report_progress(path: Path, progress: Callable[[int, int, str], None]) -> None:
+def _progress_from_file(path: Path, progress: Callable[[int, int, str], None]) -> None:
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -6,8 +6,8 @@ and `intruder/models.py` imports them; app label and table names are the app's);
 `attacks` and `guard` libraries do the work (the fold x attack x method loop is
 `attacks.crossval.attack_cells`), this package stores and shows it.
 
-- `models`, `bounds`: the tables, and the one home of the runs' settings' ranges;
-- `methods`: names of what an attack run attacks;
+- `models`: the tables (the ranges of their settings are `intruder.bounds`);
+- `methods`, `method_texts`: names of what an attack run attacks, and its texts under each;
 - `attack_runs`, `guarding`, `background_uploads`: services (writes and jobs);
 - `selectors`, `flags`: reads;
 - `report`, `stats`, `rules`, `predicted`, `provenance`: the report, pure computation;

@@ -50,7 +50,7 @@ class _ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(GuardRun)
 class GuardRunAdmin(_ReadOnlyAdmin):
-    list_display = ["id", "study", "k", "budget", "background", "folds", "job", "created_at"]
+    list_display = ["id", "study", "rank", "budget", "background", "folds", "job", "created_at"]
     list_filter = ["background"]
     search_fields = ["study__slug"]
     exclude = ["background_documents"]  # whole documents: not for a list page's form

@@ -15,9 +15,9 @@ from rest_framework.views import APIView
 from intruder.api.access import can_edit_study, studies_visible_to
 from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
 from intruder.api.filters import IdFilter
+from intruder.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 from intruder.models import AttackResult, AttackRun, GuardResult, GuardRun
 from intruder.risk import attack_runs
-from intruder.risk.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 
 
 class AttackRunFilter(filters.FilterSet):
@@ -139,8 +139,7 @@ class AttackRunCreateApi(APIView):
             "(the attacker knows each candidate as well as b writers do); empty = all.",
         )
         budget_resamples = serializers.IntegerField(
-            min_value=1,
-            max_value=RESAMPLES.high,
+            **RESAMPLES.field_kwargs(),
             required=False,
             allow_null=True,
             default=None,
@@ -242,7 +241,7 @@ class GuardRunListApi(StudyScopedListApi):
             ref_name = "GuardRun"
             fields = [
                 *RUN_FIELDS,
-                "k",
+                "rank",
                 "attacks",
                 "budget",
                 "background",

@@ -17,15 +17,18 @@ knowledge budget (`attacks.budget`): b descriptions per candidate drawn at rando
 resamples, so the attacker knows each candidate as well as b writers do; a text's row then
 holds its median rank over the resamples and the share of them that ranked it first.
 
-Each attack is fitted once per fold and predicts every method's texts of that fold; the
-predictions are stored at once (one row per description, method and attack, unique in the
-database), so a crashed run that is retried skips what is stored and loses nothing.
+The loop is the library's, `attacks.crossval.attack_cells`, for both backgrounds and a
+budget (whose resamples' draws are one more dimension of its cells): each attack is fitted
+once per fold (or draw) and predicts every method's texts there; this module stores each
+cell as the loop yields it (one row per description, method and attack, unique in the
+database) and answers its one resume hook (`_remaining`), so a crashed run that is retried
+skips what is stored and loses nothing. The texts of each method are `risk.method_texts`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
+import json
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
@@ -35,7 +38,17 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 
-from attacks.registry import ATTACKS, attacks_where
+from attacks.background import BackgroundRecord
+from attacks.budget import budget_backgrounds, budget_draws, resampled_outcome
+from attacks.config import AttackConfig, ConfigError
+from attacks.crossval import Cell, attack_cells, run_backgrounds
+from attacks.metrics import trir
+from attacks.prediction import Prediction
+from attacks.prepared import PreparedTexts
+from attacks.registry import ATTACKS, attacks_where, get_attack
+from attacks.strongest import STRONGEST, strongest_adversary
+from intruder.analysis.text import strip_placeholders, word_tokens
+from intruder.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
 from intruder.risk.background_uploads import (
@@ -43,10 +56,11 @@ from intruder.risk.background_uploads import (
     background_check_size,
     uploaded_background_check,
 )
-from intruder.risk.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 from intruder.risk.frontier import method_tpi
-from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
+from intruder.risk.method_texts import MethodTexts
+from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, method_label, model_threshold
 from intruder.services import jobs
+from intruder.services.llm_jobs import LLMJobError, llm_settings
 
 if TYPE_CHECKING:
     from anonymize import TextAnonymizer
@@ -113,17 +127,6 @@ def baseline_methods() -> list[str]:
     return [CLEAR, SPACY_NER, *(f"{MODEL_AT}{t:g}" for t in BASELINE_THRESHOLDS)]
 
 
-def model_threshold(method: str) -> float:
-    """Return T of a `model@T` method; raise AttackRunError for a bad T."""
-    try:
-        value = float(method[len(MODEL_AT) :])
-    except ValueError:
-        raise AttackRunError(f"{method!r}: the threshold after '@' must be a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise AttackRunError(f"{method!r}: the threshold must lie in [0, 1]")
-    return value
-
-
 def _validate(study: Study, attacks: Sequence[str], methods: Sequence[str], folds: int) -> None:
     if not attacks:
         raise AttackRunError("choose at least one attack")
@@ -131,8 +134,6 @@ def _validate(study: Study, attacks: Sequence[str], methods: Sequence[str], fold
     if unknown:
         raise AttackRunError(f"unknown attack(s) {unknown}; choose from {list(ALL_ATTACKS)}")
     if "llm" in attacks:
-        from intruder.services.llm_jobs import LLMJobError, llm_settings
-
         try:
             llm_settings()
         except LLMJobError as error:
@@ -142,7 +143,10 @@ def _validate(study: Study, attacks: Sequence[str], methods: Sequence[str], fold
     present = set(study_methods(study))
     for method in methods:
         if method.startswith(MODEL_AT):
-            model_threshold(method)
+            try:
+                model_threshold(method)
+            except ValueError as error:
+                raise AttackRunError(f"{method!r}: {error}") from None
         elif method not in present and method not in (CLEAR, SPACY_NER):
             raise AttackRunError(f"the study has no texts of method {method!r}")
     if not FOLDS.holds(folds):
@@ -175,8 +179,6 @@ def attack_run_start(
     to every background (the open-world ladder). Those that are study persons (by key or
     name) or whose text is a study description are dropped, and named in the run's summary.
     """
-    from attacks.config import AttackConfig, ConfigError
-
     attacks, methods = list(dict.fromkeys(attacks)), list(dict.fromkeys(methods))
     _validate(study, attacks, methods, int(folds))
     if not study.descriptions.exists():
@@ -255,7 +257,7 @@ def _validate_budget(
         raise AttackRunError(f"a knowledge budget takes the retrieval attacks, not {slow}")
     resamples = RESAMPLES.default if resamples is None else int(resamples)
     if not RESAMPLES.holds(resamples):
-        raise AttackRunError(f"{RESAMPLES.message}: fewer leave the draw's luck in the rate")
+        raise AttackRunError(RESAMPLES.message)
     return resamples
 
 
@@ -332,26 +334,29 @@ def with_distractors(background: dict[str, list[str]], run: AttackRun) -> dict[s
 
 
 def _backgrounds(run: AttackRun, descriptions: list[Description]) -> list[Any]:
-    """Return the run's folds (or its one uploaded background), distractors added to each."""
-    from attacks.crossval import run_backgrounds
-
-    uploaded = (
-        {key: [text] for key, text in run.background_documents.items()}
-        if run.background == AttackRun.Background.UPLOADED
-        else None
-    )
+    """Return the run's folds, distractors added to each: its one uploaded background, the k
+    folds of the study's own descriptions, or under a knowledge budget the draws of its R
+    resamples (each a fold of `attacks.crossval`, attacked by the same loop)."""
+    records = background_records(descriptions)
+    if run.knowledge_budget is not None:
+        budget, resamples = run.knowledge_budget, run.budget_resamples
+        draws = budget_draws(records, budget, resamples=resamples, folds=run.folds, seed=run.seed)
+        units = budget_backgrounds(records, draws)
+    else:
+        uploaded = (
+            {key: [text] for key, text in run.background_documents.items()}
+            if run.background == AttackRun.Background.UPLOADED
+            else None
+        )
+        units = run_backgrounds(records, uploaded=uploaded, folds=run.folds, seed=run.seed)
     return [
         dataclasses.replace(fold, texts_by_person=with_distractors(fold.texts_by_person, run))
-        for fold in run_backgrounds(
-            background_records(descriptions), uploaded=uploaded, k=run.folds, seed=run.seed
-        )
+        for fold in units
     ]
 
 
-def background_records(descriptions: list[Description]) -> list[Any]:
+def background_records(descriptions: list[Description]) -> list[BackgroundRecord]:
     """Return the descriptions as `attacks.background` records (writer known or None)."""
-    from attacks.background import BackgroundRecord
-
     return [
         BackgroundRecord(
             text_id=str(d.pk),
@@ -363,176 +368,12 @@ def background_records(descriptions: list[Description]) -> list[Any]:
     ]
 
 
-def _execute_budget(
-    run: AttackRun,
-    descriptions: list[Description],
-    texts: MethodTexts,
-    prepared: Any,
-    factory: AttackFactory,
-    instances: dict[str, Any],
-    progress: Callable[..., None],
-    total: int,
-) -> None:
-    """Attack every method's texts at the run's knowledge budget, one (method, attack) at a
-    time; each pair's rows are stored together, so a retried run skips the pairs it has."""
-    from attacks.budget import run_budget
-
-    records = background_records(descriptions)
-    key_of = {d.pk: d.target.key for d in descriptions}
-    done = set(run.results.values_list("method", "attack").distinct())
-    for method in run.methods:
-        chosen = texts.texts(method, sorted(texts.available(method) & set(key_of)))
-        for name in run.attacks:
-            if (method, name) in done or not chosen:
-                continue
-            progress(
-                run.results.count(),
-                total,
-                f"{name}, {method_label(method)}: b = {run.knowledge_budget}, "
-                f"{run.budget_resamples} resamples",
-            )
-            rows = run_budget(
-                prepared,
-                [name],
-                records,
-                {str(i): text for i, (text, _) in chosen.items()},
-                run.knowledge_budget,
-                resamples=run.budget_resamples,
-                k=run.folds,
-                seed=run.seed,
-                reuse=instances,
-                factory=factory,
-                distractors={
-                    f"{DISTRACTOR_PREFIX}{n}": t
-                    for n, t in (run.distractor_documents or {}).items()
-                },
-            )
-            AttackResult.objects.bulk_create(
-                budget_result_rows(run, method, name, chosen, rows), ignore_conflicts=True
-            )
-
-
-def budget_result_rows(
-    run: AttackRun,
-    method: str,
-    name: str,
-    chosen: dict[int, tuple[str, int | None]],
-    rows: list[dict[str, Any]],
-) -> list[AttackResult]:
-    """Return one result per text: the median rank over the resamples (unranked counts as
-    last), the share of resamples that ranked the true person first, the mean probability
-    and the person most often ranked first."""
-    import statistics
-
-    by_text: dict[int, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_text.setdefault(int(row["text_id"]), []).append(row)
-    originals = dict(Description.objects.filter(pk__in=list(by_text)).values_list("pk", "text"))
-    out = []
-    for i, draws in by_text.items():
-        ranks = [r["true_rank"] if r["true_rank"] is not None else math.inf for r in draws]
-        median = statistics.median_low(ranks)
-        probs = [r["true_prob"] for r in draws if r["true_prob"] is not None]
-        text, stored_id = chosen[i]
-        out.append(
-            AttackResult(
-                run=run,
-                description_id=i,
-                anonymized_text_id=stored_id,
-                method=method,
-                attack=name,
-                fold=None,
-                predicted_key=_budget_prediction(draws, median),
-                true_rank=None if median == math.inf else int(median),
-                true_prob=sum(probs) / len(probs) if probs else None,
-                top_k=[],
-                masked_share=masked_share(originals[i], text),
-                hit_share=sum(r["true_rank"] == 1 for r in draws) / len(draws),
-            )
-        )
-    return out
-
-
-def _budget_prediction(draws: list[dict[str, Any]], median: float) -> str:
-    """Return the person a budget text's result predicts, agreeing with its median rank: the
-    true person when the median rank is 1, else the person most often ranked first among the
-    others (so `predicted_key == target` and `true_rank == 1` never disagree: the one TRIR)."""
-    from collections import Counter
-
-    if median == 1:
-        return str(draws[0]["target"])
-    others = Counter(r["predicted"] for r in draws if r["predicted"] != r["target"])
-    return others.most_common(1)[0][0] if others else ""
-
-
-class MethodTexts:
-    """The text of each description under each method; baselines are made when first asked."""
-
-    def __init__(
-        self, descriptions: list[Description], anonymizer: TextAnonymizer | None = None
-    ) -> None:
-        self.descriptions = {d.pk: d for d in descriptions}
-        self.anonymizer = anonymizer
-        self._cache: dict[str, dict[int, tuple[str, int | None]]] = {}
-        self._stored: dict[str, dict[int, tuple[str, int]]] = {}
-        for text in AnonymizedText.objects.filter(description__in=descriptions).only(
-            "pk", "description_id", "method", "text"
-        ):
-            self._stored.setdefault(text.method, {})[text.description_id] = (text.text, text.pk)
-
-    def available(self, method: str) -> set[int]:
-        """Return the descriptions that have a text under `method`."""
-        if method in self._stored:
-            return set(self._stored[method])
-        if is_baseline(method):
-            return set(self.descriptions)
-        return set()
-
-    def texts(self, method: str, ids: Iterable[int]) -> dict[int, tuple[str, int | None]]:
-        """Return description id -> (text, stored AnonymizedText id or None)."""
-        ids = [i for i in ids if i in self.available(method)]
-        if method in self._stored:
-            return {i: self._stored[method][i] for i in ids}
-        cache = self._cache.setdefault(method, {})
-        missing = [i for i in ids if i not in cache]
-        if missing:
-            originals = [self.descriptions[i].text for i in missing]
-            for i, text in zip(missing, self._make(method, originals), strict=True):
-                cache[i] = (text, None)
-        return {i: cache[i] for i in ids}
-
-    def _make(self, method: str, originals: list[str]) -> list[str]:
-        if method == CLEAR:
-            return originals
-        if method == SPACY_NER:
-            return [r.text for r in _spacy_baseline().mask_many(originals)]
-        from intruder.services.anonymization import get_anonymizer
-
-        anonymizer = self.anonymizer or get_anonymizer()
-        results = anonymizer.anonymize_many(originals, threshold=model_threshold(method))
-        return [r.text for r in results]
-
-
-_spacy: Any = None
-
-
-def _spacy_baseline() -> Any:
-    global _spacy
-    if _spacy is None:
-        from anonymize.baseline_spacy import SpacyBaseline
-
-        _spacy = SpacyBaseline()
-    return _spacy
-
-
 def masked_share(original: str, anonymized: str) -> float | None:
     """Return the share of the original's words that the anonymized text no longer has.
 
     Words as `analysis.text.word_tokens` counts them, placeholders removed first: the
     Table 9 "proportion anonymised", as a share in [0, 1].
     """
-    from intruder.analysis.text import strip_placeholders, word_tokens
-
     words = len(word_tokens(original))
     if not words:
         return None
@@ -567,20 +408,16 @@ def execute_attack_run(
     progress: Callable[..., None],
     attack_factory: AttackFactory | None = None,
     anonymizer: TextAnonymizer | None = None,
-    folds: Collection[int] | None = None,
+    fold_indices: Collection[int] | None = None,
     finish: bool = True,
 ) -> dict[str, Any]:
-    """Run every attack on every method's texts, storing each fold's predictions as made.
+    """Run every attack on every method's texts, storing each cell's predictions as made.
 
-    `folds` limits the work to those folds (a fold job); `finish` stores the run's TRIR
-    table, which needs every fold, so fold jobs leave it to the run's own job.
+    The loop is `attacks.crossval.attack_cells`, over the run's folds or, under a knowledge
+    budget, over the draws of its resamples; this stores what it yields. `fold_indices`
+    limits the work to those folds (a fold job); `finish` stores the run's TRIR table, which
+    needs every fold, so fold jobs leave it to the run's own job.
     """
-    from attacks.config import AttackConfig
-    from attacks.crossval import attack_cells
-    from attacks.prepared import PreparedTexts
-    from attacks.registry import get_attack
-
-    factory = attack_factory or get_attack
     descriptions = list(
         Description.objects.filter(study=run.study).select_related("target").order_by("pk")
     )
@@ -590,46 +427,40 @@ def execute_attack_run(
     total = expected_results(run, texts, key_of)
     stored = run.results.count()
     progress(stored, total, "resuming" if stored else "starting")
-    config = AttackConfig.from_dict({**_server_paths(run), **run.config})
-    prepared = PreparedTexts(config)
+    prepared = PreparedTexts(AttackConfig.from_dict({**_server_paths(run), **run.config}))
     # The process's reusable attacks (not a test's factory's): fold jobs and later runs of
     # the same settings in this worker reuse the loaded encoder and the embeddings it made.
     instances = _REUSED.setdefault(_config_key(prepared), {}) if attack_factory is None else {}
-    if run.knowledge_budget is not None:
-        _execute_budget(run, descriptions, texts, prepared, factory, instances, progress, total)
-        if finish:
-            progress(run.results.count(), total, "utility (TPI) of every method")
-            _finish(run, texts)
-        return {"run": run.pk, "results": run.results.count(), "expected": total}
-    backgrounds = [b for b in _backgrounds(run, descriptions) if folds is None or b.index in folds]
-
-    def where(fold: int | None, name: str) -> str:
-        return f"{name}, fold {fold + 1}/{run.folds}" if fold is not None else name
-
+    backgrounds = [
+        b
+        for b in _backgrounds(run, descriptions)
+        if fold_indices is None or b.index in fold_indices
+    ]
     llm_stats: dict[str, Any] = {}
     for cell in attack_cells(
         prepared,
         backgrounds,
         run.attacks,
         run.methods,
-        texts=lambda method, ids: {
-            str(i): text for i, (text, _) in texts.texts(method, map(int, ids)).items()
-        },
+        texts=texts.raw,
         true_names={str(i): key for i, key in key_of.items()},
         remaining=_remaining(run, texts),
-        factory=factory,
+        factory=attack_factory or get_attack,
         reuse=instances,
         reusable=REUSABLE_ATTACKS,
-        on_fit=lambda fold, name: progress(
-            run.results.count(), total, f"{where(fold.index, name)}: fitting"
+        # A fit worth announcing is a slow one (TRIA trains for minutes); a budget's draws
+        # take only the retrieval attacks, fitted in a fraction of a second each.
+        on_fit=None
+        if run.knowledge_budget is not None
+        else lambda fold, name: progress(
+            run.results.count(), total, f"{_where(run, name, fold.index)}: fitting"
         ),
     ):
         chosen = texts.texts(cell.method, [int(i) for i in cell.texts])
         AttackResult.objects.bulk_create(_result_rows(run, cell, chosen), ignore_conflicts=True)
         stored = run.results.count()
-        progress(
-            stored, total, f"{where(cell.fold, cell.attack_name)}: {method_label(cell.method)}"
-        )
+        where = _where(run, cell.attack_name, cell.fold)
+        progress(stored, total, f"{where}: {method_label(cell.method)}")
         if cell.attack is not None and "llm" in getattr(cell.attack, "stats", {}):
             # The model, every sampling setting, tokens and failures of the LLM attack.
             llm_stats[f"fold {cell.fold}" if cell.fold is not None else "all"] = cell.attack.stats[
@@ -641,6 +472,13 @@ def execute_attack_run(
         progress(stored, total, "utility (TPI) of every method")
         _finish(run, texts)
     return {"run": run.pk, "results": run.results.count(), "expected": total}
+
+
+def _where(run: AttackRun, name: str, fold: int | None) -> str:
+    """Return where the loop is, for progress: the attack and its fold, or its budget."""
+    if run.knowledge_budget is not None:
+        return f"{name}: b = {run.knowledge_budget}, {run.budget_resamples} resamples"
+    return name if fold is None else f"{name}, fold {fold + 1}/{run.folds}"
 
 
 def _remaining(run: AttackRun, texts: MethodTexts) -> Callable[..., list[str]]:
@@ -672,9 +510,6 @@ _REUSED: dict[str, dict[str, Any]] = {}
 
 
 def _config_key(prepared: Any) -> str:
-    import dataclasses
-    import json
-
     return json.dumps(dataclasses.asdict(prepared.attack_config()), sort_keys=True, default=str)
 
 
@@ -784,40 +619,40 @@ def _method_tpi(run: AttackRun, texts: MethodTexts) -> dict[str, Any]:
 
 
 def _result_rows(
-    run: AttackRun, cell: Any, chosen: dict[int, tuple[str, int | None]]
+    run: AttackRun, cell: Cell, chosen: dict[int, tuple[str, int | None]]
 ) -> list[AttackResult]:
-    """Return a cell's unsaved result rows (`attacks.crossval.Cell`; `chosen`: id -> (text,
-    stored text id)).
+    """Return a cell's unsaved result rows (`chosen`: id -> (text, stored text id)).
 
     A TF-IDF or BM25 hit also records the words that carry the match (`shared_terms`):
-    what a reviewer should mask.
+    what a reviewer should mask. A resampled cell (a knowledge budget) gives each text that
+    a draw attacked its outcome over the draws (`attacks.budget.resampled_outcome`).
     """
-    ids = list(chosen)
-    originals = {d.pk: d.text for d in Description.objects.filter(pk__in=ids).only("pk", "text")}
+    originals = dict(Description.objects.filter(pk__in=list(chosen)).values_list("pk", "text"))
     rows = []
-    for i in ids:
-        text, stored_id = chosen[i]
-        prediction = cell.predictions[str(i)]
-        rank = prediction.true_rank if prediction else None
-        predicted = prediction.predicted_name if prediction else ""
-        rows.append(
-            AttackResult(
-                run=run,
-                description_id=i,
-                anonymized_text_id=stored_id,
-                method=cell.method,
-                attack=cell.attack_name,
-                fold=cell.fold,
-                predicted_key=predicted,
-                true_rank=rank,
-                true_prob=prediction.true_prob if prediction else None,
-                top_k=[[n, round(float(p), 6)] for n, p in prediction.top_k] if prediction else [],
-                masked_share=masked_share(originals[i], text),
-                driving_words=_driving_words(
-                    cell.attack, cell.documents.get(str(i), ""), predicted, rank
-                ),
-            )
+    for i, (text, stored_id) in chosen.items():
+        row = AttackResult(
+            run=run,
+            description_id=i,
+            anonymized_text_id=stored_id,
+            method=cell.method,
+            attack=cell.attack_name,
+            fold=cell.fold,
+            masked_share=masked_share(originals[i], text),
         )
+        if cell.draws is not None:
+            if not cell.draws.get(str(i)):
+                continue
+            outcome = resampled_outcome([prediction for _, prediction in cell.draws[str(i)]])
+            row.predicted_key, row.true_rank = outcome.predicted, outcome.true_rank
+            row.true_prob, row.hit_share, row.top_k = outcome.true_prob, outcome.hit_share, []
+        elif (prediction := cell.predictions[str(i)]) is not None:
+            row.predicted_key, row.true_rank = prediction.predicted_name, prediction.true_rank
+            row.true_prob = prediction.true_prob
+            row.top_k = [[n, round(float(p), 6)] for n, p in prediction.top_k]
+            row.driving_words = _driving_words(
+                cell.attack, cell.documents.get(str(i), ""), row.predicted_key, row.true_rank
+            )
+        rows.append(row)
     return rows
 
 
@@ -832,9 +667,6 @@ def _driving_words(attack: Any, document: str, predicted: str, rank: int | None)
 
 def trir_table(run: AttackRun) -> dict[str, dict[str, dict[str, Any]]]:
     """Return method -> attack (and "strongest") -> {trir, n, correct, cap} of a run."""
-    from attacks.metrics import trir
-    from attacks.strongest import STRONGEST, strongest_adversary
-
     by_method: dict[str, dict[str, list[Any]]] = {}
     for result in run.results.select_related("description__target").order_by("pk"):
         by_method.setdefault(result.method, {}).setdefault(result.attack, []).append(
@@ -864,8 +696,6 @@ def trir_table(run: AttackRun) -> dict[str, dict[str, dict[str, Any]]]:
 
 def prediction_of(result: AttackResult) -> Any:
     """Return a stored result as an `attacks.Prediction` (doc id = description id)."""
-    from attacks.prediction import Prediction
-
     true_key = result.description.target.key
     predicted = result.predicted_key
     if result.hit_share is not None and (predicted == true_key) != (result.true_rank == 1):

@@ -34,7 +34,6 @@ from intruder.models import (
     Study,
 )
 from intruder.risk import attack_runs
-from intruder.scoring import score_guess
 from intruder.selectors.persons import study_persons_with_ids
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD
@@ -43,6 +42,7 @@ from intruder.services.familiarity import (
     familiarity_list,
     familiarity_record,
 )
+from model_runtime.guess_scoring import score_guess
 from research_data.json_lines import read_json_lines
 
 SIMULATED_MEDIAN_S = 70.0

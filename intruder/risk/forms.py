@@ -1,7 +1,7 @@
 """Forms of risk's pages: a new attack run (the risk page) and a guard run (the review page).
 
 Both ask for the background the same way (`BackgroundForm`: the study's own descriptions in
-k folds, or uploaded documents, parsed here), and every range comes from `risk.bounds`; the
+k folds, or uploaded documents, parsed here), and every range comes from `intruder.bounds`; the
 start services check what the forms pass on (`uploaded_background_check`).
 """
 
@@ -13,11 +13,11 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from guard import GuardConfig, ordinal
+from intruder.bounds import FOLDS, GUARD_BUDGET, KNOWLEDGE_BUDGET, RANK, RESAMPLES, SEED
 from intruder.models import Study, StudyRun
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
-from intruder.risk.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
-from intruder.risk.guarding import reachable_k
+from intruder.risk.guarding import reachable_rank
 from intruder.risk.methods import method_label
 
 UPLOAD_HELP = "TXT files named for the target key, or CSV/JSONL with columns target and text."
@@ -115,9 +115,8 @@ class AttackRunForm(BackgroundForm):
         "writers do), averaged over the resamples. Empty: every description outside the fold.",
     )
     budget_resamples = forms.IntegerField(
+        **RESAMPLES.field_kwargs(),
         required=False,
-        min_value=1,
-        max_value=RESAMPLES.high,
         label="resamples R",
         help_text=f"Random draws of the b descriptions (default {RESAMPLES.default}, at least "
         f"{RESAMPLES.low}).",
@@ -133,7 +132,6 @@ class AttackRunForm(BackgroundForm):
 
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["folds"].label = "k (folds)"
         methods = [*attack_runs.study_methods(study), *attack_runs.baseline_methods()]
         self.fields["methods"].choices = [(m, method_label(m)) for m in methods]
         self.fields["methods"].initial = [
@@ -153,31 +151,32 @@ class GuardForm(BackgroundForm):
     so the form offers a k the study can reach and refuses a larger one next to the field.
     """
 
-    field_order = ["k", "budget", "background", "folds", "documents"]
+    field_order = ["rank", "budget", "background", "folds", "documents"]
 
-    k = forms.IntegerField(min_value=2, max_value=1000, initial=GuardConfig.k, label="Rank k")
-    budget = forms.FloatField(min_value=0.01, max_value=1.0, initial=GuardConfig.budget)
+    rank = forms.IntegerField(**RANK.field_kwargs(), initial=GuardConfig.k, label="Rank")
+    budget = forms.FloatField(**GUARD_BUDGET.field_kwargs(), initial=GuardConfig.budget)
 
     def __init__(self, *args: Any, candidates: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.candidates = candidates
-        self.fields["k"].initial = reachable_k(candidates)
-        self.fields["k"].help_text = (
-            f"Stop once both attacks rank the person k-th or worse. The study's descriptions "
-            f"are about {candidates} person{'s' if candidates != 1 else ''}: k is at most "
+        self.fields["rank"].initial = reachable_rank(candidates)
+        self.fields["rank"].help_text = (
+            f"Stop once both attacks rank the person at this rank or worse. The study's "
+            f"descriptions are about {candidates} person{'s' if candidates != 1 else ''}: the "
+            f"rank is at most "
             f"{candidates} with them as background (an uploaded background allows as many "
             "as it has persons)."
         )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        k = data.get("k")
+        rank = data.get("rank")
         own = data.get("background") == StudyRun.Background.CROSS_VALIDATED
-        if own and k is not None and k > self.candidates:
+        if own and rank is not None and rank > self.candidates:
             self.add_error(
-                "k",
-                f"k = {k} is more than the {self.candidates} persons the study's descriptions "
-                f"are about: no text can rank its person {ordinal(k)} or worse. Use k = "
-                f"{self.candidates} or less, or upload a background with more persons.",
+                "rank",
+                f"rank {rank} is more than the {self.candidates} persons the study's "
+                f"descriptions are about: no text can rank its person {ordinal(rank)} or worse. "
+                f"Use rank {self.candidates} or less, or upload a background with more persons.",
             )
         return data

@@ -29,7 +29,7 @@ from intruder.web.job_messages import job_start_message
 
 
 def guard_form(study: Study, *args: object) -> GuardForm:
-    """Return the guard's form, its k bounded by the study's own persons."""
+    """Return the guard's form, its rank bounded by the study's own persons."""
     return GuardForm(*args, candidates=guard_candidates(study, StudyRun.Background.CROSS_VALIDATED))
 
 
@@ -71,7 +71,7 @@ def study_guard(request: HttpRequest, slug: str) -> HttpResponse:
     run, created = guard_run_start(
         study=study,
         user=request.user,
-        k=data["k"],
+        rank=data["rank"],
         budget=data["budget"],
         background=data["background"],
         background_documents=data["documents"],

@@ -24,10 +24,10 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from guard import DEFAULT_ATTACKS, GuardConfig, ordinal
+from intruder.bounds import FOLDS, GUARD_BUDGET, RANK, SEED
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Job, Study
 from intruder.risk.background_uploads import BackgroundUploadError, uploaded_background_check
-from intruder.risk.bounds import FOLDS, SEED
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD, span_to_dict
 from intruder.services.review import StaleRevisionError, anonymized_text_set_spans
@@ -66,7 +66,7 @@ def _units(
         else None
     )
     return run_backgrounds(
-        records, uploaded=uploaded, k=min(folds, max(len(records), 2)), seed=seed
+        records, uploaded=uploaded, folds=min(folds, max(len(records), 2)), seed=seed
     )
 
 
@@ -78,7 +78,7 @@ def guard_run_start(
     *,
     study: Study,
     user: Any,
-    k: int = GuardConfig.k,
+    rank: int = GuardConfig.k,
     budget: float = GuardConfig.budget,
     background: str = AttackRun.Background.CROSS_VALIDATED,
     background_documents: dict[str, str] | None = None,
@@ -94,7 +94,7 @@ def guard_run_start(
     """
     _validate(
         study=study,
-        k=k,
+        rank=rank,
         budget=budget,
         background=background,
         documents=background_documents,
@@ -103,7 +103,7 @@ def guard_run_start(
         attacks=attacks,
     )
     _validate_reachable(
-        k=int(k), candidates=guard_candidates(study, background, background_documents)
+        rank=int(rank), candidates=guard_candidates(study, background, background_documents)
     )
     active = _active_run(study)
     if active is not None:
@@ -113,7 +113,7 @@ def guard_run_start(
             _guard_run_create(
                 study=study,
                 user=user,
-                k=int(k),
+                rank=int(rank),
                 budget=float(budget),
                 background=background,
                 background_documents=background_documents or {},
@@ -133,7 +133,7 @@ def guard_run_start(
 def _validate(
     *,
     study: Study,
-    k: int,
+    rank: int,
     budget: float,
     background: str,
     documents: dict[str, str] | None,
@@ -148,13 +148,13 @@ def _validate(
             uploaded_background_check(study, documents or {}, persons=2, strangers=True)
         except BackgroundUploadError as error:
             raise GuardRunError(str(error)) from None
-    for bound, value in ((FOLDS, folds), (SEED, seed)):
+    for bound, value in ((RANK, rank), (GUARD_BUDGET, budget), (FOLDS, folds), (SEED, seed)):
         if not bound.holds(value):
             raise GuardRunError(bound.message)
     if not attacks:
         raise GuardRunError("choose at least one attack")
     try:
-        GuardConfig(k=int(k), budget=float(budget))
+        GuardConfig(k=int(rank), budget=float(budget))
     except ValueError as error:
         raise GuardRunError(str(error)) from None
 
@@ -170,23 +170,24 @@ def guard_candidates(study: Study, background: str, documents: dict[str, str] | 
     return study.descriptions.values("target").distinct().count()
 
 
-def reachable_k(candidates: int) -> int:
-    """Return the k a guard run offers by default: the guard's own, or the candidates' count
-    where the study has fewer persons (a larger k masks until the budget runs out)."""
+def reachable_rank(candidates: int) -> int:
+    """Return the rank a guard run offers by default: the guard's own, or the candidates'
+    count where the study has fewer persons (a larger rank masks until the budget runs out)."""
     return max(2, min(GuardConfig.k, candidates))
 
 
-def _validate_reachable(*, k: int, candidates: int) -> None:
-    """Refuse a k no text can reach, as the CLI does (`guard.cli`): the guard would mask
+def _validate_reachable(*, rank: int, candidates: int) -> None:
+    """Refuse a rank no text can reach, as the CLI does (`guard.cli`): the guard would mask
     until the budget is spent and the ranks could not move."""
     if candidates < 2:
         raise GuardRunError(
             f"the background holds {candidates} person(s): the guard needs at least two"
         )
-    if k > candidates:
+    if rank > candidates:
         raise GuardRunError(
-            f"k = {k} is more than the {candidates} candidate persons: no text can rank its "
-            f"person {ordinal(k)} or worse; use k = {candidates} or less, or a larger background"
+            f"rank {rank} is more than the {candidates} candidate persons: no text can rank its "
+            f"person {ordinal(rank)} or worse; use rank {candidates} or less, or a larger "
+            "background"
         )
 
 
@@ -208,7 +209,7 @@ def _guard_run_create(*, study: Study, user: Any, **fields: Any) -> GuardRun:
     # The settings are the run's; the job names its run (and the settings, for the jobs list).
     params = {
         "run": run.pk,
-        "k": run.k,
+        "rank": run.rank,
         "budget": run.budget,
         "background": run.background,
         "folds": run.folds,
@@ -232,7 +233,7 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
     from guard import GuardItem, fit_attacks, guard_texts
     from guard.residual import residual_words
 
-    config = GuardConfig(k=run.k, budget=run.budget)
+    config = GuardConfig(k=run.rank, budget=run.budget)
     attacks = list(run.attacks)
     descriptions = list(run.study.descriptions.select_related("target").order_by("id"))
     texts = {
@@ -273,11 +274,11 @@ def execute_guard_run(*, run: GuardRun, progress: Callable[..., None]) -> dict[s
         progress(done, total, f"{_label(unit)}: fitting {', '.join(attacks)}")
         if not chosen:
             continue
-        if len(unit.texts_by_person) < max(2, run.k):
-            # Too few candidates in this fold to rank anyone k-th: masking could not move
-            # the ranks, only damage the text.
+        if len(unit.texts_by_person) < max(2, run.rank):
+            # Too few candidates in this fold to rank anyone at the run's rank: masking could
+            # not move the ranks, only damage the text.
             for text in chosen:
-                skip(f"fewer than k = {run.k} persons in the background", text)
+                skip(f"fewer persons in the background than the rank, {run.rank}", text)
             done += len(chosen)
             continue
         fitted = fit_attacks(unit.texts_by_person, attacks)
@@ -374,7 +375,7 @@ def guard_run_finish(
     run.save(update_fields=["summary"])
     return {
         "run": run.pk,
-        "k": run.k,
+        "rank": run.rank,
         "attacks": run.attacks,
         "budget": run.budget,
         "background": run.background,

@@ -16,6 +16,17 @@ def is_baseline(method: str) -> bool:
     return method in (CLEAR, SPACY_NER) or method.startswith(MODEL_AT)
 
 
+def model_threshold(method: str) -> float:
+    """Return T of a `model@T` method; raise ValueError, saying why, for a bad T."""
+    try:
+        value = float(method[len(MODEL_AT) :])
+    except ValueError:
+        raise ValueError("the threshold after '@' must be a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError("the threshold must lie in [0, 1]")
+    return value
+
+
 def method_label(method: str) -> str:
     """Return how a method is named on pages and in reports."""
     if method == CLEAR:

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from intruder.risk.bounds import FOLDS, SEED
+from intruder.bounds import FOLDS, GUARD_BUDGET, RANK, SEED
 
 
 def _study_key(related_name: str) -> models.ForeignKey:
@@ -29,7 +29,7 @@ class StudyRun(models.Model):
 
     `study` and `job` are declared by each run with the reverse name its table had before
     (`study.attack_runs`, `job.guard_run`); Django names reverse relations of an abstract
-    base only after the class ("attackrun"). The settings' ranges live in `risk.bounds`.
+    base only after the class ("attackrun"). The settings' ranges live in `intruder.bounds`.
     """
 
     class Background(models.TextChoices):
@@ -176,8 +176,14 @@ class GuardRun(StudyRun):
 
     study = _study_key("guard_runs")
     job = _job_key("guard_run")
-    k = models.PositiveIntegerField(help_text="Mask until every attack ranks the person >= k.")
-    budget = models.FloatField(help_text="Most words the guard may mask, as a share of a text's.")
+    rank = models.PositiveIntegerField(
+        validators=RANK.validators(),
+        help_text="Mask until every attack ranks the person at this rank or worse.",
+    )
+    budget = models.FloatField(
+        validators=GUARD_BUDGET.validators(),
+        help_text="Most words the guard may mask, as a share of a text's.",
+    )
     undone_at = models.DateTimeField(
         null=True, blank=True, help_text="When a researcher took the run's masks off again."
     )
@@ -185,7 +191,7 @@ class GuardRun(StudyRun):
     class Meta(StudyRun.Meta):
         # The ranges `guard.GuardConfig` and the review page's form accept.
         constraints = [
-            models.CheckConstraint(condition=Q(k__gte=2), name="guard_run_k_at_least_2"),
+            models.CheckConstraint(condition=Q(rank__gte=2), name="guard_run_rank_at_least_2"),
             models.CheckConstraint(
                 condition=Q(budget__gt=0) & Q(budget__lte=1), name="guard_run_budget_share"
             ),
@@ -193,7 +199,7 @@ class GuardRun(StudyRun):
         ]
 
     def __str__(self) -> str:
-        return f"guard run {self.pk} on {self.study} (k = {self.k})"
+        return f"guard run {self.pk} on {self.study} (rank {self.rank})"
 
 
 class GuardResult(models.Model):

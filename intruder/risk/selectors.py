@@ -184,7 +184,7 @@ def _background_side(run: AttackRun) -> dict[str, Any]:
     return {
         "candidates": len(per_person),
         "background_source": f"the study's own original descriptions of each person, "
-        f"cross-validated in k = {run.folds} folds (never the text's own, nor another text "
+        f"cross-validated in {run.folds} folds (never the text's own, nor another text "
         "by the same writer about the same person)",
         "background_descriptions_per_person_median": float(np.median(per_person) * share)
         if per_person
@@ -203,7 +203,7 @@ def budget_side(run: AttackRun, per_person: list[int], share: float) -> dict[str
         "budget_resamples": run.budget_resamples,
         "knowledge": f"the attacker knows each candidate as well as {known}",
         "background_source": f"{b} of the study's own original descriptions per person, drawn "
-        f"at random in each of {run.budget_resamples} resamples of k = {run.folds} folds "
+        f"at random in each of {run.budget_resamples} resamples of {run.folds} folds "
         "(never the text's own, nor another text by the same writer about the same person); "
         "a text counts as identified when its median rank over the resamples is 1",
         "background_descriptions_per_person_median": min(b, median) if median else None,
@@ -279,7 +279,7 @@ def run_report(
         "attacks": run.attacks,
         "methods": run.methods,
         "background": run.background,
-        "k": run.folds if run.background == AttackRun.Background.CROSS_VALIDATED else None,
+        "folds": run.folds if run.background == AttackRun.Background.CROSS_VALIDATED else None,
         "seed": run.seed,
         "knowledge_budget": run.knowledge_budget,
         "budget_resamples": run.budget_resamples if run.knowledge_budget else None,
@@ -312,7 +312,7 @@ def run_report(
             model_dir=django_settings.INTRUDER_ANONYMIZER_MODEL or None,
             attack_config=run.config,
             seed=run.seed,
-            folds=settings["k"],
+            folds=settings["folds"],
             threshold=study.identification_threshold,
             identified_rule=study.identified_rule,
             identification_rule=study.identification_rule,

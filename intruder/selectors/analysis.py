@@ -2,9 +2,9 @@
 
 Judgment -> Assignment/AnonymizedText -> Description -> TargetPerson, flattened into the two
 frames `intruder.analysis.frames` describes. Judgments stored without scores (older rows, or
-a changed scorer) are scored here in memory with `intruder.scoring.score_guess`, among the
-study's persons; nothing is written. Each row carries the study's identification rule, which
-`intruder.analysis.frames.judged_texts` applies.
+a changed scorer) are scored here in memory with `model_runtime.guess_scoring.score_guess`,
+among the study's persons; nothing is written. Each row carries the study's identification
+rule, which `intruder.analysis.frames.judged_texts` applies.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from django.db.models import Q
 from intruder.analysis import report as analysis_report
 from intruder.analysis.frames import JUDGMENT_COLUMNS, TEXT_COLUMNS
 from intruder.models import AnonymizedText, Judgment, Participant, Study
-from intruder.scoring import score_guess
 from intruder.selectors.counts import count_by
 from intruder.selectors.flags import answer_flag_status, study_rules
 from intruder.selectors.participant import intruder_text_pool
 from intruder.selectors.persons import study_persons
+from model_runtime.guess_scoring import score_guess
 
 
 def study_texts(study: Study) -> pd.DataFrame:

@@ -31,7 +31,7 @@ from intruder.models import (
     Study,
     TargetPerson,
 )
-from intruder.scoring import character_cosine
+from model_runtime.guess_scoring import character_cosine
 
 # Widely known public figures across fields, for studies that name no decoys of their own.
 # A decoy that scores at or above the study's threshold against one of its persons is dropped.

@@ -11,7 +11,6 @@ from django.utils import timezone
 
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Assignment, Judgment, Participant
-from intruder.scoring import score_guess
 from intruder.selectors.flags import study_rules
 from intruder.selectors.persons import study_persons_with_ids
 from intruder.services.attention import attention_flags_for
@@ -30,6 +29,7 @@ from intruder.services.plausibility import (
     text_words,
 )
 from intruder.services.telemetry import clock_slack_ms, telemetry_parse
+from model_runtime.guess_scoring import score_guess
 
 # Shown when neither yes nor no was chosen (the participant form and the preview).
 CHOICE_REQUIRED = "Please say whether you could identify the person."

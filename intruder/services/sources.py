@@ -24,7 +24,7 @@ from intruder.services.scoring import judgments_rescore
 
 
 @dataclass
-class TakeReport:
+class TakeTally:
     """What taking descriptions from the source studies wrote."""
 
     descriptions_created: int = 0
@@ -66,7 +66,7 @@ def pending_source_descriptions(study: Study) -> Any:
     )
 
 
-def _target_for(study: Study, source_target: TargetPerson, report: TakeReport) -> TargetPerson:
+def _target_for(study: Study, source_target: TargetPerson, tally: TakeTally) -> TargetPerson:
     """Return this study's copy of a source target, creating it under a free key."""
     candidates = [source_target.key, f"{source_target.study.slug}-{source_target.key}"[:100]]
     for key in candidates:
@@ -83,12 +83,12 @@ def _target_for(study: Study, source_target: TargetPerson, report: TakeReport) -
             )
             person.full_clean(validate_constraints=False)
             person.save()
-            report.targets_created += 1
+            tally.targets_created += 1
             return person
         if existing.name.casefold() == source_target.name.casefold() and (
             existing.group == source_target.group
         ):
-            report.targets_reused += 1
+            tally.targets_reused += 1
             return existing
     raise ValidationError(
         f"target key {source_target.key!r} is taken here by other persons; rename one"
@@ -96,14 +96,14 @@ def _target_for(study: Study, source_target: TargetPerson, report: TakeReport) -
 
 
 @transaction.atomic
-def descriptions_take_from_sources(*, study: Study) -> TakeReport:
+def descriptions_take_from_sources(*, study: Study) -> TakeTally:
     """Copy the source studies' new descriptions (and their targets) into `study`."""
-    report = TakeReport()
+    tally = TakeTally()
     targets: dict[int, TargetPerson] = {}
     for source in pending_source_descriptions(study):
         target = targets.get(source.target_id)
         if target is None:
-            target = targets[source.target_id] = _target_for(study, source.target, report)
+            target = targets[source.target_id] = _target_for(study, source.target, tally)
         Description.objects.create(
             study=study,
             target=target,
@@ -121,8 +121,8 @@ def descriptions_take_from_sources(*, study: Study) -> TakeReport:
             flag_review=source.flag_review,
             flag_review_reason=source.flag_review_reason,
         )
-        report.descriptions_created += 1
-    if report.targets_created:
+        tally.descriptions_created += 1
+    if tally.targets_created:
         # A new person can be a better match for a guess already made.
         judgments_rescore(study=study)
-    return report
+    return tally

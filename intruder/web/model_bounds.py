@@ -1,9 +1,10 @@
 """Form fields read off the model, so forms cannot drift from it.
 
-A model field's range lives in its validators (and a `CheckConstraint` repeats it in the
-database); a form that spells the range again drifts (`StudyForm` once allowed 1000 texts
-per intruder where the model allowed 200). Here the form takes the bounds from the
-validators, so a value the database would refuse is refused beside its field first.
+A model field's range lives in its validators (made from `intruder.bounds`, and a
+`CheckConstraint` repeats it in the database); a form that spells the range again drifts
+(`StudyForm` once allowed 1000 texts per intruder where the model allowed 200). Here the form
+takes the bounds from the validators, with their message, so a value the database would
+refuse is refused beside its field first, in the words the API and the services use.
 """
 
 from __future__ import annotations
@@ -16,16 +17,23 @@ from django.db import models
 
 
 def field_bounds(model_field: models.Field) -> dict[str, Any]:
-    """Return the `min_value`/`max_value` that the field's validators enforce (those it has)."""
+    """Return the `min_value`/`max_value` that the field's validators enforce (those it has),
+    and their messages as the form field's `error_messages`."""
     # `validators` also holds the database's integer range where no stricter validator is
     # given: the strictest of each kind wins.
-    lows = [v.limit_value for v in model_field.validators if isinstance(v, MinValueValidator)]
-    highs = [v.limit_value for v in model_field.validators if isinstance(v, MaxValueValidator)]
     bounds: dict[str, Any] = {}
-    if lows:
-        bounds["min_value"] = max(lows)
-    if highs:
-        bounds["max_value"] = min(highs)
+    messages: dict[str, Any] = {}
+    for key, kind, strictest in (
+        ("min_value", MinValueValidator, max),
+        ("max_value", MaxValueValidator, min),
+    ):
+        found = [v for v in model_field.validators if isinstance(v, kind)]
+        if found:
+            chosen = strictest(found, key=lambda v: v.limit_value)
+            bounds[key] = chosen.limit_value
+            messages[key] = chosen.message
+    if messages:
+        bounds["error_messages"] = messages
     return bounds
 
 

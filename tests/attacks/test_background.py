@@ -27,14 +27,15 @@ def _records(seed: int = 1, persons: int = 6, writers: int = 9) -> list[Backgrou
     return records
 
 
-@pytest.mark.parametrize("k", [2, 3, 5, 10])
+@pytest.mark.parametrize("folds", [2, 3, 5, 10])
 @pytest.mark.parametrize("seed", [0, 7])
-def test_no_text_is_in_its_own_background_nor_a_same_writer_same_person_text(k, seed):
+def test_no_text_is_in_its_own_background_nor_a_same_writer_same_person_text(folds, seed):
     records = _records(seed)
     by_id = {r.text_id: r for r in records}
-    folds = cross_validation_folds(records, k=k, seed=seed)
-    assert sorted(i for f in folds for i in f.test_ids) == sorted(by_id)
-    for fold in folds:
+    made = cross_validation_folds(records, folds=folds, seed=seed)
+    assert len(made) == folds
+    assert sorted(i for f in made for i in f.test_ids) == sorted(by_id)
+    for fold in made:
         for text_id in fold.test_ids:
             record = by_id[text_id]
             own_person_background = fold.background_ids.get(record.target, [])
@@ -51,7 +52,7 @@ def test_background_holds_every_text_outside_the_fold_joined_per_person():
         BackgroundRecord("b1", "B", None, "beta one"),
         BackgroundRecord("b2", "B", None, "beta two"),
     ]
-    folds = cross_validation_folds(records, k=2, seed=0)
+    folds = cross_validation_folds(records, folds=2, seed=0)
     for fold in folds:
         outside = [r for r in records if r.text_id not in fold.test_ids]
         assert sorted(i for ids in fold.background_ids.values() for i in ids) == sorted(
@@ -64,19 +65,19 @@ def test_background_holds_every_text_outside_the_fold_joined_per_person():
 def test_same_writer_same_person_texts_share_a_fold():
     records = [BackgroundRecord(f"t{i}", "A", "w1", f"x{i}") for i in range(4)]
     records += [BackgroundRecord(f"u{i}", "A", f"v{i}", f"y{i}") for i in range(4)]
-    fold_of = assign_folds(records, k=4, seed=3)
+    fold_of = assign_folds(records, folds=4, seed=3)
     assert len({fold_of[f"t{i}"] for i in range(4)}) == 1
 
 
 def test_folds_are_deterministic_and_seed_dependent():
     records = _records(2)
-    assert assign_folds(records, k=5, seed=4) == assign_folds(records, k=5, seed=4)
-    assert assign_folds(records, k=5, seed=4) != assign_folds(records, k=5, seed=5)
+    assert assign_folds(records, folds=5, seed=4) == assign_folds(records, folds=5, seed=4)
+    assert assign_folds(records, folds=5, seed=4) != assign_folds(records, folds=5, seed=5)
 
 
 def test_folds_are_balanced_in_size():
     records = [BackgroundRecord(f"t{i}", f"p{i % 7}", None, "x") for i in range(70)]
-    sizes = [len(f.test_ids) for f in cross_validation_folds(records, k=5, seed=0)]
+    sizes = [len(f.test_ids) for f in cross_validation_folds(records, folds=5, seed=0)]
     assert max(sizes) - min(sizes) <= 1
 
 
@@ -87,23 +88,23 @@ def test_a_person_with_one_writer_has_no_background_in_that_writers_fold():
         BackgroundRecord("b1", "B", "w2", "beta"),
         BackgroundRecord("b2", "B", "w3", "beta again"),
     ]
-    folds = cross_validation_folds(records, k=2, seed=0)
+    folds = cross_validation_folds(records, folds=2, seed=0)
     fold = next(f for f in folds if "a1" in f.test_ids)
     assert "A" not in fold.background
     assert fold.missing_targets(records) == {"A"}
 
 
 @pytest.mark.parametrize(
-    "records, k, message",
+    "records, folds, message",
     [
-        ([BackgroundRecord("a", "A", None, "x")], 1, "k must be at least 2"),
+        ([BackgroundRecord("a", "A", None, "x")], 1, "folds must be at least 2"),
         ([BackgroundRecord("a", "A", None, "x")] * 2, 2, "appears twice"),
         ([BackgroundRecord("a", "", None, "x")], 2, "no target"),
     ],
 )
-def test_bad_records_are_refused_with_a_clear_error(records, k, message):
+def test_bad_records_are_refused_with_a_clear_error(records, folds, message):
     with pytest.raises(FoldError, match=message):
-        cross_validation_folds(records, k=k)
+        cross_validation_folds(records, folds=folds)
 
 
 def test_check_folds_catches_a_leaking_background():

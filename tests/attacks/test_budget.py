@@ -58,7 +58,7 @@ def test_no_query_sees_its_own_text_or_its_writers_twin_in_the_background(budget
     SpyAttack.seen = []
     queries = {r.text_id: r.text for r in records}  # attack the clear text: a leak would show
     rows = run_budget(
-        prepared, ["tfidf"], records, queries, budget, resamples=3, k=4, seed=seed, factory=_spy
+        prepared, ["tfidf"], records, queries, budget, resamples=3, folds=4, seed=seed, factory=_spy
     )
     assert len(rows) == 3 * len(records)
     assert SpyAttack.seen
@@ -80,9 +80,9 @@ def test_no_query_sees_its_own_text_or_its_writers_twin_in_the_background(budget
 def test_budgets_keep_b_texts_per_candidate_and_all_keeps_every_text_outside_the_fold():
     records = _records()
     for budget in (1, 3):
-        for draw in budget_draws(records, budget, resamples=2, k=5, seed=1):
+        for draw in budget_draws(records, budget, resamples=2, folds=5, seed=1):
             assert {len(ids) for ids in draw.background_ids.values()} == {budget}
-    everything = budget_draws(records, None, resamples=1, k=5, seed=1)
+    everything = budget_draws(records, None, resamples=1, folds=5, seed=1)
     for draw in everything:
         outside = {r.text_id for r in records} - set(draw.test_ids)
         assert {i for ids in draw.background_ids.values() for i in ids} == outside
@@ -90,9 +90,9 @@ def test_budgets_keep_b_texts_per_candidate_and_all_keeps_every_text_outside_the
 
 def test_the_same_seed_gives_the_same_draws_and_another_seed_or_resample_others():
     records = _records()
-    first = budget_draws(records, 2, resamples=4, k=5, seed=9)
-    again = budget_draws(records, 2, resamples=4, k=5, seed=9)
-    other = budget_draws(records, 2, resamples=4, k=5, seed=10)
+    first = budget_draws(records, 2, resamples=4, folds=5, seed=9)
+    again = budget_draws(records, 2, resamples=4, folds=5, seed=9)
+    other = budget_draws(records, 2, resamples=4, folds=5, seed=10)
     assert first == again
     assert first != other
     by_resample = [[d.background_ids for d in first if d.resample == r] for r in range(4)]
@@ -102,7 +102,7 @@ def test_the_same_seed_gives_the_same_draws_and_another_seed_or_resample_others(
 def test_attacked_texts_are_limited_but_every_record_is_background():
     records = _records()
     attacked = {r.text_id for r in records[:20]}
-    draws = budget_draws(records, None, resamples=1, k=5, seed=0, attacked=attacked)
+    draws = budget_draws(records, None, resamples=1, folds=5, seed=0, attacked=attacked)
     assert sorted(i for d in draws for i in d.test_ids) == sorted(attacked)
     used = {i for d in draws for ids in d.background_ids.values() for i in ids}
     assert used - attacked  # the texts not attacked still serve as background
@@ -110,7 +110,7 @@ def test_attacked_texts_are_limited_but_every_record_is_background():
 
 def test_a_leaking_draw_is_refused():
     records = _records()
-    draws = budget_draws(records, 2, resamples=1, k=5, seed=0)
+    draws = budget_draws(records, 2, resamples=1, folds=5, seed=0)
     victim = draws[0].test_ids[0]
     person = next(r.target for r in records if r.text_id == victim)
     draws[0].background_ids[person] = [victim]
@@ -142,7 +142,7 @@ def test_a_real_attack_at_budget_one_still_links_texts():
     ]
     prepared = PreparedTexts(AttackConfig(cache_dir=""))
     queries = {r.text_id: r.text.split(" number")[0] for r in records}
-    rows = run_budget(prepared, ["tfidf"], records, queries, 1, resamples=2, k=3, seed=0)
+    rows = run_budget(prepared, ["tfidf"], records, queries, 1, resamples=2, folds=3, seed=0)
     assert len(rows) == 2 * len(records)
     assert sum(row["true_rank"] == 1 for row in rows) / len(rows) > 0.9
 

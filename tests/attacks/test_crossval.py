@@ -23,8 +23,8 @@ RECORDS = [
 
 def test_fold_backgrounds_hold_each_persons_raw_texts_outside_the_fold():
     text_of = {r.text_id: r.text for r in RECORDS}
-    folds = fold_backgrounds(RECORDS, k=3, seed=4)
-    reference = cross_validation_folds(RECORDS, k=3, seed=4)
+    folds = fold_backgrounds(RECORDS, folds=3, seed=4)
+    reference = cross_validation_folds(RECORDS, folds=3, seed=4)
     assert [f.test_ids for f in folds] == [f.test_ids for f in reference]
     for fold, ref in zip(folds, reference, strict=True):
         assert fold.index == ref.index
@@ -44,7 +44,7 @@ def test_an_empty_background_fits_nothing():
 def test_a_reused_attack_is_refitted_and_predicts_as_a_fresh_one(name):
     prepared = PreparedTexts(AttackConfig(cache_dir=""))
     reuse: dict = {}
-    folds = fold_backgrounds(RECORDS, k=3, seed=0)
+    folds = fold_backgrounds(RECORDS, folds=3, seed=0)
     documents = {"d": "She teaches cooking and loves poetry."}
     truth = {"d": "cleo"}
     for fold in folds:
@@ -67,7 +67,7 @@ def _cells(remaining, *, on_fit=None):
     return list(
         attack_cells(
             prepared,
-            fold_backgrounds(RECORDS, k=3, seed=0),
+            fold_backgrounds(RECORDS, folds=3, seed=0),
             ["tfidf", "bm25"],
             ["clear", "upper"],
             texts=lambda method, ids: {

@@ -27,7 +27,7 @@ def test_researcher_guards_drafts_and_sees_ranks_and_masked_words(page, viewport
     page.fill("input[name=password]", "correct horse 42")
     page.click("button[type=submit], input[type=submit]")
     page.goto(f"/r/{study.slug}/review/")
-    page.fill("#guard-form input[name=k]", "2")
+    page.fill("#guard-form input[name=rank]", "2")
     page.click("#guard-form button[type=submit]")
     page.wait_for_selector("#guard-status")
     assert "queued" in page.inner_text("#guard-status")

@@ -89,7 +89,7 @@ def test_the_walkthrough_risk_report_attacks_the_study(tmp_path: Path) -> None:
     report = tmp_path / "my-study-risk"
     summary = json.loads((report / "summary.json").read_text())
     assert summary["settings"]["attacks"] == ["tfidf", "bm25"]
-    assert summary["settings"]["k"] == 2
+    assert summary["settings"]["folds"] == 2
     clear = summary["trir"]["clear"]
     assert set(clear) >= {"tfidf", "bm25", "strongest", "pct_words_masked"}
     # The strongest adversary re-identifies at least what its best attack does.

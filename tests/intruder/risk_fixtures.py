@@ -119,11 +119,11 @@ def study_with_guardable_texts(status: str = AnonymizedText.Status.DRAFT) -> Stu
 
 
 def guard_run_of(study: Study, *, status: str | None = None, **settings: Any) -> GuardRun:
-    """Return a guard run of `study` (k = 2, 3 folds unless given), with a job row of
+    """Return a guard run of `study` (rank 2, 3 folds unless given), with a job row of
     `status` if given (no worker runs it: the test calls `execute_guard_run` itself)."""
     from tests.intruder.factories import make_job
 
-    fields: dict[str, Any] = {"k": 2, "budget": 0.3, "folds": 3, "attacks": ["tfidf", "bm25"]}
+    fields: dict[str, Any] = {"rank": 2, "budget": 0.3, "folds": 3, "attacks": ["tfidf", "bm25"]}
     fields.update(settings)
     job = make_job(study=study, kind=Job.Kind.GUARD_STUDY, status=status) if status else None
     return GuardRun.objects.create(study=study, job=job, created_by=study.owner, **fields)

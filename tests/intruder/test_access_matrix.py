@@ -87,7 +87,7 @@ def _build() -> World:
     job = f.make_job(study=study, created_by=owner, status=Job.Status.FAILED)
     running = f.make_job(study=study, created_by=owner, kind="construct_loss")
     run = AttackRun.objects.create(study=study, attacks=["tfidf"], methods=["clear"])
-    guard_run = GuardRun.objects.create(study=study, k=2, budget=0.3, attacks=["tfidf"])
+    guard_run = GuardRun.objects.create(study=study, rank=2, budget=0.3, attacks=["tfidf"])
     guard_result = GuardResult.objects.create(
         run=guard_run, anonymized_text=draft, description=draft.description, target="t"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from llm.retrying import NO_RETRY, retrying_transport
+from http_retrying import NO_RETRY, retrying_transport
 
 
 def _client(answers: list, waits: list, seen: list | None = None, **options) -> httpx.Client:

@@ -30,13 +30,13 @@ class Command(BaseCommand):
             raise CommandError(f"no file {path}")
         try:
             fmt = options["format"] or detect_format(path.name)
-            report = import_study_data(study=study, content=path.read_bytes(), fmt=fmt)
+            tally = import_study_data(study=study, content=path.read_bytes(), fmt=fmt)
         except ImportValidationError as exc:
             for error in exc.errors:
                 self.stderr.write(str(error))
             raise CommandError(f"{len(exc.errors)} error(s); nothing was imported") from None
         self.stdout.write(
-            f"imported into {study.slug}: {report.targets_created} targets created "
-            f"({report.targets_reused} reused), {report.descriptions_created} descriptions, "
-            f"{report.anonymized_created} Textwash anonymized texts"
+            f"imported into {study.slug}: {tally.targets_created} targets created "
+            f"({tally.targets_reused} reused), {tally.descriptions_created} descriptions, "
+            f"{tally.anonymized_created} Textwash anonymized texts"
         )

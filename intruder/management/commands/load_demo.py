@@ -49,14 +49,14 @@ class Command(BaseCommand):
         def say(line: str) -> None:
             self.stdout.write(f"  [{time.monotonic() - started:5.0f} s] {line} ...")
 
-        report = load_demo(
+        demo = load_demo(
             password=options["password"],
             anonymize=not options["no_anonymize"],
             attacks=not options["no_attacks"],
             say=say,
             echo=self._progress_printer(),
         )
-        job = report.anonymization_job
+        job = demo.anonymization_job
         if job is not None:
             if job.status != "succeeded":
                 raise CommandError(
@@ -65,11 +65,11 @@ class Command(BaseCommand):
                     "`manage.py load_demo` again: it resumes where it stopped."
                 )
             self.stdout.write(f"anonymized: {job.result}")
-        for what, counts in report.imported.items():
+        for what, counts in demo.imported.items():
             if counts:
                 self.stdout.write(f"imported {what}: {counts}")
-        intruder = report.intruder
-        for run in (report.risk_check, report.risk_report):
+        intruder = demo.intruder
+        for run in (demo.risk_check, demo.risk_report):
             if run is not None and run.job.status != "succeeded":
                 raise CommandError(
                     f"attack run {run.pk} {run.job.status}: {run.job.message}\n{run.job.error}\n"
@@ -89,15 +89,15 @@ class Command(BaseCommand):
                     "",
                     "Demo ready.",
                     f"  Researcher pages: {base}/r/   (admin: {base}/admin/)",
-                    f"    username: {report.username}",
-                    f"    password: {report.password}"
+                    f"    username: {demo.username}",
+                    f"    password: {demo.password}"
                     + (
                         "   (works only with INTRUDER_DEMO=1, as scripts/demo.sh sets)"
-                        if report.password == DEMO_PASSWORD and not settings.INTRUDER_DEMO
+                        if demo.password == DEMO_PASSWORD and not settings.INTRUDER_DEMO
                         else ""
                     ),
                     "  Writer (description collection), one link per made-up Prolific ID:",
-                    f"    {base}/s/{report.collection.slug}/"
+                    f"    {base}/s/{demo.collection.slug}/"
                     "?PROLIFIC_PID=DEMOWRITER01&STUDY_ID=demo&SESSION_ID=w1",
                     f"  Intruder test ({released} texts released, {drafts} drafts to review):",
                     f"    {base}/s/{intruder.slug}/"

@@ -279,7 +279,7 @@ def threat_models(
         "rule": "an attack identifies a text when it ranks the true person first; the "
         "strongest adversary when any attack does",
         "background": settings.get("background"),
-        "folds": settings.get("k"),
+        "folds": settings.get("folds"),
         **(machine_side or {}),
     }
     candidates = int(machine.get("candidates") or persons)

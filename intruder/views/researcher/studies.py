@@ -229,7 +229,7 @@ def study_import(request: HttpRequest, slug: str) -> HttpResponse:
     upload = form.cleaned_data["file"]
     try:
         fmt = imports.detect_format(upload.name)
-        report = imports.import_study_data(study=study, content=upload.read(), fmt=fmt)
+        tally = imports.import_study_data(study=study, content=upload.read(), fmt=fmt)
     except imports.ImportValidationError as exc:
         return render(
             request,
@@ -239,8 +239,8 @@ def study_import(request: HttpRequest, slug: str) -> HttpResponse:
         )
     messages.success(
         request,
-        f"Imported {report.descriptions_created} descriptions, {report.targets_created} new "
-        f"targets ({report.targets_reused} existing reused), {report.anonymized_created} "
+        f"Imported {tally.descriptions_created} descriptions, {tally.targets_created} new "
+        f"targets ({tally.targets_reused} existing reused), {tally.anonymized_created} "
         "anonymized texts.",
     )
     return redirect("researcher-study", slug=study.slug)
@@ -252,11 +252,11 @@ def study_import(request: HttpRequest, slug: str) -> HttpResponse:
 def study_take_from_sources(request: HttpRequest, slug: str) -> HttpResponse:
     """Copy the source collection studies' new descriptions into this intruder study."""
     study, _ = study_for(request, slug, edit=True)
-    report = descriptions_take_from_sources(study=study)
+    tally = descriptions_take_from_sources(study=study)
     messages.success(
         request,
-        f"Took {report.descriptions_created} description(s) from the source studies "
-        f"({report.targets_created} new target(s)). Anonymize them next.",
+        f"Took {tally.descriptions_created} description(s) from the source studies "
+        f"({tally.targets_created} new target(s)). Anonymize them next.",
     )
     return redirect("researcher-study", slug=study.slug)
 

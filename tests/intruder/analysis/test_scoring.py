@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from intruder.scoring import GuessScore, character_cosine, score_guess, surname_of
+from model_runtime.guess_scoring import GuessScore, character_cosine, score_guess, surname_of
 
 # Each case: (truth, guess, expected cosine), with the arithmetic over character counts.
 HAND_COMPUTED = [
@@ -121,7 +121,7 @@ def test_wrong_person_with_similar_letters_passes_cosine():
 def test_scoring_imports_without_django_settings():
     code = (
         "import os, sys; os.environ.pop('DJANGO_SETTINGS_MODULE', None);"
-        "from intruder.scoring import score_guess;"
+        "from model_runtime.guess_scoring import score_guess;"
         "print(score_guess('Sam Smith', 'Smith').identified, 'django.conf' in sys.modules)"
     )
     result = subprocess.run(

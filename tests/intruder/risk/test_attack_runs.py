@@ -144,7 +144,7 @@ def test_a_run_is_one_job_per_fold_and_a_failed_fold_is_retried_with_the_run(mon
     real = attack_runs.execute_attack_run
 
     def fold_2_crashes(**kwargs):
-        if kwargs.get("folds") == {2}:
+        if kwargs.get("fold_indices") == {2}:
             raise Crash("worker died in fold 3")
         return real(**kwargs)
 

@@ -66,35 +66,48 @@ def test_review_page_queues_the_guard_job_with_its_settings():
     study = study_with_guardable_texts()
     client = logged_in(study.owner)
     url = reverse("researcher-study-guard", args=[study.slug])
-    response = client.post(url, {"k": "3", "budget": "0.25"})
+    response = client.post(url, {"rank": "3", "budget": "0.25"})
     assert response.status_code == 302
     job = Job.objects.get(kind="guard_study")
     run = GuardRun.objects.get()
     assert job.study == study and run.job == job and run.study == study
-    assert (run.k, run.budget, run.background, run.folds) == (3, 0.25, "cross_validated", 5)
+    assert (run.rank, run.budget, run.background, run.folds) == (3, 0.25, "cross_validated", 5)
     assert run.attacks == ["tfidf", "bm25"] and run.created_by == study.owner
     assert job.params == {
         "run": run.pk,
-        "k": 3,
+        "rank": 3,
         "budget": 0.25,
         "background": "cross_validated",
         "folds": 5,
     }
-    client.post(url, {"k": "3", "budget": "0.25"})
+    client.post(url, {"rank": "3", "budget": "0.25"})
     assert Job.objects.filter(kind="guard_study").count() == 1  # one at a time
     assert GuardRun.objects.count() == 1
 
 
-@pytest.mark.parametrize("k", ["1", "x", ""])
-def test_review_page_refuses_a_bad_k_without_queuing(k):
+@pytest.mark.parametrize("rank", ["1", "x", ""])
+def test_review_page_refuses_a_bad_rank_without_queuing(rank):
     study = study_with_guardable_texts()
     client = logged_in(study.owner)
     response = client.post(
-        reverse("researcher-study-guard", args=[study.slug]), {"k": k, "budget": "0.3"}, follow=True
+        reverse("researcher-study-guard", args=[study.slug]),
+        {"rank": rank, "budget": "0.3"},
+        follow=True,
     )
     assert response.status_code == 200
     assert "Not queued" in response.content.decode()
     assert not Job.objects.filter(kind="guard_study").exists()
+
+
+def test_a_post_naming_the_rank_by_its_old_name_k_is_refused_not_defaulted():
+    """Issue 50 renamed the guard's `k` to `rank`: a stale page or script that still posts
+    `k` gets the missing field named, never a run at the default rank it did not ask for."""
+    study = study_with_guardable_texts()
+    client = logged_in(study.owner)
+    url = reverse("researcher-study-guard", args=[study.slug])
+    page = client.post(url, {"k": "3", "budget": "0.3"}, follow=True).content.decode()
+    assert "Not queued: Rank: This field is required." in page
+    assert not GuardRun.objects.exists() and not Job.objects.filter(kind="guard_study").exists()
 
 
 def test_review_page_shows_ranks_before_and_after_and_the_masked_words():
@@ -107,14 +120,14 @@ def test_review_page_shows_ranks_before_and_after_and_the_masked_words():
     assert "Machine rank before → after" in html and "origami" in html
     assert "tfidf 1 → " in html
     run.refresh_from_db()
-    assert f"k = 2, {run.summary['changed']} texts changed" in html
+    assert f"rank 2, {run.summary['changed']} texts changed" in html
 
 
 def test_guard_job_needs_edit_rights():
     study = study_with_guardable_texts()
     stranger = make_user()
     response = logged_in(stranger).post(
-        reverse("researcher-study-guard", args=[study.slug]), {"k": "5", "budget": "0.3"}
+        reverse("researcher-study-guard", args=[study.slug]), {"rank": "5", "budget": "0.3"}
     )
     assert response.status_code == 404
     assert not Job.objects.filter(kind="guard_study").exists()
@@ -124,7 +137,7 @@ def test_a_viewer_cannot_start_the_guard_job():
     study = study_with_guardable_texts()
     viewer = make_member(study=study)
     response = logged_in(viewer).post(
-        reverse("researcher-study-guard", args=[study.slug]), {"k": "5", "budget": "0.3"}
+        reverse("researcher-study-guard", args=[study.slug]), {"rank": "5", "budget": "0.3"}
     )
     assert response.status_code == 403
     assert not Job.objects.filter(kind="guard_study").exists()

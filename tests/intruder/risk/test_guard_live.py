@@ -68,7 +68,13 @@ def test_review_form_queues_an_uploaded_background_with_the_documents():
         for key, text in UPLOADED.items()
     ]
     url = reverse("researcher-study-guard", args=[study.slug])
-    data = {"k": "2", "budget": "0.3", "background": "uploaded", "folds": "5", "documents": files}
+    data = {
+        "rank": "2",
+        "budget": "0.3",
+        "background": "uploaded",
+        "folds": "5",
+        "documents": files,
+    }
     assert logged_in(study.owner).post(url, data).status_code == 302
     run = GuardRun.objects.get(job__kind="guard_study")
     assert run.background == "uploaded"
@@ -88,7 +94,7 @@ def test_review_form_refuses_a_bad_upload_without_queuing(files, message):
     study = study_with_guardable_texts()
     uploads = [SimpleUploadedFile(name, content) for name, content in files]
     url = reverse("researcher-study-guard", args=[study.slug])
-    data = {"k": "2", "budget": "0.3", "background": "uploaded", "documents": uploads}
+    data = {"rank": "2", "budget": "0.3", "background": "uploaded", "documents": uploads}
     page = logged_in(study.owner).post(url, data, follow=True)
     assert page.status_code == 200 and message in page.content.decode()
     assert not Job.objects.filter(kind="guard_study").exists()

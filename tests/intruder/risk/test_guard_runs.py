@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from django.apps import apps
 from django.db import IntegrityError, transaction
 
 import guard
@@ -16,6 +15,7 @@ from intruder.risk.guarding import GuardRunError, guard_run_start
 from intruder.services import jobs
 from tests.intruder.factories import make_job
 from tests.intruder.risk_fixtures import guard_run_of, guarded_run, study_with_guardable_texts
+from tests.migrations import at_migration
 
 pytestmark = pytest.mark.django_db
 
@@ -24,20 +24,20 @@ COUNTS = ("guarded", "changed", "flagged", "skipped")
 
 def test_the_worker_stores_rows_and_the_job_keeps_only_the_counts():
     study = study_with_guardable_texts()
-    run, created = guard_run_start(study=study, user=study.owner, k=2, folds=3)
+    run, created = guard_run_start(study=study, user=study.owner, rank=2, folds=3)
     assert created and run.job.status == Job.Status.QUEUED
     job = jobs.job_execute(run.job.pk)
     assert job.status == Job.Status.SUCCEEDED, job.error
     run.refresh_from_db()
     assert run.results.count() == 12 == run.summary["guarded"]
     assert "texts" not in job.result and "skipped_texts" not in job.result
-    assert job.result["run"] == run.pk and job.result["k"] == 2
+    assert job.result["run"] == run.pk and job.result["rank"] == 2
     assert {key: job.result[key] for key in COUNTS} == {key: run.summary[key] for key in COUNTS}
 
 
 def test_a_crashed_job_resumes_and_stores_each_text_once(monkeypatch):
     study = study_with_guardable_texts()
-    run, _ = guard_run_start(study=study, user=study.owner, k=2, folds=3)
+    run, _ = guard_run_start(study=study, user=study.owner, rank=2, folds=3)
     real = guard.guard_texts
     guarded: list[int] = []
 
@@ -114,19 +114,19 @@ def test_a_text_edited_meanwhile_is_skipped_and_gets_no_row(monkeypatch):
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("k", 1), ("budget", 0.0), ("budget", 1.5), ("folds", 1)],
+    [("rank", 1), ("budget", 0.0), ("budget", 1.5), ("folds", 1)],
 )
 def test_the_database_refuses_settings_the_guard_cannot_use(field, value):
     study = study_with_guardable_texts()
     with pytest.raises(IntegrityError), transaction.atomic():
-        GuardRun.objects.create(study=study, **{"k": 2, "budget": 0.3, field: value})
+        GuardRun.objects.create(study=study, **{"rank": 2, "budget": 0.3, field: value})
 
 
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
-        ({"k": 1}, "k must be at least 2"),
-        ({"budget": 0}, "budget must be a share"),
+        ({"rank": 1}, "the rank must lie between 2 and 1000"),
+        ({"budget": 0}, "the masking budget must lie between 0.01 and 1.0"),
         ({"folds": 21}, "between 2 and 20"),
         ({"background": "web"}, "background must be one of"),
         ({"attacks": []}, "at least one attack"),
@@ -157,7 +157,18 @@ def test_a_run_holds_one_row_per_text():
     )
 
 
+# The data migration of 0016 wrote `GuardRun.k`: it runs on the last schema that has it.
+BEFORE_RANK = [("intruder", "0029_issue48_49_familiarity_guard_undo_rehearsal")]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_guard_jobs_made_before_runs_existed_become_runs():
+    with at_migration(BEFORE_RANK) as old:
+        _guard_jobs_become_runs(old)
+
+
+def _guard_jobs_become_runs(old):
+    OldRun = old.get_model("intruder", "GuardRun")
     study = study_with_guardable_texts()
     text = AnonymizedText.objects.filter(description__study=study).first()
     row = {
@@ -195,19 +206,19 @@ def test_guard_jobs_made_before_runs_existed_become_runs():
         study=study, kind="guard_study", status=Job.Status.FAILED, params={"k": 2, "budget": 0.3}
     )
     migration = importlib.import_module("intruder.migrations.0016_h27guard_guard_runs")
-    migration.guard_jobs_to_runs(apps, None)
-    run = GuardRun.objects.get(job=job)
+    migration.guard_jobs_to_runs(old, None)
+    run = OldRun.objects.get(job=job.pk)
     assert (run.k, run.budget, run.folds, run.attacks) == (3, 0.25, 4, ["tfidf", "bm25"])
     assert run.created_at == job.created_at
     assert run.summary == {"guarded": 2, "changed": 2, "flagged": 0, "skipped": {"released": 1}}
     (stored,) = run.results.all()
-    assert stored.anonymized_text == text and stored.rank_after == {"tfidf": 3, "bm25": 2}
+    assert stored.anonymized_text_id == text.pk and stored.rank_after == {"tfidf": 3, "bm25": 2}
     assert stored.changed and stored.residual_words == ["paints"]
     job.refresh_from_db()
     assert "texts" not in job.result and job.result["run"] == run.pk
     assert job.params["run"] == run.pk
     # A job with no rows (failed, or still queued) gets its run too, so it can be retried.
-    assert GuardRun.objects.get(job=queued).k == 2
+    assert OldRun.objects.get(job=queued.pk).k == 2
 
 
 def test_the_api_lists_guard_runs_and_their_rows_to_the_studys_readers(
@@ -223,7 +234,7 @@ def test_the_api_lists_guard_runs_and_their_rows_to_the_studys_readers(
     viewer.force_authenticate(make_member(study=study))
     listed = viewer.get("/api/guard-runs/", {"study": study.pk}).json()
     (shown,) = listed["results"]
-    assert (shown["id"], shown["k"], shown["job_status"]) == (run.pk, 2, "succeeded")
+    assert (shown["id"], shown["rank"], shown["job_status"]) == (run.pk, 2, "succeeded")
     assert shown["summary"]["guarded"] == 12 and "background_documents" not in shown
     assert viewer.get(f"/api/guard-runs/{run.pk}/").json()["id"] == run.pk
     with django_assert_max_num_queries(6):  # no query per row

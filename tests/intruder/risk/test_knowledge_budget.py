@@ -123,7 +123,7 @@ def test_the_budget_never_resamples_a_distractor_and_refuses_one_named_like_a_pe
         {"a0": "a text 0"},
         1,
         resamples=10,
-        k=3,
+        folds=3,
         distractors={"zed": "zed text"},
     )
     assert {row["candidates"] for row in rows} == {3}
@@ -330,3 +330,60 @@ def test_every_table_of_a_budget_run_gives_one_trir_per_attack_and_text_set():
             assert (low, high) == pytest.approx((headline["ci_low"], headline["ci_high"]))
     # The mean share of resamples is there, named for what it is, never as a TRIR.
     assert "mean_hit_share_pct" in api["tfidf"] and "trir_mean_over_resamples" not in api["tfidf"]
+
+
+def _budget_outcome(run):
+    return sorted(
+        run.results.values_list(
+            "description_id", "method", "attack", "predicted_key", "true_rank", "hit_share"
+        )
+    )
+
+
+def test_a_budget_run_resumes_through_the_loops_one_hook_and_stores_what_a_whole_run_does():
+    """The budget is a dimension of `attacks.crossval.attack_cells`: a retried run asks the
+    same resume hook as a plain run, attacks only the texts not stored, and ends with the rows
+    of an uninterrupted run (the draws do not depend on what is left to attack)."""
+    study = risk_study(per_person=4)
+    whole = start(study, seed=2)
+    assert jobs.job_execute(whole.job.pk).status == Job.Status.SUCCEEDED
+    resumed = start(study, seed=2)
+    assert jobs.job_execute(resumed.job.pk).status == Job.Status.SUCCEEDED
+    # A crash after part of one cell was stored: half of clear x tfidf's texts lost.
+    lost = list(
+        resumed.results.filter(method="clear", attack="tfidf").values_list("pk", flat=True)
+    )[::2]
+    resumed.results.filter(pk__in=lost).delete()
+    seen: list = []
+    attack_runs.execute_attack_run(
+        run=resumed, progress=lambda *a: None, attack_factory=spy_factory(seen)
+    )
+    assert _budget_outcome(resumed) == _budget_outcome(whole)
+    # Only the lost texts were attacked again, once per resample, by tfidf alone.
+    assert sum(len(queries) for _, queries in seen) == len(lost) * 10
+
+
+def test_following_a_budget_run_enters_attack_runs_only_at_its_job_and_its_resume_hook():
+    """The loop is the library's: attack_runs.py is entered from outside it only by the job
+    (execute_attack_run_shared) and by the one resume hook `attack_cells` asks."""
+    import sys
+    from pathlib import Path
+
+    study = risk_study(per_person=4)
+    run = start(study)
+    module = str(Path(attack_runs.__file__).resolve())
+    entries: set[str] = set()
+
+    def tracer(frame, event, arg):
+        caller = frame.f_back
+        inside = frame.f_code.co_filename == module
+        if event == "call" and inside and caller and caller.f_code.co_filename != module:
+            entries.add(frame.f_code.co_name)
+
+    sys.setprofile(tracer)
+    try:
+        job = jobs.job_execute(run.job.pk)
+    finally:
+        sys.setprofile(None)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert entries == {"execute_attack_run_shared", "remaining"}

@@ -84,7 +84,7 @@ def test_trir_by_method_has_the_clear_text_as_ceiling_and_the_masked_share(finis
     assert by_method.loc["clear", f"trir_{STRONGEST}"] >= by_method.loc["spacy-ner", "trir_tfidf"]
     summary = report.summary()
     assert set(summary["trir"]["clear"]) >= {"tfidf", "bm25", STRONGEST, "pct_words_masked"}
-    assert summary["settings"]["k"] == 3
+    assert summary["settings"]["folds"] == 3
 
 
 def test_written_summary_names_persons_and_compares_humans_and_machine(finished_run):

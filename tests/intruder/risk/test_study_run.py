@@ -1,15 +1,15 @@
 """One shape for a study run: attack runs and guard runs share one abstract base, and each
-setting's range has one home (`risk.bounds`) that the forms, the API and the services read."""
+setting's range has one home (`intruder.bounds`) that the forms, the API and the services read."""
 
 from __future__ import annotations
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from intruder.bounds import FOLDS, SEED
 from intruder.models import AttackRun, GuardRun, Job, StudyRun
 from intruder.risk import attack_runs
 from intruder.risk.apis import AttackRunCreateApi
-from intruder.risk.bounds import FOLDS, SEED
 from intruder.risk.forms import AttackRunForm, GuardForm
 from intruder.risk.guarding import GuardRunError, guard_run_start
 from tests.intruder.risk_fixtures import risk_study, study_with_guardable_texts
@@ -49,7 +49,7 @@ def test_the_forms_the_api_and_the_services_refuse_folds_with_one_message(folds)
     attack_form = AttackRunForm(
         {"attacks": ["tfidf"], "methods": ["clear"], "folds": folds, "seed": 0}, study=study
     )
-    guard_form = GuardForm({"k": 2, "budget": 0.3, "folds": folds}, candidates=4)
+    guard_form = GuardForm({"rank": 2, "budget": 0.3, "folds": folds}, candidates=4)
     serializer = AttackRunCreateApi.InputSerializer(
         data={"study": study.pk, "methods": ["clear"], "folds": folds}
     )
@@ -64,7 +64,7 @@ def test_the_forms_the_api_and_the_services_refuse_folds_with_one_message(folds)
         )
     guarded = study_with_guardable_texts()
     with pytest.raises(GuardRunError) as guard_error:
-        guard_run_start(study=guarded, user=guarded.owner, k=2, folds=folds)
+        guard_run_start(study=guarded, user=guarded.owner, rank=2, folds=folds)
     assert str(attack_error.value) == str(guard_error.value) == FOLDS.message
     assert not AttackRun.objects.exists() and not GuardRun.objects.exists()
 
@@ -78,7 +78,9 @@ def test_both_forms_read_an_uploaded_background_the_same_way():
         study=study,
     )
     broken = {"documents": [SimpleUploadedFile("people.jsonl", b'{"target": "x"}\n')]}
-    guard_form = GuardForm({"k": 2, "budget": 0.3, "background": "uploaded"}, broken, candidates=4)
+    guard_form = GuardForm(
+        {"rank": 2, "budget": 0.3, "background": "uploaded"}, broken, candidates=4
+    )
     assert not attack_form.is_valid() and not guard_form.is_valid()
     assert attack_form.errors["documents"] == guard_form.errors["documents"]
     assert "people.jsonl, line 1" in attack_form.errors["documents"][0]

@@ -1,4 +1,5 @@
-"""One retrying HTTP transport for the project's API clients: the LLM client and Prolific's.
+"""One retrying HTTP transport for the project's API clients: the LLM client (`llm`) and
+Prolific's (`intruder.prolific`), a shared package so that neither imports the other.
 
 Both clients once carried a loop of their own around each call. The transport of the
 maintained `httpx-retries` package retries below the client instead, so every call of an
