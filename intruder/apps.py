@@ -10,8 +10,8 @@ class IntruderConfig(AppConfig):
         # Imported for what they register: the system checks, the job runners, and the
         # report pages (the annotation app registers its own).
         from intruder import checks, tasks  # noqa: F401
+        from intruder.analysis import page  # noqa: F401
         from intruder.log_redaction import install_request_log_redaction
-        from intruder.rendering import analysis_page  # noqa: F401
         from intruder.risk import pages  # noqa: F401
         from intruder.risk.review_parts import register_review_parts
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from intruder.analysis import services as analysis_jobs
 from intruder.annotation import services as annotation
 from intruder.annotation.evaluation import evaluate_project
 from intruder.annotation.models import Project
@@ -19,7 +20,7 @@ from intruder.reports import refresh as report_refresh
 from intruder.risk import attack_runs, guarding
 from intruder.risk.pages import RISK_HTML, RISK_PAGE
 from intruder.risk.pdf import report_pdf_make
-from intruder.services import analysis_jobs, anonymization, llm_jobs, sources
+from intruder.services import anonymization, llm_jobs, sources
 from intruder.services.jobs import Progress, register_task
 
 logger = logging.getLogger(__name__)

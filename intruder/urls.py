@@ -19,7 +19,7 @@ urlpatterns = [
     path("accounts/login/", LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("r/", include("intruder.views.researcher.urls")),
-    path("r/", include("intruder.views.analysis_urls")),
+    path("r/", include("intruder.analysis.urls")),
     path("r/", include("intruder.risk.urls")),
     path("r/", include("intruder.rehearsal.urls")),
     path("r/", include("intruder.views.preview_urls")),

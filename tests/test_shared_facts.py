@@ -4,7 +4,7 @@ import pytest
 
 from anonymize import alignment, names, placeholders
 from intruder import scoring
-from intruder.analysis import leak_checks
+from intruder.selectors import leak_checks
 
 
 def test_name_suffixes_are_one_set_for_alignment_and_scoring():

@@ -12,6 +12,7 @@ from django.db.models import Count, QuerySet
 from intruder.analysis.frames import TARGET_COLUMNS, judged_texts, with_rule
 from intruder.analysis.intervals import Rate, wilson
 from intruder.analysis.per_text import per_text
+from intruder.analysis.selectors import simulated_note, study_judgments, study_texts
 from intruder.models import (
     AnonymizedText,
     AttackResult,
@@ -37,7 +38,6 @@ from intruder.risk.report.tables import (
     nearest_budget,
     open_world_table,
 )
-from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
 from intruder.selectors.llm_intruder import open_world_llm_results
 from model_runtime.guess_scoring import BEST_MATCH, PAPER
 

@@ -5,7 +5,7 @@ is, among the study's texts, to intruders who cannot tell it apart. Nobody can i
 so a confident identification (answering "yes" and naming someone) shows a participant who
 names people at random: the careless responder of issue 48, or the one who types a
 chatbot's guess by hand, which no telemetry sees. Its judgments are flagged, never counted
-in the rates (`intruder.selectors.analysis` leaves catch targets out).
+in the rates (`intruder.analysis.selectors` leaves catch targets out).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from intruder.analysis.page import ANALYSIS_PAGE
 from intruder.models import ComputedReport, Job
-from intruder.rendering.analysis_page import ANALYSIS_PAGE
 from intruder.reports import refresh as report_refresh
 from intruder.reports.cache import cache_is_shared
 from intruder.services import jobs

@@ -21,15 +21,15 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from anonymize import placeholders
-from intruder.analysis.leak_checks import (
+from intruder.exceptions import errors_as_messages
+from intruder.models import AnonymizedText
+from intruder.selectors.access import role_can_edit
+from intruder.selectors.leak_checks import (
     BLOCKING_KINDS,
     LeakFinding,
     blocking_leaks,
     text_leak_findings,
 )
-from intruder.exceptions import errors_as_messages
-from intruder.models import AnonymizedText
-from intruder.selectors.access import role_can_edit
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
 from intruder.services import anonymization, review
 from intruder.views.researcher.review_actions import ACTIONS, ReviewAction

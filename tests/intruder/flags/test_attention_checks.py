@@ -137,7 +137,7 @@ def test_a_passed_check_flags_nothing_and_is_never_counted_as_a_text(client):
 
 
 def test_a_failed_check_flags_every_judgment_of_the_participant_before_and_after(client):
-    from intruder.selectors.analysis import study_report
+    from intruder.analysis.selectors import study_report
 
     study = make_checked_study()
     # These posts carry no telemetry and come fast: only the check decides here.

@@ -8,8 +8,8 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
+from intruder.analysis.selectors import study_judgments, study_texts
 from intruder.models import AnonymizedText, Assignment, Study, TargetPerson
-from intruder.selectors.analysis import study_judgments, study_texts
 from intruder.selectors.flags import Flag
 from intruder.services.assignment import assignment_next
 from intruder.services.catch_trials import catch_trial_add

@@ -455,7 +455,7 @@ def test_viewers_cannot_review_and_strangers_do_not_see_flags(study, client):
 
 
 def test_analysis_rates_with_and_without_flagged_side_by_side(study):
-    from intruder.selectors.analysis import study_report
+    from intruder.analysis.selectors import study_report
 
     honest, a1 = claim(study)
     submit(honest, a1, raw(a1.view))

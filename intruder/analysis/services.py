@@ -17,8 +17,8 @@ import pandas as pd
 from intruder.analysis import construct_loss as construct
 from intruder.analysis.frames import AnalysisInputError
 from intruder.analysis.report import records
+from intruder.analysis.selectors import study_texts
 from intruder.models import Job, Study
-from intruder.selectors.analysis import study_texts
 from intruder.services.jobs import job_start
 
 CONSTRUCT_TABLES = ("construct_loss", "construct_loss_mapped")

@@ -19,14 +19,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from csv_safe import frame_csv
+from intruder.analysis.page import ANALYSIS_PAGE
 from intruder.analysis.paper import PAPER_AGREEMENT
 from intruder.analysis.report import TABLE_TITLES, records
+from intruder.analysis.services import CONSTRUCT_TABLES, construct_loss_job_start
 from intruder.models import Job
-from intruder.rendering.analysis_page import ANALYSIS_PAGE
 from intruder.reports.refresh import page_report, report_current
 from intruder.selectors.access import role_can_edit
 from intruder.selectors.jobs import study_jobs
-from intruder.services.analysis_jobs import CONSTRUCT_TABLES, construct_loss_job_start
 from intruder.web.access import study_for
 from intruder.web.job_messages import job_start_message
 

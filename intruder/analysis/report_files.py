@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 from csv_safe import frame_csv
+from intruder.analysis.layouts import paper_layouts
+from intruder.analysis.plots import report_plots
 from intruder.analysis.report import Report, records
-from intruder.rendering.layouts import paper_layouts
-from intruder.rendering.plots import report_plots
 
 
 def write_report(report: Report, out_dir: Path | str, plots: bool = True) -> list[Path]:

@@ -2,7 +2,7 @@
 
 from django.urls import include, path
 
-from intruder.views import analysis
+from intruder.analysis import views as analysis
 
 study_urls = [
     path("", analysis.study_analysis, name="analysis-study"),

@@ -9,13 +9,13 @@ import pandas as pd
 from django.utils.safestring import SafeString, mark_safe
 
 from intruder.analysis.frames import AnalysisInputError
+from intruder.analysis.layouts import LAYOUT_TITLES, paper_layouts
+from intruder.analysis.plots import PLOT_TEXT, report_plots
 from intruder.analysis.report import TABLE_TITLES
+from intruder.analysis.selectors import study_report
+from intruder.analysis.services import construct_loss_latest
 from intruder.models import Study
-from intruder.rendering.layouts import LAYOUT_TITLES, paper_layouts
-from intruder.rendering.plots import PLOT_TEXT, report_plots
 from intruder.reports.registry import register_page
-from intruder.selectors.analysis import study_report
-from intruder.services.analysis_jobs import construct_loss_latest
 
 # Tables shown folded on the analysis page (long, or for downloading more than reading).
 FOLDED_TABLES = frozenset({"per_text", "anonymisability_features", "rates_target"})

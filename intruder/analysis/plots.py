@@ -1,31 +1,14 @@
-"""Matplotlib figures of a report, returned as SVG text (inline on the page, files in the CLI)."""
+"""Matplotlib figures of the analysis report, returned as SVG text (inline on the page, files
+in the CLI)."""
 
 from __future__ import annotations
 
-import io
 from html import escape
-from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 
 from intruder.analysis.report import Report
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
-
-def to_svg(figure: Figure) -> str:
-    """Return `figure` as an SVG document and close it."""
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight")
-    plt.close(figure)
-    svg = buffer.getvalue()
-    # Drop the XML prolog and DOCTYPE so the SVG can be inlined in HTML.
-    return svg[svg.index("<svg") :]
+from intruder.rendering.svg import plt, to_svg
 
 
 def plot_target_rates(report: Report) -> str | None:
