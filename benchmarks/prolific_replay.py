@@ -206,6 +206,7 @@ def main() -> None:
     from django.db.models import Count, Q
 
     from intruder.enrolment import EnrolmentRefused
+    from intruder.evidence.flags import exclusion_rules_set
     from intruder.models import (
         AnonymizedText,
         Assignment,
@@ -227,7 +228,6 @@ def main() -> None:
         submissions_review,
     )
     from intruder.prolific.webhooks import submission_known
-    from intruder.services.flags import exclusion_rules_set
     from intruder.services.judgments import judgment_submit
     from intruder.services.participants import (
         participant_complete,

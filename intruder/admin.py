@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
+from intruder.evidence.models import AttentionCheck, PageView
 from intruder.models import (
     AnonymizedText,
     Assignment,
-    AttentionCheck,
     ComputedReport,
     Description,
     FamiliarityAnswer,
@@ -17,7 +17,6 @@ from intruder.models import (
     Job,
     Judgment,
     LLMGuess,
-    PageView,
     Participant,
     ProlificAction,
     ProlificSignedDelivery,

@@ -20,6 +20,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("r/", include("intruder.views.researcher.urls")),
     path("r/", include("intruder.analysis.urls")),
+    path("r/", include("intruder.evidence.urls")),
     path("r/", include("intruder.risk.urls")),
     path("r/", include("intruder.rehearsal.urls")),
     path("r/", include("intruder.views.preview_urls")),

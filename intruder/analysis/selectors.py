@@ -16,10 +16,10 @@ from django.db.models import Q
 
 from intruder.analysis import report as analysis_report
 from intruder.analysis.frames import JUDGMENT_COLUMNS, TEXT_COLUMNS
+from intruder.evidence.selectors import answer_flag_status, study_rules
 from intruder.models import AnonymizedText, Judgment, Participant, Study
 from intruder.scoring import score_guess
 from intruder.selectors.counts import count_by
-from intruder.selectors.flags import answer_flag_status, study_rules
 from intruder.selectors.participant import intruder_text_pool
 from intruder.selectors.persons import study_persons
 
@@ -56,7 +56,7 @@ def study_texts(study: Study) -> pd.DataFrame:
 
 def study_judgments(study: Study) -> pd.DataFrame:
     """Return one row per judgment made in the study, scored (in memory where missing);
-    catch trials' judgments (`services.catch_trials`) are left out.
+    catch trials' judgments (`evidence.catch_trials`) are left out.
 
     Besides the frame's columns: `flags` (codes, ";"-joined) and `excluded` (the study's
     exclusion rules or a review leave it out of the "without flagged" rates).

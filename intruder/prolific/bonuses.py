@@ -18,6 +18,7 @@ from decimal import Decimal
 
 from django.db.models import Q
 
+from intruder.evidence.selectors import FLAG_LABELS, judgments_flag_status
 from intruder.models import (
     Judgment,
     Participant,
@@ -26,7 +27,6 @@ from intruder.models import (
     Study,
 )
 from intruder.prolific.services import bonus_label_key
-from intruder.selectors.flags import FLAG_LABELS, judgments_flag_status
 
 # Including someone outside the default rule needs a reason this long, recorded with the bonus.
 MIN_INCLUDE_REASON_CHARS = 10

@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from intruder.evidence.selectors import FLAG_LABELS, study_rules
 from intruder.exceptions import errors_as_messages
 from intruder.models import ProlificAction, ProlificStudyState, Study
 from intruder.prolific.bonuses import BonusSelection, bonus_select
@@ -62,7 +63,6 @@ from intruder.prolific.services import (
     transitions_allowed,
 )
 from intruder.selectors.access import role_can_edit
-from intruder.selectors.flags import FLAG_LABELS, study_rules
 from intruder.web.access import study_for
 
 

@@ -19,6 +19,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from intruder.enrolment import entry_link
+from intruder.evidence.selectors import FLAG_LABELS, ParticipantFlags, participant_flag_summary
 from intruder.exceptions import IntruderError
 from intruder.models import (
     Assignment,
@@ -37,7 +38,6 @@ from intruder.prolific.client import (
     StudyDraft,
 )
 from intruder.selectors.counts import count_by
-from intruder.selectors.flags import FLAG_LABELS, ParticipantFlags, participant_flag_summary
 from intruder.selectors.monitoring import ParticipantRow, participant_rows
 
 TRANSITIONS = {"publish": "PUBLISH", "pause": "PAUSE", "resume": "START", "stop": "STOP"}

@@ -14,11 +14,11 @@ from typing import Any
 
 from django.db.models import Count, Max, QuerySet
 
+from intruder.evidence.models import AttentionCheck
 from intruder.models import (
     AnonymizedText,
     AttackResult,
     AttackRun,
-    AttentionCheck,
     Description,
     Job,
     Judgment,

@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from intruder.enrolment import entry_link
+from intruder.evidence.flags import exclusion_rules_locked
 from intruder.exceptions import errors_as_messages
 from intruder.exchange import exports, imports
 from intruder.models import Job, Study
@@ -42,7 +43,6 @@ from intruder.selectors.participant import GroupReach, intruder_group_reach
 from intruder.selectors.persons import study_name_collisions
 from intruder.services import jobs, llm_jobs, studies
 from intruder.services.anonymization import anonymization_job_start
-from intruder.services.flags import exclusion_rules_locked
 from intruder.services.sources import (
     descriptions_take_from_sources,
     pending_source_descriptions,

@@ -8,15 +8,16 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.exchange.exports import render_table
-from intruder.models import Assignment, AttentionCheck, Judgment, PersonGroup, Study
-from intruder.selectors.flags import Flag
-from intruder.services.attention import (
+from intruder.evidence.attention import (
     BUILT_IN_CHECKS,
     attention_answer_passes,
     attention_check_places,
 )
-from intruder.services.flags import exclusion_rules_set
+from intruder.evidence.flags import exclusion_rules_set
+from intruder.evidence.models import AttentionCheck
+from intruder.evidence.selectors import Flag
+from intruder.exchange.exports import render_table
+from intruder.models import Assignment, Judgment, PersonGroup, Study
 from tests.intruder.factories import (
     make_description,
     make_participant,

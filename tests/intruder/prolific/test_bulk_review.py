@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from intruder.evidence.flags import exclusion_rules_set
 from intruder.models import (
     Judgment,
     Participant,
@@ -27,7 +28,6 @@ from intruder.prolific.services import (
     study_sync,
     study_transition,
 )
-from intruder.services.flags import exclusion_rules_set
 from tests.intruder.factories import (
     logged_in,
     make_judgment,

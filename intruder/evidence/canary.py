@@ -3,7 +3,7 @@
 Each served text (assignment) gets its own made-up word and an instruction around it that
 sighted and screen-reader users never meet (clipped to nothing and `aria-hidden`), but that
 travels with copied text and with the page as a language model or browsing agent reads it.
-An answer that contains the word was most likely written by a model (`services.flags`).
+An answer that contains the word was most likely written by a model (`evidence.flags`).
 The word is stored on the assignment only: never in the text, so never in its exports. The
 page carries it encoded, and the browser's script puts it into the text (docs/participants.md
 says where it can still be read).

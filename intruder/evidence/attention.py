@@ -6,7 +6,7 @@ their texts (never before the first one), that ask for a given word ("type the w
 text's slot and never reach rates, assignment balance, the risk report or the text exports;
 they are exported as their own table. The expected answer stays on the server.
 
-A failed check puts the `attention_failed` flag (`services.flags`) on every judgment of the
+A failed check puts the `attention_failed` flag (`evidence.flags`) on every judgment of the
 participant, those made before and after it, so the study's exclusion rules and the
 researcher's flag review decide, as for every other flag, whether they are counted.
 """
@@ -21,8 +21,9 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from intruder.models import AttentionCheck, Judgment, Participant, Study
-from intruder.selectors.flags import Flag
+from intruder.evidence.models import AttentionCheck
+from intruder.evidence.selectors import Flag
+from intruder.models import Judgment, Participant, Study
 
 # Built-in checks: (instruction, expected answer). Common words, one per check, so a
 # participant who reads the item can answer it whatever their knowledge of the persons.

@@ -3,7 +3,7 @@
 Telemetry whose every figure fits the server's clock is still no proof of a person: a plain
 HTTP client answered a 100-word text 3.5-5.8 s after it was served, claiming to type. These
 checks compare the evidence with what people can do, each a flag with a threshold the
-researcher sets in the study's rules (`intruder.selectors.flags.DEFAULT_RULES`):
+researcher sets in the study's rules (`intruder.evidence.selectors.DEFAULT_RULES`):
 
 - reading: the time from the text's first serving to the answer (the server's clock) is at
   least the text's words at `max_reading_wpm`;
@@ -23,10 +23,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from intruder.evidence.page_views import Evidence
+from intruder.evidence.selectors import Flag
+from intruder.evidence.telemetry import ANSWER_FIELDS, LARGEST
 from intruder.models import Judgment, Participant
-from intruder.selectors.flags import Flag
-from intruder.services.page_views import Evidence
-from intruder.services.telemetry import ANSWER_FIELDS, LARGEST
 
 # Key-by-key typing: at most this many characters per input event on average (deletions and
 # corrections count as events, so a typist stays near 1).

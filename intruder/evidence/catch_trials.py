@@ -15,10 +15,10 @@ import secrets
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from intruder.evidence.selectors import Flag
 from intruder.models import AnonymizedText, Description, PersonGroup, Study, TargetPerson
-from intruder.selectors.flags import Flag
+from intruder.profiles import fictitious_profile_generate
 from intruder.selectors.participant import study_groups
-from intruder.services.targets import fictitious_profile_generate
 
 MAX_CATCH_CHARS = 5000
 KEY_PREFIX = "catch_"

@@ -1,9 +1,9 @@
 """Flags on participants' answers, the study's exclusion rules and the researcher's review.
 
 A flag is {code, reason}: what was seen, in words a reviewer can check. Flags are computed
-when an answer is stored, from the server's own evidence (`intruder.services.page_views`:
+when an answer is stored, from the server's own evidence (`intruder.evidence.page_views`:
 its clock, the page views and the gaps between them), the answer itself and the telemetry
-checked against that evidence (`intruder.services.telemetry`), with the thresholds of the
+checked against that evidence (`intruder.evidence.telemetry`), with the thresholds of the
 study's exclusion rules. The rules say which flags exclude an answer; they are recorded with
 a timestamp before launch (the first participant) and locked after it, like a
 pre-registration. A researcher may then confirm a flag (the answer is excluded) or overrule
@@ -20,13 +20,13 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from intruder.evidence.canary import canary_in
+from intruder.evidence.page_views import Evidence
+from intruder.evidence.selectors import DEFAULT_RULES, FLAG_LABELS, RULE_BOUNDS, Flag
+from intruder.evidence.telemetry import ANSWER_FIELDS, FIELDS_SIGNAL, RESTORED
 from intruder.models import Description, FlaggedAnswer, Judgment, Study
-from intruder.selectors.flags import DEFAULT_RULES, FLAG_LABELS, RULE_BOUNDS, Flag
-from intruder.services.canary import canary_in
-from intruder.services.page_views import Evidence
-from intruder.services.telemetry import ANSWER_FIELDS, FIELDS_SIGNAL, RESTORED
 
-# Fields whose restored text (`services.telemetry.RESTORED`) is taken on trust: the writer's
+# Fields whose restored text (`evidence.telemetry.RESTORED`) is taken on trust: the writer's
 # description, whose page is bound to no server-side view (docs/participants.md).
 RESTORABLE_FIELDS = frozenset({"text"})
 

@@ -1,5 +1,5 @@
 """Reads of answers' flags: the flag codes, the study's exclusion rules, which judgments and
-descriptions are flagged, which excluded (`intruder.services.flags` computes and reviews them).
+descriptions are flagged, which excluded (`intruder.evidence.flags` computes and reviews them).
 
 `judgments_flag_status` is the one place that says whether a judgment counts in the
 "without flagged" figures; the analysis page, the exports and the risk report read it.
@@ -27,11 +27,11 @@ class Flag:
     INCONSISTENT = "inconsistent_telemetry"
     INSERTED = "inserted"
     ATTENTION = "attention_failed"
-    # Issue 48's plausibility flags (`intruder.services.plausibility`).
+    # Issue 48's plausibility flags (`intruder.evidence.plausibility`).
     TOO_FAST_TO_READ = "too_fast_to_read"
     IMPLAUSIBLE_TYPING = "implausible_typing"
     REPEATED_QUICK = "repeated_quick_answer"
-    CATCH_IDENTIFIED = "catch_identified"  # `intruder.services.catch_trials`
+    CATCH_IDENTIFIED = "catch_identified"  # `intruder.evidence.catch_trials`
 
 
 FLAG_LABELS: dict[str, str] = {

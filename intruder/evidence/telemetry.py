@@ -9,7 +9,7 @@ Nothing here trusts it. A post that is too large, not an object, has an unknown 
 value of the wrong type or out of range is malformed (None). A well-formed post can still
 be inconsistent: a missing field, or figures that do not fit each other; `TelemetryReport`
 lists those problems in words. Whether it fits the server's own record (its clock, its
-page views) is checked by `intruder.services.page_views`. Signals the study switched off
+page views) is checked by `intruder.evidence.page_views`. Signals the study switched off
 are dropped even when a browser sends them.
 """
 
@@ -50,7 +50,7 @@ TELEMETRY_FIELDS: dict[str, str] = {
 }
 MS_FIELDS = frozenset({"page_ms", "first_input_ms", "typing_ms", "away_ms"})
 # Each absence as [start, end] ms on the page's own clock (part of the "focus" signal), so
-# that the server can lay a view's absences beside its other views (`services.page_views`):
+# that the server can lay a view's absences beside its other views (`evidence.page_views`):
 # time in another tab of the same page is not time away. The page merges its closest two
 # beyond this many; a longer list is not ours.
 ABSENCES = "absences"
@@ -60,11 +60,11 @@ MAX_ABSENCES = 20
 FIELD_COUNTS = ("typed", "pasted", "untrusted")
 # ... and what the page put back of the participant's own earlier answer (a rejected post
 # shown again, a writer's stored draft): optional, and trusted for writers only
-# (`services.flags`): an intruder's earlier typing is on the server (`services.page_views`).
+# (`evidence.flags`): an intruder's earlier typing is on the server (`evidence.page_views`).
 RESTORED = "restored"
 # ... and the most characters one trusted typing event (not a paste, not an IME's
 # composition) added at once: an execCommand("insertText") or an automation's fill() arrives
-# as one such event carrying the whole answer. Optional; checked in `services.plausibility`.
+# as one such event carrying the whole answer. Optional; checked in `evidence.plausibility`.
 LARGEST = "largest"
 FIELDS_SIGNAL = "keystrokes"
 # The answer fields a page may report on: the judge page's three, the write page's one.
@@ -263,7 +263,7 @@ def telemetry_sum(views: list[dict[str, Any]]) -> dict[str, Any]:
     """Return the running totals of several page views' telemetry (a reload adds).
 
     Each view's absences stay with the view: laid beside the other views, they give the
-    time away (`services.page_views`), which the sum of `away_ms` over views overstates
+    time away (`evidence.page_views`), which the sum of `away_ms` over views overstates
     when views overlap.
     """
     total: dict[str, Any] = {"v": TELEMETRY_VERSION}

@@ -19,8 +19,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from intruder.models import Assignment, PageView, Participant
-from intruder.services.telemetry import (
+from intruder.evidence.models import PageView
+from intruder.evidence.telemetry import (
     ABSENCES,
     TelemetryReport,
     clock_slack_ms,
@@ -29,6 +29,7 @@ from intruder.services.telemetry import (
     telemetry_sum,
     undercount_slack_ms,
 )
+from intruder.models import Assignment, Participant
 
 # Views of one assignment beyond this are not recorded (a reload loop is evidence enough);
 # the page then reuses the last view's token.

@@ -11,10 +11,14 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from intruder.exceptions import errors_as_messages
-from intruder.models import Description, Judgment
-from intruder.selectors.access import role_can_edit
-from intruder.selectors.flags import (
+from intruder.evidence.catch_trials import catch_trial_add
+from intruder.evidence.flags import (
+    FlagDecision,
+    exclusion_rules_locked,
+    exclusion_rules_set,
+    flag_review_record,
+)
+from intruder.evidence.selectors import (
     DEFAULT_RULES,
     FLAG_LABELS,
     RULE_BOUNDS,
@@ -24,13 +28,9 @@ from intruder.selectors.flags import (
     participant_flag_counts,
     study_rules,
 )
-from intruder.services.catch_trials import catch_trial_add
-from intruder.services.flags import (
-    FlagDecision,
-    exclusion_rules_locked,
-    exclusion_rules_set,
-    flag_review_record,
-)
+from intruder.exceptions import errors_as_messages
+from intruder.models import Description, Judgment
+from intruder.selectors.access import role_can_edit
 from intruder.web.access import study_for
 
 MAX_ROWS = 500
