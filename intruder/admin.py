@@ -6,6 +6,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
 from intruder.evidence.models import AttentionCheck, PageView
+from intruder.llm_intruder.models import LLMGuess
 from intruder.models import (
     AnonymizedText,
     Assignment,
@@ -16,7 +17,6 @@ from intruder.models import (
     ImportBatch,
     Job,
     Judgment,
-    LLMGuess,
     Participant,
     ProlificAction,
     ProlificSignedDelivery,

@@ -7,10 +7,11 @@ class IntruderConfig(AppConfig):
     verbose_name = "Motivated-intruder studies"
 
     def ready(self) -> None:
-        # Imported for what they register: the system checks, the job runners, and the
-        # report pages (the annotation app registers its own).
+        # Imported for what they register: the system checks, the job runners, the report
+        # pages (the annotation app registers its own) and the LLM guesses' rescoring.
         from intruder import checks, tasks  # noqa: F401
         from intruder.analysis import page  # noqa: F401
+        from intruder.llm_intruder import scoring  # noqa: F401
         from intruder.log_redaction import install_request_log_redaction
         from intruder.risk import pages  # noqa: F401
         from intruder.risk.review_parts import register_review_parts

@@ -858,41 +858,10 @@ class ImportBatch(models.Model):
         return f"import into {self.study} by {self.worker}"
 
 
-class LLMGuess(models.Model):
-    """One answer of the open-world LLM intruder: its guessed names for one text, scored as a
-    human guess is. A row per text keeps the job's result small and lets a retry resume."""
-
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="llm_guesses")
-    anonymized_text = models.ForeignKey(
-        AnonymizedText, on_delete=models.CASCADE, related_name="llm_guesses"
-    )
-    guesses = models.JSONField(default=list, blank=True, help_text="Names, most likely first.")
-    cosine = models.FloatField(null=True, blank=True, help_text="First name's character cosine.")
-    identified = models.BooleanField(null=True, blank=True)
-    matched_alias = models.CharField(max_length=200, blank=True)
-    named_other = models.BooleanField(
-        null=True, blank=True, help_text="The first name is closer to another person of the study."
-    )
-    error_reason = models.CharField(
-        max_length=40, blank=True, help_text="Why no usable answer came (empty when one did)."
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["job", "anonymized_text"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["job", "anonymized_text"], name="llm_guess_once_per_job_and_text"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"LLM guess of text {self.anonymized_text_id} in job {self.job_id}"
-
-
 # Tables that live with their package, imported here so that the app finds them (and so
 # that `from intruder.models import ...` keeps working for them).
 from intruder.evidence.models import AttentionCheck, PageView  # noqa: E402, F401
+from intruder.llm_intruder.models import LLMGuess  # noqa: E402, F401
 from intruder.prolific.models import (  # noqa: E402, F401
     ProlificAction,
     ProlificSignedDelivery,

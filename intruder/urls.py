@@ -21,6 +21,7 @@ urlpatterns = [
     path("r/", include("intruder.views.researcher.urls")),
     path("r/", include("intruder.analysis.urls")),
     path("r/", include("intruder.evidence.urls")),
+    path("r/", include("intruder.llm_intruder.urls")),
     path("r/", include("intruder.risk.urls")),
     path("r/", include("intruder.rehearsal.urls")),
     path("r/", include("intruder.views.preview_urls")),

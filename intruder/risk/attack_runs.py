@@ -1,7 +1,7 @@
 """Attack runs: machine re-identification of a study's own texts, stored per text as made.
 
 Where the Django side runs the `attacks` library's attacks on a study's texts (the guard job
-runs them in `risk/guarding.py`, the LLM jobs in `services/llm_jobs.py`; the rest reads the
+runs them in `risk/guarding.py`, the LLM jobs in `llm_intruder/services.py`; the rest reads the
 library's vocabulary, metrics and upload formats). A run attacks one or more "methods"
 (what is attacked) with one or more attacks:
 
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 # Facts about the attacks come from their classes (`attacks.base.Attack`).
 CHEAP_ATTACKS: tuple[str, ...] = attacks_where("cheap")
 # Every attack the library registers, TRIA first (the method the report leads with); "llm"
-# sends the texts to the LLM endpoint of the environment (intruder.services.llm_jobs).
+# sends the texts to the LLM endpoint of the environment (intruder.llm_intruder.services).
 ALL_ATTACKS: tuple[str, ...] = tuple(sorted(ATTACKS, key=lambda name: name != "tria"))
 # Beside the model's own threshold, one stricter and one looser anonymization.
 BASELINE_THRESHOLDS: tuple[float, ...] = (0.2, 0.6)
@@ -131,7 +131,7 @@ def _validate(study: Study, attacks: Sequence[str], methods: Sequence[str], fold
     if unknown:
         raise AttackRunError(f"unknown attack(s) {unknown}; choose from {list(ALL_ATTACKS)}")
     if "llm" in attacks:
-        from intruder.services.llm_jobs import LLMJobError, llm_settings
+        from intruder.llm_intruder.services import LLMJobError, llm_settings
 
         try:
             llm_settings()

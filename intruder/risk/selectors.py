@@ -13,6 +13,7 @@ from intruder.analysis.frames import TARGET_COLUMNS, judged_texts, with_rule
 from intruder.analysis.intervals import Rate, wilson
 from intruder.analysis.per_text import per_text
 from intruder.analysis.selectors import simulated_note, study_judgments, study_texts
+from intruder.llm_intruder.selectors import open_world_llm_results
 from intruder.models import (
     AnonymizedText,
     AttackResult,
@@ -38,7 +39,6 @@ from intruder.risk.report.tables import (
     nearest_budget,
     open_world_table,
 )
-from intruder.selectors.llm_intruder import open_world_llm_results
 from model_runtime.guess_scoring import BEST_MATCH, PAPER
 
 RESULT_COLUMNS = [

@@ -25,6 +25,7 @@ from intruder.enrolment import entry_link
 from intruder.evidence.flags import exclusion_rules_locked
 from intruder.exceptions import errors_as_messages
 from intruder.exchange import exports, imports
+from intruder.llm_intruder.selectors import llm_prompt_choices, open_world_llm_results
 from intruder.models import Job, Study
 from intruder.prolific.claims import claims_pending
 from intruder.rehearsal.selectors import latest_rehearsal
@@ -37,11 +38,10 @@ from intruder.selectors.access import (
 from intruder.selectors.counts import count_by
 from intruder.selectors.jobs import job_status, study_jobs
 from intruder.selectors.linked import studies_linked
-from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
 from intruder.selectors.monitoring import study_is_full, study_progress
 from intruder.selectors.participant import GroupReach, intruder_group_reach
 from intruder.selectors.persons import study_name_collisions
-from intruder.services import jobs, llm_jobs, studies
+from intruder.services import jobs, studies
 from intruder.services.anonymization import anonymization_job_start
 from intruder.services.sources import (
     descriptions_take_from_sources,
@@ -274,44 +274,6 @@ def study_anonymize(request: HttpRequest, slug: str) -> HttpResponse:
         name="Anonymization",
         queued="a worker (manage.py run_worker) runs it",
     )
-    return redirect("researcher-study", slug=study.slug)
-
-
-@login_required
-@require_POST
-@errors_as_messages("researcher-study", prefix="Nothing queued: ")
-def study_anonymize_llm(request: HttpRequest, slug: str) -> HttpResponse:
-    """Queue a background job that anonymizes the descriptions with an LLM prompt."""
-    return _llm_job_queue(
-        request,
-        slug,
-        "LLM anonymization",
-        llm_jobs.llm_anonymization_start,
-        prompt=request.POST.get("prompt", ""),
-    )
-
-
-@login_required
-@require_POST
-@errors_as_messages("researcher-study", prefix="Nothing queued: ")
-def study_llm_intruder(request: HttpRequest, slug: str) -> HttpResponse:
-    """Queue the open-world LLM intruder on the study's anonymized texts."""
-    return _llm_job_queue(
-        request,
-        slug,
-        "LLM intruder",
-        llm_jobs.llm_intruder_start,
-        methods=request.POST.getlist("methods"),
-    )
-
-
-def _llm_job_queue(
-    request: HttpRequest, slug: str, label: str, start: Any, **params: Any
-) -> HttpResponse:
-    """Queue an LLM job through its start service for an editor; say so on the study page."""
-    study, _ = study_for(request, slug, edit=True)
-    job = start(study=study, user=request.user, **params)
-    messages.success(request, f"{label} job {job.pk} queued.")
     return redirect("researcher-study", slug=study.slug)
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from intruder.llm_intruder import services as llm_jobs
+from intruder.llm_intruder.selectors import open_world_llm_results
 from intruder.models import AnonymizedText, Job
 from intruder.risk import attack_runs
-from intruder.selectors.llm_intruder import open_world_llm_results
-from intruder.services import jobs, llm_jobs
+from intruder.services import jobs
 from tests.intruder.factories import logged_in, make_description, make_study, make_target
 
 pytestmark = pytest.mark.django_db
@@ -149,7 +150,7 @@ def _judged_texts(study, copies: int = 1) -> None:
 
 
 def test_the_intruders_answers_are_rows_and_the_job_result_stays_small(study, llm_env, llm_server):
-    from intruder.models import LLMGuess
+    from intruder.llm_intruder.models import LLMGuess
 
     _judged_texts(study)
     job = llm_jobs.llm_intruder_start(study=study, user=study.owner)

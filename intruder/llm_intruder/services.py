@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from django.db import IntegrityError, transaction
 
 from intruder.exceptions import IntruderError
-from intruder.models import AnonymizedText, Job, LLMGuess, Study
+from intruder.llm_intruder.models import LLMGuess
+from intruder.models import AnonymizedText, Job, Study
 from intruder.selectors.persons import study_persons
 from intruder.services.anonymization import span_to_dict
 from intruder.services.jobs import JobCancelled, job_start

@@ -12,9 +12,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from intruder.api.access import can_edit_study, studies_visible_to
+from intruder.llm_intruder import services as llm_jobs
+from intruder.llm_intruder.selectors import llm_prompt_choices, open_world_llm_results
 from intruder.models import Study
-from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
-from intruder.services import llm_jobs
 
 
 class JobQueuedSerializer(serializers.Serializer):
