@@ -11,7 +11,14 @@ from intruder.llm_intruder.selectors import open_world_llm_results
 from intruder.models import AnonymizedText, Job
 from intruder.risk import attack_runs
 from intruder.services import jobs
-from tests.intruder.factories import logged_in, make_description, make_study, make_target
+from tests.intruder.factories import (
+    logged_in,
+    make_description,
+    make_job,
+    make_study,
+    make_target,
+    make_text,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -189,3 +196,21 @@ def test_a_cancelled_llm_job_stops_at_once_and_sends_nothing_more(
     assert job.status == Job.Status.CANCELLED
     # Concurrency 1: after the cancel, at most the one request already on its way.
     assert len(llm_server.requests) <= sent_at_cancel[0] + 1 < 20
+
+
+def test_a_changed_threshold_scores_the_llm_guesses_again_as_the_judgments(study):
+    """The LLM package's rescoring reaches `judgments_rescore` through its registry (installed
+    when the app is ready): the core's scoring service imports none of the package."""
+    from intruder.llm_intruder.models import LLMGuess
+    from intruder.services.scoring import judgments_rescore
+
+    text = make_text(study=study, description=study.descriptions.first())
+    job = make_job(study=study, kind=Job.Kind.LLM_INTRUDER_STUDY)
+    guess = LLMGuess.objects.create(
+        job=job, anonymized_text=text, guesses=["Ada Byrne"], cosine=0.8, identified=True
+    )
+    study.identification_threshold = 0.9
+    study.save(update_fields=["identification_threshold"])
+    judgments_rescore(study=study)
+    guess.refresh_from_db()
+    assert guess.identified is False and guess.named_other is False
