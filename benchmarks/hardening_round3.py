@@ -350,7 +350,7 @@ def probe_roles_and_bounds(case) -> None:
         except Exception:
             accepted = False
         case(category, f"attack config {name} accepted", accepted)
-        from intruder.models import AttackRun
+        from intruder.risk.models import AttackRun
 
         AttackRun.objects.exclude(pk=run.pk).delete()
 

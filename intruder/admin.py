@@ -10,7 +10,6 @@ from intruder.llm_intruder.models import LLMGuess
 from intruder.models import (
     AnonymizedText,
     Assignment,
-    ComputedReport,
     Description,
     FamiliarityAnswer,
     FamiliarityDecoyAnswer,
@@ -18,18 +17,21 @@ from intruder.models import (
     Job,
     Judgment,
     Participant,
-    ProlificAction,
-    ProlificSignedDelivery,
-    ProlificStudyClaim,
-    ProlificStudyState,
-    ProlificSubmission,
-    ProlificWebhookEvent,
     Study,
     StudyMember,
     TargetPerson,
     WritingTask,
 )
 from intruder.prolific.claims import claim_approve, claim_refuse
+from intruder.prolific.models import (
+    ProlificAction,
+    ProlificSignedDelivery,
+    ProlificStudyClaim,
+    ProlificStudyState,
+    ProlificSubmission,
+    ProlificWebhookEvent,
+)
+from intruder.reports.models import ComputedReport
 from intruder.services.jobs import JobError, job_retry
 
 

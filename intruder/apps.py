@@ -8,9 +8,11 @@ class IntruderConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported for what they register: the system checks, the job runners, the report
-        # pages (the annotation app registers its own) and the LLM guesses' rescoring.
+        # pages and the rows a study's data version digests (the annotation app registers
+        # its own), and the LLM guesses' rescoring.
         from intruder import checks, tasks  # noqa: F401
         from intruder.analysis import page  # noqa: F401
+        from intruder.evidence import reports  # noqa: F401
         from intruder.llm_intruder import scoring  # noqa: F401
         from intruder.log_redaction import install_request_log_redaction
         from intruder.risk import pages  # noqa: F401

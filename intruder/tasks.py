@@ -16,9 +16,10 @@ from intruder.annotation import services as annotation
 from intruder.annotation.evaluation import evaluate_project
 from intruder.annotation.models import Project
 from intruder.llm_intruder import services as llm_jobs
-from intruder.models import AttackRun, GuardRun, Job
+from intruder.models import Job
 from intruder.reports import refresh as report_refresh
 from intruder.risk import attack_runs, guarding
+from intruder.risk.models import AttackRun, GuardRun
 from intruder.risk.pages import RISK_HTML, RISK_PAGE
 from intruder.risk.pdf import report_pdf_make
 from intruder.services import anonymization, sources

@@ -18,8 +18,9 @@ from intruder.evidence.selectors import (
     ParticipantFlags,
     participant_flag_summary,
 )
-from intruder.models import Participant, ProlificAction, ProlificSubmission, Study
+from intruder.models import Participant, Study
 from intruder.prolific.client import ProlificClient
+from intruder.prolific.models import ProlificAction, ProlificSubmission
 from intruder.prolific.services import (
     ProlificActionRefused,
     SubmissionFacts,

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from intruder.evidence.selectors import FLAG_LABELS, study_rules
 from intruder.exceptions import errors_as_messages
-from intruder.models import ProlificAction, ProlificStudyState, Study
+from intruder.models import Study
 from intruder.prolific.bonuses import BonusSelection, bonus_select
 from intruder.prolific.bulk_review import (
     APPROVE_CLEAN,
@@ -34,6 +34,7 @@ from intruder.prolific.client import (
     client_from_settings,
     prolific_enabled,
 )
+from intruder.prolific.models import ProlificAction, ProlificStudyState
 from intruder.prolific.preview import (
     CURRENCY_MINOR,
     Plan,

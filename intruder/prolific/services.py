@@ -21,14 +21,7 @@ from django.utils import timezone
 from intruder.enrolment import entry_link
 from intruder.evidence.selectors import FLAG_LABELS, ParticipantFlags, participant_flag_summary
 from intruder.exceptions import IntruderError
-from intruder.models import (
-    Assignment,
-    Participant,
-    ProlificAction,
-    ProlificStudyState,
-    ProlificSubmission,
-    Study,
-)
+from intruder.models import Assignment, Participant, Study
 from intruder.prolific.claims import claim_draft
 from intruder.prolific.client import (
     ProlificAuthError,
@@ -37,6 +30,7 @@ from intruder.prolific.client import (
     ProlificNotFound,
     StudyDraft,
 )
+from intruder.prolific.models import ProlificAction, ProlificStudyState, ProlificSubmission
 from intruder.selectors.counts import count_by
 from intruder.selectors.monitoring import ParticipantRow, participant_rows
 

@@ -15,9 +15,9 @@ from rest_framework.views import APIView
 from intruder.api.access import can_edit_study, studies_visible_to
 from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
 from intruder.api.filters import IdFilter
-from intruder.models import AttackResult, AttackRun, GuardResult, GuardRun
 from intruder.risk import attack_runs
 from intruder.risk.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
+from intruder.risk.models import AttackResult, AttackRun, GuardResult, GuardRun
 
 
 class AttackRunFilter(filters.FilterSet):

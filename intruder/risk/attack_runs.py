@@ -37,7 +37,7 @@ from django.db.models import Count
 
 from attacks.registry import ATTACKS, attacks_where
 from intruder.exceptions import IntruderError
-from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
+from intruder.models import AnonymizedText, Description, Job, Study
 from intruder.risk.background_uploads import (
     BackgroundUploadError,
     background_check_size,
@@ -46,6 +46,7 @@ from intruder.risk.background_uploads import (
 from intruder.risk.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 from intruder.risk.frontier import method_tpi
 from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, is_baseline, method_label
+from intruder.risk.models import AttackResult, AttackRun
 from intruder.services import jobs
 
 if TYPE_CHECKING:

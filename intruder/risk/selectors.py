@@ -16,8 +16,6 @@ from intruder.analysis.selectors import simulated_note, study_judgments, study_t
 from intruder.llm_intruder.selectors import open_world_llm_results
 from intruder.models import (
     AnonymizedText,
-    AttackResult,
-    AttackRun,
     Description,
     FamiliarityAnswer,
     FamiliarityDecoyAnswer,
@@ -27,6 +25,7 @@ from intruder.models import (
 from intruder.risk import predicted
 from intruder.risk.familiarity import familiarity_split, measured_familiarity
 from intruder.risk.methods import method_label
+from intruder.risk.models import AttackResult, AttackRun
 from intruder.risk.predicted import load_calibration
 from intruder.risk.provenance import provenance
 from intruder.risk.report.build import build_report

@@ -6,6 +6,7 @@ Function-level imports count: a cycle hidden in a function is still a cycle to a
 
 from __future__ import annotations
 
+import ast
 from collections import defaultdict
 
 from tests.test_import_cycles import ROOT, imported, production_modules
@@ -56,3 +57,36 @@ def test_the_arrows_are_read_from_the_tree():
     """The test sees real arrows (a broken walk would pass the tests above vacuously)."""
     arrows = subpackage_imports()
     assert ("risk", "reports") in arrows and ("services", "selectors") in arrows
+
+
+def _core_model_names() -> set[str]:
+    """Return what `intruder/models.py` defines itself (not what it imports to register)."""
+    tree = ast.parse((INTRUDER / "models.py").read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+def test_a_packages_tables_are_imported_from_its_own_models():
+    """`intruder/models.py` only registers a package's tables: nobody imports them through it
+    (issue 50), so a table's owner is where its import says."""
+    own = _core_model_names()
+    assert {"Study", "Judgment", "FlaggedAnswer"} <= own and "AttackRun" not in own
+    through_core = []
+    for folder in ("intruder", "tests", "benchmarks", "scripts"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if "migrations" in path.parts or path == INTRUDER / "models.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module == "intruder.models":
+                    through_core += [
+                        f"{path.relative_to(ROOT)}: {alias.name}"
+                        for alias in node.names
+                        if alias.name not in own
+                    ]
+    assert not through_core, through_core

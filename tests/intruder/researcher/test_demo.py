@@ -73,7 +73,7 @@ def test_load_demo_builds_both_studies_and_releases_texts(fake_anonymizer, prepa
     # The report pages are stored for the data as loaded: their first view computes nothing.
     from intruder.analysis.page import ANALYSIS_PAGE
     from intruder.annotation.pages import AGREEMENT_PAGE, project_data_version
-    from intruder.models import ComputedReport
+    from intruder.reports.models import ComputedReport
     from intruder.reports.versions import study_data_version
 
     analysis = ComputedReport.objects.get(study=intruder, name=ANALYSIS_PAGE)
@@ -166,8 +166,9 @@ def test_the_well_known_demo_password_logs_in_only_in_demo_mode(fake_anonymizer,
 @pytest.mark.slow  # three attack runs with the real sentence encoder
 @pytest.mark.django_db
 def test_demo_leaves_judgments_a_finished_risk_check_and_a_report(fake_anonymizer) -> None:
-    from intruder.models import AttackRun, Judgment
+    from intruder.models import Judgment
     from intruder.risk.demo import run_demo_attacks
+    from intruder.risk.models import AttackRun
     from intruder.risk.selectors import run_report
     from tests.intruder.risk_fixtures import FAST_CONFIG
 
