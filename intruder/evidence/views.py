@@ -121,7 +121,7 @@ def flags_page(request: HttpRequest, slug: str) -> HttpResponse:
             ((pid, sum(c.values()), c) for pid, c in counts.items()), key=lambda r: -r[1]
         ),
     }
-    return render(request, "researcher/flags.html", context)
+    return render(request, "evidence/flags.html", context)
 
 
 @login_required

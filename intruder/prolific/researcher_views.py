@@ -144,7 +144,7 @@ def prolific_page(request: HttpRequest, slug: str) -> HttpResponse:
         "review_counts": review_counts(study),
         "pending_claims": claims_pending(study),
     }
-    return render(request, "researcher/prolific.html", context)
+    return render(request, "prolific/study.html", context)
 
 
 def _rules_context(study: Study) -> dict:
@@ -195,7 +195,7 @@ def _bulk_page(
         "currency": currency(),
         **_rules_context(study),
     }
-    return render(request, "researcher/prolific_bulk.html", context)
+    return render(request, "prolific/bulk.html", context)
 
 
 def _bulk_send(request: HttpRequest, slug: str, rule: str) -> HttpResponse:
@@ -291,7 +291,7 @@ def _confirm_page(request: HttpRequest, study: Study, plan: Plan, *, changed: bo
         "api_base": plan.base,
         "sandbox": plan.sandbox,
     }
-    return render(request, "researcher/prolific_confirm.html", context)
+    return render(request, "prolific/confirm.html", context)
 
 
 def _draft_fields(request: HttpRequest, study: Study) -> dict:

@@ -27,7 +27,7 @@ def _flags_for(context: template.Context, study_id: int) -> tuple[Any, dict[int,
     return context.render_context[key]
 
 
-@register.inclusion_tag("researcher/_risk_check_panel.html", takes_context=True)
+@register.inclusion_tag("risk/_check_panel.html", takes_context=True)
 def risk_check_panel(context: template.Context, study: Study, can_edit: bool) -> dict[str, Any]:
     """Show the latest risk check (status, flagged texts) and a button to run one."""
     run, flags = _flags_for(context, study.pk)
@@ -41,14 +41,14 @@ def risk_check_panel(context: template.Context, study: Study, can_edit: bool) ->
     }
 
 
-@register.inclusion_tag("researcher/_risk_flags.html", takes_context=True)
+@register.inclusion_tag("risk/_flag.html", takes_context=True)
 def risk_flag(context: template.Context, text: AnonymizedText) -> dict[str, Any]:
     """Flag a text whose true person the machine ranks first, with the words that drove it."""
     _, flags = _flags_for(context, text.description.study_id)
     return {"flag": flags.get(text.pk)}
 
 
-@register.inclusion_tag("researcher/_risk_controls.html", takes_context=True)
+@register.inclusion_tag("risk/_controls.html", takes_context=True)
 def risk_controls(context: template.Context, study: Study, can_edit: bool) -> dict[str, Any]:
     """Show the study's attack runs (latest report, risk check) and links to the risk page."""
     run, flags = _flags_for(context, study.pk)

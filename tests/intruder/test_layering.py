@@ -90,3 +90,18 @@ def test_a_packages_tables_are_imported_from_its_own_models():
                         if alias.name not in own
                     ]
     assert not through_core, through_core
+
+
+def test_templates_live_beside_their_code():
+    """The core's templates are in intruder/templates/, a package's in
+    intruder/<package>/templates/<package>/ (issue 50): one rule, which settings' DIRS follow."""
+    from django.conf import settings
+
+    packages = {p.name for p in INTRUDER.iterdir() if (p / "__init__.py").exists()}
+    core = {p.name for p in (INTRUDER / "templates").iterdir() if p.is_dir()}
+    assert not core & packages, f"package templates in the core's folder: {core & packages}"
+    beside = sorted(INTRUDER.glob("*/templates"))
+    assert {p.parent.name for p in beside} >= {"risk", "analysis", "evidence", "prolific"}
+    for folder in beside:
+        assert [p.name for p in folder.iterdir()] == [folder.parent.name], folder
+    assert settings.TEMPLATES[0]["DIRS"] == [INTRUDER / "templates", *beside]
