@@ -16,7 +16,7 @@ class IntruderConfig(AppConfig):
         from intruder.llm_intruder import scoring  # noqa: F401
         from intruder.log_redaction import install_request_log_redaction
         from intruder.risk import pages  # noqa: F401
-        from intruder.risk.review_parts import register_review_parts
+        from intruder.risk.researcher_parts import register_researcher_parts
 
         install_request_log_redaction()
-        register_review_parts()
+        register_researcher_parts()

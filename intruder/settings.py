@@ -99,9 +99,6 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
-            # The risk package keeps its tags beside its code; it is part of the `intruder`
-            # app, not an app of its own, so its tag library is named here.
-            "libraries": {"risk_tags": "intruder.risk.tags"},
         },
     },
 ]

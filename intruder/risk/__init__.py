@@ -12,6 +12,7 @@ and `intruder/models.py` imports them; app label and table names are the app's);
 - `selectors`, `flags`: reads;
 - `report`, `stats`, `rules`, `predicted`, `provenance`: the report, pure computation;
 - `plots`, `rendering`: the report drawn and written (SVG, HTML, PDF, CSV, JSON);
-- `forms`, `views`, `guard_views`, `review_parts`, `urls`, `apis`, `admin`, `tags`, `demo`:
-  the web (the review page shows the guard through `review_parts`), the API and the demo.
+- `forms`, `views`, `guard_views`, `researcher_parts`, `urls`, `apis`, `admin`, `demo`,
+  `templates/risk/`: the web (the core's study and review pages show risk's parts through the
+  registry that `researcher_parts` fills), the API and the demo.
 """

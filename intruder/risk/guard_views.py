@@ -1,7 +1,7 @@
 """The guard's pages: queue a guard run from the review page, and its rows while it runs.
 
 Access as on the review page (`intruder.web.access.study_for`): editors queue, readers
-watch. The review list shows the guard's panel through `intruder.risk.review_parts`.
+watch. The review list shows the guard's panel through `intruder.risk.researcher_parts`.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ from intruder.selectors.leak_checks import (
 )
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
 from intruder.services import anonymization, review
+from intruder.views.researcher.parts import PARTS
 from intruder.views.researcher.review_actions import ACTIONS, ReviewAction
-from intruder.views.researcher.review_parts import PARTS
 from intruder.web.access import study_for
 
 REVIEW_PAGE_SIZE = 50
@@ -74,14 +74,14 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     total = len(texts)
     page = _page_number(request.GET.get("page", "1"), total)
     page_texts = texts[(page - 1) * REVIEW_PAGE_SIZE : page * REVIEW_PAGE_SIZE]
-    guard_context, guarded = PARTS.guard_panel(study)
-    skipped = guard_context.get("guard_skipped", {})
+    can_edit = role_can_edit(role)
+    parts = PARTS.review_list(request, study, can_edit, page_texts)
     rows = [
         {
             "text": t,
             "findings": text_leak_findings(t),
-            "guard": guarded.get(t.pk),
-            "guard_skipped": skipped.get(t.pk, ""),
+            "flag": parts.flags.get(t.pk, ""),
+            "cells": parts.cells.get(t.pk, ""),
         }
         for t in page_texts
     ]
@@ -98,7 +98,8 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
         "researcher/review_list.html",
         {
             "study": study,
-            "can_edit": role_can_edit(role),
+            "can_edit": can_edit,
+            "review_parts": parts,
             "rows": rows,
             "status": status,
             "query": query,
@@ -109,7 +110,6 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
             "total": total,
             "flagged_drafts": flagged,
             "unreviewed": len(review_texts(study, UNREVIEWED)),
-            **guard_context,
         },
     )
 
@@ -203,6 +203,7 @@ def review_text(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "original": text.description.text,
         "original_html": highlight_original(text.description.text, text.spans),
         "anonymized_html": highlight_anonymized(text.text, findings),
+        "text_flag": PARTS.text_flag(request, text),
         "spans": list(enumerate(text.spans)),
         "findings": findings,
         "blocking": [f for f in findings if f.kind in BLOCKING_KINDS],

@@ -49,6 +49,7 @@ from intruder.services.sources import (
     study_sources_set,
 )
 from intruder.views.researcher.forms import ImportForm, StudyEditForm, StudyForm
+from intruder.views.researcher.parts import PARTS
 from intruder.web.access import study_for
 from intruder.web.job_messages import job_start_message
 
@@ -192,6 +193,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         **_linked_context(study, request.user),
         "llm_prompts": llm_prompt_choices(),
         "llm_open_world": open_world_llm_results(study),
+        "study_panel": PARTS.study_panel(request, study, role_can_edit(role)),
         "targets_by_group": count_by(study.targets.all(), "group"),
         "reach_short": reach_shortfalls(study),
         "name_collisions": study_name_collisions(study)
