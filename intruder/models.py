@@ -1,8 +1,8 @@
 """Data model of crowd studies: targets, descriptions, anonymized texts, participants, judgments.
 
 The core's tables. A package's tables (risk's runs, Prolific's, the computed reports', answer
-evidence's, the LLM intruder's) live in its own `models.py`, imported at the end of this module
-only so that Django registers them (same app label and tables); code imports them from there.
+evidence's, the LLM intruder's) live in its own `models.py`, which the app config imports so
+that Django registers them (same app label and tables); code imports them from there.
 
 Invariants that must hold under concurrency (no over-assignment, one judgment per assignment,
 one enrolment per Prolific PID) are database constraints, not only Python checks.
@@ -857,25 +857,3 @@ class ImportBatch(models.Model):
 
     def __str__(self) -> str:
         return f"import into {self.study} by {self.worker}"
-
-
-# Tables that live with their package, imported here only so that Django registers them with
-# the app (same app label and tables). Code imports them from their package's `models`.
-from intruder.evidence.models import AttentionCheck, PageView  # noqa: E402, F401
-from intruder.llm_intruder.models import LLMGuess  # noqa: E402, F401
-from intruder.prolific.models import (  # noqa: E402, F401
-    ProlificAction,
-    ProlificSignedDelivery,
-    ProlificStudyClaim,
-    ProlificStudyState,
-    ProlificSubmission,
-    ProlificWebhookEvent,
-)
-from intruder.reports.models import ComputedReport, ReportFile  # noqa: E402, F401
-from intruder.risk.models import (  # noqa: E402, F401
-    AttackResult,
-    AttackRun,
-    GuardResult,
-    GuardRun,
-    StudyRun,
-)

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from intruder.evidence.models import AttentionCheck
 from intruder.models import Description, FlaggedAnswer, Judgment, Study
 
 
@@ -264,3 +265,9 @@ def participant_flag_summary(study: Study) -> dict[int, ParticipantFlags]:
 def participant_flag_counts(study: Study) -> dict[int, dict[str, int]]:
     """Return participant id -> {flag code: number of their answers with it}."""
     return {pid: s.counts for pid, s in participant_flag_summary(study).items()}
+
+
+def study_attention_checks(study: Study) -> QuerySet[AttentionCheck]:
+    """Return the study's attention checks in a stable order: rows its reports read (a failed
+    check flags the participant's judgments), digested into its data version."""
+    return AttentionCheck.objects.filter(participant__study=study).order_by("pk")

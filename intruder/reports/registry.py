@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import QuerySet
+
 
 @dataclass(frozen=True)
 class ReportPage:
@@ -46,7 +48,7 @@ PAGES: dict[str, ReportPage] = {}
 OWNERS: dict[str, OwnerKind] = {}
 # A domain's own rows of a study that its reports read (risk's runs, answer evidence's
 # attention checks), by label: `versions.study_data_version` digests them with the core's.
-STUDY_ROWS: dict[str, Callable[[Any], Iterable[tuple[Any, ...]]]] = {}
+STUDY_ROWS: dict[str, Callable[[Any], QuerySet[Any] | Iterable[tuple[Any, ...]]]] = {}
 
 
 def register_page(
@@ -66,9 +68,12 @@ def register_owner(kind: OwnerKind) -> None:
     OWNERS[kind.field] = kind
 
 
-def register_study_rows(label: str, rows: Callable[[Any], Iterable[tuple[Any, ...]]]) -> None:
+def register_study_rows(
+    label: str, rows: Callable[[Any], QuerySet[Any] | Iterable[tuple[Any, ...]]]
+) -> None:
     """Have a study's data version digest `rows(study)` too: the rows of a domain's own tables
-    that its reports read (`versions.table_rows` gives a table's, volatile columns left out)."""
+    that its reports read, a queryset (digested whole but its volatile columns, in its order)
+    or tuples of the domain's making (rows written once may count by number and newest id)."""
     STUDY_ROWS[label] = rows
 
 

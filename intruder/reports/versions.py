@@ -83,7 +83,8 @@ def study_data_version(study: Study) -> str:
     for label, rows in tables:
         _digest_rows(digest, label, table_rows(rows))
     for label in sorted(STUDY_ROWS):
-        _digest_rows(digest, label, STUDY_ROWS[label](study))
+        rows = STUDY_ROWS[label](study)
+        _digest_rows(digest, label, table_rows(rows) if isinstance(rows, QuerySet) else rows)
     return digest.hexdigest()
 
 

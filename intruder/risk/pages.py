@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, QuerySet
 
 from intruder.models import Study
 from intruder.reports.registry import register_page, register_study_rows
-from intruder.reports.versions import table_rows
 from intruder.risk.models import AttackResult, AttackRun
 from intruder.risk.rendering import report_context, standalone_html
 from intruder.risk.selectors import run_report
@@ -51,9 +50,9 @@ RISK_HTML = register_page(
 )
 
 
-def attack_runs_rows(study: Study) -> Iterable[tuple[Any, ...]]:
-    """Return the study's attack runs as its data version digests them (every column)."""
-    return table_rows(AttackRun.objects.filter(study=study).order_by("pk"))
+def attack_runs_rows(study: Study) -> QuerySet[AttackRun]:
+    """Return the study's attack runs, which its data version digests whole."""
+    return AttackRun.objects.filter(study=study).order_by("pk")
 
 
 def attack_results_rows(study: Study) -> Iterable[tuple[Any, ...]]:
