@@ -25,12 +25,16 @@ class IntruderConfig(AppConfig):
         from intruder import checks, tasks  # noqa: F401
         from intruder.analysis import page  # noqa: F401
         from intruder.evidence.selectors import study_attention_checks
+        from intruder.llm_intruder import researcher_parts as llm_parts
         from intruder.llm_intruder import scoring  # noqa: F401
         from intruder.log_redaction import install_request_log_redaction
+        from intruder.rehearsal import researcher_parts as rehearsal_parts
         from intruder.reports.registry import register_study_rows
         from intruder.risk import pages  # noqa: F401
-        from intruder.risk.researcher_parts import register_researcher_parts
+        from intruder.risk import researcher_parts as risk_parts
 
         install_request_log_redaction()
-        register_researcher_parts()
+        # The study page shows them in this order: the rehearsal's card, then risk's.
+        for parts in (rehearsal_parts, risk_parts, llm_parts):
+            parts.register_researcher_parts()
         register_study_rows("attention", study_attention_checks)

@@ -97,10 +97,11 @@ def machine_flags(study: Study) -> Collection[int]:
 
 def register_researcher_parts() -> None:
     register(
+        "risk",
         ResearcherParts(
             study_panel=study_panel,
             review_list=review_list,
             text_flag=text_flag,
             machine_flags=machine_flags,
-        )
+        ),
     )

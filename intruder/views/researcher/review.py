@@ -32,7 +32,7 @@ from intruder.selectors.leak_checks import (
 )
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
 from intruder.services import anonymization, review
-from intruder.views.researcher.parts import PARTS
+from intruder.views.researcher.parts import machine_flagged, review_list_parts, text_flags
 from intruder.views.researcher.review_actions import ACTIONS, ReviewAction
 from intruder.web.access import study_for
 
@@ -75,7 +75,7 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     page = _page_number(request.GET.get("page", "1"), total)
     page_texts = texts[(page - 1) * REVIEW_PAGE_SIZE : page * REVIEW_PAGE_SIZE]
     can_edit = role_can_edit(role)
-    parts = PARTS.review_list(request, study, can_edit, page_texts)
+    parts = review_list_parts(request, study, can_edit, page_texts)
     rows = [
         {
             "text": t,
@@ -203,7 +203,7 @@ def review_text(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "original": text.description.text,
         "original_html": highlight_original(text.description.text, text.spans),
         "anonymized_html": highlight_anonymized(text.text, findings),
-        "text_flag": PARTS.text_flag(request, text),
+        "text_flag": text_flags(request, text),
         "spans": list(enumerate(text.spans)),
         "findings": findings,
         "blocking": [f for f in findings if f.kind in BLOCKING_KINDS],
@@ -261,7 +261,7 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
         )
         flagged_released = [t for t in release if blocking_leaks(t)]
         # The pre-release risk check's flags: the machine ranks the true person first.
-        machine = set(PARTS.machine_flags(study))
+        machine = machine_flagged(study)
         machine_released = [t for t in release if t.pk in machine]
         return render(
             request,

@@ -25,10 +25,8 @@ from intruder.enrolment import entry_link
 from intruder.evidence.flags import exclusion_rules_locked
 from intruder.exceptions import errors_as_messages
 from intruder.exchange import exports, imports
-from intruder.llm_intruder.selectors import llm_prompt_choices, open_world_llm_results
 from intruder.models import Job, Study
 from intruder.prolific.claims import claims_pending
-from intruder.rehearsal.selectors import latest_rehearsal
 from intruder.selectors.access import (
     owns_study_less_job,
     role_can_edit,
@@ -49,7 +47,7 @@ from intruder.services.sources import (
     study_sources_set,
 )
 from intruder.views.researcher.forms import ImportForm, StudyEditForm, StudyForm
-from intruder.views.researcher.parts import PARTS
+from intruder.views.researcher.parts import study_parts
 from intruder.web.access import study_for
 from intruder.web.job_messages import job_start_message
 
@@ -191,16 +189,13 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "pending_from_sources": pending_source_descriptions(study).count(),
         "fed_studies": [s for s in study.fed_studies.all() if study_role(request.user, s)],
         **_linked_context(study, request.user),
-        "llm_prompts": llm_prompt_choices(),
-        "llm_open_world": open_world_llm_results(study),
-        "study_panel": PARTS.study_panel(request, study, role_can_edit(role)),
+        **study_parts(request, study, role_can_edit(role)),
         "targets_by_group": count_by(study.targets.all(), "group"),
         "reach_short": reach_shortfalls(study),
         "name_collisions": study_name_collisions(study)
         if study.kind == Study.Kind.INTRUDER
         else [],
         "rules_locked": exclusion_rules_locked(study),
-        "rehearsal": latest_rehearsal(study),
     }
     return render(request, "researcher/study_detail.html", context)
 

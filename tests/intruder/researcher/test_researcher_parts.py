@@ -1,6 +1,6 @@
-"""Risk joins the core's researcher pages by one mechanism, the registry in
-`intruder.views.researcher.parts` (issue 50): its HTML comes from risk's own templates, and
-without the registration the core's pages render without it."""
+"""Risk (and the rehearsal and the LLM jobs) join the core's researcher pages by one mechanism,
+the registry in `intruder.views.researcher.parts` (issue 50): their HTML comes from their own
+templates, and without the registration the core's pages render without it."""
 
 from __future__ import annotations
 
@@ -49,6 +49,11 @@ def test_risks_parts_show_on_the_study_and_review_pages(flagged):
     study, text = flagged
     pages = _pages(study, text)
     assert 'id="risk-controls"' in pages["study"] and "1 text flagged" in pages["study"]
+    # The rehearsal's card and the LLM forms join the study page the same way, in the
+    # order the app registers them.
+    study_page = pages["study"]
+    assert study_page.index('id="rehearsal"') < study_page.index('id="risk-controls"')
+    assert 'id="llm-prompt"' in study_page
     assert 'id="risk-check"' in pages["review"]
     for page in ("review", "text"):
         assert f'data-risk-flag="{text.pk}"' in pages[page] and "rower" in pages[page]
@@ -57,15 +62,20 @@ def test_risks_parts_show_on_the_study_and_review_pages(flagged):
     assert 'name="csrfmiddlewaretoken" value="' in pages["study"]
 
 
-def test_without_a_registration_the_pages_show_no_part_of_risk(flagged, monkeypatch):
+def test_without_a_registration_the_pages_show_no_part_of_a_package(flagged, monkeypatch):
     study, text = flagged
-    monkeypatch.setattr(parts, "PARTS", parts.ResearcherParts())
-    monkeypatch.setattr("intruder.views.researcher.review.PARTS", parts.PARTS)
-    monkeypatch.setattr("intruder.views.researcher.studies.PARTS", parts.PARTS)
+    monkeypatch.setattr(parts, "PARTS", {})
     pages = _pages(study, text)
     assert all(
         marker not in html
         for html in pages.values()
-        for marker in ('id="risk-controls"', 'id="risk-check"', "data-risk-flag", 'id="guard-form"')
-    ), "a part of risk without its registration"
+        for marker in (
+            'id="risk-controls"',
+            'id="risk-check"',
+            "data-risk-flag",
+            'id="guard-form"',
+            'id="rehearsal"',
+            'id="llm-prompt"',
+        )
+    ), "a package's part without its registration"
     assert all("<h1" in html for html in pages.values())
