@@ -4,8 +4,9 @@ Access (`intruder.web.access.study_for`): superusers and the study's owner can d
 everything, editors can change the study, viewers can only read. Anonymous users are sent to
 the login page; a logged-in user without a role on a study gets 404 (its existence is not
 revealed), a viewer who tries to change it gets 403. Review and release live in
-`review`, members/clone/archive in `manage`, monitoring in `monitor`, flagged answers in
-`flags`.
+`review`, members/clone/archive in `manage`, monitoring in `monitor`; flagged answers are
+answer evidence's (`intruder.evidence.views`), the LLM jobs' actions the LLM intruder's
+(`intruder.llm_intruder.views`), and packages' parts of this page come through `parts`.
 """
 
 from __future__ import annotations
