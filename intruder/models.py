@@ -19,7 +19,7 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.fields.json import KT
 
-from intruder.risk.rules import DEFAULT_RULE, RULE_CHOICES
+from intruder.identification import DEFAULT_RULE, RULE_CHOICES
 from model_runtime.guess_scoring import BEST_MATCH, PAPER
 
 # Sane ranges of a study's settings, enforced by the form, the API (both read the field

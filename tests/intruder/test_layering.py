@@ -49,7 +49,7 @@ def test_no_two_subpackages_of_intruder_import_each_other():
 
 def test_the_report_store_imports_none_of_the_domains_that_register_pages():
     arrows = subpackage_imports()
-    domains = {"risk", "analysis", "annotation", "rendering"}
+    domains = {"risk", "analysis", "annotation", "evidence", "llm_intruder", "rendering"}
     assert not [arrow for (a, b), arrow in arrows.items() if a == "reports" and b in domains]
 
 
@@ -105,3 +105,32 @@ def test_templates_live_beside_their_code():
     for folder in beside:
         assert [p.name for p in folder.iterdir()] == [folder.parent.name], folder
     assert settings.TEMPLATES[0]["DIRS"] == [INTRUDER / "templates", *beside]
+
+
+# The study and participant core, cut by layer (README's code map), with what features share.
+CORE = {"selectors", "services", "views", "api", "web", "rendering", "exchange", "reports"}
+CORE_MODULES = {"intruder.models", "intruder.enrolment", "intruder.exceptions"}
+# The two packages the core calls, each named in docs/development.md: the participant services
+# record answer evidence, the study services and participant pages act on Prolific.
+CALLED_BY_THE_CORE = {"evidence", "prolific"}
+
+
+def test_the_core_reaches_a_feature_package_only_through_a_registry():
+    """Issue 50's rule: a feature package imports the core, not the reverse (the core exposes
+    registries that packages fill when the app is ready), but for the two named packages."""
+    modules = production_modules()
+    features = (
+        {p.name for p in INTRUDER.iterdir() if (p / "__init__.py").exists()}
+        - CORE
+        - CALLED_BY_THE_CORE
+        - {"management", "demo", "migrations"}
+    )
+    assert {"risk", "analysis", "llm_intruder", "rehearsal", "annotation"} <= features
+    wrong = [
+        f"{name} -> {target}"
+        for name, path in modules.items()
+        if subpackage(name) in CORE or name in CORE_MODULES
+        for target in imported(path, name, modules)
+        if subpackage(target) in features
+    ]
+    assert not wrong, wrong

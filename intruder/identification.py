@@ -1,6 +1,7 @@
 """When a judged text counts as identified by humans: the rules a study chooses among.
 
-A tiny module (no pandas) so the model's field choices and the report share one home.
+A study's setting, so the core's: a tiny module (no pandas, no Django) so that the model's
+field choices and the risk report share one home, and the core's models import no package.
 """
 
 from __future__ import annotations
