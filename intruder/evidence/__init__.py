@@ -9,6 +9,7 @@ review), `selectors` (flag codes, the study's exclusion rules, flagged answers),
 (page views and attention checks), `views` and `urls` (the flagged-answers page).
 
 The core's participant services (judgments, writing, enrolment, assignment) and pages call it
-to record evidence, so it imports from the core's layers only `selectors` (access, the
-study's groups) and `web`: no layer folder and this package import each other.
+to record evidence (one of the two packages the core calls, docs/development.md), so it imports
+of the core only the tables, `selectors` (access, the study's groups) and `web`, never its
+services or views: no layer folder and this package import each other.
 """
