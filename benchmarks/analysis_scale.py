@@ -108,8 +108,8 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from intruder.selectors.analysis import study_report
-    from intruder.services.analysis_jobs import construct_loss_compute
+    from intruder.analysis.selectors import study_report
+    from intruder.analysis.services import construct_loss_compute
 
     started = time.perf_counter()
     study = build_study(args.texts, args.judgments, args.seed)

@@ -4,7 +4,7 @@
         --out benchmarks/results/canary_near_misses.json [--canaries 40] [--seed 0]
 
 Issue 48 let the matcher take two edits, the word reversed and its halves apart
-(`intruder/services/canary.py`). Honest answers are people writing about people, so the
+(`intruder/evidence/canary.py`). Honest answers are people writing about people, so the
 honest side is every sentence of the public descriptions in ../shared/data (the Textwash
 study's originals and the WikiActors texts, read by path, never copied), each checked
 against fresh canary words as a served text would get them. Writes the sentences, canaries,
@@ -58,7 +58,7 @@ def main() -> int:
         "--sentences", type=int, default=0, help="Check only the first N sentences (0: all)."
     )
     args = parser.parse_args()
-    from intruder.services import canary as module
+    from intruder.evidence import canary as module
 
     # Fresh words as served (the module draws with `secrets`; a seeded draw of the same
     # construction makes the run repeatable).

@@ -876,7 +876,8 @@ def probe_attack_run_api() -> None:
     }.items():
         payload = {"study": study.pk, "attacks": ["tfidf"], "methods": ["clear"], "folds": 2}
         r = api.post("/api/attack-runs/create/", payload | extra, format="json")
-        from intruder.models import AttackRun, Job
+        from intruder.models import Job
+        from intruder.risk.models import AttackRun
 
         stored = AttackRun.objects.exists()
         case(category, f"{name}: 500 or stored", r.status_code >= 500 or stored)
@@ -912,7 +913,8 @@ def probe_writer_close() -> None:
 def probe_uploads_and_jobs() -> None:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from intruder.models import AttackRun, Job
+    from intruder.models import Job
+    from intruder.risk.models import AttackRun
     from tests.intruder.factories import make_description, make_study, make_target
 
     category = "23 uploads and jobs"
@@ -949,7 +951,7 @@ def probe_small_things() -> None:
     from django.conf import settings
     from rest_framework.test import APIClient
 
-    from intruder.models import AttackRun
+    from intruder.risk.models import AttackRun
     from tests.intruder.factories import make_participant, make_study, make_texts, make_user
 
     category = "24 small things"

@@ -150,12 +150,12 @@ def probe_llm_answers(case) -> None:
         client.complete([{"role": "user", "content": "who?"}])
     case(category, "a 25 MB answer is read whole", len(pulled) >= 25)
 
-    from intruder import models
+    from django.apps import apps
 
     case(
         category,
         "answers stored in the job result (no per-text rows)",
-        not hasattr(models, "LLMGuess"),
+        not any(model.__name__ == "LLMGuess" for model in apps.get_models()),
     )
     stop = {"now": False}
     sent.clear()
@@ -350,7 +350,7 @@ def probe_roles_and_bounds(case) -> None:
         except Exception:
             accepted = False
         case(category, f"attack config {name} accepted", accepted)
-        from intruder.models import AttackRun
+        from intruder.risk.models import AttackRun
 
         AttackRun.objects.exclude(pk=run.pk).delete()
 

@@ -26,7 +26,7 @@ text, the answer. Session types:
   after the page came, a desktop one sometimes looks away for 1-2 s.
 
 A session counts as flagged when its judgment has any flag under the default exclusion
-rules (`intruder.selectors.flags.DEFAULT_RULES`). Writes {"bots": {type: {"sessions",
+rules (`intruder.evidence.selectors.DEFAULT_RULES`). Writes {"bots": {type: {"sessions",
 "flagged", "wilson_95_pct", ...}}, "human": {...}, "limits": {...}, "pass"}; exits 1 when no
 session reached an answer. `--time-scale` below 1 shrinks every wait for a smoke run (then
 people answer "too fast" and the file says it is no measurement). The machine is shared with
@@ -621,8 +621,8 @@ def main_http(args: argparse.Namespace) -> int:
 
 def collect(plan: list[tuple[str, str]], *, full: bool) -> dict:
     """Count flagged sessions per type from the stored judgments."""
+    from intruder.evidence.selectors import DEFAULT_RULES, answer_flag_status
     from intruder.models import Judgment
-    from intruder.selectors.flags import DEFAULT_RULES, answer_flag_status
 
     kinds = dict((pid, kind) for kind, pid in plan)
     per_type: dict[str, Counter] = {kind: Counter() for kind in TYPES}

@@ -89,8 +89,8 @@ CATCH_SENTENCES = [
 
 def make_texts(study, n_texts: int, seed: int) -> None:
     """Add `n_texts` texts of ~100 words to `study`, one in four a catch trial."""
+    from intruder.evidence.catch_trials import catch_trial_add
     from intruder.models import AnonymizedText, Description, TargetPerson
-    from intruder.services.catch_trials import catch_trial_add
 
     rng = random.Random(seed)
     for i in range(n_texts):
@@ -490,8 +490,8 @@ def collect_http(plan: list[tuple[str, str]]) -> dict:
     """Count flagged sessions (any judgment flagged) and judgments per kind."""
     from intruder_bots import wilson
 
+    from intruder.evidence.selectors import DEFAULT_RULES, Flag, answer_flag_status
     from intruder.models import Judgment
-    from intruder.selectors.flags import DEFAULT_RULES, Flag, answer_flag_status
 
     kinds = {pid: kind for kind, pid in plan}
     sessions: dict[str, dict[str, set]] = {

@@ -5,7 +5,7 @@
 Textwash's anonymized outputs of the study corpus (study1 + study2) are what a reviewer would
 have been shown; the rate of each check on them says how much of a reviewer's queue each
 check fills, and so which checks may hold a draft back from bulk release and which stay
-hints (`intruder.analysis.leak_checks.BLOCKING_KINDS`). Writes benchmarks/results/leak_checks.json.
+hints (`intruder.selectors.leak_checks.BLOCKING_KINDS`). Writes benchmarks/results/leak_checks.json.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/leak_checks.json")
     args = parser.parse_args()
 
-    from intruder.analysis.leak_checks import BLOCKING_KINDS, leak_findings
+    from intruder.selectors.leak_checks import BLOCKING_KINDS, leak_findings
 
     texts = flagged = blocking = 0
     by_kind: collections.Counter[str] = collections.Counter()

@@ -206,19 +206,20 @@ def main() -> None:
     from django.db.models import Count, Q
 
     from intruder.enrolment import EnrolmentRefused
+    from intruder.evidence.flags import exclusion_rules_set
     from intruder.models import (
         AnonymizedText,
         Assignment,
         Description,
         Judgment,
         Participant,
-        ProlificWebhookEvent,
         Study,
         TargetPerson,
     )
     from intruder.prolific.bonuses import bonus_select
     from intruder.prolific.client import ProlificClient
     from intruder.prolific.fake_server import FakeProlific, new_id
+    from intruder.prolific.models import ProlificWebhookEvent
     from intruder.prolific.services import (
         bonuses_pay,
         study_draft_create,
@@ -227,7 +228,6 @@ def main() -> None:
         submissions_review,
     )
     from intruder.prolific.webhooks import submission_known
-    from intruder.services.flags import exclusion_rules_set
     from intruder.services.judgments import judgment_submit
     from intruder.services.participants import (
         participant_complete,
@@ -873,8 +873,9 @@ def ownership_attempts(*, fake, client, webhook_url: str, owner) -> dict:
     from django.test import Client
     from django.urls import reverse
 
-    from intruder.models import ProlificStudyClaim, ProlificStudyState, Study
+    from intruder.models import Study
     from intruder.prolific.claims import claim_approve
+    from intruder.prolific.models import ProlificStudyClaim, ProlificStudyState
     from intruder.prolific.services import study_draft_create
     from intruder.services.studies import study_update
 
@@ -1046,13 +1047,8 @@ def cross_study_attempts(*, study, fake, client, webhook_url: str, owner) -> dic
     from django.test import Client
     from django.urls import reverse
 
-    from intruder.models import (
-        Assignment,
-        Participant,
-        ProlificAction,
-        ProlificStudyState,
-        Study,
-    )
+    from intruder.models import Assignment, Participant, Study
+    from intruder.prolific.models import ProlificAction, ProlificStudyState
     from intruder.prolific.services import study_draft_create
     from intruder.services.studies import study_update
 

@@ -72,7 +72,8 @@ def summary(values: list[float]) -> dict[str, float]:
 
 def pages() -> dict[str, str]:
     """Return every researcher GET page of the demo by name (needs Django set up)."""
-    from intruder.models import AnonymizedText, AttackRun
+    from intruder.models import AnonymizedText
+    from intruder.risk.models import AttackRun
 
     s, c, p = DEMO_STUDY, DEMO_COLLECTION, DEMO_PROJECT
     run = AttackRun.objects.filter(study__slug=s, purpose="report").order_by("-pk").first()
@@ -114,10 +115,10 @@ def test_client_pass(repeats: int, only: list[str] | None = None) -> dict[str, A
     from django.test import Client
     from django.test.utils import setup_test_environment
 
-    from intruder.models import AttackRun
     from intruder.reports import cache as report_cache
     from intruder.reports import refresh as report_refresh
     from intruder.risk import pdf as report_files
+    from intruder.risk.models import AttackRun
     from intruder.risk.rendering import pdf_bytes
     from intruder.risk.selectors import run_report
 
@@ -230,7 +231,8 @@ def refresh_pass(repeats: int) -> dict[str, Any]:
     from django.test.utils import setup_test_environment
 
     from intruder.annotation.models import Project
-    from intruder.models import ComputedReport, Job, Study
+    from intruder.models import Job, Study
+    from intruder.reports.models import ComputedReport
     from intruder.services.jobs import job_execute
 
     with contextlib.suppress(RuntimeError):  # the test client pass set it up already

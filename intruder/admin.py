@@ -5,32 +5,33 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
+from intruder.evidence.models import AttentionCheck, PageView
+from intruder.llm_intruder.models import LLMGuess
 from intruder.models import (
     AnonymizedText,
     Assignment,
-    AttentionCheck,
-    ComputedReport,
     Description,
     FamiliarityAnswer,
     FamiliarityDecoyAnswer,
     ImportBatch,
     Job,
     Judgment,
-    LLMGuess,
-    PageView,
     Participant,
-    ProlificAction,
-    ProlificSignedDelivery,
-    ProlificStudyClaim,
-    ProlificStudyState,
-    ProlificSubmission,
-    ProlificWebhookEvent,
     Study,
     StudyMember,
     TargetPerson,
     WritingTask,
 )
 from intruder.prolific.claims import claim_approve, claim_refuse
+from intruder.prolific.models import (
+    ProlificAction,
+    ProlificSignedDelivery,
+    ProlificStudyClaim,
+    ProlificStudyState,
+    ProlificSubmission,
+    ProlificWebhookEvent,
+)
+from intruder.reports.models import ComputedReport
 from intruder.services.jobs import JobError, job_retry
 
 

@@ -1,7 +1,8 @@
 """Data model of crowd studies: targets, descriptions, anonymized texts, participants, judgments.
 
-Risk's tables (attack and guard runs), Prolific's and the computed reports' live in their
-packages' `models.py`, imported at the end of this module (same app label and tables).
+The core's tables. A package's tables (risk's runs, Prolific's, the computed reports', answer
+evidence's, the LLM intruder's) live in its own `models.py`, which the app config imports so
+that Django registers them (same app label and tables); code imports them from there.
 
 Invariants that must hold under concurrency (no over-assignment, one judgment per assignment,
 one enrolment per Prolific PID) are database constraints, not only Python checks.
@@ -26,7 +27,7 @@ from intruder.bounds import (
     MIN_DESCRIPTION_CHARS,
     TIME_LIMIT_MINUTES,
 )
-from intruder.risk.rules import DEFAULT_RULE, RULE_CHOICES
+from intruder.identification import DEFAULT_RULE, RULE_CHOICES
 from model_runtime.guess_scoring import BEST_MATCH, PAPER
 
 # Sane ranges of a study's settings (`intruder.bounds`), enforced by the form, the API (both
@@ -45,7 +46,7 @@ MAX_ATTENTION_CHECKS = ATTENTION_CHECKS.high
 PROLIFIC_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
 
-# The telemetry signals a study can switch off (issue 20; `intruder.services.telemetry`).
+# The telemetry signals a study can switch off (issue 20; `intruder.evidence.telemetry`).
 TELEMETRY_SIGNALS = ("timing", "keystrokes", "paste", "copy", "focus")
 
 
@@ -217,7 +218,7 @@ class Study(models.Model):
         blank=True,
         max_length=1000,
         help_text="The check's instruction; empty = the built-in ones "
-        "(`intruder.services.attention`).",
+        "(`intruder.evidence.attention`).",
     )
     attention_check_answer = models.CharField(
         max_length=100,
@@ -228,7 +229,7 @@ class Study(models.Model):
         default=dict,
         blank=True,
         help_text="Which flags exclude an answer and the flags' thresholds, fixed before "
-        "launch (`intruder.services.flags`).",
+        "launch (`intruder.evidence.flags`).",
     )
     exclusion_rules_set_at = models.DateTimeField(
         null=True, blank=True, help_text="When the exclusion rules were recorded."
@@ -419,7 +420,7 @@ class FlaggedAnswer(models.Model):
     """A participant's answer with its telemetry, its flags and the researcher's review.
 
     `telemetry` is None where the browser sent none or a malformed one ("no telemetry");
-    `flags` is [{code, reason}] (`intruder.services.flags`). A confirmed flag excludes the
+    `flags` is [{code, reason}] (`intruder.evidence.flags`). A confirmed flag excludes the
     answer, an overruled one keeps it, and an unreviewed one follows the study's rules.
     """
 
@@ -638,33 +639,6 @@ class Assignment(models.Model):
         return f"{self.participant} #{self.position}: text {self.text_id} slot {self.slot}"
 
 
-class PageView(models.Model):
-    """One serving of an assigned text's page: the server's own evidence of how it was read.
-
-    Each serving (the first, and every reload) gets an unguessable token that the page's
-    telemetry must name. A view reports its telemetry once (on leaving the page, or with the
-    answer); the conditional update makes a replayed or forged second report a no-op.
-    `intruder.services.page_views` sums the views of an assignment into its evidence.
-    """
-
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="page_views")
-    token = models.CharField(max_length=64, unique=True)
-    served_at = models.DateTimeField()
-    reported_at = models.DateTimeField(null=True, blank=True)
-    telemetry = models.JSONField(
-        null=True, blank=True, help_text="The view's checked telemetry; empty until reported."
-    )
-    problems = models.JSONField(
-        default=list, blank=True, help_text="What did not fit in its report (in words)."
-    )
-
-    class Meta:
-        ordering = ["assignment", "served_at", "id"]
-
-    def __str__(self) -> str:
-        return f"view {self.pk} of assignment {self.assignment_id}"
-
-
 class Judgment(FlaggedAnswer):
     """An intruder's answer about one anonymized text, with its score against the target."""
 
@@ -713,39 +687,6 @@ class Judgment(FlaggedAnswer):
 
     def __str__(self) -> str:
         return f"judgment {self.pk} by {self.participant_id} on text {self.text_id}"
-
-
-class AttentionCheck(models.Model):
-    """An instructed-response item shown to an intruder between two texts.
-
-    Not a text: it holds no slot, is never judged and never reaches rates or the risk report.
-    `expected` is never sent to the participant; a failed check flags the participant's
-    judgments (`intruder.services.attention`).
-    """
-
-    participant = models.ForeignKey(
-        Participant, on_delete=models.CASCADE, related_name="attention_checks"
-    )
-    after_texts = models.PositiveSmallIntegerField(
-        help_text="Shown once the participant has judged this many texts."
-    )
-    prompt = models.TextField()
-    expected = models.CharField(max_length=100)
-    answer = models.CharField(max_length=200, blank=True)
-    passed = models.BooleanField(null=True, blank=True)
-    shown_at = models.DateTimeField(null=True, blank=True)
-    answered_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["participant", "after_texts"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["participant", "after_texts"], name="attention_check_once_per_place"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"attention check after {self.after_texts} texts for {self.participant_id}"
 
 
 # Job kinds that belong to no study are one at a time per these params (a job of a study is
@@ -924,55 +865,3 @@ class ImportBatch(models.Model):
 
     def __str__(self) -> str:
         return f"import into {self.study} by {self.worker}"
-
-
-class LLMGuess(models.Model):
-    """One answer of the open-world LLM intruder: its guessed names for one text, scored as a
-    human guess is. A row per text keeps the job's result small and lets a retry resume."""
-
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="llm_guesses")
-    anonymized_text = models.ForeignKey(
-        AnonymizedText, on_delete=models.CASCADE, related_name="llm_guesses"
-    )
-    guesses = models.JSONField(default=list, blank=True, help_text="Names, most likely first.")
-    cosine = models.FloatField(null=True, blank=True, help_text="First name's character cosine.")
-    identified = models.BooleanField(null=True, blank=True)
-    matched_alias = models.CharField(max_length=200, blank=True)
-    named_other = models.BooleanField(
-        null=True, blank=True, help_text="The first name is closer to another person of the study."
-    )
-    error_reason = models.CharField(
-        max_length=40, blank=True, help_text="Why no usable answer came (empty when one did)."
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["job", "anonymized_text"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["job", "anonymized_text"], name="llm_guess_once_per_job_and_text"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"LLM guess of text {self.anonymized_text_id} in job {self.job_id}"
-
-
-# Tables that live with their package, imported here so that the app finds them (and so
-# that `from intruder.models import ...` keeps working for them).
-from intruder.prolific.models import (  # noqa: E402, F401
-    ProlificAction,
-    ProlificSignedDelivery,
-    ProlificStudyClaim,
-    ProlificStudyState,
-    ProlificSubmission,
-    ProlificWebhookEvent,
-)
-from intruder.reports.models import ComputedReport, ReportFile  # noqa: E402, F401
-from intruder.risk.models import (  # noqa: E402, F401
-    AttackResult,
-    AttackRun,
-    GuardResult,
-    GuardRun,
-    StudyRun,
-)

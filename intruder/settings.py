@@ -85,8 +85,13 @@ WSGI_APPLICATION = "intruder.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        # The app's own folder, named here so its pages win over the apps' (drf_spectacular).
-        "DIRS": [Path(__file__).resolve().parent / "templates"],
+        # Templates live beside their code, by one rule: the core's in intruder/templates/
+        # (first, so that its pages win over the apps', drf_spectacular's), each package's in
+        # intruder/<package>/templates/<package>/.
+        "DIRS": [
+            Path(__file__).resolve().parent / "templates",
+            *sorted(Path(__file__).resolve().parent.glob("*/templates")),
+        ],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -94,9 +99,6 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
-            # The risk package keeps its tags beside its code; it is part of the `intruder`
-            # app, not an app of its own, so its tag library is named here.
-            "libraries": {"risk_tags": "intruder.risk.tags"},
         },
     },
 ]

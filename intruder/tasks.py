@@ -11,15 +11,18 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from intruder.analysis import services as analysis_jobs
 from intruder.annotation import services as annotation
 from intruder.annotation.evaluation import evaluate_project
 from intruder.annotation.models import Project
-from intruder.models import AttackRun, GuardRun, Job
+from intruder.llm_intruder import services as llm_jobs
+from intruder.models import Job
 from intruder.reports import refresh as report_refresh
 from intruder.risk import attack_runs, guarding
+from intruder.risk.models import AttackRun, GuardRun
 from intruder.risk.pages import RISK_HTML, RISK_PAGE
 from intruder.risk.pdf import report_pdf_make
-from intruder.services import analysis_jobs, anonymization, llm_jobs, sources
+from intruder.services import anonymization, sources
 from intruder.services.jobs import Progress, register_task
 
 logger = logging.getLogger(__name__)
@@ -29,7 +32,7 @@ logger = logging.getLogger(__name__)
 def anonymize_study(job: Job, progress: Progress) -> dict[str, Any]:
     """Take new descriptions from the source studies, then anonymize every description of
     the job's study that has no model anonymization yet. With `llm_prompt` in the params,
-    anonymize with that LLM prompt instead (`intruder.services.llm_jobs`)."""
+    anonymize with that LLM prompt instead (`intruder.llm_intruder.services`)."""
     if job.study is None:
         raise ValueError("anonymize_study needs a study")
     if job.params.get("llm_prompt"):

@@ -3,7 +3,7 @@
 import pytest
 
 from anonymize import alignment, names, placeholders
-from intruder.analysis import leak_checks
+from intruder.selectors import leak_checks
 from model_runtime import guess_scoring as scoring
 
 

@@ -1,7 +1,7 @@
 """Human identification rates with all judgments and with flagged judgments excluded.
 
 A judgment is excluded where the study's pre-set exclusion rules (or a researcher's review)
-say so (`intruder.selectors.flags`); the judgments frame then carries a boolean `excluded`
+say so (`intruder.evidence.selectors`); the judgments frame then carries a boolean `excluded`
 column. Both rates use the same definition (`rates.identification_rates`, unit = text):
 excluding judgments can leave a text unjudged, so n may differ between the two columns.
 The comparison holds under the assumption that flags mark answers that are not one human's

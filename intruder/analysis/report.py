@@ -1,4 +1,4 @@
-"""Run every analysis of a study into a `Report` of tables (`rendering.report_files` writes it)."""
+"""Run every analysis of a study into a `Report` of tables (`report_files` writes it)."""
 
 from __future__ import annotations
 

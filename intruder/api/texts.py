@@ -15,11 +15,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from intruder.analysis.leak_checks import leak_warnings
 from intruder.api.access import can_edit_study, studies_visible_to
 from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
 from intruder.api.filters import AnonymizedTextFilter
 from intruder.models import AnonymizedText
+from intruder.selectors.leak_checks import leak_warnings
 from intruder.services import review
 
 

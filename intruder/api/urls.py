@@ -15,7 +15,6 @@ from intruder.api.judgments import (
     JudgmentDetailApi,
     JudgmentListApi,
 )
-from intruder.api.llm import StudyLLMAnonymizeApi, StudyLLMIntruderApi
 from intruder.api.participants import ParticipantDetailApi, ParticipantListApi
 from intruder.api.studies import (
     StudyCreateApi,
@@ -50,12 +49,6 @@ urlpatterns = [
     path("studies/<id:pk>/", StudyDetailApi.as_view(), name="study-detail"),
     path("studies/<id:pk>/update/", StudyUpdateApi.as_view(), name="study-update"),
     path("studies/<id:pk>/take/", StudyTakeApi.as_view(), name="study-take"),
-    path(
-        "studies/<id:pk>/anonymize-llm/",
-        StudyLLMAnonymizeApi.as_view(),
-        name="study-anonymize-llm",
-    ),
-    path("studies/<id:pk>/llm-intruder/", StudyLLMIntruderApi.as_view(), name="study-llm-intruder"),
     path("targets/", TargetListApi.as_view(), name="target-list"),
     path("targets/<id:pk>/", TargetDetailApi.as_view(), name="target-detail"),
     path("descriptions/", DescriptionListApi.as_view(), name="description-list"),

@@ -13,11 +13,11 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from intruder.analysis.page import ANALYSIS_PAGE
 from intruder.annotation.pages import AGREEMENT_PAGE
 from intruder.auth import DEMO_PASSWORD
 from intruder.exchange import imports
 from intruder.models import AnonymizedText, Job, Study
-from intruder.rendering.analysis_page import ANALYSIS_PAGE
 from intruder.reports.refresh import report_prepare
 from intruder.services import anonymization, jobs, review, studies
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from intruder.services.telemetry import TELEMETRY_FIELDS
+from intruder.evidence.telemetry import TELEMETRY_FIELDS
 
 # The file formats every table is exported in and imported from.
 FORMATS = ("csv", "jsonl")
@@ -143,7 +143,7 @@ class FlagColumn(StrEnum):
 
 
 def telemetry_column(name: str) -> str:
-    """Return the column of one telemetry figure (`intruder.services.telemetry`)."""
+    """Return the column of one telemetry figure (`intruder.evidence.telemetry`)."""
     return f"telemetry_{name}"
 
 

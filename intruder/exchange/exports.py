@@ -1,7 +1,7 @@
 """Export a study as pandas-friendly CSV and JSONL tables, one row per record.
 
 Tables: judgments (one row per judgment with text id, target, group, participant PID,
-scores, the answer's telemetry figures and its flags: `intruder.services.flags`),
+scores, the answer's telemetry figures and its flags: `intruder.evidence.flags`),
 descriptions (with the writer's telemetry and flags), anonymized_texts (with spans),
 participants (with their attention checks passed and failed), attention_checks (one row per
 check, flagged `attention_check`; never mixed with the judgments of texts), familiarity (the
@@ -30,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from csv_safe import SafeDictWriter
+from intruder.evidence.models import AttentionCheck
+from intruder.evidence.selectors import answer_excluded, study_rules
+from intruder.evidence.telemetry import TELEMETRY_FIELDS
 from intruder.exchange.columns import (
     FORMATS,
     JSON_COLUMNS,
@@ -46,7 +49,6 @@ from intruder.exchange.columns import (
 )
 from intruder.models import (
     AnonymizedText,
-    AttentionCheck,
     Description,
     FamiliarityAnswer,
     FamiliarityDecoyAnswer,
@@ -55,8 +57,6 @@ from intruder.models import (
     Participant,
     Study,
 )
-from intruder.selectors.flags import answer_excluded, study_rules
-from intruder.services.telemetry import TELEMETRY_FIELDS
 
 
 def _iso(value: datetime | None) -> str | None:

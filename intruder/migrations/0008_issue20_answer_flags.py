@@ -110,7 +110,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='study',
             name='exclusion_rules',
-            field=models.JSONField(blank=True, default=dict, help_text="Which flags exclude an answer and the flags' thresholds, fixed before launch (`intruder.services.flags`)."),
+            field=models.JSONField(blank=True, default=dict, help_text="Which flags exclude an answer and the flags' thresholds, fixed before launch (`intruder.evidence.flags`)."),
         ),
         migrations.AddField(
             model_name='study',

@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='study',
             name='attention_check_prompt',
-            field=models.TextField(blank=True, help_text="The check's instruction; empty = the built-in ones (`intruder.services.attention`).", max_length=1000),
+            field=models.TextField(blank=True, help_text="The check's instruction; empty = the built-in ones (`intruder.evidence.attention`).", max_length=1000),
         ),
         migrations.AddField(
             model_name='study',

@@ -18,15 +18,10 @@ from decimal import Decimal
 
 from django.db.models import Q
 
-from intruder.models import (
-    Judgment,
-    Participant,
-    ProlificAction,
-    ProlificSubmission,
-    Study,
-)
+from intruder.evidence.selectors import FLAG_LABELS, judgments_flag_status
+from intruder.models import Judgment, Participant, Study
+from intruder.prolific.models import ProlificAction, ProlificSubmission
 from intruder.prolific.services import bonus_label_key
-from intruder.selectors.flags import FLAG_LABELS, judgments_flag_status
 
 # Including someone outside the default rule needs a reason this long, recorded with the bonus.
 MIN_INCLUDE_REASON_CHARS = 10

@@ -1,7 +1,7 @@
 """Bulk approval and rejection following the study's exclusion rules, with a preview.
 
 Who is clean and who is excluded comes from the one flag status of the study
-(`intruder.selectors.flags.participant_flag_summary`: the study's rules and the researcher's
+(`intruder.evidence.selectors.participant_flag_summary`: the study's rules and the researcher's
 reviews), the same the "without flagged" figures and the exports read. Each participant is
 then sent one call of their own (`review_one`), so every outcome is recorded per participant;
 Prolific's bulk-approve answers one sentence for all and would leave the records guessing.
@@ -11,20 +11,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from intruder.models import Participant, ProlificAction, ProlificSubmission, Study
-from intruder.prolific.client import ProlificClient
-from intruder.prolific.services import (
-    ProlificActionRefused,
-    SubmissionFacts,
-    review_refusal,
-    reviews_send,
-)
-from intruder.selectors.flags import (
+from intruder.evidence.selectors import (
     CONFIRMED_WITHOUT_FLAG,
     FLAG_LABELS,
     Flag,
     ParticipantFlags,
     participant_flag_summary,
+)
+from intruder.models import Participant, Study
+from intruder.prolific.client import ProlificClient
+from intruder.prolific.models import ProlificAction, ProlificSubmission
+from intruder.prolific.services import (
+    ProlificActionRefused,
+    SubmissionFacts,
+    review_refusal,
+    reviews_send,
 )
 from intruder.selectors.monitoring import participant_rows
 

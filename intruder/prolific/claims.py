@@ -22,12 +22,8 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from intruder.models import (
-    ProlificStudyClaim,
-    ProlificStudyState,
-    ProlificSubmission,
-    Study,
-)
+from intruder.models import Study
+from intruder.prolific.models import ProlificStudyClaim, ProlificStudyState, ProlificSubmission
 
 CLAIMED_ELSEWHERE = (
     "This Prolific study is claimed by another study on this platform (the account that "

@@ -19,11 +19,12 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from intruder.models import Participant, ProlificStudyState, ProlificSubmission, Study
+from intruder.evidence.selectors import participant_flag_summary
+from intruder.models import Participant, Study
 from intruder.prolific.bonuses import BonusCandidate, BonusSelection
 from intruder.prolific.client import StudyDraft, bonus_csv
+from intruder.prolific.models import ProlificStudyState, ProlificSubmission
 from intruder.prolific.services import TRANSITIONS, not_completed
-from intruder.selectors.flags import participant_flag_summary
 
 TRANSITION_WORDS = {
     "publish": "Publish: Prolific starts showing the study to eligible participants",

@@ -14,8 +14,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from intruder.evidence.selectors import FLAG_LABELS, study_rules
 from intruder.exceptions import errors_as_messages
-from intruder.models import ProlificAction, ProlificStudyState, Study
+from intruder.models import Study
 from intruder.prolific.bonuses import BonusSelection, bonus_select
 from intruder.prolific.bulk_review import (
     APPROVE_CLEAN,
@@ -33,6 +34,7 @@ from intruder.prolific.client import (
     client_from_settings,
     prolific_enabled,
 )
+from intruder.prolific.models import ProlificAction, ProlificStudyState
 from intruder.prolific.preview import (
     CURRENCY_MINOR,
     Plan,
@@ -62,7 +64,6 @@ from intruder.prolific.services import (
     transitions_allowed,
 )
 from intruder.selectors.access import role_can_edit
-from intruder.selectors.flags import FLAG_LABELS, study_rules
 from intruder.web.access import study_for
 
 
@@ -143,7 +144,7 @@ def prolific_page(request: HttpRequest, slug: str) -> HttpResponse:
         "review_counts": review_counts(study),
         "pending_claims": claims_pending(study),
     }
-    return render(request, "researcher/prolific.html", context)
+    return render(request, "prolific/study.html", context)
 
 
 def _rules_context(study: Study) -> dict:
@@ -194,7 +195,7 @@ def _bulk_page(
         "currency": currency(),
         **_rules_context(study),
     }
-    return render(request, "researcher/prolific_bulk.html", context)
+    return render(request, "prolific/bulk.html", context)
 
 
 def _bulk_send(request: HttpRequest, slug: str, rule: str) -> HttpResponse:
@@ -290,7 +291,7 @@ def _confirm_page(request: HttpRequest, study: Study, plan: Plan, *, changed: bo
         "api_base": plan.base,
         "sandbox": plan.sandbox,
     }
-    return render(request, "researcher/prolific_confirm.html", context)
+    return render(request, "prolific/confirm.html", context)
 
 
 def _draft_fields(request: HttpRequest, study: Study) -> dict:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from intruder.models import Participant, ProlificSubmission
+from intruder.models import Participant
+from intruder.prolific.models import ProlificSubmission
 
 
 def prolific_submission_status(participant: Participant) -> str:

@@ -19,15 +19,9 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from intruder.enrolment import entry_link
+from intruder.evidence.selectors import FLAG_LABELS, ParticipantFlags, participant_flag_summary
 from intruder.exceptions import IntruderError
-from intruder.models import (
-    Assignment,
-    Participant,
-    ProlificAction,
-    ProlificStudyState,
-    ProlificSubmission,
-    Study,
-)
+from intruder.models import Assignment, Participant, Study
 from intruder.prolific.claims import claim_draft
 from intruder.prolific.client import (
     ProlificAuthError,
@@ -36,8 +30,8 @@ from intruder.prolific.client import (
     ProlificNotFound,
     StudyDraft,
 )
+from intruder.prolific.models import ProlificAction, ProlificStudyState, ProlificSubmission
 from intruder.selectors.counts import count_by
-from intruder.selectors.flags import FLAG_LABELS, ParticipantFlags, participant_flag_summary
 from intruder.selectors.monitoring import ParticipantRow, participant_rows
 
 TRANSITIONS = {"publish": "PUBLISH", "pause": "PAUSE", "resume": "START", "stop": "STOP"}

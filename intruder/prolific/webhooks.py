@@ -34,16 +34,14 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from intruder.exceptions import IntruderError
-from intruder.models import (
-    Assignment,
-    Participant,
+from intruder.models import Assignment, Participant, Study
+from intruder.prolific.client import RELEASING_STATUSES, ProlificError, client_from_settings
+from intruder.prolific.models import (
     ProlificSignedDelivery,
     ProlificStudyState,
     ProlificSubmission,
     ProlificWebhookEvent,
-    Study,
 )
-from intruder.prolific.client import RELEASING_STATUSES, ProlificError, client_from_settings
 from intruder.prolific.signing import signature_valid
 
 logger = logging.getLogger(__name__)

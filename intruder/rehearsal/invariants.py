@@ -12,10 +12,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from intruder.evidence.selectors import answer_excluded, study_rules
 from intruder.models import Assignment, Judgment, Participant, Study
 from intruder.rehearsal.crowd import BOTS, HONEST
 from intruder.rehearsal.players import PlayerRecord
-from intruder.selectors.flags import answer_excluded, study_rules
 
 # Honest participants a study's rules may exclude before it counts as a violation: the
 # answer-evidence benchmark's target (at most 2 % of each honest kind flagged).

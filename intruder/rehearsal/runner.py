@@ -307,6 +307,7 @@ class Rehearsal:
     # --- the researcher ---------------------------------------------------------------------
 
     def _researcher_side(self, records: list[Any]) -> dict[str, Any]:
+        from intruder.evidence.selectors import answer_excluded, study_rules
         from intruder.models import Judgment, Participant
         from intruder.prolific.bonuses import bonus_select
         from intruder.prolific.client import ProlificError
@@ -317,7 +318,6 @@ class Rehearsal:
             submission_rows,
             submissions_review,
         )
-        from intruder.selectors.flags import answer_excluded, study_rules
 
         study = self.study
         study_sync(study=study, client=self.client)

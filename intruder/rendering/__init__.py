@@ -1,4 +1,3 @@
-"""Rendering of computed results for reading: SVG plots, the paper's table layouts, report files.
-
-Kept apart from `intruder.analysis`, which computes the tables they show.
-"""
+"""What several packages share to draw: the SVG figure path (`svg`), and the core's own plots of
+a running study (`monitoring_plots`). A feature's plots live in its package (`analysis.plots`,
+`risk.plots`)."""

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import numpy as np
 
-from intruder.rendering.plots import plt, to_svg
+from intruder.rendering.svg import plt, to_svg
 
 
 def recruitment_plot(times: dict[str, list[datetime]]) -> tuple[str, str] | None:

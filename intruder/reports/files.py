@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from intruder.models import ReportFile
+from intruder.reports.models import ReportFile
 from intruder.reports.versions import study_data_version
 
 

@@ -33,9 +33,10 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from intruder.models import ComputedReport, Job, Study
+from intruder.models import Job, Study
 from intruder.reports import versions  # noqa: F401  (registers the study as an owner)
 from intruder.reports.cache import REPORT_CACHE_SECONDS, cache_is_shared
+from intruder.reports.models import ComputedReport
 from intruder.reports.registry import OWNERS, OwnerKind, report_page
 from intruder.selectors.jobs import no_worker_note
 from intruder.services.jobs import JobAlreadyActive, Progress, job_enqueue, job_start

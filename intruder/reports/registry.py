@@ -9,9 +9,11 @@ worker computes exactly what the page shows; this package imports none of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from django.db.models import QuerySet
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class OwnerKind:
 
 PAGES: dict[str, ReportPage] = {}
 OWNERS: dict[str, OwnerKind] = {}
+# A domain's own rows of a study that its reports read (risk's runs, answer evidence's
+# attention checks), by label: `versions.study_data_version` digests them with the core's.
+STUDY_ROWS: dict[str, Callable[[Any], QuerySet[Any] | Iterable[tuple[Any, ...]]]] = {}
 
 
 def register_page(
@@ -61,6 +66,15 @@ def register_page(
 def register_owner(kind: OwnerKind) -> None:
     """Register whose data reports may be computed from (a study, an annotation project)."""
     OWNERS[kind.field] = kind
+
+
+def register_study_rows(
+    label: str, rows: Callable[[Any], QuerySet[Any] | Iterable[tuple[Any, ...]]]
+) -> None:
+    """Have a study's data version digest `rows(study)` too: the rows of a domain's own tables
+    that its reports read, a queryset (digested whole but its volatile columns, in its order)
+    or tuples of the domain's making (rows written once may count by number and newest id)."""
+    STUDY_ROWS[label] = rows
 
 
 def report_page(name: str) -> ReportPage:

@@ -2,8 +2,10 @@
 
 The risk and analysis reports are pure functions of a study's rows (judgments, texts, attack
 results, flags, settings): `study_data_version` digests them, so a new judgment, a confirmed
-flag, a rescoring, a finished attack run or a changed setting gives a new version. Other
-owners (an annotation project) register their own digest (`registry.register_owner`).
+flag, a rescoring, a finished attack run or a changed setting gives a new version. A domain's
+own tables (risk's runs, answer evidence's attention checks) are digested with them through
+`registry.register_study_rows`; other owners (an annotation project) register their own
+digest (`registry.register_owner`).
 """
 
 from __future__ import annotations
@@ -12,13 +14,10 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Count, Max, QuerySet
+from django.db.models import QuerySet
 
 from intruder.models import (
     AnonymizedText,
-    AttackResult,
-    AttackRun,
-    AttentionCheck,
     Description,
     Job,
     Judgment,
@@ -26,7 +25,7 @@ from intruder.models import (
     Study,
     TargetPerson,
 )
-from intruder.reports.registry import OwnerKind, register_owner
+from intruder.reports.registry import STUDY_ROWS, OwnerKind, register_owner
 
 # Bump when a report's code changes what it computes from the same rows (a deployment with
 # a shared Redis cache would otherwise serve reports computed by the previous code). 3: the
@@ -46,7 +45,8 @@ ROW_OUTPUT_JOB_KINDS = (Job.Kind.ATTACK_STUDY, Job.Kind.ATTACK_FOLD)
 VOLATILE_COLUMNS = {"last_seen_at", "form_state", "heartbeat_at", "worker"}
 
 
-def _columns(rows: QuerySet[Any]) -> QuerySet[Any]:
+def table_rows(rows: QuerySet[Any]) -> QuerySet[Any]:
+    """Return the rows' values but VOLATILE_COLUMNS, as a study's data version digests them."""
     names = [f.attname for f in rows.model._meta.concrete_fields if f.name not in VOLATILE_COLUMNS]
     return rows.values_list(*names)
 
@@ -60,9 +60,10 @@ def _digest_rows(digest: Any, label: str, rows: Iterable[tuple[Any, ...]]) -> No
 def study_data_version(study: Study) -> str:
     """Return a digest of every row of `study` its reports read (changes when any does).
 
-    Rows that are written once (attack results) count by number and newest id; every other
-    table contributes all its columns but VOLATILE_COLUMNS, so an update in place (a flag
-    review, a rescoring, a text's status) changes the digest as an insert does.
+    Every table contributes all its columns but VOLATILE_COLUMNS, so an update in place (a
+    flag review, a rescoring, a text's status) changes the digest as an insert does; a
+    domain's registered rows follow (rows written once, as attack results, may count by
+    number and newest id).
     """
     digest = hashlib.sha256(f"v{REPORT_CACHE_VERSION}".encode())
     tables: list[tuple[str, QuerySet[Any]]] = [
@@ -72,8 +73,6 @@ def study_data_version(study: Study) -> str:
         ("texts", AnonymizedText.objects.filter(description__study=study).order_by("pk")),
         ("participants", Participant.objects.filter(study=study).order_by("pk")),
         ("judgments", Judgment.objects.filter(participant__study=study).order_by("pk")),
-        ("attention", AttentionCheck.objects.filter(participant__study=study).order_by("pk")),
-        ("runs", AttackRun.objects.filter(study=study).order_by("pk")),
         (
             "jobs",
             Job.objects.filter(study=study)
@@ -82,9 +81,10 @@ def study_data_version(study: Study) -> str:
         ),
     ]
     for label, rows in tables:
-        _digest_rows(digest, label, _columns(rows))
-    results = AttackResult.objects.filter(run__study=study).aggregate(n=Count("pk"), last=Max("pk"))
-    _digest_rows(digest, "attack_results", [(results["n"], results["last"])])
+        _digest_rows(digest, label, table_rows(rows))
+    for label in sorted(STUDY_ROWS):
+        rows = STUDY_ROWS[label](study)
+        _digest_rows(digest, label, table_rows(rows) if isinstance(rows, QuerySet) else rows)
     return digest.hexdigest()
 
 

@@ -10,8 +10,10 @@ and `intruder/models.py` imports them; app label and table names are the app's);
 - `methods`, `method_texts`: names of what an attack run attacks, and its texts under each;
 - `attack_runs`, `guarding`, `background_uploads`: services (writes and jobs);
 - `selectors`, `flags`: reads;
-- `report`, `stats`, `rules`, `predicted`, `provenance`: the report, pure computation;
+- `report`, `stats`, `predicted`, `provenance`: the report, pure computation (the rules of
+  "identified by humans" are a study's setting: `intruder.identification`);
 - `plots`, `rendering`: the report drawn and written (SVG, HTML, PDF, CSV, JSON);
-- `forms`, `views`, `guard_views`, `review_parts`, `urls`, `apis`, `admin`, `tags`, `demo`:
-  the web (the review page shows the guard through `review_parts`), the API and the demo.
+- `forms`, `views`, `guard_views`, `researcher_parts`, `urls`, `apis`, `admin`, `demo`,
+  `templates/risk/`: the web (the core's study and review pages show risk's parts through the
+  registry that `researcher_parts` fills), the API and the demo.
 """

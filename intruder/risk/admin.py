@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from intruder.models import AttackResult, AttackRun, GuardResult, GuardRun, ReportFile
+from intruder.reports.models import ReportFile
+from intruder.risk.models import AttackResult, AttackRun, GuardResult, GuardRun
 
 
 @admin.register(AttackRun)

@@ -16,8 +16,8 @@ from intruder.api.access import can_edit_study, studies_visible_to
 from intruder.api.base import StudyScopedDetailApi, StudyScopedListApi
 from intruder.api.filters import IdFilter
 from intruder.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
-from intruder.models import AttackResult, AttackRun, GuardResult, GuardRun
 from intruder.risk import attack_runs
+from intruder.risk.models import AttackResult, AttackRun, GuardResult, GuardRun
 
 
 class AttackRunFilter(filters.FilterSet):

@@ -1,7 +1,7 @@
 """Attack runs: machine re-identification of a study's own texts, stored per text as made.
 
 Where the Django side runs the `attacks` library's attacks on a study's texts (the guard job
-runs them in `risk/guarding.py`, the LLM jobs in `services/llm_jobs.py`; the rest reads the
+runs them in `risk/guarding.py`, the LLM jobs in `llm_intruder/services.py`; the rest reads the
 library's vocabulary, metrics and upload formats). A run attacks one or more "methods"
 (what is attacked) with one or more attacks:
 
@@ -50,7 +50,8 @@ from attacks.strongest import STRONGEST, strongest_adversary
 from intruder.analysis.text import strip_placeholders, word_tokens
 from intruder.bounds import FOLDS, KNOWLEDGE_BUDGET, RESAMPLES, SEED
 from intruder.exceptions import IntruderError
-from intruder.models import AnonymizedText, AttackResult, AttackRun, Description, Job, Study
+from intruder.llm_intruder.services import LLMJobError, llm_settings
+from intruder.models import AnonymizedText, Description, Job, Study
 from intruder.risk.background_uploads import (
     BackgroundUploadError,
     background_check_size,
@@ -58,9 +59,15 @@ from intruder.risk.background_uploads import (
 )
 from intruder.risk.frontier import method_tpi
 from intruder.risk.method_texts import MethodTexts
-from intruder.risk.methods import CLEAR, MODEL_AT, SPACY_NER, method_label, model_threshold
+from intruder.risk.methods import (
+    CLEAR,
+    MODEL_AT,
+    SPACY_NER,
+    method_label,
+    model_threshold,
+)
+from intruder.risk.models import AttackResult, AttackRun
 from intruder.services import jobs
-from intruder.services.llm_jobs import LLMJobError, llm_settings
 
 if TYPE_CHECKING:
     from anonymize import TextAnonymizer
@@ -68,7 +75,7 @@ if TYPE_CHECKING:
 # Facts about the attacks come from their classes (`attacks.base.Attack`).
 CHEAP_ATTACKS: tuple[str, ...] = attacks_where("cheap")
 # Every attack the library registers, TRIA first (the method the report leads with); "llm"
-# sends the texts to the LLM endpoint of the environment (intruder.services.llm_jobs).
+# sends the texts to the LLM endpoint of the environment (intruder.llm_intruder.services).
 ALL_ATTACKS: tuple[str, ...] = tuple(sorted(ATTACKS, key=lambda name: name != "tria"))
 # Beside the model's own threshold, one stricter and one looser anonymization.
 BASELINE_THRESHOLDS: tuple[float, ...] = (0.2, 0.6)

@@ -25,15 +25,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from intruder.models import (
-    AnonymizedText,
-    Assignment,
-    AttackRun,
-    Judgment,
-    Participant,
-    Study,
-)
+from intruder.models import AnonymizedText, Assignment, Judgment, Participant, Study
 from intruder.risk import attack_runs
+from intruder.risk.models import AttackRun
 from intruder.selectors.persons import study_persons_with_ids
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from intruder.models import AttackResult, AttackRun, PersonGroup, Study
+from intruder.models import PersonGroup, Study
+from intruder.risk.models import AttackResult, AttackRun
 from intruder.risk.predicted import (
     load_calibration,
     predict_with_intervals,

@@ -14,11 +14,12 @@ from django.core.exceptions import ValidationError
 
 from guard import GuardConfig, ordinal
 from intruder.bounds import FOLDS, GUARD_BUDGET, KNOWLEDGE_BUDGET, RANK, RESAMPLES, SEED
-from intruder.models import Study, StudyRun
+from intruder.models import Study
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_uploads
 from intruder.risk.guarding import reachable_rank
 from intruder.risk.methods import method_label
+from intruder.risk.models import StudyRun
 
 UPLOAD_HELP = "TXT files named for the target key, or CSV/JSONL with columns target and text."
 

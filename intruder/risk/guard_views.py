@@ -1,7 +1,7 @@
 """The guard's pages: queue a guard run from the review page, and its rows while it runs.
 
 Access as on the review page (`intruder.web.access.study_for`): editors queue, readers
-watch. The review list shows the guard's panel through `intruder.risk.review_parts`.
+watch. The review list shows the guard's panel through `intruder.risk.researcher_parts`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from intruder.exceptions import errors_as_messages
-from intruder.models import GuardResult, GuardRun, Job, Study, StudyRun
+from intruder.models import Job, Study
 from intruder.risk.forms import GuardForm
 from intruder.risk.guarding import (
     guard_candidates,
@@ -23,6 +23,7 @@ from intruder.risk.guarding import (
     guard_run_undo,
     latest_guard_run,
 )
+from intruder.risk.models import GuardResult, GuardRun, StudyRun
 from intruder.services import jobs
 from intruder.web.access import study_for
 from intruder.web.job_messages import job_start_message

@@ -26,8 +26,9 @@ from django.utils import timezone
 from guard import DEFAULT_ATTACKS, GuardConfig, ordinal
 from intruder.bounds import FOLDS, GUARD_BUDGET, RANK, SEED
 from intruder.exceptions import IntruderError
-from intruder.models import AnonymizedText, AttackRun, GuardResult, GuardRun, Job, Study
+from intruder.models import AnonymizedText, Job, Study
 from intruder.risk.background_uploads import BackgroundUploadError, uploaded_background_check
+from intruder.risk.models import AttackRun, GuardResult, GuardRun
 from intruder.services import jobs
 from intruder.services.anonymization import MODEL_METHOD, span_to_dict
 from intruder.services.review import StaleRevisionError, anonymized_text_set_spans

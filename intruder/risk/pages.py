@@ -1,12 +1,17 @@
 """The risk page's computed part and the report behind it, registered with the report store
-(`intruder.reports`), which keeps them per version of the study's data."""
+(`intruder.reports`), which keeps them per version of the study's data; and risk's rows that
+version digests (its runs, its results)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from intruder.models import AttackRun, Study
-from intruder.reports.registry import register_page
+from django.db.models import Count, Max, QuerySet
+
+from intruder.models import Study
+from intruder.reports.registry import register_page, register_study_rows
+from intruder.risk.models import AttackResult, AttackRun
 from intruder.risk.rendering import report_context, standalone_html
 from intruder.risk.selectors import run_report
 
@@ -43,3 +48,18 @@ RISK_PAGE = register_page(
 RISK_HTML = register_page(
     "risk-html", risk_html, drawn_from=RISK_REPORT, gone=(AttackRun.DoesNotExist,)
 )
+
+
+def attack_runs_rows(study: Study) -> QuerySet[AttackRun]:
+    """Return the study's attack runs, which its data version digests whole."""
+    return AttackRun.objects.filter(study=study).order_by("pk")
+
+
+def attack_results_rows(study: Study) -> Iterable[tuple[Any, ...]]:
+    """Return the study's attack results by number and newest id (they are written once)."""
+    results = AttackResult.objects.filter(run__study=study).aggregate(n=Count("pk"), last=Max("pk"))
+    return [(results["n"], results["last"])]
+
+
+register_study_rows("runs", attack_runs_rows)
+register_study_rows("attack_results", attack_results_rows)

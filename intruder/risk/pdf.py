@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from intruder.models import AttackRun, Job, ReportFile
+from intruder.models import Job
 from intruder.reports.files import report_file_current, report_file_store
+from intruder.reports.models import ReportFile
 from intruder.reports.refresh import report_current
 from intruder.reports.versions import study_data_version
+from intruder.risk.models import AttackRun
 from intruder.risk.pages import RISK_REPORT, report_title
 from intruder.risk.rendering import pdf_bytes
 from intruder.services.jobs import JobAlreadyActive, job_enqueue

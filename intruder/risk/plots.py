@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from attacks.strongest import STRONGEST
-from intruder.rendering.plots import to_svg
+from intruder.rendering.svg import to_svg
 from intruder.risk.frontier import plot_frontier
 from intruder.risk.stats import p_text
 

@@ -12,10 +12,10 @@ from django.db.models import Count, QuerySet
 from intruder.analysis.frames import TARGET_COLUMNS, judged_texts, with_rule
 from intruder.analysis.intervals import Rate, wilson
 from intruder.analysis.per_text import per_text
+from intruder.analysis.selectors import simulated_note, study_judgments, study_texts
+from intruder.llm_intruder.selectors import open_world_llm_results
 from intruder.models import (
     AnonymizedText,
-    AttackResult,
-    AttackRun,
     Description,
     FamiliarityAnswer,
     FamiliarityDecoyAnswer,
@@ -25,6 +25,7 @@ from intruder.models import (
 from intruder.risk import predicted
 from intruder.risk.familiarity import familiarity_split, measured_familiarity
 from intruder.risk.methods import method_label
+from intruder.risk.models import AttackResult, AttackRun
 from intruder.risk.predicted import load_calibration
 from intruder.risk.provenance import provenance
 from intruder.risk.report.build import build_report
@@ -37,8 +38,6 @@ from intruder.risk.report.tables import (
     nearest_budget,
     open_world_table,
 )
-from intruder.selectors.analysis import simulated_note, study_judgments, study_texts
-from intruder.selectors.llm_intruder import open_world_llm_results
 from model_runtime.guess_scoring import BEST_MATCH, PAPER
 
 RESULT_COLUMNS = [

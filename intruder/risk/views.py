@@ -16,10 +16,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from intruder.exceptions import errors_as_messages
-from intruder.models import AttackRun, Job, ReportFile, Study
+from intruder.models import Job, Study
+from intruder.reports.models import ReportFile
 from intruder.reports.refresh import page_report, report_current
 from intruder.risk import attack_runs, pdf
 from intruder.risk.forms import AttackRunForm
+from intruder.risk.models import AttackRun
 from intruder.risk.pages import RISK_HTML, RISK_PAGE
 from intruder.risk.rendering import summary_json, table_csv, table_json
 from intruder.risk.report.tables import RISK_TABLE_TITLES

@@ -34,7 +34,7 @@ class Step:
     INSTRUCTIONS = "instructions"
     WRITE = "write"
     JUDGE = "judge"
-    CHECK = "check"  # an attention check between two texts (services.attention)
+    CHECK = "check"  # an attention check between two texts (evidence.attention)
     DEBRIEF = "debrief"
     COMPLETED = "completed"
     RETURNED = "returned"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from intruder.analysis.leak_checks import blocking_leaks, leak_warnings
 from intruder.models import AnonymizedText, Study
+from intruder.selectors.leak_checks import blocking_leaks, leak_warnings
 
 FLAGGED = "flagged"
 POSSIBLE = "possible"

@@ -134,7 +134,7 @@ def anonymization_job_start(
     """Queue the study's anonymization unless one is queued or running; (job, created).
 
     `params` are those of `anonymize_study_descriptions` (batch_size, threshold, method,
-    model_dir), or `llm_prompt` (see `intruder.services.llm_jobs`).
+    model_dir), or `llm_prompt` (see `intruder.llm_intruder.services`).
     """
     return job_start(kind=Job.Kind.ANONYMIZE_STUDY, study=study, params=params, created_by=user)
 

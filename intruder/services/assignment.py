@@ -38,6 +38,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, FilteredRelation, OuterRef, Q
 from django.utils import timezone
 
+from intruder.evidence.canary import new_canary_word
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText, Assignment, Participant, Study
 from intruder.selectors.participant import (
@@ -46,7 +47,6 @@ from intruder.selectors.participant import (
     intruder_progress,
     intruder_text_pool,
 )
-from intruder.services.canary import new_canary_word
 
 logger = logging.getLogger(__name__)
 

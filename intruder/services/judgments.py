@@ -9,26 +9,26 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from intruder.exceptions import IntruderError
-from intruder.models import AnonymizedText, Assignment, Judgment, Participant
-from intruder.selectors.flags import study_rules
-from intruder.selectors.persons import study_persons_with_ids
-from intruder.services.attention import attention_flags_for
-from intruder.services.catch_trials import catch_flags
-from intruder.services.flags import judgment_flags
-from intruder.services.page_views import (
+from intruder.evidence.attention import attention_flags_for
+from intruder.evidence.catch_trials import catch_flags
+from intruder.evidence.flags import judgment_flags
+from intruder.evidence.page_views import (
     JUDGE_FIELDS,
     assignment_evidence,
     page_views_store,
 )
-from intruder.services.plausibility import (
+from intruder.evidence.plausibility import (
     answer_plausibility_flags,
     flags_merged,
     repeated_quick_flag,
     repeated_quick_judgments,
     text_words,
 )
-from intruder.services.telemetry import clock_slack_ms, telemetry_parse
+from intruder.evidence.selectors import study_rules
+from intruder.evidence.telemetry import clock_slack_ms, telemetry_parse
+from intruder.exceptions import IntruderError
+from intruder.models import AnonymizedText, Assignment, Judgment, Participant
+from intruder.selectors.persons import study_persons_with_ids
 from model_runtime.guess_scoring import score_guess
 
 # Shown when neither yes nor no was chosen (the participant form and the preview).
@@ -121,7 +121,7 @@ def _late_answer_admissible(*, assignment: Assignment, participant: Participant)
 
 # What judging reads of an assignment and its text: never the original description, whose
 # column would only cost the request its decoding; the served text for its length (the
-# reading-time floor, `services.plausibility`).
+# reading-time floor, `evidence.plausibility`).
 JUDGED_ASSIGNMENT_FIELDS = (
     *(field.name for field in Assignment._meta.concrete_fields),
     "text__status",
@@ -150,10 +150,10 @@ def judgment_submit(
     Idempotent: a second submit for the same assignment (double click, second tab, retried
     request) returns the first judgment unchanged.
 
-    `telemetry` is the browser's raw post (`services.telemetry`), bound to the page view it
+    `telemetry` is the browser's raw post (`evidence.telemetry`), bound to the page view it
     names; with the views' earlier reports it is checked against the server's own evidence
-    (`services.page_views`). Missing, malformed or forged, the judgment is stored all the
-    same and flagged. Flags are computed here, with the study's rules (`services.flags`).
+    (`evidence.page_views`). Missing, malformed or forged, the judgment is stored all the
+    same and flagged. Flags are computed here, with the study's rules (`evidence.flags`).
 
     A late answer (its assignment was released at the time limit) is kept while its slot is
     still free and the text still served, as Prolific does with a participant who is still

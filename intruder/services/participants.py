@@ -22,13 +22,9 @@ from intruder.enrolment import (
     prolific_id_clean,
     prolific_pid_check,
 )
-from intruder.models import (
-    Assignment,
-    AttentionCheck,
-    Participant,
-    Study,
-    WritingTask,
-)
+from intruder.evidence.attention import attention_check_due
+from intruder.evidence.models import AttentionCheck
+from intruder.models import Assignment, Participant, Study, WritingTask
 from intruder.selectors.linked import (
     linked_crowd_open,
     participant_in_linked_study,
@@ -55,7 +51,6 @@ from intruder.services.assignment import (
     assignment_next,
     study_reclaim_slots,
 )
-from intruder.services.attention import attention_check_due
 from intruder.services.writing import writing_tasks_assign
 
 

@@ -15,9 +15,9 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from intruder.analysis.leak_checks import blocking_leaks
 from intruder.exceptions import IntruderError
 from intruder.models import AnonymizedText
+from intruder.selectors.leak_checks import blocking_leaks
 from intruder.services.anonymization import MODEL_METHOD, categories, render_spans, span_to_dict
 from intruder.services.assignment import assignments_release_withdrawn
 

@@ -10,19 +10,31 @@ changed); the best match among the other persons is computed again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.db import transaction
 
-from intruder.models import Judgment, LLMGuess, Study
-from intruder.selectors.persons import study_persons, study_persons_with_ids
+from intruder.models import Judgment, Study
+from intruder.selectors.persons import study_persons_with_ids
 from model_runtime.guess_scoring import best_other, credit, score_guess
 
 SCORE_FIELDS = ["cosine", "other_cosine", "other_person", "named_other", "identified"]
 
+# Other stored guesses scored as the judgments are (the LLM intruder's), registered by the
+# package that owns them when the app is ready, so that this module imports none of them.
+RESCORERS: list[Callable[[Study], None]] = []
+
+
+def register_rescorer(rescore: Callable[[Study], None]) -> None:
+    """Have `judgments_rescore` also score `rescore`'s guesses of a study again (once)."""
+    if rescore not in RESCORERS:
+        RESCORERS.append(rescore)
+
 
 @transaction.atomic
 def judgments_rescore(*, study: Study) -> int:
-    """Score every judgment (and LLM guess) of `study` again under its threshold, rule and
-    persons; return how many judgments changed."""
+    """Score every judgment (and the registered other guesses: the LLM intruder's) of `study`
+    again under its threshold, rule and persons; return how many judgments changed."""
     persons, person_ids = study_persons_with_ids(study)
     judgments = list(
         Judgment.objects.filter(participant__study=study).select_related(
@@ -60,24 +72,6 @@ def judgments_rescore(*, study: Study) -> int:
         if after != before:
             changed.append(judgment)
     Judgment.objects.bulk_update(changed, SCORE_FIELDS, batch_size=500)
-    _llm_guesses_rescore(study)
+    for rescore in RESCORERS:
+        rescore(study)
     return len(changed)
-
-
-def _llm_guesses_rescore(study: Study) -> None:
-    """Score the LLM intruder's first names again, as the human guesses are."""
-    persons = study_persons(study)
-    guesses = list(
-        LLMGuess.objects.filter(
-            anonymized_text__description__study=study, cosine__isnull=False
-        ).select_related("anonymized_text__description__target")
-    )
-    for guess in guesses:
-        target = guess.anonymized_text.description.target
-        first = (guess.guesses or [""])[0]
-        _, other_cosine = best_other(first.strip(), persons, target.key)
-        earned = credit(
-            guess.cosine, other_cosine, study.identification_threshold, study.identification_rule
-        )
-        guess.identified, guess.named_other = earned.identified, earned.named_other
-    LLMGuess.objects.bulk_update(guesses, ["identified", "named_other"], batch_size=500)

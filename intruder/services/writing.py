@@ -8,11 +8,11 @@ import unicodedata
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from intruder.evidence.flags import description_flags
+from intruder.evidence.selectors import study_rules
+from intruder.evidence.telemetry import telemetry_parse
 from intruder.models import MAX_DESCRIPTION_CHARS, Description, Participant, Study, WritingTask
-from intruder.selectors.flags import study_rules
 from intruder.selectors.participant import study_groups, writer_target_pool
-from intruder.services.flags import description_flags
-from intruder.services.telemetry import telemetry_parse
 
 
 def writing_tasks_assign(
@@ -72,7 +72,7 @@ def description_submit(
     """Store the writer's description for the task at `position`.
 
     Enforces the study's minimum length. Flags a pasted or implausibly fast description
-    from the browser's `telemetry` (`services.flags`), before anything anonymizes it.
+    from the browser's `telemetry` (`evidence.flags`), before anything anonymizes it.
     Idempotent: a task already written keeps its first description (a double submit or a
     second tab neither duplicates nor overwrites it).
     """

@@ -11,8 +11,9 @@ from django.urls import reverse
 from intruder.annotation import services
 from intruder.annotation.models import Task
 from intruder.annotation.pages import AGREEMENT_PAGE
-from intruder.models import ComputedReport, Job
+from intruder.models import Job
 from intruder.reports import refresh as report_refresh
+from intruder.reports.models import ComputedReport
 from intruder.services.jobs import job_execute
 from tests.annotation.conftest import make_project, mention
 from tests.intruder.factories import logged_in, make_user

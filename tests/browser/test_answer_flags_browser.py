@@ -14,9 +14,9 @@ import time
 
 import pytest
 
+from intruder.evidence.flags import exclusion_rules_set
+from intruder.evidence.selectors import Flag
 from intruder.models import Judgment, Study
-from intruder.selectors.flags import Flag
-from intruder.services.flags import exclusion_rules_set
 from tests.browser.axe import audit, axe_available
 from tests.intruder import factories as f
 

@@ -11,8 +11,9 @@ import re
 
 import pytest
 
-from intruder.models import AttentionCheck, Judgment, Study
-from intruder.selectors.flags import Flag
+from intruder.evidence.models import AttentionCheck
+from intruder.evidence.selectors import Flag
+from intruder.models import Judgment, Study
 from tests.browser.axe import AXE_JS, audit
 from tests.intruder import factories as f
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from intruder.models import GuardResult, Job
+from intruder.models import Job
+from intruder.risk.models import GuardResult
 from tests.browser import screenshots
 from tests.intruder.risk_fixtures import guarded_run, study_with_guardable_texts
 

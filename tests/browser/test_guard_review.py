@@ -7,7 +7,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from intruder.models import AnonymizedText, GuardRun, Job
+from intruder.models import AnonymizedText, Job
+from intruder.risk.models import GuardRun
 from tests.browser import screenshots
 from tests.intruder.risk_fixtures import study_with_guardable_texts
 

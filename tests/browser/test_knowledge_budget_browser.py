@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from intruder.models import AttackRun
+from intruder.risk.models import AttackRun
 from tests.intruder.risk_fixtures import risk_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from intruder.demo import load_demo
-from intruder.models import AttackRun
 from intruder.risk import attack_runs
+from intruder.risk.models import AttackRun
 from intruder.services import anonymization, jobs
 from tests.browser import screenshots
 from tests.browser.axe import audit, axe_available

@@ -16,9 +16,10 @@ from intruder.annotation.exports import parse_annotation_file
 from intruder.annotation.models import Mention, Task
 from intruder.annotation.services import annotations_import, documents_add, project_create
 from intruder.exchange.imports import detect_format, import_study_data
-from intruder.models import AnonymizedText, AttackRun, Description, Study, TargetPerson
+from intruder.models import AnonymizedText, Description, Study, TargetPerson
 from intruder.risk.attack_runs import attack_run_start
 from intruder.risk.background_uploads import parse_background_upload
+from intruder.risk.models import AttackRun
 from intruder.services.studies import study_create
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from intruder.models import AnonymizedText, AttackRun, GuardRun, Job, Study
+from intruder.models import AnonymizedText, Job, Study
+from intruder.risk.models import AttackRun, GuardRun
 from intruder.services.anonymization import MODEL_METHOD
 from tests.intruder.factories import make_description, make_study, make_target
 

@@ -29,15 +29,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from intruder.annotation import services as annotation
 from intruder.annotation.models import ProjectMember, Task
-from intruder.models import (
-    AnonymizedText,
-    AttackRun,
-    GuardResult,
-    GuardRun,
-    Job,
-    StudyMember,
-    TargetPerson,
-)
+from intruder.models import AnonymizedText, Job, StudyMember, TargetPerson
+from intruder.risk.models import AttackRun, GuardResult, GuardRun
 from intruder.services import anonymization
 from tests.annotation import test_access_matrix as annotation_matrix
 from tests.annotation.conftest import make_project

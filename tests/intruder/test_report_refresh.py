@@ -9,9 +9,10 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from intruder.models import ComputedReport, Job, Judgment
-from intruder.rendering.analysis_page import ANALYSIS_PAGE, analysis_page_parts
+from intruder.analysis.page import ANALYSIS_PAGE, analysis_page_parts
+from intruder.models import Job, Judgment
 from intruder.reports import refresh as report_refresh
+from intruder.reports.models import ComputedReport
 from intruder.reports.versions import study_data_version
 from intruder.risk.pages import RISK_HTML, RISK_PAGE, RISK_REPORT
 from intruder.services import jobs

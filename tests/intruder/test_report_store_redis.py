@@ -9,10 +9,11 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from intruder.models import ComputedReport, Job
-from intruder.rendering.analysis_page import ANALYSIS_PAGE
+from intruder.analysis.page import ANALYSIS_PAGE
+from intruder.models import Job
 from intruder.reports import refresh as report_refresh
 from intruder.reports.cache import cache_is_shared
+from intruder.reports.models import ComputedReport
 from intruder.services import jobs
 from tests.intruder.report_pages import replace_compute
 from tests.intruder.risk_fixtures import add_judgments, risk_study

@@ -124,8 +124,8 @@ def poke_risk_pages_and_api(recorder: Recorder, study: Study) -> None:
     They hold originals, target names and machine guesses; a participant (with their cookie,
     no login) is sent to the login page or refused by each, and nothing is started.
     """
-    from intruder.models import AttackRun
     from intruder.risk import attack_runs
+    from intruder.risk.models import AttackRun
     from intruder.services import jobs
     from tests.intruder.risk_fixtures import FAST_CONFIG
 

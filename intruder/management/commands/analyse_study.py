@@ -8,10 +8,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from intruder.analysis.frames import AnalysisInputError
+from intruder.analysis.report_files import write_report
+from intruder.analysis.selectors import study_report
 from intruder.lookup import by_slug
 from intruder.models import Study
-from intruder.rendering.report_files import write_report
-from intruder.selectors.analysis import study_report
 
 
 class Command(BaseCommand):

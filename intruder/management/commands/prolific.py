@@ -13,9 +13,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from intruder.lookup import by_slug
-from intruder.models import ProlificAction, Study
+from intruder.models import Study
 from intruder.prolific.bonuses import bonus_select
 from intruder.prolific.client import ProlificError, client_from_settings
+from intruder.prolific.models import ProlificAction
 from intruder.prolific.services import (
     ProlificActionRefused,
     bonuses_pay,

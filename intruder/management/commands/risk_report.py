@@ -8,9 +8,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from intruder.lookup import by_slug
-from intruder.models import AttackRun, Study
+from intruder.models import Study
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_upload
+from intruder.risk.models import AttackRun
 from intruder.risk.rendering import write_risk_report
 from intruder.risk.selectors import latest_run, run_report
 from intruder.services.jobs import job_run_or_follow

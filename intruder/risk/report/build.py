@@ -28,6 +28,7 @@ import pandas as pd
 
 from attacks.strongest import STRONGEST
 from intruder.analysis.intervals import Rate
+from intruder.identification import DEFAULT_RULE, IDENTIFIED_RULES
 from intruder.risk.frontier import frontier_table
 from intruder.risk.predicted import validation_text
 from intruder.risk.report.summary import table_notes, written_summary
@@ -53,7 +54,6 @@ from intruder.risk.report.tables import (
     sensitivity_table,
     trir_by_method,
 )
-from intruder.risk.rules import DEFAULT_RULE, IDENTIFIED_RULES
 from intruder.risk.stats import (
     outcome_rate,
     strongest_null,

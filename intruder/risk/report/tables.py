@@ -15,10 +15,10 @@ import pandas as pd
 from attacks.strongest import STRONGEST
 from intruder.analysis.intervals import Rate, wilson
 from intruder.analysis.report import records
+from intruder.identification import DEFAULT_RULE, IDENTIFIED_RULES
 from intruder.risk.frontier import FRONTIER_TITLE
 from intruder.risk.methods import is_baseline
 from intruder.risk.predicted import lopo_validation, predict_with_intervals, text_evidence
-from intruder.risk.rules import DEFAULT_RULE, IDENTIFIED_RULES
 from intruder.risk.stats import (
     Agreement,
     Correlation,

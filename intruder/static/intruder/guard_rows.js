@@ -1,4 +1,5 @@
-// Fill the review table's guard columns while the guard job runs (templates/researcher/review_list.html).
+// Fill the review table's guard columns while the guard job runs (risk/templates/risk/_guard_panel.html,
+// loaded deferred: it reads the table below it).
 // Polls the rows made so far; reloads once the job ends, for its summary line.
 (function () {
   const status = document.getElementById("guard-status");

@@ -2,7 +2,7 @@
  * what is typed or pasted. Posted with the answer in the form's hidden "telemetry" field,
  * and on leaving the page (a beacon) so that a reload adds to the text's totals instead of
  * starting them again. It names the page view the server served (the form's data-view); the
- * server checks it against its own record (intruder/services/page_views.py) and stores an
+ * server checks it against its own record (intruder/evidence/page_views.py) and stores an
  * answer without it all the same. The form's data-telemetry lists the signals the study
  * records.
  *
@@ -13,7 +13,7 @@
 (function () {
   "use strict";
 
-  // The hidden canary (intruder/services/canary.py): the page carries it encoded; it goes
+  // The hidden canary (intruder/evidence/canary.py): the page carries it encoded; it goes
   // into the text after the first sentence, so that a copy of any stretch of it carries it.
   var served = document.getElementById("anon-text");
   if (served && served.dataset.c && window.atob && window.TextDecoder) {
@@ -100,7 +100,7 @@
       if (delta > 0) st.typed += delta;
       // One event that adds many characters outside an IME's composition: execCommand
       // ("insertText") or an automation's fill() inserting a whole answer. The server
-      // compares the largest with the study's rule (intruder/services/plausibility.py).
+      // compares the largest with the study's rule (intruder/evidence/plausibility.py).
       if (delta > st.largest && !e.isComposing && type.indexOf("Composition") === -1) {
         st.largest = delta;
       }
@@ -131,7 +131,7 @@
 
   // Away: the tab hidden or the window unfocused, counted once per absence. Each absence is
   // kept as [start, end] on the page's clock, so that the server can see when another tab
-  // of the same page was in front meanwhile (intruder/services/page_views.py). Beyond
+  // of the same page was in front meanwhile (intruder/evidence/page_views.py). Beyond
   // MAX_ABSENCES the two closest are joined (the gap counts as away), as the server does.
   var MAX_ABSENCES = 20;
   var absences = [];

@@ -19,7 +19,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from intruder.enrolment import REFUSAL_PAGES, EnrolmentRefused
-from intruder.models import Assignment, AttentionCheck, Participant, Study, TargetPerson
+from intruder.evidence.models import AttentionCheck
+from intruder.models import Assignment, Participant, Study, TargetPerson
 from intruder.selectors.participant import participant_get_by_token
 from intruder.services.familiarity import FamiliarityItem
 from intruder.services.form_state import RejectedAnswer

@@ -13,12 +13,12 @@ from intruder.enrolment import (
     ProlificLink,
     new_client_admission,
 )
+from intruder.evidence.page_views import page_view_report
 from intruder.models import Study
 from intruder.prolific.client import prolific_enabled
 from intruder.prolific.webhooks import submission_known
 from intruder.selectors.participant import Step, participant_get_by_token, study_get_by_slug
 from intruder.services.assignment import AssignmentBusy
-from intruder.services.page_views import page_view_report
 from intruder.services.participants import (
     participant_code_reached,
     participant_current_step,

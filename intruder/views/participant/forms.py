@@ -33,4 +33,4 @@ class JudgmentForm(forms.Form):
     other_knowledge = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
     client_ms = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
     # The posted `telemetry` is read raw, not by the form: whatever it holds, it must never
-    # reject the answer (services.telemetry turns a bad one into "no telemetry").
+    # reject the answer (evidence.telemetry turns a bad one into "no telemetry").

@@ -20,6 +20,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils import timezone
 
 from intruder.enrolment import EnrolmentRefused, prolific_completion_url
+from intruder.evidence.attention import MAX_ANSWER_CHARS, attention_check_submit
+from intruder.evidence.canary import canary_encoded, canary_instruction
+from intruder.evidence.page_views import page_view_report, page_view_serve
 from intruder.models import Assignment, Participant, PersonGroup, Study
 from intruder.prolific.selectors import prolific_submission_status
 from intruder.selectors.participant import (
@@ -30,8 +33,6 @@ from intruder.selectors.participant import (
     intruder_text_view,
     writing_task_counts,
 )
-from intruder.services.attention import MAX_ANSWER_CHARS, attention_check_submit
-from intruder.services.canary import canary_encoded, canary_instruction
 from intruder.services.familiarity import (
     FamiliarityRefused,
     familiarity_due,
@@ -49,7 +50,6 @@ from intruder.services.form_state import (
     write_task_key,
 )
 from intruder.services.judgments import JudgmentRejected, judgment_submit
-from intruder.services.page_views import page_view_report, page_view_serve
 from intruder.services.participants import (
     CurrentStep,
     participant_complete,
@@ -71,7 +71,7 @@ from intruder.views.participant.forms import JUDGMENT_FIELDS, DescriptionForm, J
 if TYPE_CHECKING:
     from intruder.services.preview import PreviewPlan
 
-# What each telemetry signal records, in the consent page's words (services.telemetry).
+# What each telemetry signal records, in the consent page's words (evidence.telemetry).
 SIGNAL_WORDS = {
     "timing": "how long you spend on each page, and when and how long you type",
     "keystrokes": "how many keys you press (not which ones)",
@@ -289,9 +289,9 @@ class JudgePage(Page):
             "assignment_id": assignment.pk,
             "segments": _text_segments(intruder_text_view(text=assignment.text), canary=canary),
             # Decoded into the text by the page's script, hidden from sight and from the
-            # accessibility tree; see services.canary.
+            # accessibility tree; see evidence.canary.
             "canary_encoded": canary_encoded(canary) if canary else "",
-            # The served page view the telemetry must name (services.page_views); none in a
+            # The served page view the telemetry must name (evidence.page_views); none in a
             # researcher's preview.
             "view_token": content.view_token,
             "telemetry_signals": " ".join(study.telemetry_signals or []),
@@ -358,7 +358,7 @@ def _keep_rejected_judgment(
 
 
 class CheckPage(Page):
-    """An attention check between two texts (when due; services.attention)."""
+    """An attention check between two texts (when due; evidence.attention)."""
 
     step = Step.CHECK
     template = "participant/check.html"
@@ -613,7 +613,7 @@ STATUS_PAGES = _by_step(
 STEP_PAGES = PAGES | STATUS_PAGES
 
 # The pages each kind of study walks, in order. An intruder's attention checks come between
-# two texts when due (services.attention), so they are no step of the sequence.
+# two texts when due (evidence.attention), so they are no step of the sequence.
 PAGE_SEQUENCE = {
     Study.Kind.COLLECTION: (PAGES[Step.CONSENT], PAGES[Step.WRITE], PAGES[Step.DEBRIEF]),
     Study.Kind.INTRUDER: (

@@ -21,19 +21,19 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from anonymize import placeholders
-from intruder.analysis.leak_checks import (
+from intruder.exceptions import errors_as_messages
+from intruder.models import AnonymizedText
+from intruder.selectors.access import role_can_edit
+from intruder.selectors.leak_checks import (
     BLOCKING_KINDS,
     LeakFinding,
     blocking_leaks,
     text_leak_findings,
 )
-from intruder.exceptions import errors_as_messages
-from intruder.models import AnonymizedText
-from intruder.selectors.access import role_can_edit
 from intruder.selectors.review import FLAGGED, POSSIBLE, REVIEWED, UNREVIEWED, review_texts
 from intruder.services import anonymization, review
+from intruder.views.researcher.parts import machine_flagged, review_list_parts, text_flags
 from intruder.views.researcher.review_actions import ACTIONS, ReviewAction
-from intruder.views.researcher.review_parts import PARTS
 from intruder.web.access import study_for
 
 REVIEW_PAGE_SIZE = 50
@@ -74,14 +74,14 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
     total = len(texts)
     page = _page_number(request.GET.get("page", "1"), total)
     page_texts = texts[(page - 1) * REVIEW_PAGE_SIZE : page * REVIEW_PAGE_SIZE]
-    guard_context, guarded = PARTS.guard_panel(study)
-    skipped = guard_context.get("guard_skipped", {})
+    can_edit = role_can_edit(role)
+    parts = review_list_parts(request, study, can_edit, page_texts)
     rows = [
         {
             "text": t,
             "findings": text_leak_findings(t),
-            "guard": guarded.get(t.pk),
-            "guard_skipped": skipped.get(t.pk, ""),
+            "flag": parts.flags.get(t.pk, ""),
+            "cells": parts.cells.get(t.pk, ""),
         }
         for t in page_texts
     ]
@@ -98,7 +98,8 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
         "researcher/review_list.html",
         {
             "study": study,
-            "can_edit": role_can_edit(role),
+            "can_edit": can_edit,
+            "review_parts": parts,
             "rows": rows,
             "status": status,
             "query": query,
@@ -109,7 +110,6 @@ def review_list(request: HttpRequest, slug: str) -> HttpResponse:
             "total": total,
             "flagged_drafts": flagged,
             "unreviewed": len(review_texts(study, UNREVIEWED)),
-            **guard_context,
         },
     )
 
@@ -203,6 +203,7 @@ def review_text(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "original": text.description.text,
         "original_html": highlight_original(text.description.text, text.spans),
         "anonymized_html": highlight_anonymized(text.text, findings),
+        "text_flag": text_flags(request, text),
         "spans": list(enumerate(text.spans)),
         "findings": findings,
         "blocking": [f for f in findings if f.kind in BLOCKING_KINDS],
@@ -260,7 +261,7 @@ def release_bulk(request: HttpRequest, slug: str) -> HttpResponse:
         )
         flagged_released = [t for t in release if blocking_leaks(t)]
         # The pre-release risk check's flags: the machine ranks the true person first.
-        machine = set(PARTS.machine_flags(study))
+        machine = machine_flagged(study)
         machine_released = [t for t in release if t.pk in machine]
         return render(
             request,

@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 from django import forms
 
-from intruder.analysis.leak_checks import blocking_leaks
 from intruder.models import AnonymizedText
+from intruder.selectors.leak_checks import blocking_leaks
 from intruder.services import review
 
 REVISION_MISSING = "The form is missing its revision; reload the page."

@@ -4,8 +4,9 @@ Access (`intruder.web.access.study_for`): superusers and the study's owner can d
 everything, editors can change the study, viewers can only read. Anonymous users are sent to
 the login page; a logged-in user without a role on a study gets 404 (its existence is not
 revealed), a viewer who tries to change it gets 403. Review and release live in
-`review`, members/clone/archive in `manage`, monitoring in `monitor`, flagged answers in
-`flags`.
+`review`, members/clone/archive in `manage`, monitoring in `monitor`; flagged answers are
+answer evidence's (`intruder.evidence.views`), the LLM jobs' actions the LLM intruder's
+(`intruder.llm_intruder.views`), and packages' parts of this page come through `parts`.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from intruder.enrolment import entry_link
+from intruder.evidence.flags import exclusion_rules_locked
 from intruder.exceptions import errors_as_messages
 from intruder.exchange import exports, imports
 from intruder.models import Job, Study
 from intruder.prolific.claims import claims_pending
-from intruder.rehearsal.selectors import latest_rehearsal
 from intruder.selectors.access import (
     owns_study_less_job,
     role_can_edit,
@@ -36,19 +37,18 @@ from intruder.selectors.access import (
 from intruder.selectors.counts import count_by
 from intruder.selectors.jobs import job_status, study_jobs
 from intruder.selectors.linked import studies_linked
-from intruder.selectors.llm_intruder import llm_prompt_choices, open_world_llm_results
 from intruder.selectors.monitoring import study_is_full, study_progress
 from intruder.selectors.participant import GroupReach, intruder_group_reach
 from intruder.selectors.persons import study_name_collisions
-from intruder.services import jobs, llm_jobs, studies
+from intruder.services import jobs, studies
 from intruder.services.anonymization import anonymization_job_start
-from intruder.services.flags import exclusion_rules_locked
 from intruder.services.sources import (
     descriptions_take_from_sources,
     pending_source_descriptions,
     study_sources_set,
 )
 from intruder.views.researcher.forms import ImportForm, StudyEditForm, StudyForm
+from intruder.views.researcher.parts import study_parts
 from intruder.web.access import study_for
 from intruder.web.job_messages import job_start_message
 
@@ -190,15 +190,13 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "pending_from_sources": pending_source_descriptions(study).count(),
         "fed_studies": [s for s in study.fed_studies.all() if study_role(request.user, s)],
         **_linked_context(study, request.user),
-        "llm_prompts": llm_prompt_choices(),
-        "llm_open_world": open_world_llm_results(study),
+        **study_parts(request, study, role_can_edit(role)),
         "targets_by_group": count_by(study.targets.all(), "group"),
         "reach_short": reach_shortfalls(study),
         "name_collisions": study_name_collisions(study)
         if study.kind == Study.Kind.INTRUDER
         else [],
         "rules_locked": exclusion_rules_locked(study),
-        "rehearsal": latest_rehearsal(study),
     }
     return render(request, "researcher/study_detail.html", context)
 
@@ -274,44 +272,6 @@ def study_anonymize(request: HttpRequest, slug: str) -> HttpResponse:
         name="Anonymization",
         queued="a worker (manage.py run_worker) runs it",
     )
-    return redirect("researcher-study", slug=study.slug)
-
-
-@login_required
-@require_POST
-@errors_as_messages("researcher-study", prefix="Nothing queued: ")
-def study_anonymize_llm(request: HttpRequest, slug: str) -> HttpResponse:
-    """Queue a background job that anonymizes the descriptions with an LLM prompt."""
-    return _llm_job_queue(
-        request,
-        slug,
-        "LLM anonymization",
-        llm_jobs.llm_anonymization_start,
-        prompt=request.POST.get("prompt", ""),
-    )
-
-
-@login_required
-@require_POST
-@errors_as_messages("researcher-study", prefix="Nothing queued: ")
-def study_llm_intruder(request: HttpRequest, slug: str) -> HttpResponse:
-    """Queue the open-world LLM intruder on the study's anonymized texts."""
-    return _llm_job_queue(
-        request,
-        slug,
-        "LLM intruder",
-        llm_jobs.llm_intruder_start,
-        methods=request.POST.getlist("methods"),
-    )
-
-
-def _llm_job_queue(
-    request: HttpRequest, slug: str, label: str, start: Any, **params: Any
-) -> HttpResponse:
-    """Queue an LLM job through its start service for an editor; say so on the study page."""
-    study, _ = study_for(request, slug, edit=True)
-    job = start(study=study, user=request.user, **params)
-    messages.success(request, f"{label} job {job.pk} queued.")
     return redirect("researcher-study", slug=study.slug)
 
 

@@ -2,15 +2,11 @@
 
 from django.urls import include, path
 
-from intruder.views.researcher import flags, manage, monitor, review, studies
+from intruder.views.researcher import manage, monitor, review, studies
 
 study_urls = [
     path("", studies.study_detail, name="researcher-study"),
     path("participants/", monitor.study_participants, name="researcher-participants"),
-    path("flags/", flags.flags_page, name="researcher-flags"),
-    path("flags/rules/", flags.exclusion_rules_save, name="researcher-exclusion-rules"),
-    path("flags/catch/", flags.catch_trial_save, name="researcher-catch-trial"),
-    path("flags/<str:kind>/<id:pk>/", flags.flag_review, name="researcher-flag-review"),
     path("manage/", manage.study_manage, name="researcher-manage"),
     path("clone/", manage.study_clone, name="researcher-clone"),
     path("archive/", manage.study_archive, name="researcher-archive"),
@@ -20,8 +16,6 @@ study_urls = [
     path("import/", studies.study_import, name="researcher-study-import"),
     path("take/", studies.study_take_from_sources, name="researcher-study-take"),
     path("anonymize/", studies.study_anonymize, name="researcher-study-anonymize"),
-    path("anonymize-llm/", studies.study_anonymize_llm, name="researcher-study-anonymize-llm"),
-    path("llm-intruder/", studies.study_llm_intruder, name="researcher-study-llm-intruder"),
     path("review/", review.review_list, name="researcher-review"),
     path("review/<id:pk>/", review.review_text, name="researcher-review-text"),
     path("release/", review.release_bulk, name="researcher-release"),

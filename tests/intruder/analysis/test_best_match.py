@@ -10,9 +10,9 @@ import pytest
 
 from intruder.analysis.frames import with_rule
 from intruder.analysis.rates import identification_rates
+from intruder.analysis.selectors import study_judgments, study_report, study_texts
 from intruder.models import Judgment, Participant, PersonGroup, Study
 from intruder.prolific.bonuses import bonus_candidates
-from intruder.selectors.analysis import study_judgments, study_report, study_texts
 from intruder.selectors.persons import study_name_collisions
 from intruder.services.assignment import assignment_next
 from intruder.services.judgments import judgment_submit

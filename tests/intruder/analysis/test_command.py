@@ -170,8 +170,8 @@ def test_analysis_download_returns_csv_and_json(client, study):
 
 
 def test_unanalysable_data_gets_a_clear_page_not_a_crash(client, study, monkeypatch):
+    from intruder.analysis import page as analysis_page
     from intruder.analysis.frames import AnalysisInputError
-    from intruder.rendering import analysis_page
 
     def broken(*args, **kwargs):
         raise AnalysisInputError("2 judgment(s) refer to texts not in the texts frame")

@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from intruder.analysis.services import construct_loss_latest
 from intruder.models import AnonymizedText, Job
 from intruder.selectors.jobs import job_status
-from intruder.services.analysis_jobs import construct_loss_latest
 from intruder.services.jobs import job_execute
 from tests.intruder.factories import (
     make_description,

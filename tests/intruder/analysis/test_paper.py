@@ -108,7 +108,7 @@ def test_textwash_study2_ids_are_recognised(shared_data):
 
 
 def test_paper_layouts_put_published_values_beside_the_studys(data_dir):
-    from intruder.rendering.layouts import paper_layouts
+    from intruder.analysis.layouts import paper_layouts
 
     judgments, texts = _frames([f"quill_{i}" for i in range(4)])
     report = run_all(judgments, texts, 0.75, include_construct_loss=False, paper_dir=data_dir)

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from intruder.analysis.frames import AnalysisInputError, data_warnings, empty_judgments
+from intruder.analysis.layouts import rates_layout
 from intruder.analysis.per_text import per_text
 from intruder.analysis.rates import identification_rates, percent_se
-from intruder.rendering.layouts import rates_layout
 from tests.intruder.analysis_fixtures import THRESHOLD, fixture_judgments, fixture_texts
 
 

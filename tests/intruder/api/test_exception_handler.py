@@ -20,6 +20,7 @@ from intruder.annotation.services import SaveConflict
 from intruder.enrolment import EnrolmentRefused
 from intruder.exceptions import IntruderError
 from intruder.exchange.errors import ImportRunning, ImportValidationError, RowError
+from intruder.llm_intruder.services import LLMJobError
 from intruder.prolific.client import (
     ProlificAuthError,
     ProlificError,
@@ -43,7 +44,6 @@ from intruder.services.jobs import (
     UnknownTaskError,
 )
 from intruder.services.judgments import JudgmentRejected
-from intruder.services.llm_jobs import LLMJobError
 from intruder.services.review import (
     ReleasedTextEditError,
     SpanEditError,

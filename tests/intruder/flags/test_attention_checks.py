@@ -8,15 +8,16 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.exchange.exports import render_table
-from intruder.models import Assignment, AttentionCheck, Judgment, PersonGroup, Study
-from intruder.selectors.flags import Flag
-from intruder.services.attention import (
+from intruder.evidence.attention import (
     BUILT_IN_CHECKS,
     attention_answer_passes,
     attention_check_places,
 )
-from intruder.services.flags import exclusion_rules_set
+from intruder.evidence.flags import exclusion_rules_set
+from intruder.evidence.models import AttentionCheck
+from intruder.evidence.selectors import Flag
+from intruder.exchange.exports import render_table
+from intruder.models import Assignment, Judgment, PersonGroup, Study
 from tests.intruder.factories import (
     make_description,
     make_participant,
@@ -137,7 +138,7 @@ def test_a_passed_check_flags_nothing_and_is_never_counted_as_a_text(client):
 
 
 def test_a_failed_check_flags_every_judgment_of_the_participant_before_and_after(client):
-    from intruder.selectors.analysis import study_report
+    from intruder.analysis.selectors import study_report
 
     study = make_checked_study()
     # These posts carry no telemetry and come fast: only the check decides here.

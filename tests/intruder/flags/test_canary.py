@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from intruder.services.canary import (
+from intruder.evidence.canary import (
     canary_encoded,
     canary_in,
     canary_instruction,

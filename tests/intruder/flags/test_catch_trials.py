@@ -8,11 +8,11 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
+from intruder.analysis.selectors import study_judgments, study_texts
+from intruder.evidence.catch_trials import catch_trial_add
+from intruder.evidence.selectors import Flag
 from intruder.models import AnonymizedText, Assignment, Study, TargetPerson
-from intruder.selectors.analysis import study_judgments, study_texts
-from intruder.selectors.flags import Flag
 from intruder.services.assignment import assignment_next
-from intruder.services.catch_trials import catch_trial_add
 from intruder.services.judgments import judgment_submit
 from tests.intruder.factories import make_participant, make_study, make_texts, make_user
 

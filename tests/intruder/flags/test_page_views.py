@@ -9,11 +9,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import Assignment, Judgment, PageView, PersonGroup, Study
-from intruder.selectors.flags import Flag
+from intruder.evidence.models import PageView
+from intruder.evidence.page_views import MAX_VIEWS, page_view_report, page_view_serve
+from intruder.evidence.selectors import Flag
+from intruder.models import Assignment, Judgment, PersonGroup, Study
 from intruder.services.assignment import assignment_next
 from intruder.services.judgments import judgment_submit
-from intruder.services.page_views import MAX_VIEWS, page_view_report, page_view_serve
 from tests.intruder.factories import (
     make_description,
     make_participant,

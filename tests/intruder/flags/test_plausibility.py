@@ -11,12 +11,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from intruder.evidence.flags import exclusion_rules_set
+from intruder.evidence.page_views import page_view_serve
+from intruder.evidence.selectors import Flag
 from intruder.models import Assignment, Judgment, PersonGroup, Study
-from intruder.selectors.flags import Flag
 from intruder.services.assignment import assignment_next
-from intruder.services.flags import exclusion_rules_set
 from intruder.services.judgments import judgment_submit
-from intruder.services.page_views import page_view_serve
 from tests.intruder.factories import (
     make_description,
     make_participant,

@@ -11,14 +11,15 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import Assignment, Description, Judgment, PageView, PersonGroup, Study
-from intruder.selectors.flags import Flag
+from intruder.evidence.canary import canary_in
+from intruder.evidence.flags import FlagDecision, exclusion_rules_set, flag_review_record
+from intruder.evidence.models import PageView
+from intruder.evidence.page_views import page_view_serve
+from intruder.evidence.selectors import Flag
+from intruder.evidence.telemetry import MAX_TELEMETRY_BYTES, telemetry_parse
+from intruder.models import Assignment, Description, Judgment, PersonGroup, Study
 from intruder.services.assignment import assignment_next
-from intruder.services.canary import canary_in
-from intruder.services.flags import FlagDecision, exclusion_rules_set, flag_review_record
 from intruder.services.judgments import judgment_submit
-from intruder.services.page_views import page_view_serve
-from intruder.services.telemetry import MAX_TELEMETRY_BYTES, telemetry_parse
 from intruder.services.writing import description_submit, writing_tasks_assign
 from tests.intruder.factories import (
     make_description,
@@ -194,7 +195,7 @@ def test_forged_or_missing_telemetry_stores_the_answer_marked_no_telemetry(study
 
 
 def test_no_telemetry_is_excluded_by_default_and_the_flags_page_says_so(study, client):
-    from intruder.selectors.flags import DEFAULT_RULES
+    from intruder.evidence.selectors import DEFAULT_RULES
 
     assert Flag.NO_TELEMETRY in DEFAULT_RULES["exclude"]
     client.force_login(study.owner)
@@ -455,7 +456,7 @@ def test_viewers_cannot_review_and_strangers_do_not_see_flags(study, client):
 
 
 def test_analysis_rates_with_and_without_flagged_side_by_side(study):
-    from intruder.selectors.analysis import study_report
+    from intruder.analysis.selectors import study_report
 
     honest, a1 = claim(study)
     submit(honest, a1, raw(a1.view))

@@ -58,7 +58,8 @@ def start() -> dict[str, Any]:
 
 def state(run_id: int) -> dict[str, Any]:
     """Return the run's job, its fold jobs and its results in a comparable form."""
-    from intruder.models import AttackRun, Job
+    from intruder.models import Job
+    from intruder.risk.models import AttackRun
 
     run = AttackRun.objects.get(pk=run_id)
     job = run.job

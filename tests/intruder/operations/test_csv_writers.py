@@ -101,9 +101,9 @@ def test_risk_report_csv_downloads_and_files_hold_no_formula(tmp_path):
 
 @pytest.mark.django_db
 def test_analysis_csv_downloads_and_files_hold_no_formula(tmp_path):
+    from intruder.analysis.page import ANALYSIS_PAGE
+    from intruder.analysis.report_files import write_report
     from intruder.models import TargetPerson
-    from intruder.rendering.analysis_page import ANALYSIS_PAGE
-    from intruder.rendering.report_files import write_report
     from intruder.reports.refresh import report_current
     from tests.intruder.risk_fixtures import add_judgments, risk_study
 

@@ -11,7 +11,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from intruder.log_redaction import RedactingGunicornLogger, redact
-from intruder.models import AttackRun, Job, StudyMember
+from intruder.models import Job, StudyMember
+from intruder.risk.models import AttackRun
 from intruder.services import jobs
 from tests.intruder.factories import make_job, make_member, make_participant, make_user
 from tests.intruder.risk_fixtures import risk_study

@@ -6,11 +6,19 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from intruder.llm_intruder import services as llm_jobs
+from intruder.llm_intruder.selectors import open_world_llm_results
 from intruder.models import AnonymizedText, Job
 from intruder.risk import attack_runs
-from intruder.selectors.llm_intruder import open_world_llm_results
-from intruder.services import jobs, llm_jobs
-from tests.intruder.factories import logged_in, make_description, make_study, make_target
+from intruder.services import jobs
+from tests.intruder.factories import (
+    logged_in,
+    make_description,
+    make_job,
+    make_study,
+    make_target,
+    make_text,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -149,7 +157,7 @@ def _judged_texts(study, copies: int = 1) -> None:
 
 
 def test_the_intruders_answers_are_rows_and_the_job_result_stays_small(study, llm_env, llm_server):
-    from intruder.models import LLMGuess
+    from intruder.llm_intruder.models import LLMGuess
 
     _judged_texts(study)
     job = llm_jobs.llm_intruder_start(study=study, user=study.owner)
@@ -188,3 +196,21 @@ def test_a_cancelled_llm_job_stops_at_once_and_sends_nothing_more(
     assert job.status == Job.Status.CANCELLED
     # Concurrency 1: after the cancel, at most the one request already on its way.
     assert len(llm_server.requests) <= sent_at_cancel[0] + 1 < 20
+
+
+def test_a_changed_threshold_scores_the_llm_guesses_again_as_the_judgments(study):
+    """The LLM package's rescoring reaches `judgments_rescore` through its registry (installed
+    when the app is ready): the core's scoring service imports none of the package."""
+    from intruder.llm_intruder.models import LLMGuess
+    from intruder.services.scoring import judgments_rescore
+
+    text = make_text(study=study, description=study.descriptions.first())
+    job = make_job(study=study, kind=Job.Kind.LLM_INTRUDER_STUDY)
+    guess = LLMGuess.objects.create(
+        job=job, anonymized_text=text, guesses=["Ada Byrne"], cosine=0.8, identified=True
+    )
+    study.identification_threshold = 0.9
+    study.save(update_fields=["identification_threshold"])
+    judgments_rescore(study=study)
+    guess.refresh_from_db()
+    assert guess.identified is False and guess.named_other is False

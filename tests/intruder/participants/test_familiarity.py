@@ -260,7 +260,7 @@ def test_the_api_lists_answers_to_the_studys_own_researchers_only(client):
 
 
 def test_a_catch_trial_in_a_famous_only_study_is_never_on_the_list(client):
-    from intruder.services.catch_trials import catch_trial_add
+    from intruder.evidence.catch_trials import catch_trial_add
 
     study = study_of(FAMOUS, items=3)
     study.groups = ["famous"]

@@ -354,7 +354,7 @@ def test_item_pages_read_the_database_a_bounded_number_of_times(
     # Guards the per-request cost the load benchmark measures: participant, progress, pool,
     # held slots, claim (with BEGIN/COMMIT on PostgreSQL) and the text; a reload needs three.
     # Each serving also records its page view (a count and an insert), and the answer reads
-    # the views and stores its own report (services.page_views, issue 36).
+    # the views and stores its own report (evidence.page_views, issue 36).
     home = enter(client, study)
     client.post(f"{home}instructions/")
     with django_assert_max_num_queries(10):

@@ -3,11 +3,8 @@
 import pytest
 
 from intruder.models import PersonGroup
-from intruder.services.targets import (
-    fictitious_profile_generate,
-    fictitious_target_create,
-    fictitious_targets_create,
-)
+from intruder.profiles import fictitious_profile_generate
+from intruder.services.targets import fictitious_target_create, fictitious_targets_create
 from tests.intruder.factories import make_study
 
 PROFILE_KEYS = {"full_name", "relationship_status", "job", "age", "country"}

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from intruder.models import ProlificAction
 from intruder.prolific.fake_server import FakeProlific
+from intruder.prolific.models import ProlificAction
 from intruder.prolific.services import bonuses_pay, study_draft_create
 from tests.intruder.factories import make_study
 

@@ -13,8 +13,9 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from intruder.models import Judgment, Participant, ProlificAction
+from intruder.models import Judgment, Participant
 from intruder.prolific.bonuses import bonus_candidates, bonus_select
+from intruder.prolific.models import ProlificAction
 from intruder.prolific.services import bonuses_pay, study_sync
 from tests.intruder.factories import logged_in, make_judgment, make_participant
 from tests.intruder.prolific.test_review_and_bonus import completed

@@ -7,27 +7,21 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import (
-    Judgment,
-    Participant,
-    PersonGroup,
-    ProlificAction,
-    Study,
-    StudyMember,
-)
+from intruder.evidence.flags import exclusion_rules_set
+from intruder.models import Judgment, Participant, PersonGroup, Study, StudyMember
 from intruder.prolific.bulk_review import (
     APPROVE_CLEAN,
     REJECT_EXCLUDED,
     bulk_candidates,
     bulk_review,
 )
+from intruder.prolific.models import ProlificAction
 from intruder.prolific.services import (
     ProlificActionRefused,
     study_draft_create,
     study_sync,
     study_transition,
 )
-from intruder.services.flags import exclusion_rules_set
 from tests.intruder.factories import (
     logged_in,
     make_judgment,

@@ -17,9 +17,10 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from intruder.models import ProlificStudyClaim, ProlificStudyState, Study
+from intruder.models import Study
 from intruder.prolific import claims
 from intruder.prolific.claims import CLAIMED_ELSEWHERE, claim_approve, claim_refuse
+from intruder.prolific.models import ProlificStudyClaim, ProlificStudyState
 from intruder.prolific.services import study_draft_create
 from intruder.prolific.webhooks import _study_for
 from intruder.services.studies import study_create, study_update

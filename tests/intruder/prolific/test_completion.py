@@ -12,10 +12,11 @@ import re
 import pytest
 from django.urls import reverse
 
-from intruder.models import Participant, ProlificAction, ProlificSubmission, Study
+from intruder.evidence.flags import exclusion_rules_set
+from intruder.models import Participant, Study
 from intruder.prolific.bulk_review import APPROVE_CLEAN, bulk_candidates
+from intruder.prolific.models import ProlificAction, ProlificSubmission
 from intruder.prolific.services import ProlificActionRefused, submissions_review
-from intruder.services.flags import exclusion_rules_set
 from tests.intruder.factories import (
     logged_in,
     make_description,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from intruder.models import ProlificAction
+from intruder.prolific.models import ProlificAction
 from intruder.prolific.services import (
     ProlificActionRefused,
     study_sync,

@@ -13,14 +13,9 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from intruder.models import (
-    ProlificAction,
-    ProlificStudyClaim,
-    ProlificStudyState,
-    Study,
-    StudyMember,
-)
+from intruder.models import Study, StudyMember
 from intruder.prolific.claims import claim_approve
+from intruder.prolific.models import ProlificAction, ProlificStudyClaim, ProlificStudyState
 from intruder.prolific.services import study_draft_create
 from intruder.prolific.webhooks import _study_for
 from intruder.services.studies import study_clone, study_update

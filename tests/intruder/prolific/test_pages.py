@@ -8,7 +8,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import Participant, PersonGroup, ProlificAction, StudyMember
+from intruder.models import Participant, PersonGroup, StudyMember
+from intruder.prolific.models import ProlificAction
 from tests.intruder.factories import (
     logged_in,
     make_judgment,

@@ -12,7 +12,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import Participant, PersonGroup, ProlificAction, ProlificSubmission
+from intruder.models import Participant, PersonGroup
+from intruder.prolific.models import ProlificAction, ProlificSubmission
 from intruder.prolific.services import study_draft_create, study_transition
 from tests.intruder.factories import (
     logged_in,

@@ -10,13 +10,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import (
-    Assignment,
-    Participant,
-    PersonGroup,
-    ProlificWebhookEvent,
-    Study,
-)
+from intruder.models import Assignment, Participant, PersonGroup, Study
+from intruder.prolific.models import ProlificWebhookEvent
 from intruder.prolific.services import bonuses_pay
 from intruder.services.participants import participant_current_step
 from tests.intruder.factories import make_participant, make_study, make_texts
@@ -86,8 +81,8 @@ def test_two_admins_approving_two_claims_on_one_id_at_once_give_one_owner(
     requests at the same instant: one owner, one holder, the other told why (never a 500)."""
     from django.core.exceptions import ValidationError
 
-    from intruder.models import ProlificStudyClaim
     from intruder.prolific.claims import claim_approve
+    from intruder.prolific.models import ProlificStudyClaim
     from intruder.services.studies import study_update
     from tests.intruder.factories import make_user
 

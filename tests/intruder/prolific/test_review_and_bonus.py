@@ -9,14 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from intruder.models import (
-    Participant,
-    PersonGroup,
-    ProlificAction,
-    ProlificStudyState,
-    Study,
-)
+from intruder.models import Participant, PersonGroup, Study
 from intruder.prolific.bonuses import bonus_select
+from intruder.prolific.models import ProlificAction, ProlificStudyState
 from intruder.prolific.services import (
     ProlificActionRefused,
     bonuses_pay,

@@ -12,9 +12,10 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from intruder.models import Participant, ProlificStudyState, ProlificSubmission
+from intruder.models import Participant
 from intruder.prolific.client import client_from_settings
 from intruder.prolific.fake_server import SANDBOX_PREFIX
+from intruder.prolific.models import ProlificStudyState, ProlificSubmission
 from intruder.prolific.sandbox import controls_url, sandbox_start
 from intruder.prolific.services import study_draft_create, study_transition
 from tests.intruder.factories import logged_in, make_study, make_texts

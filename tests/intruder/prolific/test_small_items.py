@@ -10,7 +10,8 @@ import time
 import pytest
 from django.urls import reverse
 
-from intruder.models import Judgment, ProlificSubmission, ProlificWebhookEvent
+from intruder.models import Judgment
+from intruder.prolific.models import ProlificSubmission, ProlificWebhookEvent
 from intruder.prolific.signing import sign
 from tests.intruder.factories import logged_in
 from tests.intruder.prolific.test_review_and_bonus import completed

@@ -13,15 +13,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from intruder.models import (
-    Assignment,
-    Participant,
-    ProlificStudyState,
-    ProlificSubmission,
-    ProlificWebhookEvent,
-    Study,
-)
+from intruder.models import Assignment, Participant, Study
 from intruder.prolific.fake_server import WebhookDelivery
+from intruder.prolific.models import ProlificStudyState, ProlificSubmission, ProlificWebhookEvent
 from intruder.prolific.signing import (
     EVENT_ID_HEADER,
     EVENT_TIME_HEADER,

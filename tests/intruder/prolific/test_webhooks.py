@@ -10,16 +10,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import (
-    AnonymizedText,
-    Assignment,
-    Participant,
-    PersonGroup,
-    ProlificStudyState,
-    ProlificSubmission,
-    ProlificWebhookEvent,
-    Study,
-)
+from intruder.models import AnonymizedText, Assignment, Participant, PersonGroup, Study
+from intruder.prolific.models import ProlificStudyState, ProlificSubmission, ProlificWebhookEvent
 from intruder.prolific.signing import HOOK_SECRET_HEADER, TIMESTAMP_HEADER, sign
 from intruder.services.participants import participant_consent_give, participant_current_step
 from tests.intruder.factories import make_judgment, make_participant

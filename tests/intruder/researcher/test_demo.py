@@ -10,11 +10,11 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from intruder.analysis.leak_checks import leak_warnings
 from intruder.auth import DEMO_PASSWORD
 from intruder.demo import DEMO_DIR, load_demo
 from intruder.enrolment import EnrolmentRefused
 from intruder.models import AnonymizedText, Description, Job, Study, TargetPerson
+from intruder.selectors.leak_checks import leak_warnings
 from intruder.services import anonymization
 from intruder.services.participants import participant_enroll
 from tests.intruder.fake_anonymizer import FakeAnonymizer
@@ -71,9 +71,9 @@ def test_load_demo_builds_both_studies_and_releases_texts(fake_anonymizer, prepa
     assert report.released + len(report.held_back) == 30
     assert texts.filter(status="released").count() == report.released > 0
     # The report pages are stored for the data as loaded: their first view computes nothing.
+    from intruder.analysis.page import ANALYSIS_PAGE
     from intruder.annotation.pages import AGREEMENT_PAGE, project_data_version
-    from intruder.models import ComputedReport
-    from intruder.rendering.analysis_page import ANALYSIS_PAGE
+    from intruder.reports.models import ComputedReport
     from intruder.reports.versions import study_data_version
 
     analysis = ComputedReport.objects.get(study=intruder, name=ANALYSIS_PAGE)
@@ -166,8 +166,9 @@ def test_the_well_known_demo_password_logs_in_only_in_demo_mode(fake_anonymizer,
 @pytest.mark.slow  # three attack runs with the real sentence encoder
 @pytest.mark.django_db
 def test_demo_leaves_judgments_a_finished_risk_check_and_a_report(fake_anonymizer) -> None:
-    from intruder.models import AttackRun, Judgment
+    from intruder.models import Judgment
     from intruder.risk.demo import run_demo_attacks
+    from intruder.risk.models import AttackRun
     from intruder.risk.selectors import run_report
     from tests.intruder.risk_fixtures import FAST_CONFIG
 
@@ -204,8 +205,8 @@ def test_demo_leaves_judgments_a_finished_risk_check_and_a_report(fake_anonymize
 def test_demo_judges_are_simulated_with_plausible_timings_and_labelled(fake_anonymizer) -> None:
     from django.urls import reverse
 
+    from intruder.analysis.selectors import study_report
     from intruder.models import Judgment, Participant
-    from intruder.selectors.analysis import study_report
     from tests.intruder.factories import logged_in
 
     report = load_demo(password="pw-demo-test", attacks=False)

@@ -7,8 +7,8 @@ import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
+from intruder.evidence.flags import exclusion_rules_set
 from intruder.models import Study
-from intruder.services.flags import exclusion_rules_set
 from tests.intruder.factories import STUDY_FORM, logged_in, make_participant, make_study
 
 pytestmark = pytest.mark.django_db

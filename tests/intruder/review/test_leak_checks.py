@@ -4,7 +4,7 @@ output, issue 9)."""
 
 import pytest
 
-from intruder.analysis.leak_checks import BLOCKING_KINDS, leak_findings
+from intruder.selectors.leak_checks import BLOCKING_KINDS, leak_findings
 
 NAMES = ["Ottilie Brandt"]
 

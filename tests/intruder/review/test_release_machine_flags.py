@@ -7,7 +7,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from intruder.models import AnonymizedText, AttackResult, AttackRun
+from intruder.models import AnonymizedText
+from intruder.risk.models import AttackResult, AttackRun
 from tests.intruder.factories import logged_in, make_description, make_study, make_text
 
 pytestmark = pytest.mark.django_db

@@ -6,9 +6,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from intruder.analysis import leak_checks
-from intruder.analysis.leak_checks import leak_warnings
 from intruder.models import AnonymizedText
+from intruder.selectors import leak_checks
+from intruder.selectors.leak_checks import leak_warnings
 from intruder.selectors.participant import intruder_text_pool
 from intruder.services import anonymization
 from intruder.services.review import (

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from attacks.registry import get_attack
-from intruder.models import AttackResult, AttackRun, Job
+from intruder.models import Job
 from intruder.risk import attack_runs
+from intruder.risk.models import AttackResult, AttackRun
 from intruder.services import jobs
 from tests.intruder.factories import make_description, make_user
 from tests.intruder.risk_fixtures import FACTS, FAST_CONFIG, risk_study

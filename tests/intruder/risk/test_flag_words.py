@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from intruder.models import AttackResult, AttackRun, Job
+from intruder.models import Job
 from intruder.risk import attack_runs
+from intruder.risk.models import AttackResult, AttackRun
 from intruder.services import jobs
 from tests.intruder.factories import logged_in, make_description, make_study, make_text
 from tests.intruder.risk_fixtures import FAST_CONFIG, risk_study

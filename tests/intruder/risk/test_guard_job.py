@@ -7,8 +7,9 @@ import pytest
 from django.urls import reverse
 
 from intruder import tasks
-from intruder.models import AnonymizedText, GuardRun, Job
+from intruder.models import AnonymizedText, Job
 from intruder.risk.guarding import execute_guard_run
+from intruder.risk.models import GuardRun
 from intruder.services import jobs
 from tests.intruder.factories import (
     logged_in,

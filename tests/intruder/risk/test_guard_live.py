@@ -7,8 +7,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from intruder.models import GuardResult, GuardRun, Job
+from intruder.models import Job
 from intruder.risk.guarding import GUARD_BATCH, GuardRunError, execute_guard_run, guard_run_start
+from intruder.risk.models import GuardResult, GuardRun
 from tests.intruder.factories import logged_in, make_member, make_user
 from tests.intruder.risk_fixtures import (
     HOBBIES,

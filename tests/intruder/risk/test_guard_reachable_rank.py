@@ -10,13 +10,14 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from intruder.models import AnonymizedText, Description, GuardRun, Job
+from intruder.models import AnonymizedText, Description, Job
 from intruder.risk.guarding import (
     GuardRunError,
     execute_guard_run,
     guard_run_start,
     reachable_rank,
 )
+from intruder.risk.models import GuardRun
 from intruder.services import jobs
 from tests.intruder.factories import logged_in
 from tests.intruder.risk_fixtures import HOBBIES, guard_run_of, study_with_guardable_texts

@@ -10,8 +10,9 @@ import pytest
 from django.db import IntegrityError, transaction
 
 import guard
-from intruder.models import AnonymizedText, GuardResult, GuardRun, Job
+from intruder.models import AnonymizedText, Job
 from intruder.risk.guarding import GuardRunError, guard_run_start
+from intruder.risk.models import GuardResult, GuardRun
 from intruder.services import jobs
 from tests.intruder.factories import make_job
 from tests.intruder.risk_fixtures import guard_run_of, guarded_run, study_with_guardable_texts

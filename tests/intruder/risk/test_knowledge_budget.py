@@ -6,8 +6,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from attacks.registry import get_attack
-from intruder.models import AttackRun, Description, Job
+from intruder.models import Description, Job
 from intruder.risk import attack_runs
+from intruder.risk.models import AttackRun
 from intruder.risk.rendering import threat_rows
 from intruder.risk.selectors import run_report
 from intruder.services import jobs

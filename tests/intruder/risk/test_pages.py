@@ -10,7 +10,8 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from intruder.models import AttackRun, Job, StudyMember
+from intruder.models import Job, StudyMember
+from intruder.risk.models import AttackRun
 from intruder.services import jobs
 from tests.intruder.factories import logged_in, make_member, make_user
 from tests.intruder.risk_fixtures import FAST_CONFIG, finished_cheap_run, risk_study
@@ -39,7 +40,7 @@ def test_risk_page_shows_the_report_with_plots_and_downloads(study_with_run):
 @pytest.mark.slow  # draws the PDF
 @pytest.mark.postgres
 def test_the_pdf_is_made_by_a_job_and_linked_until_the_data_change(study_with_run):
-    from intruder.models import ReportFile
+    from intruder.reports.models import ReportFile
 
     study, run = study_with_run
     client = logged_in(study.owner)

@@ -76,3 +76,32 @@ def test_a_cached_report_is_computed_once_per_version(judged):
     assert cached_for_inputs("plot", [1, 2], compute) == {"n": 4}
     assert cached_for_inputs("plot", [1, 2], compute) == {"n": 4}
     assert cached_for_inputs("plot", [1, 3], compute) == {"n": 5}
+
+
+def test_the_rows_domains_register_change_the_version(judged):
+    """Risk's runs and results and answer evidence's attention checks reach the version
+    through the report store's registry (the store imports neither package)."""
+    from intruder.evidence.models import AttentionCheck
+    from intruder.risk.models import AttackResult, AttackRun
+
+    study, participant, judgment = judged
+    versions = [study_data_version(study)]
+    check = AttentionCheck.objects.create(
+        participant=participant, after_texts=1, prompt="Type blue.", expected="blue"
+    )
+    versions.append(study_data_version(study))
+    AttentionCheck.objects.filter(pk=check.pk).update(answer="red", passed=False)
+    versions.append(study_data_version(study))
+    run = AttackRun.objects.create(study=study, attacks=["tfidf"], methods=["clear"])
+    versions.append(study_data_version(study))
+    AttackResult.objects.create(
+        run=run,
+        description=judgment.text.description,
+        anonymized_text=judgment.text,
+        method="clear",
+        attack="tfidf",
+        predicted_key="x",
+        true_rank=1,
+    )
+    versions.append(study_data_version(study))
+    assert len(set(versions)) == 5

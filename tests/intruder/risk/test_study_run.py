@@ -7,11 +7,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from intruder.bounds import FOLDS, SEED
-from intruder.models import AttackRun, GuardRun, Job, StudyRun
+from intruder.models import Job
 from intruder.risk import attack_runs
 from intruder.risk.apis import AttackRunCreateApi
 from intruder.risk.forms import AttackRunForm, GuardForm
 from intruder.risk.guarding import GuardRunError, guard_run_start
+from intruder.risk.models import AttackRun, GuardRun, StudyRun
 from tests.intruder.risk_fixtures import risk_study, study_with_guardable_texts
 
 pytestmark = pytest.mark.django_db
