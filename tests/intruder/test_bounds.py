@@ -13,10 +13,11 @@ from rest_framework.test import APIClient
 
 from intruder import bounds
 from intruder.bounds import GUARD_BUDGET, KNOWLEDGE_BUDGET, RANK, RESAMPLES, Bound
-from intruder.models import AttackRun, GuardRun, Job, Study
+from intruder.models import Job, Study
 from intruder.risk import attack_runs
 from intruder.risk.forms import AttackRunForm, GuardForm
 from intruder.risk.guarding import GuardRunError, guard_run_start
+from intruder.risk.models import AttackRun, GuardRun
 from intruder.services.studies import study_create
 from intruder.views.researcher.forms import StudyForm
 from tests.intruder.factories import STUDY_FORM, make_user
