@@ -28,7 +28,7 @@ from intruder.bounds import (
     TIME_LIMIT_MINUTES,
 )
 from intruder.identification import DEFAULT_RULE, RULE_CHOICES
-from model_runtime.guess_scoring import BEST_MATCH, PAPER
+from model_runtime.guess_scoring import BEST_MATCH, BEST_MATCH_SURNAME, PAPER
 
 # Sane ranges of a study's settings (`intruder.bounds`), enforced by the form, the API (both
 # read them) and the database (check constraints). Without them a time limit of 10^14
@@ -127,12 +127,19 @@ class Study(models.Model):
         "a guess names the person when",
         max_length=20,
         choices=[
+            (
+                BEST_MATCH_SURNAME,
+                "The person is the guess's best match among the study's persons, and the "
+                "guess holds the person's surname",
+            ),
             (BEST_MATCH, "The person is the guess's best match among the study's persons"),
             (PAPER, "Its cosine to the person reaches the threshold (Textwash paper)"),
         ],
-        default=BEST_MATCH,
-        help_text="Which guesses count as identified: the best-match rule refuses a guess that "
-        "is closer to another person of the study; the paper's rule is kept for replication.",
+        default=BEST_MATCH_SURNAME,
+        help_text="Which guesses count as identified: the best-match rules refuse a guess that "
+        "is closer to another person of the study, and the surname test a famous name from "
+        'outside the study whose letters resemble the person\'s ("Kate Winslet" for Kate '
+        "Middleton); the paper's rule is kept for replication.",
     )
     identified_rule = models.CharField(
         "identified by humans",
@@ -659,6 +666,12 @@ class Judgment(FlaggedAnswer):
     matched_alias = models.CharField(max_length=200, blank=True)
     token_set_ratio = models.FloatField(null=True, blank=True)
     surname_match = models.BooleanField(null=True, blank=True)
+    surname_agrees = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="A word of the guess is the person's surname (or one-word name), a typo "
+        "allowed: what the best-match-and-surname rule asks beside the cosine.",
+    )
     # The best match among the study's other persons (`model_runtime.guess_scoring`).
     other_cosine = models.FloatField(
         null=True, blank=True, help_text="Best character cosine to another person of the study."

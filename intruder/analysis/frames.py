@@ -4,10 +4,13 @@ judgments: one row per judgment.
     judgment_id, text_id, participant_id, self_identified (bool), guessed_name,
     revealing_text, other_knowledge, cosine (float in [0, 1]), identified (bool),
     token_set_ratio (0-100), surname_match (bool), and optionally other_cosine (the guess's
-    best cosine to another person of the study; missing or empty = no other person known)
+    best cosine to another person of the study; missing or empty = no other person known),
+    surname_agrees (a word of the guess is the person's surname, `guess_scoring.
+    surname_in_guess`; missing or empty = read from guessed_name and the text's target_name,
+    or unknown, which refuses nothing, where guessed_name is empty)
     and identification_rule (`model_runtime.guess_scoring.IDENTIFICATION_RULES`; missing =
-    the default, best_match). The rule travels with the judgments because it is how they are
-    scored: a sensitivity table re-scores a copy under the other rule.
+    the default, best_match_surname). The rule travels with the judgments because it is how
+    they are scored: a sensitivity table re-scores a copy under each other rule.
 texts: one row per anonymized text shown (or showable) to intruders.
     text_id, description_id, external_id, target_key, target_name, group,
     original, anonymized, placeholders (list of placeholder strings used in `anonymized`)
@@ -18,7 +21,14 @@ from __future__ import annotations
 import pandas as pd
 
 from intruder.exceptions import IntruderError
-from model_runtime.guess_scoring import DEFAULT_RULE, IDENTIFICATION_RULES, PAPER, credit
+from model_runtime.guess_scoring import (
+    BEST_MATCH_SURNAME,
+    DEFAULT_RULE,
+    IDENTIFICATION_RULES,
+    PAPER,
+    credit,
+    surname_in_guess,
+)
 
 JUDGMENT_COLUMNS: tuple[str, ...] = (
     "judgment_id",
@@ -33,6 +43,7 @@ JUDGMENT_COLUMNS: tuple[str, ...] = (
     "token_set_ratio",
     "surname_match",
     "other_cosine",
+    "surname_agrees",
     "identification_rule",
 )
 TEXT_COLUMNS: tuple[str, ...] = (
@@ -107,19 +118,49 @@ def judged_texts(judgments: pd.DataFrame, texts: pd.DataFrame, threshold: float)
         raise AnalysisInputError(
             f"unknown identification rule(s) {sorted(unknown)}: use {sorted(IDENTIFICATION_RULES)}"
         )
+    agrees = _surname_agreement(merged)
     earned = [
-        credit(c, o, threshold, r)
-        for c, o, r in zip(merged["raw_cosine"], other, rules, strict=True)
+        credit(c, o, threshold, r, s)
+        for c, o, r, s in zip(merged["raw_cosine"], other, rules, agrees, strict=True)
     ]
     merged["other_cosine"] = other
+    merged["surname_agrees"] = agrees
     merged["identified"] = pd.Series([e.identified for e in earned], index=merged.index, dtype=bool)
     merged["named_other"] = pd.Series(
         [e.named_other for e in earned], index=merged.index, dtype=bool
     )
-    refused = merged["named_other"] & (rules != PAPER)
+    # A guess the rule refuses for its name (another person, or no surname) is credited no
+    # cosine for the true person either (the per-text mean rule reads it).
+    refused = (merged["named_other"] & (rules != PAPER)) | (
+        ~agrees & (rules == BEST_MATCH_SURNAME) & (merged["raw_cosine"] > 0)
+    )
     merged["cosine"] = merged["raw_cosine"].where(~refused, 0.0)
     merged["self_identified"] = merged["self_identified"].astype(bool)
     return merged
+
+
+def _surname_agreement(merged: pd.DataFrame) -> pd.Series:
+    """Return whether each guess holds its person's surname: the stored answer, else read
+    from the guess and the text's target name (a frame from a file or an older export); a
+    frame without the guess's words (hand-made, cosines only) cannot say, and the cosine
+    alone decides there, as before the rule."""
+    stored = (
+        merged["surname_agrees"]
+        if "surname_agrees" in merged.columns
+        else pd.Series(None, index=merged.index, dtype=object)
+    )
+    guesses = (
+        merged["guessed_name"].fillna("").astype(str)
+        if "guessed_name" in merged.columns
+        else pd.Series("", index=merged.index)
+    )
+    values = [
+        bool(s)
+        if s is not None and not pd.isna(s)
+        else (not g.strip() or surname_in_guess(g, [str(name)]))
+        for s, g, name in zip(stored, guesses, merged["target_name"], strict=True)
+    ]
+    return pd.Series(values, index=merged.index, dtype=bool)
 
 
 def with_rule(judgments: pd.DataFrame, rule: str) -> pd.DataFrame:

@@ -85,11 +85,16 @@ def study_judgments(study: Study) -> pd.DataFrame:
             "token_set_ratio": judgment.token_set_ratio,
             "surname_match": judgment.surname_match,
             "other_cosine": judgment.other_cosine,
+            "surname_agrees": judgment.surname_agrees,
             "identification_rule": study.identification_rule,
             "flags": ";".join(status.flag_codes),
             "excluded": status.excluded,
         }
-        if judgment.cosine is None or judgment.other_cosine is None:
+        if (
+            judgment.cosine is None
+            or judgment.other_cosine is None
+            or (judgment.surname_agrees is None and judgment.guessed_name)
+        ):
             target = judgment.text.description.target
             score = score_guess(
                 target.name,
@@ -106,6 +111,7 @@ def study_judgments(study: Study) -> pd.DataFrame:
                 token_set_ratio=score.token_set_ratio,
                 surname_match=score.surname_match,
                 other_cosine=score.other_cosine,
+                surname_agrees=score.surname_agrees,
             )
         rows.append(row)
     return pd.DataFrame(rows, columns=[*JUDGMENT_COLUMNS, "flags", "excluded"])

@@ -7,7 +7,7 @@ from intruder.llm_intruder.models import LLMGuess
 from intruder.models import Study
 from intruder.selectors.persons import study_persons
 from intruder.services.scoring import register_rescorer
-from model_runtime.guess_scoring import best_other, credit
+from model_runtime.guess_scoring import best_other, credit, surname_in_guess
 
 
 def llm_guesses_rescore(study: Study) -> None:
@@ -23,7 +23,11 @@ def llm_guesses_rescore(study: Study) -> None:
         first = (guess.guesses or [""])[0]
         _, other_cosine = best_other(first.strip(), persons, target.key)
         earned = credit(
-            guess.cosine, other_cosine, study.identification_threshold, study.identification_rule
+            guess.cosine,
+            other_cosine,
+            study.identification_threshold,
+            study.identification_rule,
+            surname_in_guess(first, [target.name, *(target.aliases or ())]),
         )
         guess.identified, guess.named_other = earned.identified, earned.named_other
     LLMGuess.objects.bulk_update(guesses, ["identified", "named_other"], batch_size=500)

@@ -38,7 +38,7 @@ from intruder.risk.report.tables import (
     nearest_budget,
     open_world_table,
 )
-from model_runtime.guess_scoring import BEST_MATCH, PAPER
+from model_runtime.guess_scoring import IDENTIFICATION_RULES
 
 RESULT_COLUMNS = [
     "description_id",
@@ -292,9 +292,12 @@ def run_report(
     # The same report without the judgments the study's exclusion rules drop (issue 20).
     kept = judgments[~judgments["excluded"].astype(bool)] if "excluded" in judgments else None
     kept_texts = human_texts(study, kept) if kept is not None else None
-    # The same judgments under the other rule of a guess, for the sensitivity table.
-    other_rule = PAPER if study.identification_rule == BEST_MATCH else BEST_MATCH
-    other_texts = human_texts(study, with_rule(judgments, other_rule)) if len(judgments) else None
+    # The same judgments under each other rule of a guess, for the sensitivity table.
+    other_rules = [
+        (other, human_texts(study, with_rule(judgments, other)))
+        for other in IDENTIFICATION_RULES
+        if other != study.identification_rule and len(judgments)
+    ]
     human = human_side(study)
     machine = machine_side(run)
     answers = familiarity_answers(study)
@@ -333,7 +336,7 @@ def run_report(
         measured_familiarity=measured_familiarity(answers),
         familiarity_decoys=familiarity_decoys_ticked(study),
         guess_rule=study.identification_rule,
-        other_guess_rule=(other_rule, other_texts) if other_texts is not None else None,
+        other_guess_rules=other_rules,
     )
     note = simulated_note(study)
     if note:

@@ -266,6 +266,7 @@ def judgment_submit(
                 matched_alias=score.matched_alias,
                 token_set_ratio=score.token_set_ratio,
                 surname_match=score.surname_match,
+                surname_agrees=score.surname_agrees,
                 other_cosine=score.other_cosine,
                 other_person_id=person_ids.get(score.other_key),
                 named_other=score.named_other,

@@ -1,7 +1,8 @@
 """Score stored guesses again when what they are scored against changes.
 
 A judgment's `identified` and `named_other` depend on the study's threshold, its
-identification rule and its persons (`model_runtime.guess_scoring.score_guess`). They are
+identification rule (and, under the surname rule, whether the guess holds the person's
+surname) and its persons (`model_runtime.guess_scoring.score_guess`). They are
 stored so that bonuses and filters read one value; this module keeps them true when the
 researcher changes the threshold or the rule, or imports more persons after judgments came
 in. The stored cosine to the true person is kept (the guess and the true person have not
@@ -16,9 +17,16 @@ from django.db import transaction
 
 from intruder.models import Judgment, Study
 from intruder.selectors.persons import study_persons_with_ids
-from model_runtime.guess_scoring import best_other, credit, score_guess
+from model_runtime.guess_scoring import best_other, credit, score_guess, surname_in_guess
 
-SCORE_FIELDS = ["cosine", "other_cosine", "other_person", "named_other", "identified"]
+SCORE_FIELDS = [
+    "cosine",
+    "other_cosine",
+    "other_person",
+    "named_other",
+    "identified",
+    "surname_agrees",
+]
 
 # Other stored guesses scored as the judgments are (the LLM intruder's), registered by the
 # package that owns them when the app is ready, so that this module imports none of them.
@@ -44,7 +52,8 @@ def judgments_rescore(*, study: Study) -> int:
     changed = []
     for judgment in judgments:
         target = judgment.text.description.target
-        before = [getattr(judgment, f) for f in ("identified", "named_other", "other_cosine")]
+        compared = ("identified", "named_other", "other_cosine", "surname_agrees")
+        before = [getattr(judgment, f) for f in compared]
         if judgment.cosine is None:
             score = score_guess(
                 target.name,
@@ -61,14 +70,21 @@ def judgments_rescore(*, study: Study) -> int:
             other_key, other_cosine = best_other(
                 (judgment.guessed_name or "").strip(), persons, target.key
             )
+        judgment.surname_agrees = surname_in_guess(
+            judgment.guessed_name, [target.name, *(target.aliases or ())]
+        )
         earned = credit(
-            judgment.cosine, other_cosine, study.identification_threshold, study.identification_rule
+            judgment.cosine,
+            other_cosine,
+            study.identification_threshold,
+            study.identification_rule,
+            judgment.surname_agrees,
         )
         judgment.other_cosine = other_cosine
         judgment.other_person_id = person_ids.get(other_key)
         judgment.named_other = earned.named_other
         judgment.identified = earned.identified
-        after = [judgment.identified, judgment.named_other, judgment.other_cosine]
+        after = [getattr(judgment, f) for f in compared]
         if after != before:
             changed.append(judgment)
     Judgment.objects.bulk_update(changed, SCORE_FIELDS, batch_size=500)

@@ -54,6 +54,17 @@ def made_up_textwash(folder: Path) -> Path:
     return folder
 
 
+def made_up_outsiders(folder: Path) -> Path:
+    """Write a shared-data folder: the made-up Textwash studies and three invented outside
+    names in WikiActors_500_random.json's shape."""
+    made_up_textwash(folder / "textwash_study")
+    actors = folder / "tria_wikiactors"
+    actors.mkdir(parents=True, exist_ok=True)
+    names = ["Orlan Bregginan", "Tea Malouff", "Ivo Quenneville"]
+    (actors / "WikiActors_500_random.json").write_text(json.dumps([{"name": n} for n in names]))
+    return folder
+
+
 def tiny_wikiactors(folder: Path) -> Path:
     """Write the two WikiActors eval files cut to 6 persons and 600 characters a cell, in a
     temporary folder (read from the shared data, never kept in the repository)."""
@@ -174,6 +185,11 @@ SMOKES: dict[str, Smoke] = {
         args=lambda t: ["--data", str(made_up_textwash(t / "data")), "--out", str(t / "r.json")],
         result=lambda t: t / "r.json",
         work=lambda r: r["studies"]["study1"]["persons"] * r["studies"]["study2"]["pairs"],
+    ),
+    "outsider_names": Smoke(
+        args=lambda t: ["--data", str(made_up_outsiders(t / "data")), "--out", str(t / "r.json")],
+        result=lambda t: t / "r.json",
+        work=lambda r: r["studies"]["study1"]["outside_names"] * r["studies"]["study1"]["typos"],
     ),
     "rehearsal": Smoke(
         args=lambda t: [

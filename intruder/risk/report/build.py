@@ -84,7 +84,7 @@ def build_report(
     measured_familiarity: dict[str, float] | None = None,
     familiarity_decoys: Rate | None = None,
     guess_rule: str = DEFAULT_GUESS_RULE,
-    other_guess_rule: tuple[str, pd.DataFrame] | None = None,
+    other_guess_rules: list[tuple[str, pd.DataFrame]] | None = None,
 ) -> RiskReport:
     """Build every table of the report from the attack results and the human results.
 
@@ -99,7 +99,7 @@ def build_report(
     llm_rows: the open-world LLM intruder's scored guesses (`llm_intruder_table`).
     tpi: the run's stored TPI (`metric`, `ic_source`, `methods`: method -> %): the frontier.
     guess_rule: when one guess names the person (`model_runtime.guess_scoring`), the rule
-    `human_texts` were scored under; other_guess_rule: the other rule and the per-text frame
+    `human_texts` were scored under; other_guess_rules: each other rule and the per-text frame
     scored under it, which the sensitivity table shows beside.
 
     human_side / machine_side: what the caller knows of each threat model (instructions,
@@ -170,7 +170,7 @@ def build_report(
     report.tables["rates_target"] = rates_beside(judged, human_rates_target, human_method, "target")
     if not outcomes.empty:
         report.tables["sensitivity"] = sensitivity_table(
-            machine, human_texts, human_method, rule, kept_texts, guess_rule, other_guess_rule
+            machine, human_texts, human_method, rule, kept_texts, guess_rule, other_guess_rules
         )
         report.tables["coverage"] = coverage_table(machine, outcomes, human_method)
         report.headline = _headline(machine, outcomes, human_method)

@@ -201,6 +201,7 @@ def comparison_sentence(headline: dict[str, Any], threat: dict[str, Any]) -> str
 
 # What the study's rule of a guess did with guesses that named another person.
 NAMED_OTHER_EFFECT: dict[str, str] = {
+    "best_match_surname": "none counted as identified",
     "best_match": "none counted as identified",
     "paper": "counted as identified where the cosine to the true person reaches the threshold, "
     "as the paper's rule does",

@@ -413,21 +413,21 @@ def sensitivity_table(
     rule: str,
     kept_texts: pd.DataFrame | None = None,
     guess_rule: str = DEFAULT_GUESS_RULE,
-    other_guess_rule: tuple[str, pd.DataFrame] | None = None,
+    other_guess_rules: list[tuple[str, pd.DataFrame]] | None = None,
 ) -> pd.DataFrame:
     """Return the headline (rates, kappa, rho of the strongest) under every rule.
 
     With `kept_texts` (the per-text frame of the judgments the study's exclusion rules keep),
     each rule appears twice: with all judgments and with flagged judgments excluded. With
-    `other_guess_rule` (the other identification rule of a guess and the per-text frame of
-    all judgments scored under it), each rule appears once more under that guess rule: the
-    best-match rule beside the Textwash paper's. `chosen` marks the study's two rules.
+    `other_guess_rules` (each other identification rule of a guess and the per-text frame of
+    all judgments scored under it), each rule appears once more under each of them: the
+    best-match rules beside the Textwash paper's. `chosen` marks the study's two rules.
     """
     variants = [(guess_rule, JUDGMENTS_ALL, human_texts)]
     if kept_texts is not None:
         variants.append((guess_rule, JUDGMENTS_KEPT, kept_texts))
-    if other_guess_rule is not None:
-        variants.append((other_guess_rule[0], JUDGMENTS_ALL, other_guess_rule[1]))
+    for other_rule, other_texts in other_guess_rules or []:
+        variants.append((other_rule, JUDGMENTS_ALL, other_texts))
     rows = []
     for guess, label, texts in variants:
         for row in _sensitivity_rows(machine, texts, method, rule):

@@ -19,6 +19,7 @@ from intruder.services.judgments import judgment_submit
 from intruder.services.studies import study_update
 from model_runtime.guess_scoring import (
     BEST_MATCH,
+    BEST_MATCH_SURNAME,
     PAPER,
     Person,
     credit,
@@ -141,7 +142,9 @@ def test_a_tie_goes_to_the_true_person_and_a_weak_other_match_names_nobody():
 
 
 def walkthrough_study(**fields) -> tuple[Study, dict[str, object]]:
-    """A study with the walkthrough's two persons and one released text each."""
+    """A study with the walkthrough's two persons and one released text each, under issue
+    46's best-match rule unless told otherwise."""
+    fields.setdefault("identification_rule", BEST_MATCH)
     study = make_study(items_per_participant=2, judgments_per_text=3, **fields)
     texts = {}
     for person, group in zip(
@@ -303,3 +306,35 @@ def test_the_study_page_warns_before_launch_of_names_that_collide():
         make_target(study=collection, key=person.key, name=person.names[0])
     html = logged_in(collection.owner).get(reverse("researcher-study", args=[collection.slug]))
     assert 'id="name-collisions"' not in html.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_famous_name_from_outside_the_study_earns_no_identification_and_no_bonus():
+    """The rehearsal's finding (issue 49): "Kate Winslet" scores 0.770 for Kate Middleton, and
+    the best match, taken among the study's persons only, is Kate Middleton: a bonus was paid.
+    A new study's default rule asks for the surname too; switching the rule rescores."""
+    study = make_study(items_per_participant=1, judgments_per_text=2)
+    assert study.identification_rule == BEST_MATCH_SURNAME
+    target = make_target(study=study, key="kate", name="Kate Middleton", group="famous")
+    make_text(study=study, description=make_description(study=study, target=target))
+    wrong, right = make_participant(study=study), make_participant(study=study)
+    for participant, guess in ((wrong, "Kate Winslet"), (right, "Kate Midleton")):
+        assignment = assignment_next(participant=participant)
+        judgment_submit(
+            participant=participant,
+            assignment_id=assignment.pk,
+            self_identified=True,
+            guessed_name=guess,
+            revealing_text="the wedding",
+        )
+        Participant.objects.filter(pk=participant.pk).update(status=Participant.Status.COMPLETED)
+    by_guess = {j.guessed_name: j for j in Judgment.objects.all()}
+    assert by_guess["Kate Winslet"].cosine >= 0.75
+    assert not by_guess["Kate Winslet"].identified and not by_guess["Kate Winslet"].surname_agrees
+    assert by_guess["Kate Midleton"].identified
+    bonuses = identification_bonuses(study=study, per_identified=Decimal("1"))
+    assert bonuses == {right.prolific_pid: Decimal("1")}
+    study_update(study=study, identification_rule=BEST_MATCH)  # issue 46's rule: paid again
+    assert Judgment.objects.get(guessed_name="Kate Winslet").identified
+    study_update(study=study, identification_rule=BEST_MATCH_SURNAME)
+    assert not Judgment.objects.get(guessed_name="Kate Winslet").identified

@@ -6,7 +6,14 @@ import sys
 
 import pytest
 
-from model_runtime.guess_scoring import GuessScore, character_cosine, score_guess, surname_of
+from model_runtime.guess_scoring import (
+    PAPER,
+    GuessScore,
+    character_cosine,
+    score_guess,
+    surname_in_guess,
+    surname_of,
+)
 
 # Each case: (truth, guess, expected cosine), with the arithmetic over character counts.
 HAND_COMPUTED = [
@@ -82,9 +89,11 @@ def test_name_wins_ties_with_aliases():
 
 
 def test_anagram_gets_full_cosine_but_low_token_set_ratio():
-    score = score_guess("Sam Smith", "Tim Sahms")
+    score = score_guess("Sam Smith", "Tim Sahms", rule=PAPER)
     assert score.cosine == pytest.approx(1.0)
     assert score.identified
+    # The default rule asks for the surname among the guess's words: the anagram has none.
+    assert not score_guess("Sam Smith", "Tim Sahms").identified
     # rapidfuzz shows what the cosine misses: few shared characters in order.
     assert score.token_set_ratio < 60
     assert not score.surname_match
@@ -112,10 +121,13 @@ def test_surname_skips_generational_suffix_and_one_word_names_have_none():
 
 
 def test_wrong_person_with_similar_letters_passes_cosine():
-    score = score_guess("Emma Watson", "Emma Stone")
+    score = score_guess("Emma Watson", "Emma Stone", rule=PAPER)
     assert score.cosine == pytest.approx(12 / math.sqrt(182))
     assert score.identified  # the known false positive of the character cosine
     assert not score.surname_match
+    # The default rule refuses it: "Stone" is not Watson (a famous name outside the study).
+    default = score_guess("Emma Watson", "Emma Stone")
+    assert not default.identified and not default.surname_agrees
 
 
 def test_scoring_imports_without_django_settings():
@@ -128,3 +140,32 @@ def test_scoring_imports_without_django_settings():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == ["True", "False"]
+
+
+@pytest.mark.parametrize(
+    ("guess", "names", "agrees"),
+    [
+        ("Kate Winslet", ["Kate Middleton"], False),  # the rehearsal's paid wrong name (0.770)
+        ("Keanu Reeves", ["Ed Sheeran"], False),  # 0.861
+        ("Emma Thompson", ["Emma Watson"], False),  # 0.837
+        ("Claire Danes", ["Cara Delevigne"], False),  # a WikiActors name, 0.901
+        ("Kate Midleton", ["Kate Middleton"], True),  # a dropped letter
+        ("Kate Midldeton", ["Kate Middleton"], True),  # two letters swapped
+        ("Middleton", ["Kate Middleton"], True),  # the surname alone
+        ("Adel", ["Adele"], True),  # a one-word name, a typo
+        ("Duchess of Cambridge", ["Kate Middleton", "Duchess of Cambridge"], True),  # an alias
+        ("", ["Kate Middleton"], False),
+    ],
+)
+def test_the_surname_test_tells_a_typo_from_another_famous_name(guess, names, agrees):
+    assert surname_in_guess(guess, names) is agrees
+
+
+def test_the_default_rule_refuses_a_famous_name_from_outside_the_study():
+    """The rehearsal paid a bonus for "Kate Winslet" on Kate Middleton's texts: the best match
+    is taken among the study's persons, and Kate Winslet is not one of them."""
+    wrong = score_guess("Kate Middleton", "Kate Winslet")
+    typo = score_guess("Kate Middleton", "Kate Midleton")
+    assert wrong.cosine >= 0.75 and not wrong.identified and not wrong.named_other
+    assert typo.identified and typo.surname_agrees
+    assert score_guess("Kate Middleton", "Kate Winslet", rule="best_match").identified

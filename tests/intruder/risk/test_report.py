@@ -63,8 +63,13 @@ def test_report_puts_human_results_beside_every_attack(finished_run):
     sensitivity = report.tables["sensitivity"].set_index(["guess_rule", "judgments", "rule"])
     # majority: orlena and bastian (2 of 3); any: everyone but corvin. No judgment is flagged,
     # so the rows without flagged judgments are the same; no guess names another person, so
-    # the paper's rule of a guess gives the same rows too.
-    for variant in (("best_match", "all"), ("best_match", "flagged excluded"), ("paper", "all")):
+    # the other rules of a guess give the same rows too (every guess is the person's name).
+    for variant in (
+        ("best_match_surname", "all"),
+        ("best_match_surname", "flagged excluded"),
+        ("best_match", "all"),
+        ("paper", "all"),
+    ):
         assert sensitivity.loc[variant, "human_identified"].to_dict() == {
             "mean_cosine": 3,
             "majority": 6,
@@ -72,7 +77,7 @@ def test_report_puts_human_results_beside_every_attack(finished_run):
         }
         assert (sensitivity.loc[variant, "judgments_named_other"] == 0).all()
     assert sensitivity["chosen"].sum() == 2  # the study's two rules, all and flagged excluded
-    assert sensitivity.loc[("best_match", "all", "mean_cosine"), "chosen"]
+    assert sensitivity.loc[("best_match_surname", "all", "mean_cosine"), "chosen"]
 
 
 def test_trir_by_method_has_the_clear_text_as_ceiling_and_the_masked_share(finished_run):
