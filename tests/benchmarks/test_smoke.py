@@ -373,17 +373,17 @@ def _call(
 
     Its exit status and output come back as a child process's would. What a script changes
     for the process is put back afterwards: the environment, `sys.path` and `sys.argv`, the
-    working directory, torch's thread count and the random generators it seeds.
+    working directory, torch's thread count, the random generators it seeds (Python's,
+    NumPy's, torch's) and transformers' log level.
     """
+    import numpy as np
     import torch
+    from transformers.utils import logging as hf_logging
 
     path = BENCHMARKS / f"{name}.py"
     environment = dict(os.environ)
-    threads, torch_state, python_state = (
-        torch.get_num_threads(),
-        torch.get_rng_state(),
-        random.getstate(),
-    )
+    threads, verbosity = torch.get_num_threads(), hf_logging.get_verbosity()
+    states = (random.getstate(), np.random.get_state(), torch.get_rng_state())
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(sys, "argv", [str(path), *args])
@@ -402,8 +402,10 @@ def _call(
         os.environ.clear()
         os.environ.update(environment)
         torch.set_num_threads(threads)
-        torch.set_rng_state(torch_state)
-        random.setstate(python_state)
+        hf_logging.set_verbosity(verbosity)
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.set_rng_state(states[2])
     out, err = capsys.readouterr()
     if isinstance(status, str):  # SystemExit("message"): Python prints it and exits 1
         err, status = err + status + "\n", 1
