@@ -393,6 +393,7 @@ def _call(
         spec = importlib.util.spec_from_file_location(f"benchmark_{name}", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look it up
         spec.loader.exec_module(module)
         try:
             status = module.main()
