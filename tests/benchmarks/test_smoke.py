@@ -493,7 +493,7 @@ def test_human_vs_machine_and_the_prediction_fitted_on_it(
                 "--attacks",
                 "tfidf",
                 "--limit",
-                "10",
+                "20",  # every 20th description: 54 texts a study, 25 candidates for the fit
                 "--methods",
                 "textwash",
                 "--ladder",
