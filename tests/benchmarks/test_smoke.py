@@ -668,6 +668,7 @@ def test_tab_crosscheck_against_tabs_own_evaluation(tmp_path: Path):
 
 
 def test_a_benchmark_that_measured_nothing_exits_3_and_writes_nothing(tmp_path: Path):
+    # A child process on purpose: the exit status a shell or CI sees, not a SystemExit caught.
     empty = tmp_path / "data"
     empty.mkdir()
     for name in ("study1.jsonl", "study2.jsonl"):
