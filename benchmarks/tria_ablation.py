@@ -287,7 +287,12 @@ def spread(paths: list[Path]) -> str:
     return "\n".join(lines)
 
 
-def head_probe(out: Path, steps: int = 20) -> dict[str, Any]:
+HEAD_PROBE_RATES = (5e-5, 1e-3, 3e-3)
+
+
+def head_probe(
+    out: Path, steps: int = 20, rates: tuple[float, ...] = HEAD_PROBE_RATES
+) -> dict[str, Any]:
     """Return the held-out MLM loss of MiniLM's random head, trained alone at several rates.
 
     Picks ``pretraining_head_warmup_learning_rate``: 160 training and 40 held-out windows of
@@ -324,7 +329,7 @@ def head_probe(out: Path, steps: int = 20) -> dict[str, Any]:
             return float(model(**collator([{"input_ids": w} for w in held_out])).loss)
 
     report: dict[str, Any] = {"steps": steps, "batch": 8, "window_tokens": 128, "rates": {}}
-    for rate in (5e-5, 1e-3, 3e-3):
+    for rate in rates:
         torch.manual_seed(0)
         model = AutoModelForMaskedLM.from_pretrained(base)
         report["random_head_loss"] = held_out_loss(model)
@@ -344,7 +349,7 @@ def head_probe(out: Path, steps: int = 20) -> dict[str, Any]:
         report["rates"][str(rate)] = curve
     from did_work import require_work
 
-    require_work("tria_ablation", windows=len(train), steps=steps)
+    require_work("tria_ablation", windows=len(train), steps=steps, rates=len(rates))
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report
 
@@ -372,6 +377,12 @@ def main() -> None:
     probe_parser = sub.add_parser("head-probe", help="MLM loss of the head warm-up per rate")
     probe_parser.add_argument("--out", type=Path, default=RESULTS / "tria_head_warmup_probe.json")
     probe_parser.add_argument("--steps", type=int, default=20, help="head updates per rate")
+    probe_parser.add_argument(
+        "--rates",
+        type=lambda text: tuple(float(rate) for rate in text.split(",") if rate),
+        default=HEAD_PROBE_RATES,
+        help="comma-separated learning rates (default: 5e-5,1e-3,3e-3)",
+    )
     args = parser.parse_args()
     if args.command == "run":
         unknown = set(args.names) - {a.name for a in ABLATIONS}
@@ -383,7 +394,7 @@ def main() -> None:
     elif args.command == "spread":
         print(spread(args.runs))
     elif args.command == "head-probe":
-        print(json.dumps(head_probe(args.out, args.steps), indent=2))
+        print(json.dumps(head_probe(args.out, args.steps, args.rates), indent=2))
     else:
         print(table(args.extra, args.tag))
 

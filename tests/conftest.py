@@ -9,13 +9,14 @@ import pytest
 from research_data import missing_reason, shared_data_dir
 
 # Child processes (RQ workers, CLI runs) leave reports to their first view too (see
-# `no_prepared_reports` below); a test that wants them prepared sets the variable itself.
+# `suite_settings` below); a test that wants them prepared sets the variable itself.
 os.environ.setdefault("INTRUDER_PREPARE_REPORTS", "0")
 # The tests choose the precision path, never the host's CPU: by default they claim no native
 # bf16 or int8 unit (the fp32 path, child processes included); a test of the bf16 or int8 path
 # claims those units with `claim_cpu`, which runs everywhere (torch emulates a missing unit).
 os.environ.setdefault("MODEL_RUNTIME_CPU", "none")
 from tests.passes import LIBRARY_TEST_DIRS, SECOND_DATABASE_PASS
+from tests.suite_settings import suite_settings
 from tests.tiny_models import tiny_encoder
 
 TESTS = Path(__file__).resolve().parent
@@ -130,43 +131,19 @@ def tiny_bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def no_rate_limits(settings) -> None:
-    """Turn the per-client limits off: every test client comes from 127.0.0.1.
-
-    The tests of the limits turn them on again; the cache that counts them starts empty.
-    """
+def suite_settings_applied(settings, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Run each test under `suite_settings`, with an empty cache."""
     from django.core.cache import cache
 
-    settings.INTRUDER_ENROLMENT_RATE = None
-    settings.INTRUDER_TOKEN_RATE = None
-    settings.AXES_ENABLED = False
+    for name, value in suite_settings(tmp_path_factory).items():
+        setattr(settings, name, value)
     cache.clear()
-
-
-@pytest.fixture(autouse=True)
-def attack_dir(settings, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Keep attack runs' cache and working files out of the checkout's var/ folder."""
-    settings.INTRUDER_ATTACK_DIR = tmp_path_factory.getbasetemp() / "attacks"
-
-
-@pytest.fixture(autouse=True)
-def no_prepared_reports(settings) -> None:
-    """Leave reports to their first view: storing each attack run's risk report (plots
-    included) at the end of its job cost the suite about a minute of CPU. The tests of that
-    step (tests/intruder/test_report_refresh.py, the demo's) turn it on again."""
-    settings.INTRUDER_PREPARE_REPORTS = False
 
 
 @pytest.fixture
 def prepared_reports(settings) -> None:
     """Store reports before their first view, as the platform does by default."""
     settings.INTRUDER_PREPARE_REPORTS = True
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hasher(settings) -> None:
-    """Hash test passwords with MD5: PBKDF2's deliberate slowness dominates test time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(scope="session")

@@ -5,10 +5,17 @@ every operation (valid and invalid bodies, query strings and path ids; the annot
 APIs and attack runs included) and sends them with a researcher's token through the whole
 WSGI stack, middleware included; the one check is `not_a_server_error`. In process, not
 through a live server on loopback: no HTTP hop (41 s to 36 s), and more of the generated
-paths reach a view instead of a 404. Bounded for CI: a fixed number of examples per
-operation and mode (`INTRUDER_FUZZ_EXAMPLES`, default 25), derandomised so a run is
-repeatable. The issue's run found 275 server errors, all
-from integer filters of 2**63 and more; this keeps that class (and any other) out.
+paths reach a view instead of a 404. The issue's run found 275 server errors, all from
+integer filters of 2**63 and more; this keeps that class (and any other) out.
+
+Bounded for CI, derandomised so a run is repeatable: `INTRUDER_FUZZ_EXAMPLES` examples per
+operation and mode (default 20), sized to what the fuzz has found (issue 50): with the 64-bit
+bounds taken out again (`MAX_DATABASE_ID`, the `source_studies` bound), 20 still find the one
+server error that stays reachable (a study created with a source study id of 2**63 or more,
+an OverflowError on SQLite) and 15 do not; so do 25, the budget before (1,850 requests, now
+1,480). Fewer examples for the operations without a request body lost it too: the body
+operations' requests then meet another database state. Since Django 5.0 the integer filters
+answer an out-of-range id with no match, so the filter class itself no longer reaches a 500.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from tests.intruder.factories import (
     make_user,
 )
 
-EXAMPLES = int(os.environ.get("INTRUDER_FUZZ_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("INTRUDER_FUZZ_EXAMPLES", "20"))
 # Valid requests (schema-conforming) and invalid ones (wrong types, out-of-range numbers,
 # missing fields): both must be answered, never crash.
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
@@ -93,7 +100,7 @@ def test_no_api_request_gives_a_server_error(researcher_headers) -> None:
         try:
             fuzz()
         except Exception as error:  # one operation's failure must not hide the others'
-            failures.append(f"{operation.verbose_name} ({mode.value}): {error}")
+            failures.append(f"{operation.label} ({mode.value}): {error}")
     print(f"fuzzed {sum(statuses.values())} requests: {dict(sorted(statuses.items()))}")
     assert sum(statuses.values()) >= EXAMPLES * len(operations)
     assert not failures, "\n\n".join(failures)

@@ -23,7 +23,7 @@ from rest_framework.test import APIClient
 
 from attacks.strongest import STRONGEST
 from intruder.analysis.intervals import Rate
-from intruder.models import AnonymizedText, Description, Participant, TargetPerson
+from intruder.models import AnonymizedText, Description, Participant, Study, TargetPerson
 from intruder.risk import attack_runs
 from intruder.risk.plots import PLOT_TITLES
 from intruder.risk.rendering import (
@@ -109,12 +109,40 @@ def demo_run():
 
 
 @pytest.fixture(
+    scope="module",
     params=[4, 3, pytest.param("demo", marks=pytest.mark.slow)],
     ids=["4 persons", "3 persons", "demo study"],
 )
-def forms(request) -> dict[str, Any]:
-    """Every form of one run's report."""
-    run = demo_run() if request.param == "demo" else finished_run(persons=request.param)
+def forms(
+    request, django_db_setup, django_db_blocker, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    """Every form of one run's report, built once for the three tests that read it.
+
+    They only read what it returns, so it is built once per module and study, not once per
+    test (issue 50: the demo study's three builds took 66 s of the file's time), under the
+    suite's settings; what it stored is rolled back before any test runs, so no test sees it.
+    """
+    from django.core.cache import cache
+    from django.db import transaction
+    from django.test import override_settings
+
+    from tests.suite_settings import suite_settings
+
+    with (
+        django_db_blocker.unblock(),
+        override_settings(**suite_settings(tmp_path_factory)),
+        transaction.atomic(),
+    ):
+        cache.clear()
+        built = all_forms(request.param)
+        transaction.set_rollback(True)
+    cache.clear()
+    return built
+
+
+def all_forms(study: int | str) -> dict[str, Any]:
+    """Return every form of the report of a run on `study` (persons, or "demo")."""
+    run = demo_run() if study == "demo" else finished_run(persons=study)
     client = logged_in(run.study.owner)
     page = client.get(reverse("risk-page", args=[run.study.slug]) + f"?run={run.pk}")
     assert page.status_code == 200
@@ -130,7 +158,7 @@ def forms(request) -> dict[str, Any]:
     return {
         "run": run,
         "persons": report.headline.get("persons"),
-        "simulated": request.param == "demo",
+        "simulated": study == "demo",
         "report": report,
         "page": flat(page.content.decode()),
         "html": flat(download(run, "report.html").decode()),
@@ -139,6 +167,13 @@ def forms(request) -> dict[str, Any]:
         "tables": tables,
         "api": detail.json(),
     }
+
+
+def test_the_forms_built_once_for_the_module_leave_no_row_behind(forms):
+    # Built before this test's own transaction and rolled back: no test sees its study.
+    assert forms["run"].pk is not None
+    assert not Study.objects.exists() and not TargetPerson.objects.exists()
+    assert not Description.objects.exists() and not AnonymizedText.objects.exists()
 
 
 def test_every_number_has_one_value_in_every_form(forms):
