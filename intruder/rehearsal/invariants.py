@@ -175,12 +175,20 @@ def check_invariants(
                 )
 
     errors = Violation("server_errors", "a participant request answered 5xx or not at all")
+    unplayed = Violation(
+        "players_failed",
+        "a simulated participant could not be played to its end (the rehearsal's own fault)",
+    )
     for record in records:
         for error in record.errors:
             if "HTTP 5" in error or "transport" in error:
                 errors.add(f"{record.pid}: {error}")
+            elif error.startswith("rehearsal:"):
+                unplayed.add(f"{record.pid}: {error}")
 
-    return [double, ineligible, bots, honest, slots, lost, uneven, unlisted, forms, errors]
+    return [
+        double, ineligible, bots, honest, slots, lost, uneven, unlisted, forms, errors, unplayed,
+    ]  # fmt: skip
 
 
 def _bonus_ineligible(

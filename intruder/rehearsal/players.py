@@ -138,6 +138,8 @@ class Player:
             self._play()
         except httpx.HTTPError as error:
             self.record.errors.append(f"transport: {error!r}")
+        except Exception as error:  # the rehearsal's own failure: named, never a lost player
+            self.record.errors.append(f"rehearsal: {error!r}")
         finally:
             self.http.close()
             self.record.cpu_seconds = time.thread_time() - started

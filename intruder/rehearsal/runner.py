@@ -224,6 +224,8 @@ class Rehearsal:
     # --- the crowd --------------------------------------------------------------------------
 
     def _truth(self) -> Any:
+        from django.db import connection
+
         from intruder.models import Assignment
 
         persons = list(self.study.targets.values_list("name", flat=True))
@@ -238,6 +240,10 @@ class Rehearsal:
                         .get(pk=assignment_id)
                         .text.description.target
                     )
+                    # A player's thread lives minutes; holding its connection that long would
+                    # take one of the database's for every participant at once (PostgreSQL
+                    # refuses past max_connections: measured at 500).
+                    connection.close()
                     others = [p for p in persons if p != target.name]
                     cache[assignment_id] = (target.name, target.group, others)
                 return cache[assignment_id]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
 
 import pytest
 
@@ -17,6 +18,7 @@ from intruder.rehearsal.crowd import (
     mix_parse,
 )
 from intruder.rehearsal.plan import half_width, study_plan, text_rate, texts_needed
+from intruder.rehearsal.players import Player
 from intruder.rehearsal.runner import database_check
 
 
@@ -111,3 +113,28 @@ def test_the_runner_refuses_any_database_but_its_own(tmp_path, monkeypatch):
         database_check(tmp_path)
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{(tmp_path / 'rehearsal.sqlite3').resolve()}")
     database_check(tmp_path)
+
+
+def test_the_runner_takes_only_a_postgresql_database_named_for_a_rehearsal(tmp_path, monkeypatch):
+    for refused in ("postgres://h/study", "postgres://h/rehearsal", "mysql://h/rehearsal_x"):
+        monkeypatch.setenv("DATABASE_URL", refused)
+        with pytest.raises(SystemExit, match="refusing to run"):
+            database_check(tmp_path)
+    monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rehearsal_bench")
+    database_check(tmp_path)  # its tables are checked once Django is set up
+
+
+def test_a_player_the_rehearsal_fails_is_named_not_lost():
+    """A failure of the rehearsal's own (500 threads once took every PostgreSQL connection)
+    becomes the player's error, which the invariants count as `players_failed`, instead of a
+    record that is missing and a rehearsal that crashes at its verdict."""
+
+    class Broken:
+        def submission_start(self, study_id: str, pid: str) -> str:
+            raise RuntimeError("too many clients already")
+
+    stage = SimpleNamespace(site="http://127.0.0.1:9", fake=Broken(), prolific_study_id="s")
+    record = Player(stage, Kind.HONEST_DESKTOP, 0, 0).play()
+
+    assert record.errors == ["rehearsal: RuntimeError('too many clients already')"]
+    assert not record.entered and record.cpu_seconds >= 0
