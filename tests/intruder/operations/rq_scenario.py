@@ -126,6 +126,11 @@ def _slow_attacks() -> None:
         return attack
 
     attacks.registry.get_attack = get_attack
+    # The attack run's module binds the factory at import (it may already be imported when
+    # the app registered its parts): the hook goes where the run reads it.
+    import intruder.risk.attack_runs
+
+    intruder.risk.attack_runs.get_attack = get_attack
 
 
 def main(argv: list[str]) -> None:
