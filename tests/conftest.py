@@ -1,6 +1,7 @@
 """Shared fixtures: the public research data (read by path, never copied), a tiny BERT, and
 the settings every test runs under."""
 
+import gc
 import os
 from pathlib import Path
 
@@ -18,6 +19,14 @@ os.environ.setdefault("MODEL_RUNTIME_CPU", "none")
 from tests.passes import LIBRARY_TEST_DIRS, SECOND_DATABASE_PASS
 from tests.suite_settings import suite_settings
 from tests.tiny_models import tiny_encoder
+
+# The cyclic collector less often (issue 50): a test worker holds ~300,000 long-lived objects
+# (Django, torch, pandas), and every full collection walks them all. On tests/intruder/risk
+# and analysis in one process (392 tests), Python's default thresholds spent 9.7 s of 61.6 s in
+# collections (29 full ones, 8.7 s); these spend 4.5 s (11 full ones), 57.9 s in all. Freezing
+# the heap after collection (as served processes do, intruder/web/heap.py) added nothing here:
+# the tests import most of what they hold after collection.
+gc.set_threshold(50_000, 20, 100)
 
 TESTS = Path(__file__).resolve().parent
 # Fixtures through which a test reaches the database. pytest-django refuses database access to
