@@ -102,11 +102,14 @@ HELP = {
     "identification_threshold": "A guess names the person when its character cosine "
     "similarity to the true name (or an alias) reaches this value. The Textwash paper used "
     "0.75.",
-    "identification_rule": "Best match (the default): the guess must be closer to the true "
-    "person (name or alias) than to any other person of the study, and reach the threshold: "
-    "\u201cDaniel Radcliffe\u201d (0.845 for Daniel Craig) names Radcliffe, not Craig. The "
-    "paper's rule counts any guess that reaches the threshold; keep it to replicate Textwash. "
-    "Changing it (or the threshold) scores the stored guesses again; the reports show both.",
+    "identification_rule": "Best match and surname (the default): the guess must be closer to "
+    "the true person (name or alias) than to any other person of the study, reach the "
+    "threshold, and hold the person's surname (a typo allowed): \u201cDaniel Radcliffe\u201d "
+    "(0.845 for Daniel Craig) names Radcliffe, not Craig, and \u201cKate Winslet\u201d (0.770 "
+    "for Kate Middleton) names nobody of the study. Best match alone lets such outside names "
+    "count; the paper's rule counts any guess that reaches the threshold: keep it to replicate "
+    "Textwash. Changing it (or the threshold) scores the stored guesses again; the reports "
+    "show every rule.",
     "identified_rule": "One rule for every table, plot, statistic and export of the risk "
     "report; the report also shows its headline under the other two (sensitivity).",
     "intruder_population": "For the risk report's human threat model, e.g. \u201cUK adults "
