@@ -30,7 +30,8 @@ def test_the_start_up_heap_is_frozen_with_every_view_imported(thawed: None) -> N
 
     frozen = freeze_startup_heap()
 
-    assert frozen == gc.get_freeze_count() > 10_000
+    # A frozen object still dies when its last reference goes (CI saw 2 leave in between).
+    assert 10_000 < gc.get_freeze_count() <= frozen
     assert {"intruder.annotation.views", "intruder.risk.views"} <= set(sys.modules)
     assert gc.collect(2) >= 0  # the collector still runs, over what came after
 
