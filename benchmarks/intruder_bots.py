@@ -16,6 +16,10 @@ text, the answer. Session types:
   set by script, a reason typed), leave_reload (15-40 s away, back, reload, answer),
   canary_plural / canary_hyphen / canary_underscore / canary_cyrillic (the echo disguised),
   select_all_copy (Ctrl+A, Ctrl+C, echo);
+- patched_paste, patched_away: a script that runs before the page's (a userscript, an
+  extension) drops the page's paste, copy, focus and visibility listeners and hands its
+  input listener every paste as typing; then the answer is pasted (patched_paste), or typed
+  after 15-25 s in another tab (patched_away);
 - issue 48's: fill_insert (Playwright's fill()), exec_insert (execCommand("insertText")): a
   whole answer in one trusted input event; human_two_tabs (their own page in a second tab
   for 2-4 s). Issue 48's plain-HTTP kinds: `--http` (benchmarks/intruder_bots_http.py);
@@ -75,9 +79,12 @@ BOT_TYPES = (
     "canary_underscore",
     "canary_cyrillic",
     "select_all_copy",
-    # Issue 48: a whole answer inserted by one trusted input event.
+    # Issue 48: a whole answer inserted by one trusted input event; a page script that
+    # drops the page's paste and focus listeners and shows it pastes as typing.
     "fill_insert",
     "exec_insert",
+    "patched_paste",
+    "patched_away",
 )
 # A full forgery whose every figure fits the server's clock: the documented limit
 # (docs/participants.md), reported apart, not a target.
@@ -298,6 +305,29 @@ async def leave_for(context, page, seconds: float, pace: Pace) -> None:
     await other.close()
 
 
+# The patched_* kinds' script, run before the page's own: what an extension or a
+# userscript can do to the page's listeners without touching its code.
+PATCH_LISTENERS_JS = """(() => {
+  const dropped = new Set(['paste', 'copy', 'visibilitychange', 'blur', 'focus', 'pagehide']);
+  const original = EventTarget.prototype.addEventListener;
+  EventTarget.prototype.addEventListener = function (type, listener, options) {
+    if (dropped.has(type)) return undefined;
+    if ((type === 'input' || type === 'beforeinput') && typeof listener === 'function') {
+      const shown = listener;
+      listener = function (event) {
+        const view = new Proxy(event, {get(target, prop) {
+          if (prop === 'inputType' && /^insertFrom/.test(target.inputType)) return 'insertText';
+          const value = target[prop];
+          return typeof value === 'function' ? value.bind(target) : value;
+        }});
+        return shown.call(this, view);
+      };
+    }
+    return original.call(this, type, listener, options);
+  };
+})();"""
+
+
 # What forged telemetry the forging bots post. The page's own script is bypassed: the form is
 # sent with form.submit(), which fires no submit event, and its beacon is silenced.
 FORGE_JS = """([kind, answer]) => {
@@ -338,6 +368,8 @@ async def run_session(
     """
     rng = random.Random(seed)
     page = await context.new_page()
+    if kind.startswith("patched_"):
+        await page.add_init_script(PATCH_LISTENERS_JS)
     await reach_text(page, base, slug, pid)
     submit = True
     if kind in HUMAN_TYPES:
@@ -429,6 +461,18 @@ async def run_session(
         else:
             await page.focus("#other_knowledge")
             await page.evaluate("t => document.execCommand('insertText', false, t)", answer)
+    elif kind == "patched_paste":
+        await pace.sleep(rng.uniform(5, 10))
+        await page.check("input[name=self_identified][value=no]")
+        await page.click("#other_knowledge")
+        async with clipboard:
+            await page.evaluate("t => navigator.clipboard.writeText(t)", rng.choice(HUMAN_ANSWERS))
+            await page.keyboard.press("ControlOrMeta+V")
+        await pace.sleep(rng.uniform(1, 3))
+    elif kind == "patched_away":
+        await pace.sleep(rng.uniform(2, 4))
+        await leave_for(context, page, rng.uniform(15, 25), pace)
+        await answer_no(page, rng.choice(HUMAN_ANSWERS), rng)
     elif kind == "no_js":
         await pace.sleep(rng.uniform(5, 10))
         await page.check("input[name=self_identified][value=no]")
@@ -583,10 +627,11 @@ def main_http(args: argparse.Namespace) -> int:
         study = Study.objects.create(
             slug="bots-http", title="Bot benchmark (HTTP)", kind=Study.Kind.INTRUDER,
             owner=owner, is_open=True, items_per_participant=http.ITEMS, judgments_per_text=1,
+            catch_trials_per_participant=http.CATCH_PER_SESSION,
             groups=["fictitious"], consent_text="Made-up benchmark study.",
             instructions_text="Name the person if you can.",
         )  # fmt: skip
-        http.make_texts(study, len(plan) * http.ITEMS + 40, args.seed)
+        http.make_texts(study, len(plan) * (http.ITEMS - http.CATCH_PER_SESSION) + 40, args.seed)
         server, base = start_server(server_env())
         try:
             errors = http.run_http(base, study.slug, plan, args.parallel)
@@ -602,7 +647,13 @@ def main_http(args: argparse.Namespace) -> int:
         and all(h["flagged_pct"] <= TARGETS["human_max"] for h in results["human"].values()),
         "flagged_means": "a session with any judgment excluded under the default rules",
         "overclaim_assumed": http.OVERCLAIM,
+        # Were honest people's overclaims independent, a share p of catch answers flags
+        # p^2 of them (two catch trials, the rule's two namings): the assumption, in figures.
+        "catch_flag_share_expected_if_overclaims_independent": {
+            str(p): round(p**http.CATCH_PER_SESSION, 4) for p in (0.05, 0.1, 0.2, 0.3)
+        },
         "items_per_session": http.ITEMS,
+        "catch_trials_per_session": http.CATCH_PER_SESSION,
         "sessions_per_type": args.sessions,
         "parallel_sessions": args.parallel,
         "errors": errors,

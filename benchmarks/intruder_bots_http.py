@@ -4,8 +4,9 @@
         --out benchmarks/results/intruder_bots_http.json [--sessions 50] [--parallel 150]
 
 Run through `intruder_bots.py --http` (same throwaway SQLite database and gunicorn on
-loopback). Each session enrols from the Prolific link, consents, and judges 3 texts of about
-100 words (one text in four is a catch trial, a made-up person nobody can know) with real
+loopback). Each session enrols from the Prolific link, consents, and judges 4 texts of about
+100 words (2 of them catch trials, made-up persons nobody can know: the study's default,
+with the default rule that flags a participant who names someone for 2) with real
 waits; the server's clock is the real one. Every post is what a client sends over HTTP: the
 page's forms and tokens are read from the HTML, the telemetry is the JSON the page's script
 would send.
@@ -63,7 +64,9 @@ HUMAN_KINDS = (
     "human_no",
 )
 KINDS = (*BOT_KINDS, *HUMAN_KINDS)
-ITEMS = 3
+ITEMS = 4
+CATCH_PER_SESSION = 2
+CATCH_TEXTS = 8
 OVERCLAIM = 0.05
 FAMOUS = ["Taylor Swift", "Barack Obama", "Lionel Messi", "Tom Hanks", "Adele", "Elon Musk"]
 FIELDS = ("guessed_name", "revealing_text", "other_knowledge")
@@ -88,15 +91,14 @@ CATCH_SENTENCES = [
 
 
 def make_texts(study, n_texts: int, seed: int) -> None:
-    """Add `n_texts` texts of ~100 words to `study`, one in four a catch trial."""
+    """Add `n_texts` texts of ~100 words to `study` and `CATCH_TEXTS` catch trials."""
     from intruder.evidence.catch_trials import catch_trial_add
     from intruder.models import AnonymizedText, Description, TargetPerson
 
     rng = random.Random(seed)
+    for _ in range(CATCH_TEXTS):
+        catch_trial_add(study=study, text=" ".join(rng.sample(CATCH_SENTENCES, 7)))
     for i in range(n_texts):
-        if i % 4 == 3:
-            catch_trial_add(study=study, text=" ".join(rng.sample(CATCH_SENTENCES, 7)))
-            continue
         target = TargetPerson.objects.create(
             study=study, key=f"person_{i}", name=f"Mira Tollund{i}", group="fictitious"
         )

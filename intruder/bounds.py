@@ -62,6 +62,9 @@ MIN_DESCRIPTION_CHARS = Bound("the shortest description", 0, 20_000, default=500
 TIME_LIMIT_MINUTES = Bound("the time limit in minutes", 1, 24 * 60, default=60)
 IDENTIFICATION_THRESHOLD = Bound("the identification threshold", 0.0, 1.0, default=0.75)
 ATTENTION_CHECKS = Bound("attention checks per intruder", 0, 5, default=0)
+# Catch trials served to each intruder (of the study's; `intruder.evidence.catch_trials`):
+# two, so that the flag can ask for two namings (one is an honest overclaim's risk).
+CATCH_TRIALS = Bound("catch trials per intruder", 0, 10, default=2)
 
 # A study run's (attack runs and guard runs, `intruder.risk.models.StudyRun`).
 # k of the k-fold background: a fold needs another to learn from; more than 20 only slows.

@@ -21,6 +21,7 @@ from django.db.models.fields.json import KT
 
 from intruder.bounds import (
     ATTENTION_CHECKS,
+    CATCH_TRIALS,
     IDENTIFICATION_THRESHOLD,
     ITEMS_PER_PARTICIPANT,
     JUDGMENTS_PER_TEXT,
@@ -221,6 +222,12 @@ class Study(models.Model):
         help_text="Intruder tests: instructed-response items placed among each intruder's "
         "texts (0 = none); scored apart, never counted as texts.",
     )
+    catch_trials_per_participant = models.PositiveSmallIntegerField(
+        default=CATCH_TRIALS.default,
+        validators=CATCH_TRIALS.validators(),
+        help_text="Intruder tests: the study's catch trials (made-up persons) each intruder "
+        "is shown among their texts, at random places; never counted in the rates.",
+    )
     attention_check_prompt = models.TextField(
         blank=True,
         max_length=1000,
@@ -402,6 +409,11 @@ class Participant(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(auto_now=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    catch_named = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Intruders: catch trials (made-up persons) they named someone for; the "
+        "catch flag's count, kept here so that an answer needs no look at the others.",
+    )
     form_state = models.JSONField(
         default=dict,
         blank=True,

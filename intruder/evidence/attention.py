@@ -135,9 +135,11 @@ def attention_flags_for(*, participant: Participant) -> list[dict[str, str]]:
     return [attention_failed_flag(failed)] if failed is not None else []
 
 
-def _flag_judgments(participant: Participant, flag: dict[str, str]) -> None:
+def judgments_flag_all(participant: Participant, flag: dict[str, str]) -> None:
+    """Put `flag` on each of the participant's judgments that has none of its code: a flag
+    about the person, not one answer (a failed attention check, catch trials named)."""
     for judgment in Judgment.objects.select_for_update().filter(participant=participant):
-        if any(f.get("code") == Flag.ATTENTION for f in judgment.flags or []):
+        if any(f.get("code") == flag["code"] for f in judgment.flags or []):
             continue
         judgment.flags = [*(judgment.flags or []), flag]
         judgment.save(update_fields=["flags"])
@@ -168,5 +170,5 @@ def attention_check_submit(
         check.answered_at = now
         check.save(update_fields=["answer", "passed", "answered_at"])
         if not check.passed:
-            _flag_judgments(participant, attention_failed_flag(check))
+            judgments_flag_all(participant, attention_failed_flag(check))
     return check

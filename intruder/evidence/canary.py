@@ -150,9 +150,12 @@ def canary_in(answer: str, canary: str) -> bool:
             return True
     # A word: `limit` edits. Two words joined, or the word reversed: one edit (two let
     # honest pairs through: "a breakup" is two edits from a reversed "pukazuba").
+    # Two edits may add letters or change them, but take away one at most: a word two
+    # letters shorter is an honest name as often as an echo ("javier", "javideru").
     pairs = [first + second for first, second in itertools.pairwise(tokens)]
     for token, allowed in [*((t, limit) for t in tokens), *((p, 1) for p in pairs)]:
         for stem in {token, re.sub(r"(es|s)$", "", token)}:
-            if _edits(stem, word, allowed) <= allowed or _edits(stem, word[::-1], 1) <= 1:
+            most = allowed if len(stem) >= len(word) - 1 else 1
+            if _edits(stem, word, most) <= most or _edits(stem, word[::-1], 1) <= 1:
                 return True
     return False

@@ -4,19 +4,30 @@ The researcher writes the description (of a person who does not exist); it is se
 is, among the study's texts, to intruders who cannot tell it apart. Nobody can identify it,
 so a confident identification (answering "yes" and naming someone) shows a participant who
 names people at random: the careless responder of issue 48, or the one who types a
-chatbot's guess by hand, which no telemetry sees. Its judgments are flagged, never counted
-in the rates (`intruder.analysis.selectors` leaves catch targets out).
+chatbot's guess by hand, which no telemetry sees. Each intruder is shown the study's
+`catch_trials_per_participant` of them (`intruder.services.assignment`); a participant who
+names someone for `catch_named_min` of them has all their judgments flagged. Catch trials'
+judgments are never counted in the rates (`intruder.analysis.selectors` leaves them out).
 """
 
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from intruder.evidence.selectors import Flag
-from intruder.models import AnonymizedText, Description, PersonGroup, Study, TargetPerson
+from intruder.models import (
+    AnonymizedText,
+    Description,
+    Judgment,
+    Participant,
+    PersonGroup,
+    Study,
+    TargetPerson,
+)
 from intruder.profiles import fictitious_profile_generate
 from intruder.selectors.participant import study_groups
 
@@ -56,16 +67,36 @@ def catch_trial_add(*, study: Study, text: str) -> AnonymizedText:
     )
 
 
-def catch_flags(
-    *, target: TargetPerson, self_identified: bool, guessed_name: str
-) -> list[dict[str, str]]:
-    """Return the catch flag of a judgment: a made-up person confidently identified."""
-    if not target.catch or not self_identified or not guessed_name.strip():
-        return []
-    return [
-        {
-            "code": Flag.CATCH_IDENTIFIED,
-            "reason": f"Named “{guessed_name.strip()}” for a made-up person nobody can know "
-            "(a catch trial).",
-        }
-    ]
+def catch_named(*, target: TargetPerson, self_identified: bool, guessed_name: str) -> bool:
+    """Return whether an answer names someone for a made-up person."""
+    return target.catch and self_identified and bool(guessed_name.strip())
+
+
+def catch_flag(
+    *, participant: Participant, named_now: str, rules: dict[str, Any]
+) -> dict[str, str] | None:
+    """Return the catch flag of the participant, None while they named too few made-up persons.
+
+    `named_now`: the name this answer gives a catch trial ("" if none). The flag is about the
+    person: all their judgments carry it once they named someone for `catch_named_min`
+    catch trials (two by default: one honest overclaim, which people do make, flags nobody).
+    `participant.catch_named` counts the earlier ones: the names are read only to flag.
+    """
+    if participant.catch_named + bool(named_now) < rules["catch_named_min"]:
+        return None
+    names = list(
+        Judgment.objects.filter(
+            participant=participant, text__description__target__catch=True, self_identified=True
+        )
+        .exclude(guessed_name="")
+        .order_by("pk")
+        .values_list("guessed_name", flat=True)
+    )
+    if named_now:
+        names.append(named_now)
+    quoted = ", ".join(f"“{name.strip()[:60]}”" for name in names)
+    return {
+        "code": Flag.CATCH_IDENTIFIED,
+        "reason": f"Named someone for {len(names)} made-up persons nobody can know (catch "
+        f"trials): {quoted} (rule: at least {rules['catch_named_min']}).",
+    }

@@ -48,7 +48,7 @@ FLAG_LABELS: dict[str, str] = {
     Flag.TOO_FAST_TO_READ: "Answered before the text could be read",
     Flag.IMPLAUSIBLE_TYPING: "Typing faster, or in larger pieces, than a person types",
     Flag.REPEATED_QUICK: "The same quick answer to several texts",
-    Flag.CATCH_IDENTIFIED: "Named someone for a made-up person (a catch trial)",
+    Flag.CATCH_IDENTIFIED: "Named someone for made-up persons (catch trials)",
 }
 
 # Defaults of the rules; every threshold is the researcher's to change before launch.
@@ -95,6 +95,8 @@ DEFAULT_RULES: dict[str, Any] = {
     # A participant's same answer to this many texts, each within quick_answer_seconds.
     "repeat_count": 3,
     "quick_answer_seconds": 15,
+    # Catch trials a participant names someone for before all their answers are flagged.
+    "catch_named_min": 2,
 }
 RULE_BOUNDS: dict[str, tuple[float, float]] = {
     "min_judgment_ms": (0, 600_000),
@@ -108,6 +110,7 @@ RULE_BOUNDS: dict[str, tuple[float, float]] = {
     "max_chars_per_event": (1, 10_000),
     "repeat_count": (2, 1_000),
     "quick_answer_seconds": (0, 3_600),
+    "catch_named_min": (1, 10),
 }
 
 

@@ -31,6 +31,7 @@ from intruder.evidence.selectors import (
 from intruder.exceptions import errors_as_messages
 from intruder.models import Description, Judgment
 from intruder.selectors.access import role_can_edit
+from intruder.selectors.participant import catch_trials_served
 from intruder.web.access import study_for
 
 MAX_ROWS = 500
@@ -83,6 +84,9 @@ class ExclusionRulesForm(forms.Form):
     quick_answer_seconds = _rule_field(
         "quick_answer_seconds", "... each given within (seconds of the text's first serving)"
     )
+    catch_named_min = _rule_field(
+        "catch_named_min", "Catch trials: someone named for at least (made-up persons)"
+    )
 
 
 class CatchTrialForm(forms.Form):
@@ -112,6 +116,7 @@ def flags_page(request: HttpRequest, slug: str) -> HttpResponse:
         "rules_form": ExclusionRulesForm(initial=rules),
         "catch_form": CatchTrialForm(),
         "catch_texts": study.targets.filter(catch=True).count(),
+        "catch_served": catch_trials_served(study=study),
         "locked": exclusion_rules_locked(study),
         "flag_labels": FLAG_LABELS,
         "excluded_labels": [FLAG_LABELS[c] for c in rules["exclude"] if c in FLAG_LABELS],

@@ -56,7 +56,9 @@ def check_invariants(
     by_pid = {r.pid: r for r in records}
     rules = study_rules(study)
     judgments = list(
-        Judgment.objects.filter(participant__study=study).select_related("participant")
+        Judgment.objects.filter(participant__study=study).select_related(
+            "participant", "text__description__target"
+        )
     )
     kept_by_pid: dict[str, list[Judgment]] = defaultdict(list)
     all_by_pid: dict[str, list[Judgment]] = defaultdict(list)
@@ -113,7 +115,8 @@ def check_invariants(
         "slots_orphaned_or_overfilled",
         "a text judged more often than the study allows, or held by someone who has left",
     )
-    per_text = Counter(j.text_id for j in judgments)
+    # Catch trials hold no slots: every intruder is shown some (`services.assignment`).
+    per_text = Counter(j.text_id for j in judgments if not j.text.description.target.catch)
     for text_id, count in per_text.items():
         if count > study.judgments_per_text:
             slots.add(f"text {text_id} ({count} judgments)")

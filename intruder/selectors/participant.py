@@ -124,8 +124,13 @@ def writing_task_counts(*, participant: Participant) -> tuple[int, int]:
     return tasks["done"], tasks["total"]
 
 
-def intruder_text_pool(*, study: Study, group: str = "") -> QuerySet[AnonymizedText]:
+def intruder_text_pool(
+    *, study: Study, group: str = "", catch: bool = False
+) -> QuerySet[AnonymizedText]:
     """Return the released anonymized texts of `study` (of one person group, if given).
+
+    The texts whose places intruders fill; `catch=True`: the study's catch trials instead
+    (made-up persons, served to every intruder beyond the places, in any group).
 
     Selected through their target persons (a description's target is always of the
     description's study: every path that stores one takes both from the same study). The
@@ -134,11 +139,28 @@ def intruder_text_pool(*, study: Study, group: str = "") -> QuerySet[AnonymizedT
     on a study's fresh tables without statistics, compare every description with every
     target (45 ms per count of 400 texts) or intersect the study's index per target.
     """
+    if catch:
+        return AnonymizedText.objects.filter(
+            description__target__study=study,
+            description__target__catch=True,
+            status=AnonymizedText.Status.RELEASED,
+        )
     return AnonymizedText.objects.filter(
         description__target__study=study,
         description__target__group__in=[group] if group else study_groups(study=study),
+        description__target__catch=False,
         status=AnonymizedText.Status.RELEASED,
     )
+
+
+def catch_trials_served(*, study: Study) -> int:
+    """Return how many of an intruder's texts are catch trials: the study's setting, at most
+    its released catch trials, and never all the texts (one real text at least)."""
+    wanted = study.catch_trials_per_participant
+    if not wanted:
+        return 0
+    available = intruder_text_pool(study=study, catch=True).count()
+    return min(wanted, available, study.items_per_participant - 1)
 
 
 def intruder_group_slots(*, study: Study) -> dict[str, int]:
@@ -185,11 +207,13 @@ def intruder_group_reach(*, study: Study) -> list[GroupReach]:
         .values_list("description__target__group", "texts", "persons")
     }
     reach = []
+    # The texts per intruder that are not catch trials: what the group's texts must fill.
+    announced = study.items_per_participant - catch_trials_served(study=study)
     for group in study_groups(study=study):
         texts, persons = counts.get(group, (0, 0))
         if texts:
             reachable = texts if study.allow_same_target else persons
-            reach.append(GroupReach(group, texts, persons, reachable, study.items_per_participant))
+            reach.append(GroupReach(group, texts, persons, reachable, announced))
     return reach
 
 
@@ -212,7 +236,7 @@ def intruder_short_run_reason(*, participant: Participant) -> tuple[str, int]:
         (r for r in intruder_group_reach(study=study) if r.group == participant.group), None
     )
     reachable = reach.reachable if reach else 0
-    if reachable < study.items_per_participant:
+    if reach is None or reach.short:
         return SHORT_TOO_FEW, reachable
     if not study.allow_same_target:
         seen_targets = participant.assignments.values_list("text__description__target_id")

@@ -22,6 +22,10 @@ Policy:
   this for every study; a request does it only for its own participant, and for the study
   when no free slot seems left, so that no page view has to scan the study.
 - When the pool runs out a participant gets fewer than N texts and goes on to the debrief.
+- Catch trials (texts about made-up persons, `intruder.evidence.catch_trials`) hold no
+  slots: each intruder is shown `study.catch_trials_per_participant` of them among their N,
+  the least shown first, at positions drawn once per participant (`catch_positions`); where
+  none is left for them, a text takes the position. They are never counted in the rates.
 """
 
 from __future__ import annotations
@@ -226,18 +230,36 @@ def studies_release_expired(*, now: datetime | None = None) -> ExpirySweep:
     return ExpirySweep(released=released, timed_out=timed_out)
 
 
+def catch_positions(*, participant: Participant) -> frozenset[int]:
+    """Return the positions (1-based) at which the participant is shown a catch trial.
+
+    Drawn from the participant's id, so every request of theirs agrees; never every position
+    (an intruder judges at least one real text). Reads nothing: a study with fewer catch
+    trials fills the other positions with texts (`assignment_candidates`).
+    """
+    study = participant.study
+    count = min(study.catch_trials_per_participant, study.items_per_participant - 1)
+    if count <= 0:
+        return frozenset()
+    places = range(1, study.items_per_participant + 1)
+    return frozenset(random.Random(f"catch {participant.pk}").sample(places, count))
+
+
 def assignment_candidates(
-    *, participant: Participant, rng: random.Random
+    *, participant: Participant, rng: random.Random, catch: bool = False
 ) -> list[tuple[int, set[int], int | None]]:
     """Return (text id, taken slots, exclusive target id) of texts the participant may get.
 
     Fewest held first. Ties are broken at random so that concurrent participants spread over
     equally needed texts instead of all racing for the same one. The target id is what the
     claim stores in `exclusive_target` (None where the study allows several texts about
-    one person).
+    one person). `catch`: a catch trial if one is left for the participant (their slots are
+    never full), else the texts; one query either way.
     """
     study = participant.study
     pool = intruder_text_pool(study=study, group=participant.group)
+    if catch:
+        pool = pool | intruder_text_pool(study=study, catch=True)
     # Each exclusion is one NOT IN over the participant's own few assignments, which
     # PostgreSQL hashes once per query (a NOT EXISTS probed the assignments once per text).
     if study.allow_same_target:
@@ -252,18 +274,24 @@ def assignment_candidates(
     # every page, so PostgreSQL would plan it afresh each time.
     held = FilteredRelation("assignments", condition=Q(assignments__status__in=HELD_STATUSES))
     targets: dict[int, int] = {}
+    catches: set[int] = set()
     taken: dict[int, set[int]] = defaultdict(set)
-    for text_id, target_id, slot in pool.annotate(held=held).values_list(
-        "id", "description__target_id", "held__slot"
+    for text_id, target_id, is_catch, slot in pool.annotate(held=held).values_list(
+        "id", "description__target_id", "description__target__catch", "held__slot"
     ):
         targets[text_id] = target_id
+        if is_catch:
+            catches.add(text_id)
         if slot is not None:
             taken[text_id].add(slot)
-    open_texts = [
-        (text_id, taken[text_id])
-        for text_id in targets
-        if len(taken[text_id]) < study.judgments_per_text
-    ]
+    if catches:  # a catch trial's position, and one is left for the participant
+        open_texts = [(text_id, taken[text_id]) for text_id in catches]
+    else:
+        open_texts = [
+            (text_id, taken[text_id])
+            for text_id in targets
+            if len(taken[text_id]) < study.judgments_per_text
+        ]
     keyed = [(len(slots), rng.random(), text_id, slots) for text_id, slots in open_texts]
     keyed.sort(key=lambda row: row[:3])
     exclusive = not study.allow_same_target
@@ -330,17 +358,21 @@ def assignment_next(
     if completed >= study.items_per_participant:
         return None
     swept = False
+    catch = completed + 1 in catch_positions(participant=participant)
     for _attempt in range(ASSIGN_ATTEMPTS):
-        candidates = assignment_candidates(participant=participant, rng=rng)
+        candidates = assignment_candidates(participant=participant, rng=rng, catch=catch)
         if not candidates and not swept:
             swept = True
             reclaimed = study_reclaim_slots(study=study, now=now)
             if reclaimed.released or reclaimed.timed_out:
-                candidates = assignment_candidates(participant=participant, rng=rng)
+                candidates = assignment_candidates(participant=participant, rng=rng, catch=catch)
         if not candidates:
             return None
         text_id, taken, target_id = candidates[0]
-        slot = free_slot(taken=taken, judgments_per_text=study.judgments_per_text)
+        # A catch trial's slots are never full: one more than it holds.
+        slot = free_slot(
+            taken=taken, judgments_per_text=max(study.judgments_per_text, len(taken) + 1)
+        )
         try:
             with _savepoint_if_in_transaction():
                 # Shown as soon as it is claimed: the claim happens when the page is built.

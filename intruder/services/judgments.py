@@ -7,10 +7,11 @@ from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from intruder.evidence.attention import attention_flags_for
-from intruder.evidence.catch_trials import catch_flags
+from intruder.evidence.attention import attention_flags_for, judgments_flag_all
+from intruder.evidence.catch_trials import catch_flag, catch_named
 from intruder.evidence.flags import judgment_flags
 from intruder.evidence.page_views import (
     JUDGE_FIELDS,
@@ -223,10 +224,15 @@ def judgment_submit(
     repeated = repeated_quick_judgments(
         participant=participant, answers=judged, server_ms=evidence.server_ms, rules=rules
     )
-    flags += catch_flags(
+    named = catch_named(
         target=target, self_identified=self_identified, guessed_name=answers["guessed_name"]
     )
-    flags = flags_merged(flags)
+    caught = catch_flag(
+        participant=participant,
+        named_now=answers["guessed_name"].strip() if named else "",
+        rules=rules,
+    )
+    flags = flags_merged(flags + ([caught] if caught else []))
     if repeated:
         flags.append(repeated_quick_flag(len(repeated) + 1, rules))
     stored_telemetry = None
@@ -273,12 +279,15 @@ def judgment_submit(
                 **answers,
             )
             judgment.save()
+            if caught is not None:  # the person named made-up persons: all their answers
+                judgments_flag_all(participant, caught)
             for earlier in repeated:  # the pattern flags every answer in it
                 if all(flag["code"] != flags[-1]["code"] for flag in earlier.flags):
                     earlier.flags = [*earlier.flags, flags[-1]]
                     earlier.save(update_fields=["flags"])
             page_views_store(assignment=assignment, report=report, now=now)
-            Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+            seen = {"catch_named": F("catch_named") + 1} if named else {}
+            Participant.objects.filter(pk=participant.pk).update(last_seen_at=now, **seen)
     except IntegrityError:
         existing = Judgment.objects.filter(assignment=assignment).first()
         if existing is not None:

@@ -44,6 +44,7 @@ EDITABLE_FIELDS = (
     "discourage_copy",
     "allow_same_target",
     "attention_checks",
+    "catch_trials_per_participant",
     "attention_check_prompt",
     "attention_check_answer",
 )

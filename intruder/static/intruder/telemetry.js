@@ -210,6 +210,16 @@
   window.addEventListener("blur", leave);
   window.addEventListener("focus", back);
   window.addEventListener("pagehide", beacon);
+  // Absences are also looked for, not only heard of: a page script that drops the page's
+  // listeners (issue 48) hides no absence from a look at the page's state every second
+  // (browsers run a hidden tab's timers at least that often for its first minutes; the
+  // look on coming back ends the absence either way).
+  if (on("focus")) {
+    setInterval(function () {
+      if (document.visibilityState === "hidden" || !document.hasFocus()) leave();
+      else back();
+    }, 1000);
+  }
 
   form.addEventListener("submit", function () {
     back();

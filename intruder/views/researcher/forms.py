@@ -44,6 +44,7 @@ KIND_FIELDS: dict[str, str] = {
     "discourage_copy": Study.Kind.INTRUDER,
     "allow_same_target": Study.Kind.INTRUDER,
     "attention_checks": Study.Kind.INTRUDER,
+    "catch_trials_per_participant": Study.Kind.INTRUDER,
     "attention_check_prompt": Study.Kind.INTRUDER,
     "attention_check_answer": Study.Kind.INTRUDER,
 }
@@ -77,6 +78,7 @@ LABELS = {
     "discourage_copy": "Remind intruders who copy a text to answer on their own",
     "allow_same_target": "Allow several texts about one person per intruder",
     "attention_checks": "Attention checks per intruder",
+    "catch_trials_per_participant": "Catch trials per intruder",
     "attention_check_prompt": "Attention check instruction",
     "attention_check_answer": "Answer the instruction asks for",
 }
@@ -146,6 +148,11 @@ HELP = {
     "that asks for a given word; it is scored apart and never counted as a text. A failed "
     "check flags all the intruder's judgments \u201cattention failed\u201d (see the "
     "exclusion rules).",
+    "catch_trials_per_participant": "Of the study's catch trials (texts about made-up "
+    "persons, added on Flagged answers), how many each intruder is shown, at random places "
+    "among their texts and beyond the texts' places. 2 (default): the catch-trial flag asks "
+    "for two namings, so one honest overclaim flags nobody. Fewer catch trials than this: "
+    "each intruder is shown all of them. Never counted in the rates.",
     "attention_check_prompt": "Leave empty for the built-in checks (\u201ctype the word "
     "'orange'\u201d and the like, a different word each). Participants never see the "
     "expected answer field.",
@@ -198,8 +205,9 @@ class StudyForm(forms.ModelForm):
             collections = collections.exclude(pk=self.instance.pk)
             self.fields["source_studies"].initial = list(self.instance.source_studies.all())
         self.fields["source_studies"].queryset = collections.order_by("title")
-        if "attention_checks" in self.fields:
-            self.fields["attention_checks"].required = False  # an empty box means none
+        for optional in ("attention_checks", "catch_trials_per_participant"):
+            if optional in self.fields:
+                self.fields[optional].required = False  # an empty box means none
         for name, field in self.fields.items():
             field.label = LABELS.get(name, field.label)
             field.help_text = HELP.get(name, "")
@@ -211,6 +219,7 @@ class StudyForm(forms.ModelForm):
         data = super().clean()
         # An empty box (or one a collection study hides) means no attention checks.
         data["attention_checks"] = data.get("attention_checks") or 0
+        data["catch_trials_per_participant"] = data.get("catch_trials_per_participant") or 0
         if data.get("kind") != Study.Kind.INTRUDER:
             data["source_studies"] = []
             data["attention_checks"] = 0

@@ -115,6 +115,13 @@ def test_no_common_word_or_name_comes_near_a_canary():
             assert not canary_in(f"I think {honest} maybe", word), (word, honest)
 
 
+def test_an_honest_name_two_letters_shorter_is_not_matched():
+    """The test above met it once in about 70 runs: "Javier" is two deletions from the
+    canary "javideru"; two added or changed letters are still matched."""
+    assert not canary_in("I think Javier maybe", "javideru")
+    assert canary_in("javidxerpu", "javideru") and canary_in("ajvidreu", "javideru")
+
+
 def test_the_page_carries_the_instruction_encoded_not_readable():
     encoded = canary_encoded(WORD)
     assert WORD not in encoded and "AI" not in encoded

@@ -1,5 +1,7 @@
-"""Catch trials (issue 48): a made-up person nobody can know, served like the others; naming
-someone for it is flagged, and its judgments never reach the rates."""
+"""Catch trials (issue 48): made-up persons nobody can know, served to every intruder among
+their texts without taking a place; naming someone for two of them flags all the
+participant's answers (one honest overclaim flags nobody), and their judgments never reach
+the rates."""
 
 from datetime import timedelta
 
@@ -10,9 +12,9 @@ from django.utils import timezone
 
 from intruder.analysis.selectors import study_judgments, study_texts
 from intruder.evidence.catch_trials import catch_trial_add
-from intruder.evidence.selectors import Flag
+from intruder.evidence.selectors import Flag, judgments_flag_status
 from intruder.models import AnonymizedText, Assignment, Study, TargetPerson
-from intruder.services.assignment import assignment_next
+from intruder.services.assignment import assignment_next, catch_positions
 from intruder.services.judgments import judgment_submit
 from tests.intruder.factories import make_participant, make_study, make_texts, make_user
 
@@ -27,35 +29,53 @@ T0 = timezone.now().replace(microsecond=0) - timedelta(hours=1)
 
 @pytest.fixture
 def study():
-    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=2, judgments_per_text=2)
-    make_texts(study=study, count=1)
+    """Four texts per intruder, two of them catch trials (the default); each real text one
+    place, so a catch trial that held a place would leave later intruders without one."""
+    study = make_study(kind=Study.Kind.INTRUDER, items_per_participant=4, judgments_per_text=1)
+    make_texts(study=study, count=8)
     catch_trial_add(study=study, text=CATCH)
+    catch_trial_add(study=study, text=CATCH + " PERSON_1 bakes bread at dawn.")
     return study
 
 
-def judge_all(study, *, name: str):
-    """One participant answers both texts (one real, one catch), each 60 s after serving."""
+def judge_all(study, *, name, catch_names=None):
+    """One participant answers every text, each 60 s after serving: "yes" and `name` for a
+    real text (for the n-th catch trial `catch_names[n]`, default `name`), "no idea" where
+    empty."""
     participant = make_participant(study=study, consented_at=T0, instructions_seen_at=T0)
-    clock, judgments = T0, {}
-    for _ in range(2):
-        assignment = assignment_next(participant=participant, now=clock)
+    catch_names = list(catch_names) if catch_names is not None else None
+    clock, judgments = T0, []
+    # Read afresh before each text, as each request reads it.
+    while (assignment := assignment_next(participant=fresh(participant), now=clock)) is not None:
         Assignment.objects.filter(pk=assignment.pk).update(shown_at=clock)
         clock += timedelta(seconds=60)
+        catch = assignment.text.description.target.catch
+        said = catch_names.pop(0) if catch and catch_names is not None else name
         judgment = judgment_submit(
             participant=participant,
             assignment_id=assignment.pk,
-            self_identified=bool(name),
-            guessed_name=name,
-            revealing_text="the bees" if name else "",
-            other_knowledge="" if name else "No idea.",
+            self_identified=bool(said),
+            guessed_name=said,
+            revealing_text="the bees" if said else "",
+            other_knowledge="" if said else "No idea.",
             now=clock,
         ).judgment
-        judgments[assignment.text.description.target.catch] = judgment
+        judgments.append((catch, judgment))
     return judgments
 
 
+def fresh(participant):
+    participant.refresh_from_db()
+    return participant
+
+
+def codes(judgment) -> set[str]:
+    judgment.refresh_from_db()
+    return {flag["code"] for flag in judgment.flags}
+
+
 def test_a_catch_trial_is_a_released_text_of_a_made_up_person(study):
-    text = AnonymizedText.objects.get(description__target__catch=True)
+    text = AnonymizedText.objects.filter(description__target__catch=True).first()
     assert text.status == AnonymizedText.Status.RELEASED
     assert text.text == CATCH
     target = text.description.target
@@ -63,26 +83,81 @@ def test_a_catch_trial_is_a_released_text_of_a_made_up_person(study):
                                                                         "semifamous")  # fmt: skip
 
 
-def test_naming_someone_for_the_catch_trial_is_flagged_and_the_real_text_is_not(study):
-    judgments = judge_all(study, name="Taylor Swift")
-    codes = {flag["code"] for flag in judgments[True].flags}
-    assert Flag.CATCH_IDENTIFIED in codes
-    reason = next(f["reason"] for f in judgments[True].flags if f["code"] == Flag.CATCH_IDENTIFIED)
-    assert "Named “Taylor Swift” for a made-up person" in reason
-    assert Flag.CATCH_IDENTIFIED not in {flag["code"] for flag in judgments[False].flags}
+def test_each_intruder_is_shown_the_studys_catch_trials_among_their_texts_holding_no_place(study):
+    """Six intruders: every one judges 2 catch trials and 2 real texts; the 8 real texts' one
+    place each is filled only by real judgments (a catch trial never takes one)."""
+    positions = []
+    for _ in range(4):
+        judged = judge_all(study, name="")
+        assert [catch for catch, _ in judged].count(True) == 2 and len(judged) == 4
+        positions.append(tuple(j.assignment.position for catch, j in judged if catch))
+    assert len(set(positions)) > 1  # drawn per participant, not the same places for all
+    catch_texts = AnonymizedText.objects.filter(description__target__catch=True)
+    assert all(text.judgments.count() == 4 for text in catch_texts)
+    real = AnonymizedText.objects.filter(description__target__catch=False)
+    assert sorted(text.judgments.count() for text in real) == [1] * 8
+    assert judge_all(study, name="") == []  # the real places are full: nobody else gets in
 
 
-def test_saying_no_to_the_catch_trial_is_not_flagged(study):
-    judgments = judge_all(study, name="")
-    assert Flag.CATCH_IDENTIFIED not in {flag["code"] for flag in judgments[True].flags}
+def test_positions_are_drawn_once_so_every_request_agrees(study):
+    participant = make_participant(study=study, consented_at=T0, instructions_seen_at=T0)
+    assert catch_positions(participant=participant) == catch_positions(participant=participant)
+    assert len(catch_positions(participant=participant)) == 2
+
+
+@pytest.mark.parametrize(("asked", "catch_texts", "served"), [(0, 2, 0), (2, 0, 0), (2, 1, 1), (5, 2, 2)])
+def test_an_intruder_is_shown_what_the_study_asks_at_most_what_it_has(asked, catch_texts, served):
+    study = make_study(
+        kind=Study.Kind.INTRUDER,
+        items_per_participant=3,
+        judgments_per_text=3,
+        catch_trials_per_participant=asked,
+    )
+    make_texts(study=study, count=4)
+    for n in range(catch_texts):
+        catch_trial_add(study=study, text=f"{CATCH} {n}")
+    judged = judge_all(study, name="")
+    # Never every text: one real text at least (3 texts, 2 catch trials at most).
+    assert [catch for catch, _ in judged].count(True) == min(served, 2)
+    assert len(judged) == 3
+
+
+def test_one_catch_trial_named_flags_nobody_an_honest_overclaim(study):
+    judged = judge_all(study, name="", catch_names=["Adele", ""])
+    assert [j.guessed_name for catch, j in judged if catch] == ["Adele", ""]
+    assert not any(Flag.CATCH_IDENTIFIED in codes(j) for _, j in judged)
+
+
+def test_naming_someone_for_two_catch_trials_flags_every_answer_of_the_participant(study):
+    """The careless responder: a random famous name for every text. From the second catch
+    trial on, all their answers carry the flag, those made before it too."""
+    judged = judge_all(study, name="Taylor Swift")
+    assert all(Flag.CATCH_IDENTIFIED in codes(j) for _, j in judged)
+    reason = next(f["reason"] for f in judged[-1][1].flags if f["code"] == Flag.CATCH_IDENTIFIED)
+    assert "Named someone for 2 made-up persons" in reason and "“Taylor Swift”" in reason
+    status = judgments_flag_status(study)
+    assert all(status[j.pk].excluded for _, j in judged)
+
+
+def test_a_rule_of_one_flags_the_first_naming(study):
+    study.exclusion_rules = {"catch_named_min": 1}
+    study.save()
+    judged = judge_all(study, name="", catch_names=["", "Adele"])
+    assert all(Flag.CATCH_IDENTIFIED in codes(j) for _, j in judged)
+
+
+def test_saying_no_to_the_catch_trials_is_not_flagged(study):
+    judged = judge_all(study, name="Taylor Swift", catch_names=["", ""])
+    assert not any(Flag.CATCH_IDENTIFIED in codes(j) for _, j in judged)
 
 
 def test_catch_trials_never_reach_the_rates(study):
-    judgments = judge_all(study, name="Taylor Swift")
+    judged = judge_all(study, name="Taylor Swift")
+    real = sorted(j.pk for catch, j in judged if not catch)
     frame = study_judgments(study)
-    assert list(frame["judgment_id"]) == [judgments[False].pk]
+    assert sorted(frame["judgment_id"]) == real
     texts = study_texts(study)
-    assert list(texts["text_id"]) == [judgments[False].text_id]
+    assert not set(texts["text_id"]) & {j.text_id for catch, j in judged if catch}
 
 
 @pytest.mark.parametrize("text", ["", "   ", "x" * 5001])
@@ -107,7 +182,10 @@ def test_the_researcher_adds_one_on_the_flags_page_and_bad_input_is_a_message(cl
     client.post(url, {"text": CATCH})
     assert TargetPerson.objects.filter(study=study, catch=True).count() == 1
     page = client.get(reverse("researcher-flags", args=[study.slug])).content.decode()
-    assert "This study has 1 catch trial." in page
+    assert "This study has 1 catch trial;" in page
+    assert "each intruder is shown 1 of their 10 texts as catch trial " in page
+    # The default rule asks for two namings, and one catch trial is all an intruder sees.
+    assert "it can flag nobody" in page
 
 
 def test_a_viewer_cannot_add_one(client):

@@ -214,7 +214,7 @@ def test_a_slot_taken_between_read_and_insert_is_retried_elsewhere(study, monkey
     real_candidates = assignment_service.assignment_candidates
     calls = []
 
-    def stale_then_real(*, participant, rng):
+    def stale_then_real(*, participant, rng, catch=False):
         calls.append(1)
         if len(calls) == 1:
             make_assignment(participant=rival, text=raced, slot=1)  # rival wins the slot
@@ -222,7 +222,7 @@ def test_a_slot_taken_between_read_and_insert_is_retried_elsewhere(study, monkey
                 (raced.pk, set(), raced.description.target_id),
                 (other.pk, set(), other.description.target_id),
             ]
-        return real_candidates(participant=participant, rng=rng)
+        return real_candidates(participant=participant, rng=rng, catch=catch)
 
     monkeypatch.setattr(assignment_service, "assignment_candidates", stale_then_real)
     assignment = assignment_next(participant=make_participant(study=study))
@@ -237,10 +237,10 @@ def test_second_tab_racing_for_a_text_gets_the_same_assignment(study, monkeypatc
     real_candidates = assignment_service.assignment_candidates
     other_tab = []
 
-    def other_tab_claims_first(*, participant, rng):
+    def other_tab_claims_first(*, participant, rng, catch=False):
         if not other_tab:
             other_tab.append(make_assignment(participant=participant, text=texts[0], slot=1))
-        return real_candidates(participant=participant, rng=rng)
+        return real_candidates(participant=participant, rng=rng, catch=catch)
 
     monkeypatch.setattr(assignment_service, "assignment_candidates", other_tab_claims_first)
     # This call checked for an active assignment before the other tab inserted one.
