@@ -105,7 +105,9 @@ def test_positions_are_drawn_once_so_every_request_agrees(study):
     assert len(catch_positions(participant=participant)) == 2
 
 
-@pytest.mark.parametrize(("asked", "catch_texts", "served"), [(0, 2, 0), (2, 0, 0), (2, 1, 1), (5, 2, 2)])
+@pytest.mark.parametrize(
+    ("asked", "catch_texts", "served"), [(0, 2, 0), (2, 0, 0), (2, 1, 1), (5, 2, 2)]
+)
 def test_an_intruder_is_shown_what_the_study_asks_at_most_what_it_has(asked, catch_texts, served):
     study = make_study(
         kind=Study.Kind.INTRUDER,
