@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from intruder.exceptions import IntruderError
+from intruder.management.commands.migrate import CACHE_ENV
 from intruder.models import Study
 from intruder.rehearsal.bundle import BundleError, study_bundle
 from intruder.rehearsal.crowd import MixError, mix_parse
@@ -101,6 +104,8 @@ def rehearsal_run(
         # The players stand behind one proxy (loopback) and each says its own address in
         # X-Forwarded-For, as a deployment's proxy does: the per-client limits see people.
         "INTRUDER_NUM_PROXIES": "1",
+        # Its new database starts from the copy the last rehearsal migrated (4 s less).
+        CACHE_ENV: os.environ.get(CACHE_ENV) or str(Path(settings.VAR_DIR) / "cache" / "migrated"),
     }
     env.pop("DJANGO_CACHE_URL", None)  # its reports stay in its own database
     command = [
