@@ -69,7 +69,8 @@ def test_a_smoke_run_flags_the_adversaries_and_writes_the_issues_json(tmp_path) 
 
 def test_the_plain_http_kinds_run_and_the_quick_bots_are_flagged(tmp_path) -> None:
     """Issue 48's plain-HTTP path (no browser): the quick reader and the "no idea" bot, one
-    session each at real pace (3 texts of ~100 words, answered within 8 s)."""
+    session each at real pace (4 texts of ~100 words, 2 of them catch trials, answered within
+    8 s)."""
     out = tmp_path / "bots_http.json"
     done = run(
         "--http", "--out", str(out), "--sessions", "1", "--parallel", "2",
@@ -80,6 +81,7 @@ def test_the_plain_http_kinds_run_and_the_quick_bots_are_flagged(tmp_path) -> No
     assert results["errors"] == []
     assert results["pass"] is False  # 1 session: no claim
     quick, careless = results["bots"]["bot_quick_reader"], results["bots"]["bot_no_idea"]
-    assert quick["judgments"] == careless["judgments"] == 3
-    assert quick["judgments_per_flag_code"]["too_fast_to_read"] == 3
-    assert careless["judgments_per_flag_code"]["repeated_quick_answer"] == 3
+    assert quick["judgments"] == careless["judgments"] == 4
+    assert quick["judgments_on_catch_trials"] == careless["judgments_on_catch_trials"] == 2
+    assert quick["judgments_per_flag_code"]["too_fast_to_read"] == 4
+    assert careless["judgments_per_flag_code"]["repeated_quick_answer"] == 4
