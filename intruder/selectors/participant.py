@@ -22,9 +22,9 @@ from intruder.models import (
 )
 
 HELD_STATUSES = (Assignment.Status.ACTIVE, Assignment.Status.COMPLETED)
-# The two kinds of row of the capacity query: (held, completed) per text group, and
-# (started participants, their judged items) per participant group.
-_HELD, _OWED = "held", "owed"
+# The kinds of row of the capacity query: (held, completed) per text group, (started
+# participants, their judged items) per participant group, and the released catch trials.
+_HELD, _OWED, _CATCH = "held", "owed", "catch"
 
 
 class Step:
@@ -156,11 +156,15 @@ def intruder_text_pool(
 def catch_trials_served(*, study: Study) -> int:
     """Return how many of an intruder's texts are catch trials: the study's setting, at most
     its released catch trials, and never all the texts (one real text at least)."""
-    wanted = study.catch_trials_per_participant
-    if not wanted:
+    if not study.catch_trials_per_participant:
         return 0
-    available = intruder_text_pool(study=study, catch=True).count()
-    return min(wanted, available, study.items_per_participant - 1)
+    return _catch_served(study, intruder_text_pool(study=study, catch=True).count())
+
+
+def _catch_served(study: Study, available: int) -> int:
+    return max(
+        0, min(study.catch_trials_per_participant, available, study.items_per_participant - 1)
+    )
 
 
 def intruder_group_slots(*, study: Study) -> dict[str, int]:
@@ -292,11 +296,24 @@ def intruder_capacity_query(*, study: Study) -> CapacityQuery:
         .annotate(
             kind=Value(_OWED, output_field=CharField()),
             a=Count("id", distinct=True),
-            b=Count("assignments", filter=Q(assignments__status=Assignment.Status.COMPLETED)),
+            # Texts judged, catch trials aside: they hold no slot, and are not owed any.
+            b=Count(
+                "assignments",
+                filter=Q(assignments__status=Assignment.Status.COMPLETED)
+                & Q(assignments__text__description__target__catch=False),
+            ),
         )
         .values_list("kind", "group", "a", "b")
     )
-    both = held.union(owed, all=True)
+    # The released catch trials: of each intruder's texts, those hold no slot.
+    catch = (
+        intruder_text_pool(study=study, catch=True)
+        .order_by()
+        .values("description__target__group")
+        .annotate(kind=Value(_CATCH, output_field=CharField()), a=Count("id"), b=Count("id"))
+        .values_list("kind", "description__target__group", "a", "b")
+    )
+    both = held.union(owed, catch, all=True)
     sql, params = both.query.get_compiler(using=both.db).as_sql()
     return CapacityQuery(using=both.db, sql=sql, params=tuple(params))
 
@@ -314,24 +331,30 @@ def intruder_group_capacities(
     query = query or intruder_capacity_query(study=study)
     with connections[query.using].cursor() as cursor:
         cursor.execute(query.sql, query.params)
-        counts: dict[tuple[str, str], tuple[int, int]] = {
-            (kind, group): (a, b) for kind, group, a, b in cursor.fetchall()
-        }
+        rows = cursor.fetchall()
+    counts: dict[tuple[str, str], tuple[int, int]] = {
+        (kind, group): (a, b) for kind, group, a, b in rows if kind != _CATCH
+    }
+    catch = _catch_served(study, sum(a for kind, _, a, _ in rows if kind == _CATCH))
     return [
         GroupCapacity(
             group=group,
             slots=group_slots,
             held=counts.get((_HELD, group), (0, 0))[0],
             completed=counts.get((_HELD, group), (0, 0))[1],
-            owed=_owed(counts.get((_OWED, group)), items=_items_in_group(study, group_slots)),
+            owed=_owed(
+                counts.get((_OWED, group)),
+                items=_items_in_group(study, group_slots, catch=catch),
+            ),
         )
         for group, group_slots in slots.items()
     ]
 
 
-def _items_in_group(study: Study, group_slots: int) -> int:
-    """Return how many texts one participant of a group can get: N, or fewer texts."""
-    return min(study.items_per_participant, group_slots // study.judgments_per_text)
+def _items_in_group(study: Study, group_slots: int, *, catch: int) -> int:
+    """Return how many of the group's texts one participant can get: N less the catch
+    trials among them, or fewer texts."""
+    return min(study.items_per_participant - catch, group_slots // study.judgments_per_text)
 
 
 def _owed(row: tuple[int, int] | None, *, items: int) -> int:
