@@ -11,11 +11,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from intruder.analysis.selectors import study_judgments, study_texts
+from intruder.enrolment import EnrolmentRefused
 from intruder.evidence.catch_trials import catch_trial_add
 from intruder.evidence.selectors import Flag, judgments_flag_status
-from intruder.models import AnonymizedText, Assignment, Study, TargetPerson
+from intruder.models import AnonymizedText, Assignment, Participant, Study, TargetPerson
+from intruder.selectors.participant import intruder_group_capacities
 from intruder.services.assignment import assignment_next, catch_positions
 from intruder.services.judgments import judgment_submit
+from intruder.services.participants import participant_enroll
 from tests.intruder.factories import make_participant, make_study, make_texts, make_user
 
 pytestmark = pytest.mark.django_db
@@ -38,11 +41,17 @@ def study():
     return study
 
 
-def judge_all(study, *, name, catch_names=None):
+def judge_one(study, participant):
+    return judge_all(study, name="", participant=participant)
+
+
+def judge_all(study, *, name, catch_names=None, participant=None):
     """One participant answers every text, each 60 s after serving: "yes" and `name` for a
     real text (for the n-th catch trial `catch_names[n]`, default `name`), "no idea" where
     empty."""
-    participant = make_participant(study=study, consented_at=T0, instructions_seen_at=T0)
+    participant = participant or make_participant(
+        study=study, consented_at=T0, instructions_seen_at=T0
+    )
     catch_names = list(catch_names) if catch_names is not None else None
     clock, judgments = T0, []
     # Read afresh before each text, as each request reads it.
@@ -196,3 +205,22 @@ def test_a_viewer_cannot_add_one(client):
     response = client.post(reverse("researcher-catch-trial", args=[study.slug]), {"text": CATCH})
     assert response.status_code == 404
     assert not TargetPerson.objects.filter(study=study, catch=True).exists()
+
+
+def test_catch_trials_take_no_place_so_the_study_enrols_as_many_as_its_texts_hold(study):
+    """8 real texts, one place each, 2 of each intruder's 4 texts catch trials: 4 intruders,
+    not 2, before the study is full (it counted catch trials as places owed before)."""
+    enrolled = []
+    for n in range(4):
+        enrolled.append(participant_enroll(study=study, prolific_pid=f"PID{n:021d}").participant)
+    capacity = intruder_group_capacities(study=study)
+    assert sum(c.owed for c in capacity) == 8 and sum(c.unclaimed for c in capacity) == 0
+    with pytest.raises(EnrolmentRefused) as refusal:
+        participant_enroll(study=study, prolific_pid="PID" + "9" * 21)
+    assert refusal.value.code == EnrolmentRefused.FULL
+    for participant in enrolled:
+        Participant.objects.filter(pk=participant.pk).update(
+            consented_at=T0, instructions_seen_at=T0, group=participant.group or "fictitious"
+        )
+    judged = [judge_one(study, participant) for participant in enrolled]
+    assert [sum(not catch for catch, _ in j) for j in judged] == [2, 2, 2, 2]
