@@ -25,6 +25,9 @@ class Kind(StrEnum):
     RELOADER = "reloader"  # reloads the page and presses Back, then answers honestly
     TWO_TABS = "two_tabs"  # opens the page again in a second tab for 2-4 s
     CARELESS = "careless"  # "no idea" a few seconds after the text came
+    # "yes" and a random famous name for every text, after 10-16 s (issue 48's responder no
+    # telemetry sees; only catch trials do): played where the study has catch trials.
+    RANDOM_FAMOUS = "random_famous"
     PASTE_BOT = "paste_bot"  # pastes its answers
     SCRIPT_BOT = "script_bot"  # posts answers with no telemetry at all
     RETURNER = "returner"  # returns the study on Prolific while holding a text
@@ -37,7 +40,7 @@ HONEST = frozenset(
     {Kind.HONEST_DESKTOP, Kind.HONEST_PHONE, Kind.SLOW_READER, Kind.RELOADER, Kind.TWO_TABS}
     | {Kind.DUPLICATE_PID}
 )
-BOTS = frozenset({Kind.CARELESS, Kind.PASTE_BOT, Kind.SCRIPT_BOT})
+BOTS = frozenset({Kind.CARELESS, Kind.PASTE_BOT, Kind.SCRIPT_BOT, Kind.RANDOM_FAMOUS})
 
 DEFAULT_MIX: dict[Kind, float] = {
     Kind.HONEST_DESKTOP: 0.40,
@@ -53,6 +56,14 @@ DEFAULT_MIX: dict[Kind, float] = {
     Kind.CODE_ONLY: 0.04,
     Kind.DUPLICATE_PID: 0.03,
 }
+
+# A study with catch trials meets the random-name responder too: its share, taken from the
+# honest desktop intruders of the default mix (`mix_for`).
+RANDOM_FAMOUS_SHARE = 0.05
+# The share of catch trials (made-up persons) an honest intruder names someone for: an
+# assumption (people do claim to know made-up names; the true rate is unmeasured), the one
+# benchmarks/intruder_bots_http.py makes.
+OVERCLAIM = 0.05
 
 # Share of texts an honest intruder names correctly, per person group: Textwash Table 3
 # (study 1, Textwash-anonymized texts): famous 18.25 %, semi-famous 2.01 %, fictitious
@@ -106,6 +117,24 @@ def mix_parse(text: str) -> dict[Kind, float]:
     return mix
 
 
+def mix_for(mix: dict[Kind, float], *, catch_trials: bool, default: bool) -> dict[Kind, float]:
+    """Return the mix a study is rehearsed with: the default one gains the random-name
+    responder where the study has catch trials (nothing else can catch it)."""
+    if not (default and catch_trials):
+        return mix
+    return {
+        **mix,
+        Kind.HONEST_DESKTOP: mix[Kind.HONEST_DESKTOP] - RANDOM_FAMOUS_SHARE,
+        Kind.RANDOM_FAMOUS: RANDOM_FAMOUS_SHARE,
+    }
+
+
+def outsider_names(person: str, others: list[str]) -> list[str]:
+    """Return the famous names that are no person of the study."""
+    study_names = {name.casefold() for name in (person, *others)}
+    return [name for name in FAMOUS_GUESSES if name.casefold() not in study_names]
+
+
 def crowd_draw(mix: dict[Kind, float], n: int, seed: int) -> list[Kind]:
     """Return n kinds in arrival order: each kind's share of n (largest remainders), shuffled."""
     exact = {kind: share * n for kind, share in mix.items()}
@@ -150,8 +179,15 @@ def honest_guess(
     group: str,
     others: list[str],
     right_rate: dict[str, float],
+    catch: bool = False,
 ) -> Guess:
-    """Draw an honest intruder's answer about a text of `person` (of `group`)."""
+    """Draw an honest intruder's answer about a text of `person` (of `group`); about a made-up
+    person (`catch`), a famous name at the rate people overclaim, else "don't know"."""
+    if catch:
+        outsiders = outsider_names(person, others)
+        if rng.random() < OVERCLAIM and outsiders:
+            return Guess("famous_name", rng.choice(outsiders))
+        return Guess("dont_know", "")
     if rng.random() < right_rate.get(group, 0.0):
         if rng.random() < MISSPELLED_SHARE:
             return Guess("misspelled", misspell(person, rng))
@@ -159,8 +195,7 @@ def honest_guess(
     draw = rng.random()
     if draw < WRONG_ANSWERS["other_person"] and others:
         return Guess("other_person", rng.choice(others))
-    study_names = {name.casefold() for name in (person, *others)}
-    outsiders = [name for name in FAMOUS_GUESSES if name.casefold() not in study_names]
+    outsiders = outsider_names(person, others)
     if draw < WRONG_ANSWERS["other_person"] + WRONG_ANSWERS["famous_name"] and outsiders:
         return Guess("famous_name", rng.choice(outsiders))
     return Guess("dont_know", "")

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from intruder.rehearsal.clock import VirtualClock
-from intruder.rehearsal.crowd import Guess, Kind, honest_guess
+from intruder.rehearsal.crowd import Guess, Kind, honest_guess, outsider_names
 
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 ASSIGNMENT = re.compile(r'name="assignment_id" value="(\d+)"')
@@ -88,7 +88,8 @@ class Stage:
     fake: Any  # intruder.prolific.fake_server.FakeProlific
     clock: VirtualClock
     latencies: Latencies
-    person_of: Callable[[int], tuple[str, str, list[str]]]  # assignment -> (name, group, others)
+    # assignment -> (name, group, the study's other persons, whether a catch trial)
+    person_of: Callable[[int], tuple[str, str, list[str], bool]]
     right_rate: dict[str, float]
     timeout_s: float  # when the sandbox times out a participant who stopped answering
 
@@ -233,15 +234,18 @@ class Player:
     # --- one text ---------------------------------------------------------------------------
 
     def _answer_for(self, assignment_id: int) -> tuple[Guess, str]:
-        person, group, others = self.stage.person_of(assignment_id)
+        person, group, others, catch = self.stage.person_of(assignment_id)
         if self.kind == Kind.CARELESS:
             return Guess("dont_know", ""), person
+        if self.kind == Kind.RANDOM_FAMOUS:
+            return Guess("famous_name", self.rng.choice(outsider_names(person, others))), person
         guess = honest_guess(
             rng=self.rng,
             person=person,
             group=group,
             others=others,
             right_rate=self.stage.right_rate,
+            catch=catch,
         )
         return guess, person
 
@@ -254,6 +258,8 @@ class Player:
         chars = sum(len(value) for value in answers.values())
         if self.kind == Kind.CARELESS:
             reading = self.rng.uniform(4, 8)
+        elif self.kind == Kind.RANDOM_FAMOUS:
+            reading = self.rng.uniform(10, 16)
         elif self.kind in (Kind.PASTE_BOT, Kind.SCRIPT_BOT):
             reading = self.rng.uniform(1, 3)
         else:

@@ -137,10 +137,14 @@ class Rehearsal:
 
     def run(self) -> int:
         from intruder.rehearsal.bundle import bundle_load
-        from intruder.rehearsal.crowd import mix_parse
+        from intruder.rehearsal.crowd import mix_for, mix_parse
 
         bundle = json.loads(self.args.bundle.read_text(encoding="utf-8"))
-        self.mix = mix_parse(self.args.mix)
+        self.mix = mix_for(
+            mix_parse(self.args.mix),
+            catch_trials=any(target["catch"] for target in bundle["targets"]),
+            default=not self.args.mix.strip(),
+        )
         total = self.args.participants
         self.progress(0, total, "copying the study into the rehearsal's database")
         self.study = bundle_load(bundle)
@@ -228,11 +232,11 @@ class Rehearsal:
 
         from intruder.models import Assignment
 
-        persons = list(self.study.targets.values_list("name", flat=True))
-        cache: dict[int, tuple[str, str, list[str]]] = {}
+        persons = list(self.study.targets.filter(catch=False).values_list("name", flat=True))
+        cache: dict[int, tuple[str, str, list[str], bool]] = {}
         lock = threading.Lock()
 
-        def person_of(assignment_id: int) -> tuple[str, str, list[str]]:
+        def person_of(assignment_id: int) -> tuple[str, str, list[str], bool]:
             with lock:
                 if assignment_id not in cache:
                     target = (
@@ -245,7 +249,7 @@ class Rehearsal:
                     # refuses past max_connections: measured at 500).
                     connection.close()
                     others = [p for p in persons if p != target.name]
-                    cache[assignment_id] = (target.name, target.group, others)
+                    cache[assignment_id] = (target.name, target.group, others, target.catch)
                 return cache[assignment_id]
 
         return person_of

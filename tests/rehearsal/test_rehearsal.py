@@ -9,6 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from intruder.demo import load_demo
+from intruder.evidence.catch_trials import catch_trial_add
 from intruder.models import AnonymizedText, Judgment, Participant, Study
 from intruder.rehearsal.runner import FAULTS
 from intruder.services import anonymization
@@ -19,6 +20,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 # Arrivals over 2 study minutes; Prolific times out who stopped answering
 # after 5 study minutes (the rehearsal's clock skips the waiting either way).
 FAST = {"arrival_minutes": 2.0, "timeout_minutes": 5.0}
+CATCH_TEXTS = (
+    "PERSON_1 restores clock towers in small coastal towns and keeps bees on the roof of an "
+    "old post office. Friends say PERSON_1 bakes bread at dawn and walks the cliffs at dusk.",
+    "PERSON_1 collects old radios, mends them in a shed and gives them to the village school. "
+    "In winter PERSON_1 carves wooden birds and sells them at the market by the church.",
+)
 
 
 @pytest.fixture
@@ -32,6 +39,10 @@ def demo_study(prepared_reports) -> Study:
     # The fake anonymizer leaves words the leak checks hold back; the rehearsal needs the
     # demo's 30 texts released, as the real model's are but two.
     AnonymizedText.objects.filter(description__study=study).update(status="released")
+    # Two catch trials: each intruder is shown both, and the default crowd then holds the
+    # random-name responder that only they catch (issue 48).
+    for text in CATCH_TEXTS:
+        catch_trial_add(study=study, text=text)
     return study
 
 
@@ -61,6 +72,9 @@ def test_the_demo_study_rehearses_end_to_end_with_no_violation(demo_study, tmp_p
         "submissions_not_listed",
         "report_forms_differ",
     }
+    # The random-name responder played (the study has catch trials) and was excluded: no
+    # violation names it in "bots_kept".
+    assert result["kinds"]["random_famous"] >= 1
     outcomes = result["outcomes"]
     assert outcomes["completed"] >= 10 and outcomes["answers"] >= 50
     assert outcomes["returned"] >= 1 and outcomes["timed_out"] >= 1

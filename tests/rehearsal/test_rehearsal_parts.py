@@ -10,11 +10,13 @@ import pytest
 from intruder.analysis.intervals import wilson
 from intruder.rehearsal.crowd import (
     DEFAULT_MIX,
+    OVERCLAIM,
     Kind,
     MixError,
     crowd_draw,
     honest_guess,
     misspell,
+    mix_for,
     mix_parse,
 )
 from intruder.rehearsal.plan import half_width, study_plan, text_rate, texts_needed
@@ -23,9 +25,16 @@ from intruder.rehearsal.runner import database_check
 
 
 def test_the_default_mix_is_a_distribution_over_every_kind():
-    assert set(DEFAULT_MIX) == set(Kind)
+    # The random-name responder joins where catch trials can catch it (`mix_for`).
+    assert set(DEFAULT_MIX) == set(Kind) - {Kind.RANDOM_FAMOUS}
     assert sum(DEFAULT_MIX.values()) == pytest.approx(1.0)
     assert mix_parse("") == DEFAULT_MIX
+    with_catch = mix_for(DEFAULT_MIX, catch_trials=True, default=True)
+    assert set(with_catch) == set(Kind) and sum(with_catch.values()) == pytest.approx(1.0)
+    assert with_catch[Kind.RANDOM_FAMOUS] == 0.05
+    assert mix_for(DEFAULT_MIX, catch_trials=False, default=True) == DEFAULT_MIX
+    own = {Kind.HONEST_DESKTOP: 1.0}
+    assert mix_for(own, catch_trials=True, default=False) == own  # a researcher's mix stays
     assert mix_parse("careless=0.25, honest_phone=0.75") == {
         Kind.CARELESS: 0.25,
         Kind.HONEST_PHONE: 0.75,
@@ -81,6 +90,25 @@ def test_honest_guesses_follow_the_rates_and_never_name_an_unknown_person_by_cha
         {"Judi Dench", "Keanu Reeves"}
     )
     assert misspell("Ada Lovelace", random.Random(1)) != "Ada Lovelace"
+
+
+def test_an_honest_intruder_names_someone_for_a_made_up_person_at_the_overclaim_rate():
+    rng = random.Random(0)
+    draws = [
+        honest_guess(
+            rng=rng,
+            person="Liana Glover",
+            group="fictitious",
+            others=["Judi Dench"],
+            right_rate={"fictitious": 1.0},  # a catch trial's person is never named
+            catch=True,
+        )
+        for _ in range(5000)
+    ]
+    assert {g.intent for g in draws} == {"famous_name", "dont_know"}
+    named = sum(g.intent == "famous_name" for g in draws) / len(draws)
+    assert OVERCLAIM - 0.01 < named < OVERCLAIM + 0.01
+    assert "Judi Dench" not in {g.name for g in draws}
 
 
 def test_the_plan_against_a_hand_computation():
