@@ -70,7 +70,7 @@ class Command(DjangoMigrate):
     help = f"{DjangoMigrate.help} A new SQLite file starts from a copy in ${CACHE_ENV}."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        cache = os.environ.get(CACHE_ENV, "")
+        cache = os.environ.get("INTRUDER_MIGRATION_CACHE", "")  # CACHE_ENV
         whole = not (
             options.get("app_label")
             or options.get("fake")
