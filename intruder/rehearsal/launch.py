@@ -20,11 +20,11 @@ from typing import Any
 from django.conf import settings
 
 from intruder.exceptions import IntruderError
-from intruder.management.commands.migrate import CACHE_ENV
 from intruder.models import Study
 from intruder.rehearsal.bundle import BundleError, study_bundle
 from intruder.rehearsal.crowd import MixError, mix_parse
 from intruder.rehearsal.runner import DATABASE_FILE, DATABASE_PREFIX, PROGRESS_FILE
+from intruder.selectors.participant import catch_trials_per_intruder
 
 
 class RehearsalRefused(IntruderError):
@@ -71,14 +71,16 @@ def rehearsal_check(study: Study, options: RehearsalOptions) -> dict[str, Any]:
         )
     if options.target_ci <= 0:
         raise RehearsalRefused("the target half-width must be positive")
-    texts = len(bundle["texts"])
+    # Catch trials hold no places: each participant fills the places of their other texts.
+    catch = {target["key"] for target in bundle["targets"] if target["catch"]}
+    texts = sum(text["target"] not in catch for text in bundle["texts"])
     places = texts * study.judgments_per_text
-    if options.participants * study.items_per_participant > places:
-        most = places // study.items_per_participant
+    each = study.items_per_participant - catch_trials_per_intruder(study, len(catch))
+    if options.participants * each > places:
         raise RehearsalRefused(
-            f"{options.participants} participants x {study.items_per_participant} texts each "
+            f"{options.participants} participants x {each} texts each (catch trials aside) "
             f"is more than the study's {places} places ({texts} released texts x "
-            f"{study.judgments_per_text} judgments): at most {most} participants"
+            f"{study.judgments_per_text} judgments): at most {places // each} participants"
         )
     return bundle
 
@@ -105,7 +107,9 @@ def rehearsal_run(
         # X-Forwarded-For, as a deployment's proxy does: the per-client limits see people.
         "INTRUDER_NUM_PROXIES": "1",
         # Its new database starts from the copy the last rehearsal migrated (4 s less).
-        CACHE_ENV: os.environ.get(CACHE_ENV) or str(Path(settings.VAR_DIR) / "cache" / "migrated"),
+        # (intruder/management/commands/migrate.py)
+        "INTRUDER_MIGRATION_CACHE": os.environ.get("INTRUDER_MIGRATION_CACHE")
+        or str(Path(settings.VAR_DIR) / "cache" / "migrated"),
     }
     env.pop("DJANGO_CACHE_URL", None)  # its reports stay in its own database
     command = [

@@ -158,10 +158,12 @@ def catch_trials_served(*, study: Study) -> int:
     its released catch trials, and never all the texts (one real text at least)."""
     if not study.catch_trials_per_participant:
         return 0
-    return _catch_served(study, intruder_text_pool(study=study, catch=True).count())
+    return catch_trials_per_intruder(study, intruder_text_pool(study=study, catch=True).count())
 
 
-def _catch_served(study: Study, available: int) -> int:
+def catch_trials_per_intruder(study: Study, available: int) -> int:
+    """Return how many of an intruder's texts are catch trials when the study has
+    `available` of them released (one formula for assignment, capacity and rehearsals)."""
     return max(
         0, min(study.catch_trials_per_participant, available, study.items_per_participant - 1)
     )
@@ -335,7 +337,7 @@ def intruder_group_capacities(
     counts: dict[tuple[str, str], tuple[int, int]] = {
         (kind, group): (a, b) for kind, group, a, b in rows if kind != _CATCH
     }
-    catch = _catch_served(study, sum(a for kind, _, a, _ in rows if kind == _CATCH))
+    catch = catch_trials_per_intruder(study, sum(a for kind, _, a, _ in rows if kind == _CATCH))
     return [
         GroupCapacity(
             group=group,

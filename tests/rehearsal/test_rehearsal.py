@@ -111,7 +111,7 @@ def test_every_seeded_fault_is_named_and_fails_the_rehearsal(demo_study, tmp_pat
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"participants": 31}, "at most 30 participants"),
+        ({"participants": 51}, "at most 50 participants"),  # 3 texts each: 2 are catch trials
         ({"participants": 0}, "at least 1 participant"),
         ({"participants": 5, "mix": "honest_desktop=0.5,careless=0.4"}, "sum to 0.9, not 1"),
         ({"participants": 5, "mix": "sleepwalker=1"}, "unknown kind 'sleepwalker'"),
@@ -148,7 +148,7 @@ def test_the_study_page_queues_a_rehearsal_job_that_shows_its_verdict(
     assert logged_in(make_user()).post(url, {"participants": 6}).status_code == 404
     owner = logged_in(demo_study.owner)
     refused = owner.post(url, {"participants": 999}, follow=True)
-    assert b"at most 30 participants" in refused.content
+    assert b"at most 50 participants" in refused.content
     assert not Job.objects.filter(kind=Job.Kind.REHEARSE_STUDY).exists()
     owner.post(url, {"participants": 6, "seed": 4})
     job = Job.objects.get(kind=Job.Kind.REHEARSE_STUDY)
