@@ -76,6 +76,12 @@ class InFlight:
     A request still running when the test ends (a page's poll, a click's last fetch) then
     interleaves with the flush between tests, and its failed query can leave that one shared
     connection inside a broken transaction, failing every later test of the worker.
+
+    Two requests at once share that connection too (a tab's leave beacon beside the answer,
+    a second tab's page): their savepoints interleave ("no such savepoint", then every later
+    query of the worker refused). On SQLite the requests are therefore answered one at a
+    time, as its one writer would anyway; on PostgreSQL each has its own connection and they
+    run at once.
     """
 
     def __init__(self, app: Callable) -> None:
@@ -83,13 +89,19 @@ class InFlight:
         self.running = 0
         self.holds = 0
         self.idle = threading.Condition()
+        self.one_at_a_time = threading.Lock()
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        from django.db import connection
+
         with self.idle:
             self.idle.wait_for(lambda: self.holds == 0)
             self.running += 1
         try:
-            return self.app(environ, start_response)
+            if connection.vendor != "sqlite":
+                return self.app(environ, start_response)
+            with self.one_at_a_time:
+                return self.app(environ, start_response)
         finally:
             with self.idle:
                 self.running -= 1
