@@ -148,11 +148,12 @@ HELP = {
     "that asks for a given word; it is scored apart and never counted as a text. A failed "
     "check flags all the intruder's judgments \u201cattention failed\u201d (see the "
     "exclusion rules).",
-    "catch_trials_per_participant": "Of the study's catch trials (texts about made-up "
-    "persons, added on Flagged answers), how many each intruder is shown, at random places "
-    "among their texts and beyond the texts' places. 2 (default): the catch-trial flag asks "
-    "for two namings, so one honest overclaim flags nobody. Fewer catch trials than this: "
-    "each intruder is shown all of them. Never counted in the rates.",
+    "catch_trials_per_participant": "How many of each intruder's texts per intruder are "
+    "catch trials (texts about made-up persons, added on Flagged answers), at random "
+    "positions: with 10 texts and 2 (the default), 8 of the study's texts and 2 catch trials. "
+    "Catch trials take none of the texts' places and never count in the rates. The catch-"
+    "trial flag asks for two namings by default, so one honest overclaim flags nobody. A "
+    "study with fewer catch trials shows each intruder all of them.",
     "attention_check_prompt": "Leave empty for the built-in checks (\u201ctype the word "
     "'orange'\u201d and the like, a different word each). Participants never see the "
     "expected answer field.",
