@@ -21,9 +21,10 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from intruder.evidence.flags import judgments_flag_all
 from intruder.evidence.models import AttentionCheck
 from intruder.evidence.selectors import Flag
-from intruder.models import Judgment, Participant, Study
+from intruder.models import Participant, Study
 
 # Built-in checks: (instruction, expected answer). Common words, one per check, so a
 # participant who reads the item can answer it whatever their knowledge of the persons.
@@ -133,16 +134,6 @@ def attention_flags_for(*, participant: Participant) -> list[dict[str, str]]:
         return []
     failed = participant.attention_checks.filter(passed=False).order_by("after_texts").first()
     return [attention_failed_flag(failed)] if failed is not None else []
-
-
-def judgments_flag_all(participant: Participant, flag: dict[str, str]) -> None:
-    """Put `flag` on each of the participant's judgments that has none of its code: a flag
-    about the person, not one answer (a failed attention check, catch trials named)."""
-    for judgment in Judgment.objects.select_for_update().filter(participant=participant):
-        if any(f.get("code") == flag["code"] for f in judgment.flags or []):
-            continue
-        judgment.flags = [*(judgment.flags or []), flag]
-        judgment.save(update_fields=["flags"])
 
 
 def attention_check_submit(

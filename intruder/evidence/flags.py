@@ -24,7 +24,7 @@ from intruder.evidence.canary import canary_in
 from intruder.evidence.page_views import Evidence
 from intruder.evidence.selectors import DEFAULT_RULES, FLAG_LABELS, RULE_BOUNDS, Flag
 from intruder.evidence.telemetry import ANSWER_FIELDS, FIELDS_SIGNAL, RESTORED
-from intruder.models import Description, FlaggedAnswer, Judgment, Study
+from intruder.models import Description, FlaggedAnswer, Judgment, Participant, Study
 
 # Fields whose restored text (`evidence.telemetry.RESTORED`) is taken on trust: the writer's
 # description, whose page is bound to no server-side view (docs/participants.md).
@@ -224,6 +224,16 @@ def description_flags(
 class FlagDecision:
     confirmed: bool
     reason: str
+
+
+def judgments_flag_all(participant: Participant, flag: dict[str, str]) -> None:
+    """Put `flag` on each of the participant's judgments that has none of its code: a flag
+    about the person, not one answer (a failed attention check, catch trials named)."""
+    for judgment in Judgment.objects.select_for_update().filter(participant=participant):
+        if any(f.get("code") == flag["code"] for f in judgment.flags or []):
+            continue
+        judgment.flags = [*(judgment.flags or []), flag]
+        judgment.save(update_fields=["flags"])
 
 
 def flag_review_record(

@@ -10,9 +10,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from intruder.evidence.attention import attention_flags_for, judgments_flag_all
+from intruder.evidence.attention import attention_flags_for
 from intruder.evidence.catch_trials import catch_flag, catch_named
-from intruder.evidence.flags import judgment_flags
+from intruder.evidence.flags import judgment_flags, judgments_flag_all
 from intruder.evidence.page_views import (
     JUDGE_FIELDS,
     assignment_evidence,
