@@ -200,8 +200,6 @@ def main() -> None:
 
     from django.conf import settings
     from django.contrib.auth import get_user_model
-    from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
-    from django.core.wsgi import get_wsgi_application
     from django.db import connections
     from django.db.models import Count, Q
 
@@ -228,6 +226,7 @@ def main() -> None:
         submissions_review,
     )
     from intruder.prolific.webhooks import submission_known
+    from intruder.rehearsal.sites import EmbeddedSite
     from intruder.services.judgments import judgment_submit
     from intruder.services.participants import (
         participant_complete,
@@ -257,16 +256,9 @@ def main() -> None:
     settings.PROLIFIC_WEBHOOK_SECRET = fake.webhook_secret
     settings.PROLIFIC_WORKSPACE_ID = fake.workspace_id
 
-    class QuietHandler(WSGIRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler, allow_reuse_address=False)
-    server.set_app(get_wsgi_application())
-    threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    ).start()
-    webhook_url = f"http://127.0.0.1:{server.server_address[1]}/prolific/webhook/"
+    server = EmbeddedSite()  # the rehearsal's: Django's threaded server, quiet, no Nagle
+    server.start({})
+    webhook_url = f"{server.url}/prolific/webhook/"
     import httpx
 
     # Warm up: the first request imports the whole URLconf (tens of seconds on a busy
@@ -762,7 +754,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: v for k, v in result.items() if k not in ("details", "config")}))
-    server.shutdown()
+    server.stop()
     fake.stop()
     if measured_nothing:  # the JSON above says why; the exit status is every benchmark's
         from did_work import NO_WORK_EXIT

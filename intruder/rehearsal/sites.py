@@ -41,6 +41,11 @@ class EmbeddedSite:
         from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
         class QuietHandler(WSGIRequestHandler):
+            # Keep-alive answers go out in two writes (headers, body): with Nagle's algorithm
+            # the body waits for the client's delayed ACK, 40 ms a response (measured: a page
+            # 48 ms at p50 with it, 5.6 ms without). gunicorn sets TCP_NODELAY itself.
+            disable_nagle_algorithm = True
+
             def log_message(self, *args: Any) -> None:
                 pass
 
