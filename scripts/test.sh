@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up a fresh machine and run the whole test suite: lint, then pytest on SQLite, then
 # pytest again on a throwaway PostgreSQL server that this script starts and removes itself.
-# Both passes run the job tests through real RQ workers on a throwaway Redis server, also
-# started here and removed on exit.
+# Both passes use a throwaway Redis server, also started here and removed on exit; the
+# PostgreSQL pass runs the job tests through real RQ workers on it.
 #
 # Usage: scripts/test.sh [pytest args...]      (the args go to both pytest runs)
 #
