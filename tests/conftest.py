@@ -89,7 +89,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     second database (INTRUDER_TEST_DATABASE_ONLY=1), run only the tests that touch it.
 
     Under `--dist loadgroup` (scripts/test.sh) every other test goes to whichever worker is
-    free, while an expensive module fixture is built once rather than once per worker.
+    free, while an expensive module fixture is built once rather than once per worker (with
+    pytest below 9.2: tests/test_xdist_groups.py).
     scripts/test.sh runs the suite on SQLite, then again on PostgreSQL; a test that never
     reaches the database would only repeat what the first pass proved.
     """
