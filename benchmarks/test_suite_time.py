@@ -14,6 +14,7 @@ status, so a failing suite is never reported as a time.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -55,6 +56,29 @@ def sample_load(samples: list[tuple[float, float]], stop: threading.Event, start
         samples.append((round(time.monotonic() - start, 1), os.getloadavg()[0]))
 
 
+def speed_probe() -> float:
+    """Seconds of one fixed single-core workload: the machine's speed beside the times.
+
+    The same suite took 171.6 s and 215 s for its PostgreSQL pass on two days of this
+    machine (a host shared with others): times from different runs compare only with this.
+    """
+    started = time.process_time()
+    total = 0
+    for number in range(8_000_000):
+        total += number * number % 7
+    hashlib.sha256(bytes(128 * 2**20)).hexdigest()
+    return round(time.process_time() - started, 3)
+
+
+def steal_seconds() -> float | None:
+    """CPU time the hypervisor gave to others so far (Linux /proc/stat), or None."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    except OSError:
+        return None
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else None
+
+
 def commit() -> str:
     done = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
@@ -76,6 +100,7 @@ def main() -> int:
     start = time.monotonic()
     sampler = threading.Thread(target=sample_load, args=(samples, stop, start), daemon=True)
     load_before = os.getloadavg()
+    probe_before, steal_before = speed_probe(), steal_seconds()
     sampler.start()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     lines: list[str] = []
@@ -92,6 +117,7 @@ def main() -> int:
             lines.append(line.rstrip("\n"))
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    probe_after, steal_after = speed_probe(), steal_seconds()
     stop.set()
     sampler.join()
     loads = [load for _, load in samples]
@@ -113,7 +139,15 @@ def main() -> int:
             "max": round(max(loads), 2) if loads else None,
             "samples_every_10s": samples,
         },
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            # The same fixed workload before and after, in CPU seconds: lower is faster.
+            "speed_probe_s": {"before": probe_before, "after": probe_after},
+            "steal_s": None
+            if steal_before is None or steal_after is None
+            else round(steal_after - steal_before, 1),
+        },
         "note": args.note,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
