@@ -59,8 +59,9 @@ def sample_load(samples: list[tuple[float, float]], stop: threading.Event, start
 def speed_probe() -> float:
     """Seconds of one fixed single-core workload: the machine's speed beside the times.
 
-    The same suite took 171.6 s and 215 s for its PostgreSQL pass on two days of this
-    machine (a host shared with others): times from different runs compare only with this.
+    The same tree's test command took 765.3 s / 1,090.5 CPU s one day and 849.2 s / 1,242.0
+    CPU s the next on this machine (a host shared with others, steal 0.3 s): times from
+    different days compare only beside this.
     """
     started = time.process_time()
     total = 0
