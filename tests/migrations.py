@@ -26,3 +26,14 @@ def migrate_to(target: list[tuple[str, str]]) -> Any:
     """Migrate to `target`; return its historical apps."""
     MigrationExecutor(connection).migrate(target)
     return MigrationExecutor(connection).loader.project_state(target).apps
+
+
+def old_study(apps: Any, slug: str, **fields: Any) -> Any:
+    """Create an intruder study (and its owner, once) in the historical `apps`: the rows a
+    migration test starts from, at that migration's schema."""
+    owner, _ = apps.get_model("auth", "User").objects.get_or_create(
+        username="o", defaults={"password": "x"}
+    )
+    return apps.get_model("intruder", "Study").objects.create(
+        slug=slug, title=slug, kind="intruder", owner=owner, **fields
+    )

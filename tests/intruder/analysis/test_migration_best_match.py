@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.migrations import at_migration, migrate_to
+from tests.migrations import at_migration, migrate_to, old_study
 
 BEFORE = [("intruder", "0025_issue42_study_run")]
 AFTER = [("intruder", "0026_issue46_best_match_identification")]
@@ -14,10 +14,7 @@ AFTER = [("intruder", "0026_issue46_best_match_identification")]
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_rescores_stored_judgments_and_keeps_their_cosine():
     with at_migration(BEFORE) as old:
-        user = old.get_model("auth", "User").objects.create(username="o", password="x")
-        study = old.get_model("intruder", "Study").objects.create(
-            slug="walk", title="walk", kind="intruder", owner=user
-        )
+        study = old_study(old, "walk")
         Target = old.get_model("intruder", "TargetPerson")
         craig = Target.objects.create(study=study, key="craig", name="Daniel Craig", group="famous")
         Target.objects.create(study=study, key="radcliffe", name="Daniel Radcliffe", group="famous")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.migrations import at_migration, migrate_to
+from tests.migrations import at_migration, migrate_to, old_study
 
 BEFORE = [("intruder", "0030_issue50_names")]
 AFTER = [("intruder", "0031_issue49_surname_rule")]
@@ -14,10 +14,7 @@ AFTER = [("intruder", "0031_issue49_surname_rule")]
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_fills_the_surname_test_and_changes_no_identification():
     with at_migration(BEFORE) as old:
-        user = old.get_model("auth", "User").objects.create(username="o", password="x")
-        study = old.get_model("intruder", "Study").objects.create(
-            slug="kate", title="kate", kind="intruder", owner=user, identification_rule="best_match"
-        )
+        study = old_study(old, "kate", identification_rule="best_match")
         kate = old.get_model("intruder", "TargetPerson").objects.create(
             study=study, key="kate", name="Kate Middleton", group="famous", aliases=["Catherine"]
         )

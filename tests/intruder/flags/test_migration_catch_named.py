@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.migrations import at_migration, migrate_to
+from tests.migrations import at_migration, migrate_to, old_study
 
 BEFORE = [("intruder", "0031_issue49_surname_rule")]
 AFTER = [("intruder", "0032_issue48_catch_trials_per_participant")]
@@ -14,10 +14,7 @@ AFTER = [("intruder", "0032_issue48_catch_trials_per_participant")]
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_counts_each_intruders_named_catch_trials():
     with at_migration(BEFORE) as old:
-        user = old.get_model("auth", "User").objects.create(username="o", password="x")
-        study = old.get_model("intruder", "Study").objects.create(
-            slug="catch", title="catch", kind="intruder", owner=user
-        )
+        study = old_study(old, "catch")
         texts = []
         for key, catch in [("real", False), ("catch_1", True), ("catch_2", True)]:
             target = old.get_model("intruder", "TargetPerson").objects.create(
