@@ -53,18 +53,29 @@ def test_a_crowd_holds_each_kind_at_its_share_by_largest_remainders():
     assert crowd_draw(DEFAULT_MIX, 50, 3) == crowd_draw(DEFAULT_MIX, 50, 3)
 
 
+def guesses(
+    count: int,
+    rng: random.Random,
+    *,
+    person: str,
+    others: list[str],
+    rate: float,
+    group: str = "famous",
+    catch: bool = False,
+) -> list:
+    """`count` honest guesses at `person`, whose group's right rate is `rate`."""
+    return [
+        honest_guess(
+            rng=rng, person=person, group=group, others=others, right_rate={group: rate},
+            catch=catch,
+        )
+        for _ in range(count)
+    ]  # fmt: skip
+
+
 def test_honest_guesses_follow_the_rates_and_never_name_an_unknown_person_by_chance():
     rng = random.Random(0)
-    draws = [
-        honest_guess(
-            rng=rng,
-            person="Ada Lovelace",
-            group="famous",
-            others=["Bob Marley"],
-            right_rate={"famous": 0.2},
-        )
-        for _ in range(5000)
-    ]
+    draws = guesses(5000, rng, person="Ada Lovelace", others=["Bob Marley"], rate=0.2)
     right = sum(g.names_the_person for g in draws) / len(draws)
     assert 0.18 < right < 0.22
     assert {g.intent for g in draws} == {
@@ -76,16 +87,7 @@ def test_honest_guesses_follow_the_rates_and_never_name_an_unknown_person_by_cha
     }
     assert all(g.name == "Bob Marley" for g in draws if g.intent == "other_person")
     # A random famous name is never a person of the study (it would not be a wrong guess).
-    study = [
-        honest_guess(
-            rng=rng,
-            person="Judi Dench",
-            group="famous",
-            others=["Keanu Reeves"],
-            right_rate={"famous": 0.0},
-        )
-        for _ in range(2000)
-    ]
+    study = guesses(2000, rng, person="Judi Dench", others=["Keanu Reeves"], rate=0.0)
     assert {g.name for g in study if g.intent == "famous_name"}.isdisjoint(
         {"Judi Dench", "Keanu Reeves"}
     )
@@ -94,17 +96,11 @@ def test_honest_guesses_follow_the_rates_and_never_name_an_unknown_person_by_cha
 
 def test_an_honest_intruder_names_someone_for_a_made_up_person_at_the_overclaim_rate():
     rng = random.Random(0)
-    draws = [
-        honest_guess(
-            rng=rng,
-            person="Liana Glover",
-            group="fictitious",
-            others=["Judi Dench"],
-            right_rate={"fictitious": 1.0},  # a catch trial's person is never named
-            catch=True,
-        )
-        for _ in range(5000)
-    ]
+    # A catch trial's person is never named, whatever the group's rate.
+    draws = guesses(
+        5000, rng, person="Liana Glover", others=["Judi Dench"], rate=1.0, group="fictitious",
+        catch=True,
+    )  # fmt: skip
     assert {g.intent for g in draws} == {"famous_name", "dont_know"}
     named = sum(g.intent == "famous_name" for g in draws) / len(draws)
     assert OVERCLAIM - 0.01 < named < OVERCLAIM + 0.01
