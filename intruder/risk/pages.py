@@ -32,10 +32,12 @@ def report_title(run: AttackRun) -> str:
     return f"Human vs machine re-identification risk: {run.study.title} (run {run.pk})"
 
 
-def risk_html(study: Study, args: tuple[Any, ...], report: Any) -> str:
-    """Return the run `args[0]`'s report as one standalone HTML file (its plots drawn: about
-    2 s, so it is stored beside the report for every process, not drawn per download)."""
-    return standalone_html(report, report_title(study.attack_runs.get(pk=args[0])))
+def risk_html(study: Study, args: tuple[Any, ...], parts: dict[str, Any]) -> str:
+    """Return the run `args[0]`'s report as one standalone HTML file, from the page's parts
+    (RISK_PAGE: the same plots and tables, drawn once). Stored beside the report for every
+    process, not rendered per download."""
+    title = report_title(study.attack_runs.get(pk=args[0]))
+    return standalone_html(parts["risk"], title, parts)
 
 
 # Not a page: the report behind the risk page and its downloads. A deleted run's reports
@@ -44,9 +46,9 @@ RISK_REPORT = register_page("risk-report", risk_report, gone=(AttackRun.DoesNotE
 RISK_PAGE = register_page(
     "risk-page", risk_page_parts, drawn_from=RISK_REPORT, gone=(AttackRun.DoesNotExist,)
 )
-# Not a page either: the report.html download, drawn from the same report.
+# Not a page either: the report.html download, drawn from the page's parts.
 RISK_HTML = register_page(
-    "risk-html", risk_html, drawn_from=RISK_REPORT, gone=(AttackRun.DoesNotExist,)
+    "risk-html", risk_html, drawn_from=RISK_PAGE, gone=(AttackRun.DoesNotExist,)
 )
 
 

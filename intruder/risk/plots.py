@@ -215,9 +215,12 @@ def risk_figures(report: RiskReport) -> dict[str, Figure]:
 
 
 def risk_svgs(report: RiskReport) -> dict[str, str]:
-    """Return every figure as inline SVG text."""
-    with plain_text():
-        return {name: to_svg(figure) for name, figure in risk_figures(report).items()}
+    """Return every figure as inline SVG text, drawn once per report (kept on it: a report
+    is complete when built, so its drawings never change)."""
+    if report.svgs is None:
+        with plain_text():
+            report.svgs = {name: to_svg(figure) for name, figure in risk_figures(report).items()}
+    return report.svgs
 
 
 def plain_text() -> Any:

@@ -414,12 +414,16 @@ def provenance_rows(report: RiskReport) -> list[tuple[str, str]]:
     ]
 
 
-def standalone_html(report: RiskReport, title: str) -> str:
-    """Return the report as one self-contained HTML file (inline CSS and SVG)."""
+def standalone_html(report: RiskReport, title: str, context: dict[str, Any] | None = None) -> str:
+    """Return the report as one self-contained HTML file (inline CSS and SVG).
+
+    `context` is the report's `report_context` where the caller holds it already (the risk
+    page's stored parts), so that its tables are not rendered again.
+    """
     from django.template.loader import render_to_string
 
     return render_to_string(
-        "risk/report_standalone.html", {"title": title, **report_context(report)}
+        "risk/report_standalone.html", {"title": title, **(context or report_context(report))}
     )
 
 

@@ -348,6 +348,15 @@ class RiskReport:
     chance: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Per table, the sentence that explains it, shown beside the table in every form.
     notes: dict[str, str] = field(default_factory=dict)
+    # The plots as SVG text, drawn on first use (`intruder.risk.plots.risk_svgs`): the page,
+    # the standalone HTML and the files of one report show the same drawings, which were
+    # drawn up to five times (about 0.5 s each) before.
+    svgs: dict[str, str] | None = field(default=None, compare=False, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the drawings: a stored report stays its size (the page's stored
+        parts hold the same SVG text), and a process that loads it draws them when asked."""
+        return {**self.__dict__, "svgs": None}
 
     def summary(self) -> dict[str, Any]:
         """Return the headline numbers as JSON-able values."""
