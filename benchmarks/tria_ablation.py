@@ -291,13 +291,18 @@ HEAD_PROBE_RATES = (5e-5, 1e-3, 3e-3)
 
 
 def head_probe(
-    out: Path, steps: int = 20, rates: tuple[float, ...] = HEAD_PROBE_RATES
+    out: Path,
+    steps: int = 20,
+    rates: tuple[float, ...] = HEAD_PROBE_RATES,
+    batch: int = 8,
+    held_out_windows: int = 40,
 ) -> dict[str, Any]:
     """Return the held-out MLM loss of MiniLM's random head, trained alone at several rates.
 
     Picks ``pretraining_head_warmup_learning_rate``: 160 training and 40 held-out windows of
     128 tokens from the 50_eval background (raw text), batches of 8, encoder and tied
-    embeddings frozen; the held-out loss uses one fixed masking.
+    embeddings frozen; the held-out loss uses one fixed masking. The smoke test shrinks the
+    batch and the held-out set (most of its time was the two held-out passes).
     """
     import random
 
@@ -319,7 +324,7 @@ def head_probe(
             if len(window) == 128:
                 windows.append(window)
     random.Random(0).shuffle(windows)
-    train, held_out = windows[:160], windows[160:200]
+    train, held_out = windows[:160], windows[160 : 160 + held_out_windows]
     collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
 
     def held_out_loss(model) -> float:
@@ -328,7 +333,13 @@ def head_probe(
         with torch.no_grad():
             return float(model(**collator([{"input_ids": w} for w in held_out])).loss)
 
-    report: dict[str, Any] = {"steps": steps, "batch": 8, "window_tokens": 128, "rates": {}}
+    report: dict[str, Any] = {
+        "steps": steps,
+        "batch": batch,
+        "held_out_windows": len(held_out),
+        "window_tokens": 128,
+        "rates": {},
+    }
     for rate in rates:
         torch.manual_seed(0)
         model = AutoModelForMaskedLM.from_pretrained(base)
@@ -340,8 +351,8 @@ def head_probe(
         curve = []
         for step in range(steps):
             model.train()
-            batch = collator([{"input_ids": w} for w in train[step * 8 : step * 8 + 8]])
-            model(**batch).loss.backward()
+            inputs = collator([{"input_ids": w} for w in train[step * batch : (step + 1) * batch]])
+            model(**inputs).loss.backward()
             optimizer.step()
             optimizer.zero_grad()
             if step % 5 == 4:
@@ -383,6 +394,10 @@ def main() -> None:
         default=HEAD_PROBE_RATES,
         help="comma-separated learning rates (default: 5e-5,1e-3,3e-3)",
     )
+    probe_parser.add_argument("--batch", type=int, default=8, help="windows per update")
+    probe_parser.add_argument(
+        "--held-out", type=int, default=40, help="held-out windows the loss is measured on"
+    )
     args = parser.parse_args()
     if args.command == "run":
         unknown = set(args.names) - {a.name for a in ABLATIONS}
@@ -394,7 +409,8 @@ def main() -> None:
     elif args.command == "spread":
         print(spread(args.runs))
     elif args.command == "head-probe":
-        print(json.dumps(head_probe(args.out, args.steps, args.rates), indent=2))
+        report = head_probe(args.out, args.steps, args.rates, args.batch, args.held_out)
+        print(json.dumps(report, indent=2))
     else:
         print(table(args.extra, args.tag))
 

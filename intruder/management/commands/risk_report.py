@@ -12,8 +12,9 @@ from intruder.models import Study
 from intruder.risk import attack_runs
 from intruder.risk.background_uploads import BackgroundUploadError, parse_background_upload
 from intruder.risk.models import AttackRun
+from intruder.risk.pdf import cached_run_report
 from intruder.risk.rendering import write_risk_report
-from intruder.risk.selectors import latest_run, run_report
+from intruder.risk.selectors import latest_run
 from intruder.services.jobs import job_run_or_follow
 
 
@@ -83,7 +84,9 @@ class Command(BaseCommand):
                     f"study {study.slug} has no attack run yet: start one on its risk page, or "
                     "rerun this command with --attack"
                 )
-        report = run_report(run)
+        # The report the risk page shows, stored for the study's current data (the attack
+        # job stores it as it ends): one report, not a second build of the same numbers.
+        report = cached_run_report(run)
         title = f"Human vs machine re-identification risk: {study.title}"
         written = write_risk_report(report, options["out"], title=title, pdf=not options["no_pdf"])
         for warning in report.warnings:
