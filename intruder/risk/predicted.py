@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from intruder.risk.stats import MIN_PERSONS_RHO, NOT_ENOUGH, fisher_interval
 
@@ -218,6 +217,8 @@ def lopo_validation(
     n = len(persons)
     if n < MIN_PERSONS_RHO:
         return {"n": n, "note": f"{NOT_ENOUGH}: needs {MIN_PERSONS_RHO} persons, has {n}"}
+    from scipy import stats  # here: 0.3 s of every Django process's start, used once
+
     lopo = leave_one_person_out(persons, texts, attacks, n_candidates)
     rho = float(stats.spearmanr(lopo["human_pct"], lopo["predicted_pct"]).statistic)
     low, high = fisher_interval(rho, len(lopo))
