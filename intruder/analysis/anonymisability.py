@@ -31,7 +31,6 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-import wordfreq
 
 from intruder.analysis.frames import require_columns
 from intruder.analysis.per_text import per_text
@@ -65,6 +64,8 @@ COMPARISON_COLUMNS = [
 @lru_cache(maxsize=4)
 def frequency_ranks(n_words: int = RANKED_WORDS) -> dict[str, int]:
     """Return word -> 1-based rank among wordfreq's `n_words` most frequent English words."""
+    import wordfreq  # in the two functions that read it: 0.1 s of every Django process's start
+
     return {word: rank for rank, word in enumerate(wordfreq.top_n_list("en", n_words), 1)}
 
 
@@ -82,6 +83,8 @@ def unigram_perplexity(tokens: Sequence[str]) -> float:
     """Return exp(-mean ln p(w)) under wordfreq's English unigram distribution; NaN if empty."""
     if not tokens:
         return float("nan")
+    import wordfreq
+
     log_probs = [
         math.log(wordfreq.word_frequency(t, "en", minimum=UNKNOWN_WORD_FREQUENCY)) for t in tokens
     ]
