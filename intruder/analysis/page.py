@@ -10,7 +10,6 @@ from django.utils.safestring import SafeString, mark_safe
 
 from intruder.analysis.frames import AnalysisInputError
 from intruder.analysis.layouts import LAYOUT_TITLES, paper_layouts
-from intruder.analysis.plots import PLOT_TEXT, report_plots
 from intruder.analysis.report import TABLE_TITLES
 from intruder.analysis.selectors import study_report
 from intruder.analysis.services import construct_loss_latest
@@ -65,6 +64,9 @@ def analysis_page_parts(study: Study, args: tuple[Any, ...] = ()) -> dict[str, A
         {"name": name, "title": LAYOUT_TITLES[name], "table": html_table(frame)}
         for name, frame in paper_layouts(report).items()
     ]
+    # matplotlib (0.2 s) loads where a page draws, not at every Django process's start.
+    from intruder.analysis.plots import PLOT_TEXT, report_plots
+
     # matplotlib's SVG writer escapes text (target names); no participant text is plotted.
     plots = [
         {"name": name, "title": PLOT_TEXT[name][0], "svg": mark_safe(svg)}

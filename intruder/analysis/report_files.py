@@ -11,7 +11,6 @@ from pathlib import Path
 
 from csv_safe import frame_csv
 from intruder.analysis.layouts import paper_layouts
-from intruder.analysis.plots import report_plots
 from intruder.analysis.report import Report, records
 
 
@@ -34,6 +33,8 @@ def write_report(report: Report, out_dir: Path | str, plots: bool = True) -> lis
     summary_path.write_text(json.dumps(report.summary(), indent=1, ensure_ascii=False))
     written.append(summary_path)
     if plots:
+        from intruder.analysis.plots import report_plots  # matplotlib: only where it draws
+
         for name, svg in report_plots(report).items():
             path = out / f"{name}.svg"
             path.write_text(svg)

@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 from intruder.analysis.report import records
-from intruder.risk.plots import PLOT_TITLES, plain_text, risk_figures, risk_svgs
 from intruder.risk.report.tables import RISK_TABLE_TITLES, RiskReport
 from intruder.risk.stats import NOT_ENOUGH, p_text
 
@@ -234,6 +233,9 @@ def report_context(report: RiskReport) -> dict[str, Any]:
     """Return what the report templates show: summary, plots and tables (all escaped)."""
     from django.utils.safestring import mark_safe
 
+    # matplotlib (0.2 s) loads where a report is drawn, not at every Django process's start.
+    from intruder.risk.plots import PLOT_TITLES, risk_svgs
+
     # matplotlib's SVG writer escapes its text; tables are escaped by to_html.
     return {
         "risk": report,
@@ -449,6 +451,8 @@ def pdf_pages(report: RiskReport, title: str) -> Iterator[tuple[str, Any]]:
 
 def _page_plan(report: RiskReport, title: str) -> list[tuple[str, Any]]:
     """Return every page in order: a drawn plot, or a function that draws the page."""
+    from intruder.risk.plots import PLOT_TITLES, risk_figures
+
     plan: list[tuple[str, Any]] = [
         ("summary", partial(_text_page, chunk)) for chunk in _chunks(pdf_text_lines(report, title))
     ]
@@ -469,6 +473,8 @@ def pdf_bytes(
     """
     import matplotlib.pyplot as plt
     from matplotlib.backends.backend_pdf import PdfPages
+
+    from intruder.risk.plots import PLOT_TITLES, plain_text
 
     buffer = io.BytesIO()
     with plain_text(), PdfPages(buffer) as pdf:
@@ -708,6 +714,8 @@ def write_risk_report(
     report: RiskReport, out_dir: Path | str, *, title: str, html: bool = True, pdf: bool = True
 ) -> list[Path]:
     """Write every table (CSV, JSON), summary.json, the plots (SVG), report.html and report.pdf."""
+    from intruder.risk.plots import risk_svgs
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []

@@ -12,7 +12,6 @@ from django.views.decorators.http import require_GET
 from intruder.models import Participant
 from intruder.prolific.bulk_review import review_counts
 from intruder.prolific.services import not_back_on_prolific, prolific_monitor_state
-from intruder.rendering.monitoring_plots import judgments_histogram, recruitment_plot
 from intruder.reports.cache import cached_for_inputs
 from intruder.selectors.monitoring import (
     judgments_per_text,
@@ -39,6 +38,9 @@ def study_participants(request: HttpRequest, slug: str) -> HttpResponse:
     if status in Participant.Status.values:
         rows = [r for r in rows if r.status == status]
     progress = study_progress(study)
+    # matplotlib (0.2 s) loads where a page draws, not at every Django process's start.
+    from intruder.rendering.monitoring_plots import judgments_histogram, recruitment_plot
+
     plots = []
     # matplotlib's SVG writer escapes its text; no participant-written text is plotted.
     # Drawn once per state of their inputs (half a second of matplotlib each).
