@@ -1,11 +1,9 @@
 """URL patterns of the REST API (researchers only; token or session authentication)."""
 
+from collections.abc import Callable
+from typing import Any
+
 from django.urls import path
-from drf_spectacular.views import (
-    SpectacularAPIView,
-    SpectacularRedocView,
-    SpectacularSwaggerSplitView,
-)
 
 from intruder.api.auth_token import LockoutAwareObtainAuthToken
 from intruder.api.descriptions import DescriptionDetailApi, DescriptionListApi
@@ -32,6 +30,25 @@ from intruder.api.texts import (
 )
 from intruder.throttles import TokenObtainThrottle
 
+
+def schema_view(name: str, **initkwargs: Any) -> Callable[..., Any]:
+    """Return drf-spectacular's view `name`, imported at its first request: the schema's
+    generator is 0.2 CPU s of every Django process's start otherwise (commands and workers
+    that never serve it included)."""
+    view: Callable[..., Any] | None = None
+
+    def schema(request: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal view
+        if view is None:
+            from drf_spectacular import views
+
+            view = getattr(views, name).as_view(**initkwargs)
+        return view(request, *args, **kwargs)
+
+    schema.csrf_exempt = True  # as DRF's views are: token-authenticated, never a form post
+    return schema
+
+
 urlpatterns = [
     # Password guesses: rate-limited per client here, and django-axes locks the username.
     path(
@@ -39,11 +56,11 @@ urlpatterns = [
         LockoutAwareObtainAuthToken.as_view(throttle_classes=[TokenObtainThrottle]),
         name="token-obtain",
     ),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", schema_view("SpectacularAPIView"), name="schema"),
     # The split view serves Swagger UI's settings as a script file: no inline script, so the
     # page works under the Content-Security-Policy.
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("docs/", schema_view("SpectacularSwaggerSplitView", url_name="api:schema"), name="docs"),
+    path("redoc/", schema_view("SpectacularRedocView", url_name="api:schema"), name="redoc"),
     path("studies/", StudyListApi.as_view(), name="study-list"),
     path("studies/create/", StudyCreateApi.as_view(), name="study-create"),
     path("studies/<id:pk>/", StudyDetailApi.as_view(), name="study-detail"),
