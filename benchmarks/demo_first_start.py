@@ -54,12 +54,9 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="demo-first-start."))
     clone = workdir / "clone"
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
-    commit = subprocess.run(
-        ["git", "-C", str(clone), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    from revision import commit
+
+    revision = commit(clone)
     port = free_port()
     # The clone makes its own .venv: this checkout's virtual environment leaves the PATH.
     venv = sys.prefix if sys.prefix != sys.base_prefix else ""
@@ -105,7 +102,7 @@ def main() -> int:
     require_work("demo_first_start", output_lines=len(lines), served_after_s=served_at)
     result: dict[str, Any] = {
         "benchmark": "demo_first_start",
-        "commit": commit,
+        "commit": revision,
         "served_after_s": served_at,
         "target_s": 120,
         "steps": [{"at_s": t, "line": text} for t, text in lines if "[demo" in text],

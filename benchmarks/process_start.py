@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from did_work import require_work  # noqa: E402 - the script's folder, beside this file
+from revision import commit  # noqa: E402
 
 # Each loads when the code that needs it runs: 0.1 to 0.75 CPU s of a start apiece.
 HEAVY = ("scipy.stats", "matplotlib.pyplot", "wordfreq", "torch", "transformers", "spacy")
@@ -90,10 +91,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="starts to time")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/process_start.json")
     args = parser.parse_args()
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    result = {"benchmark": "process_start", "commit": commit or "unknown", **measure(args.repeats)}
+    result = {"benchmark": "process_start", "commit": commit(ROOT), **measure(args.repeats)}
     result["load_average_after"] = os.getloadavg()
     require_work("process_start", starts=len(result["cpu_s"]))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -80,13 +80,6 @@ def steal_seconds() -> float | None:
     return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else None
 
 
-def commit() -> str:
-    done = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-    )
-    return done.stdout.strip() or "unknown"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", type=Path, required=True, help="JSON file to write")
@@ -123,11 +116,12 @@ def main() -> int:
     sampler.join()
     loads = [load for _, load in samples]
     from did_work import require_work
+    from revision import commit
 
     require_work("test_suite_time", pytest_passes=len(parse_output(lines)))
     result = {
         "command": " ".join(command),
-        "commit": commit(),
+        "commit": commit(REPO),
         "exit_status": process.returncode,
         "wall_seconds": round(wall, 1),
         "cpu_seconds": round(

@@ -12,7 +12,7 @@ from django.db.models import Count, Max, QuerySet
 from intruder.models import Study
 from intruder.reports.registry import register_page, register_study_rows
 from intruder.risk.models import AttackResult, AttackRun
-from intruder.risk.rendering import report_context, standalone_html
+from intruder.risk.rendering import report_context, standalone_page
 from intruder.risk.selectors import run_report
 
 
@@ -36,8 +36,7 @@ def risk_html(study: Study, args: tuple[Any, ...], parts: dict[str, Any]) -> str
     """Return the run `args[0]`'s report as one standalone HTML file, from the page's parts
     (RISK_PAGE: the same plots and tables, drawn once). Stored beside the report for every
     process, not rendered per download."""
-    title = report_title(study.attack_runs.get(pk=args[0]))
-    return standalone_html(parts["risk"], title, parts)
+    return standalone_page(parts, report_title(study.attack_runs.get(pk=args[0])))
 
 
 # Not a page: the report behind the risk page and its downloads. A deleted run's reports

@@ -416,17 +416,17 @@ def provenance_rows(report: RiskReport) -> list[tuple[str, str]]:
     ]
 
 
-def standalone_html(report: RiskReport, title: str, context: dict[str, Any] | None = None) -> str:
-    """Return the report as one self-contained HTML file (inline CSS and SVG).
+def standalone_html(report: RiskReport, title: str) -> str:
+    """Return the report as one self-contained HTML file (inline CSS and SVG)."""
+    return standalone_page(report_context(report), title)
 
-    `context` is the report's `report_context` where the caller holds it already (the risk
-    page's stored parts), so that its tables are not rendered again.
-    """
+
+def standalone_page(context: dict[str, Any], title: str) -> str:
+    """Return a report's `report_context` as one self-contained HTML file: the risk page's
+    stored parts are that context, so report.html is rendered from them, not drawn again."""
     from django.template.loader import render_to_string
 
-    return render_to_string(
-        "risk/report_standalone.html", {"title": title, **(context or report_context(report))}
-    )
+    return render_to_string("risk/report_standalone.html", {"title": title, **context})
 
 
 def pdf_tables(report: RiskReport) -> list[str]:

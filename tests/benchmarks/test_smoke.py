@@ -505,8 +505,9 @@ def test_a_django_process_starts_without_the_heavy_libraries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ):
     """A start (settings, apps, URLconf, job runners) loads no plotting, statistics or model
-    library: each loads where it draws or computes. scipy.stats, matplotlib and wordfreq at
-    import time cost every command, worker and server 1.2 of its 2.3 CPU s (issue 50)."""
+    library: each loads where it draws or computes. scipy.stats, matplotlib, wordfreq and
+    drf-spectacular at import time cost every command, worker and server 1.3 of its 2.3 CPU s
+    (issue 50)."""
     _check(
         _call(
             "process_start",

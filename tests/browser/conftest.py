@@ -20,10 +20,8 @@ from django.test.testcases import QuietWSGIRequestHandler
 # from that thread ("async unsafe") although they are plain synchronous calls.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-# The live server answers keep-alive requests (HTTP/1.1) in two writes, headers then body:
-# with Nagle's algorithm on, the body waits for the browser's delayed ACK of the headers,
-# 40 ms a response on Linux (the rehearsal's embedded site measured it: 48 ms a page, 5.6 ms
-# without). gunicorn, the deployed server, sets TCP_NODELAY itself.
+# The live server without Nagle's algorithm, as the rehearsal's embedded site
+# (intruder/rehearsal/sites.py says why: 40 ms a keep-alive answer otherwise).
 QuietWSGIRequestHandler.disable_nagle_algorithm = True
 
 CHROMIUM = os.environ.get("INTRUDER_CHROMIUM", "/usr/bin/chromium")
